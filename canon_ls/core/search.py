@@ -1,0 +1,191 @@
+"""Tokenizer and incremental BM25 index for `search` (SPEC §6 search).
+
+Pure Python on purpose: at 10k articles an inverted index of per-term postings dicts answers in
+about a millisecond and updates one document in well under one, with no native dependency
+(figures in docs/BENCHMARKS.md). Only the postings of the query's terms are scored.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Iterable
+
+# Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
+_HAS_CJK = re.compile(f"[{_CJK}]")
+# Words are runs of letters/digits; `_` separates (so snake_case splits); CJK runs stand apart.
+_WORD = re.compile(rf"[^\W_{_CJK}]+")
+_WORD_OR_CJK = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+# A camelCase / PascalCase word: a lower-case letter or digit directly followed by an upper one.
+_CAMEL_WORD = re.compile(r"[A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*")
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words, plus the parts of camelCase words; CJK runs as character bigrams.
+
+    A one-character CJK run is kept as a single character so a lone 表 can still match.
+    `load_config` gives `load config`; `loadConfig` gives `loadconfig load config`.
+    """
+    lower = text.lower()
+    if _HAS_CJK.search(lower) is None:
+        out = _WORD.findall(lower)
+    else:
+        out = []
+        append = out.append
+        for cjk, word in _WORD_OR_CJK.findall(lower):
+            if word:
+                append(word)
+            elif len(cjk) == 1:
+                append(cjk)
+            else:
+                out.extend(map(str.__add__, cjk[:-1], cjk[1:]))
+    for camel in _CAMEL_WORD.findall(text):
+        parts = _CAMEL_PART.findall(camel)
+        if len(parts) > 1:
+            out.extend(p.lower() for p in parts)
+    return out
+
+
+class SearchIndex:
+    """BM25 (Lucene idf, k1=1.2, b=0.75) over keyed documents, updated one document at a time.
+
+    Postings map term -> {doc id: term frequency}. Length norms depend on the average document
+    length, so they are recomputed lazily on the first query after a change (about a
+    millisecond at 10k documents) and scores always equal a fresh rebuild's.
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._postings: dict[str, dict[int, int]] = {}
+        self._ids: dict[str, int] = {}
+        self._keys: list[str | None] = []
+        self._terms: list[tuple[str, ...]] = []  # distinct terms of each doc, for removal
+        self._lengths: list[int] = []
+        self._free: list[int] = []
+        self._total = 0
+        self._norms: list[float] = []
+        self._norms_valid = False
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._ids
+
+    def keys(self) -> list[str]:
+        return list(self._ids)
+
+    def add(self, key: str, text: str) -> None:
+        """Index `text` under `key`, replacing what `key` held before."""
+        self.add_tokens(key, tokenize(text))
+
+    def add_tokens(self, key: str, tokens: Iterable[str]) -> None:
+        """Index already tokenized text (the tokens of `tokenize`) under `key`."""
+        if key in self._ids:
+            self.remove(key)
+        counts: dict[str, int] = {}
+        get = counts.get
+        length = 0
+        for tok in tokens:
+            counts[tok] = get(tok, 0) + 1
+            length += 1
+        if self._free:
+            doc = self._free.pop()
+            self._keys[doc] = key
+            self._terms[doc] = tuple(counts)
+            self._lengths[doc] = length
+        else:
+            doc = len(self._keys)
+            self._keys.append(key)
+            self._terms.append(tuple(counts))
+            self._lengths.append(length)
+        self._ids[key] = doc
+        self._total += length
+        postings = self._postings
+        for term, tf in counts.items():
+            plist = postings.get(term)
+            if plist is None:
+                postings[term] = {doc: tf}
+            else:
+                plist[doc] = tf
+        self._norms_valid = False
+
+    def remove(self, key: str) -> None:
+        """Forget `key`; unknown keys are ignored."""
+        doc = self._ids.pop(key, None)
+        if doc is None:
+            return
+        postings = self._postings
+        for term in self._terms[doc]:
+            plist = postings.get(term)
+            if plist is not None:
+                plist.pop(doc, None)
+                if not plist:
+                    del postings[term]
+        self._total -= self._lengths[doc]
+        self._keys[doc] = None
+        self._terms[doc] = ()
+        self._lengths[doc] = 0
+        self._free.append(doc)
+        self._norms_valid = False
+
+    def _refresh_norms(self) -> None:
+        n = len(self._ids)
+        avg = self._total / n if n else 1.0
+        k1, b = self.k1, self.b
+        base, slope = k1 * (1 - b), k1 * b / (avg or 1.0)
+        self._norms = [base + slope * length for length in self._lengths]
+        self._norms_valid = True
+
+    def scores(self, tokens: Iterable[str]) -> dict[str, float]:
+        """Every matching key with its BM25 score (for callers that filter before ranking)."""
+        return {self._keys[d]: s for d, s in self._score(tokens).items()}  # type: ignore[misc]
+
+    def _score(self, tokens: Iterable[str]) -> dict[int, float]:
+        if not self._norms_valid:
+            self._refresh_norms()
+        n = len(self._ids)
+        k1p = self.k1 + 1
+        norms = self._norms
+        postings = self._postings
+        plists = [p for p in (postings.get(t) for t in set(tokens)) if p]
+        plists.sort(key=len, reverse=True)  # the longest list seeds the dict in one comprehension
+        scores: dict[int, float] = {}
+        for i, plist in enumerate(plists):
+            df = len(plist)
+            w = math.log(1 + (n - df + 0.5) / (df + 0.5)) * k1p
+            if i == 0:
+                scores = {d: w * tf / (tf + norms[d]) for d, tf in plist.items()}
+                continue
+            get = scores.get
+            for d, tf in plist.items():
+                scores[d] = get(d, 0.0) + w * tf / (tf + norms[d])
+        return scores
+
+    def query(self, text: str, limit: int = 10) -> tuple[list[tuple[str, float]], int]:
+        """The best `limit` (key, score) pairs, best first, and how many documents matched."""
+        return self.query_tokens(tokenize(text), limit)
+
+    def query_tokens(
+        self, tokens: Iterable[str], limit: int = 10
+    ) -> tuple[list[tuple[str, float]], int]:
+        """`query` for already tokenized text."""
+        scores = self._score(tokens)
+        if limit <= 0 or not scores:
+            return [], len(scores)
+        top = heapq.nlargest(limit, scores.items(), key=_score_of)
+        keys = self._keys
+        hits = sorted(((keys[d], s) for d, s in top), key=_rank)  # ties: by key, deterministic
+        return hits, len(scores)  # type: ignore[return-value]
+
+
+def _score_of(item: tuple[int, float]) -> float:
+    return item[1]
+
+
+def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:
+    return (-hit[1], hit[0] or "")

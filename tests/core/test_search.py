@@ -1,0 +1,168 @@
+"""SPEC §6 search: tokenisation (CJK bigrams) and the incremental BM25 index."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from canon_ls.core.search import SearchIndex, tokenize
+
+
+def test_spec_6_search_words_are_lower_cased():
+    """SPEC §6 search: other text as lower-cased words."""
+    assert tokenize("Loads Layered CONFIG; env beats file.") == [
+        "loads",
+        "layered",
+        "config",
+        "env",
+        "beats",
+        "file",
+    ]
+
+
+def test_spec_6_search_snake_and_camel_case_split():
+    assert tokenize("load_config") == ["load", "config"]
+    toks = tokenize("loadConfig")
+    assert "loadconfig" in toks and "load" in toks and "config" in toks
+
+
+def test_spec_6_search_cjk_runs_are_bigrams():
+    """SPEC §6 search: runs of CJK characters are indexed as character bigrams."""
+    assert tokenize("数据库迁移") == ["数据", "据库", "库迁", "迁移"]
+
+
+def test_spec_6_search_one_character_cjk_run_is_kept():
+    """SPEC §6 search: single characters for one-character runs."""
+    assert tokenize("表 a 表格") == ["表", "a", "表格"]
+
+
+def test_spec_6_search_mixed_text():
+    assert tokenize("缓存cache失效 TTL") == ["缓存", "cache", "失效", "ttl"]
+    assert tokenize("ユーザー認証 한국어") == [
+        "ユー",
+        "ーザ",
+        "ザー",
+        "ー認",
+        "認証",
+        "한국",
+        "국어",
+    ]
+
+
+def test_tokenize_handles_empty_and_odd_input():
+    assert tokenize("") == []
+    assert tokenize("--- ** [[ ]] ___") == []
+    assert tokenize("\x00\ud800 abc") == ["abc"]
+
+
+def _index(docs: dict[str, str]) -> SearchIndex:
+    idx = SearchIndex()
+    for key, text in docs.items():
+        idx.add(key, text)
+    return idx
+
+
+DOCS = {
+    "src/auth/session": "Session tokens refresh every hour. The session cache evicts stale tokens.",
+    "src/core/config": "Loads layered config; env beats file; secrets never land here.",
+    "src/billing/invoice": "Invoices are immutable once issued; corrections are credit notes.",
+    "docs/zh/cache": "缓存失效策略采用写入后过期，避免读取到陈旧数据。",
+    "docs/zh/db": "数据库迁移脚本必须是幂等的，可以重复执行。",
+    "src/search/rank": "BM25 ranking over articles; 数据库 results sorted by score.",
+}
+
+
+def test_spec_6_search_ranking_sanity():
+    """SPEC §6 search: BM25 puts the document that is about the query first."""
+    idx = _index(DOCS)
+    hits, total = idx.query("session tokens")
+    assert hits[0][0] == "src/auth/session"
+    assert total == 1
+    hits, total = idx.query("数据库迁移")
+    # the cache doc shares only the bigram 数据 with the query
+    assert [k for k, _ in hits] == ["docs/zh/db", "src/search/rank", "docs/zh/cache"]
+    assert total == 3
+    hits, _ = idx.query("config secrets")
+    assert hits[0][0] == "src/core/config"
+
+
+def test_spec_6_search_scores_descend_and_limit_counts_all_matches():
+    """SPEC §6 search: ten results, and the result can say how many the cap dropped."""
+    idx = SearchIndex()
+    for i in range(25):
+        idx.add(f"a/{i:02d}", "alpha " * (i % 5 + 1) + "filler words here " * i)
+    hits, total = idx.query("alpha", limit=10)
+    assert total == 25
+    assert len(hits) == 10
+    assert all(hits[i][1] >= hits[i + 1][1] for i in range(9))
+
+
+def test_query_with_no_match_or_empty_query():
+    idx = _index(DOCS)
+    assert idx.query("zzzz") == ([], 0)
+    assert idx.query("") == ([], 0)
+    assert SearchIndex().query("anything") == ([], 0)
+    assert idx.query("session", limit=0) == ([], 1)
+
+
+def test_ties_are_broken_by_key():
+    idx = SearchIndex()
+    for key in ("c", "a", "b"):
+        idx.add(key, "same text")
+    assert [k for k, _ in idx.query("same")[0]] == ["a", "b", "c"]
+
+
+def test_scores_match_bm25_formula():
+    """Lucene BM25: idf = ln(1 + (N - df + .5) / (df + .5)), k1 = 1.2, b = 0.75."""
+    idx = _index({"x": "apple apple pear", "y": "pear", "z": "plum plum plum plum"})
+    hits = dict(idx.query("apple")[0])
+    n, df, avg = 3, 1, (3 + 1 + 4) / 3
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    tf, dl = 2, 3
+    want = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avg))
+    assert math.isclose(hits["x"], want)
+
+
+def test_add_replaces_and_remove_forgets():
+    idx = _index(DOCS)
+    idx.add("src/core/config", "now about kafka consumers")
+    assert idx.query("secrets") == ([], 0)
+    assert idx.query("kafka")[0][0][0] == "src/core/config"
+    idx.remove("src/core/config")
+    idx.remove("never/there")
+    assert idx.query("kafka") == ([], 0)
+    assert "src/core/config" not in idx
+    assert len(idx) == len(DOCS) - 1
+
+
+_word = st.sampled_from(["alpha", "beta", "gamma", "delta", "缓存", "失效", "数据库", "x"])
+_text = st.lists(_word, max_size=12).map(" ".join)
+_ops = st.lists(
+    st.tuples(st.sampled_from(["add", "remove"]), st.sampled_from("abcdefg"), _text),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_ops, st.lists(_word, min_size=1, max_size=3).map(" ".join))
+def test_spec_6_search_incremental_update_equals_rebuild(ops, query):
+    """SPEC §6 search / §10 external changes: an index updated one document at a time answers
+    exactly like one built from scratch over the final documents."""
+    live = SearchIndex()
+    final: dict[str, str] = {}
+    for op, key, text in ops:
+        if op == "add":
+            live.add(key, text)
+            final[key] = text
+        else:
+            live.remove(key)
+            final.pop(key, None)
+    rebuilt = _index(final)
+    got, got_total = live.query(query, limit=20)
+    want, want_total = rebuilt.query(query, limit=20)
+    assert got_total == want_total
+    assert [k for k, _ in got] == [k for k, _ in want]
+    assert all(math.isclose(a, b) for (_, a), (_, b) in zip(got, want, strict=True))
+    assert sorted(live.keys()) == sorted(final)
