@@ -1,0 +1,116 @@
+"""`canon hook claude-code|codex`: one agent hook event in on stdin, the agent's JSON out.
+
+A hook process starts for every tool call, so this module imports only the standard library
+and `canon_ls.core.surfacing` (never pygls or the MCP SDK) and never loads the store index.
+Whatever arrives, the agent is never broken: empty or invalid input, unknown events, a
+missing store or an internal failure all end with exit 0 and no output.
+
+Events (SPEC §11.3):
+- SessionStart: startup/clear/compact/fork start a new compaction cycle; resume keeps it.
+  Nothing is printed (Codex rejects a SessionStart reply without context).
+- PreToolUse: nothing. Both agents deliver a PreToolUse context in the same place as the
+  PostToolUse one (after the tool result), so surfacing there adds a process per call and
+  would spend an article's once-per-cycle slot on a call that may then fail.
+- PostToolUse: capsules of the articles governing the paths in the call's input, each once
+  per cycle, as `hookSpecificOutput.additionalContext`; a `canon` read withdraws an article.
+- Stop: `{"decision": "block", "reason": …}` once when edited files' articles were not
+  written since; quiet when `stop_hook_active` is true or nothing is due.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+AGENTS = ("claude-code", "codex")
+EVENTS = frozenset({"SessionStart", "PreToolUse", "PostToolUse", "Stop"})
+
+
+def main(agent: str) -> int:
+    """Entry point of `canon hook AGENT`: exit 0 for every input, 1 for an unknown agent."""
+    if agent not in AGENTS:
+        print(
+            f"canon hook: unknown agent {agent!r}; use one of {', '.join(AGENTS)}.", file=sys.stderr
+        )
+        return 1
+    try:
+        raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        reply = handle(agent, raw, os.environ)
+    except Exception:  # a hook must never break the agent's turn
+        return 0
+    if reply:
+        sys.stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
+    """The reply object for one raw hook input, or None for no output."""
+    if not raw.strip():
+        return None
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    event = payload.get("hook_event_name")
+    if event not in EVENTS or event == "PreToolUse":
+        return None
+
+    cwd = _directory(payload.get("cwd")) or Path.cwd()
+    start = _directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
+    project = find_project(start or cwd)
+
+    from canon_ls.core.surfacing import Resolver, Surfacer, session_state, write_trace
+
+    resolver = Resolver(project, cwd)
+    if not resolver.active():
+        return None
+    session = str(payload.get("session_id") or "default")
+    reply: dict[str, Any] | None = None
+    with session_state(agent, session) as state:
+        surfacer = Surfacer(resolver, state)
+        if event == "SessionStart":
+            surfacer.session_start(str(payload.get("source") or ""))
+        elif event == "PostToolUse":
+            text = surfacer.post_tool(
+                str(payload.get("tool_name") or ""),
+                payload.get("tool_input"),
+                payload.get("tool_response"),
+            )
+            if text:
+                reply = {
+                    "hookSpecificOutput": {
+                        "hookEventName": "PostToolUse",
+                        "additionalContext": text,
+                    }
+                }
+        elif event == "Stop":
+            reason = surfacer.stop(payload.get("stop_hook_active") is True)
+            if reason:
+                reply = {"decision": "block", "reason": reason}
+    write_trace(env.get("CANON_TRACE", ""), agent, session, str(event), surfacer.trace)
+    return reply
+
+
+def find_project(start: Path) -> Path:
+    """SPEC §2: the nearest ancestor holding `.canon/`, else the start directory."""
+    here = start
+    for candidate in (here, *here.parents):
+        if (candidate / ".canon").is_dir():
+            return candidate
+    return here
+
+
+def _directory(value: object) -> Path | None:
+    if isinstance(value, str) and value and os.path.isabs(value) and os.path.isdir(value):
+        return Path(os.path.normpath(value))
+    return None
+
+
+if __name__ == "__main__":  # `python -m canon_ls.agent.hooks claude-code` (benchmarks)
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ""))

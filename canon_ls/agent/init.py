@@ -1,0 +1,294 @@
+"""`canon init claude-code|codex|claude-plugin [DIR]`: write an agent's hook and MCP config.
+
+Idempotent and conservative (SPEC §11.3): JSON files are parsed, only canon's entries are
+added, and a file that already holds them is not rewritten; in `.codex/config.toml` only the
+`[mcp_servers.canon]` table is appended or replaced, textually, so every other byte stays.
+A file that cannot be parsed is left alone with a sentence saying so. Nothing is journaled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+TARGETS = ("claude-code", "codex", "claude-plugin")
+# PreToolUse is deliberately absent: the hook does nothing there (see canon_ls.agent.hooks).
+HOOK_EVENTS = ("SessionStart", "PostToolUse", "Stop")
+MCP_SERVER = {"command": "canon", "args": ["mcp"]}
+VERSION = "0.1.0"
+
+
+def main(target: str, project: Path, directory: Path | None) -> int:
+    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input."""
+    try:
+        if target == "claude-code":
+            lines = init_claude_code(directory or project)
+        elif target == "codex":
+            lines = init_codex(directory or project)
+        elif target == "claude-plugin":
+            if directory is None:
+                print("canon init claude-plugin needs a directory to write the plugin to.")
+                return 2
+            lines = init_claude_plugin(directory)
+        else:
+            print(f"Unknown init target {target!r}; use one of {', '.join(TARGETS)}.")
+            return 2
+    except ConfigError as exc:
+        print(str(exc))
+        return 1
+    print("\n".join(lines))
+    return 0
+
+
+class ConfigError(ValueError):
+    """An existing configuration file canon will not touch (one sentence)."""
+
+
+# --------------------------------------------------------------------------- hook tables
+
+
+def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
+    """The `hooks` table canon needs, for settings.json / hooks.json of either agent."""
+    handler = {"type": "command", "command": command, "timeout": 30}
+    return {
+        "SessionStart": [{"hooks": [dict(handler)]}],
+        "PostToolUse": [{"matcher": "*", "hooks": [dict(handler)]}],
+        "Stop": [{"hooks": [dict(handler)]}],
+    }
+
+
+def merge_hooks(config: dict[str, Any], command: str) -> bool:
+    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed."""
+    hooks = config.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError('The "hooks" entry is not an object; fix it by hand and run again.')
+    changed = False
+    for event, groups in hook_groups(command).items():
+        present = hooks.setdefault(event, [])
+        if not isinstance(present, list):
+            raise ConfigError(f'The "hooks.{event}" entry is not a list; fix it by hand.')
+        if not any(_has_command(group, command) for group in present):
+            present.extend(groups)
+            changed = True
+    return changed
+
+
+def _has_command(group: object, command: str) -> bool:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return False
+    return any(isinstance(h, dict) and h.get("command") == command for h in group["hooks"])
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def init_claude_code(root: Path) -> list[str]:
+    """`.claude/settings.json` hooks and the `canon` server in `.mcp.json`."""
+    command = "canon hook claude-code"
+    settings = root / ".claude" / "settings.json"
+    lines = [_update_json(settings, root, lambda c: merge_hooks(c, command), "hooks")]
+    lines.append(_update_json(root / ".mcp.json", root, _merge_mcp, "MCP server canon"))
+    return lines
+
+
+def init_codex(root: Path) -> list[str]:
+    """`.codex/hooks.json` hooks and the `[mcp_servers.canon]` table of `.codex/config.toml`."""
+    command = "canon hook codex"
+    hooks = root / ".codex" / "hooks.json"
+    lines = [_update_json(hooks, root, lambda c: merge_hooks(c, command), "hooks")]
+    config = root / ".codex" / "config.toml"
+    old = _read(config)
+    new = merge_codex_toml(old or "")
+    rel = _rel(config, root)
+    if new == old:
+        lines.append(f"{rel}: MCP server canon already configured.")
+    else:
+        _write(config, new)
+        lines.append(f"{rel}: wrote MCP server canon.")
+    return lines
+
+
+def init_claude_plugin(directory: Path) -> list[str]:
+    """A marketplace holding the `canon` plugin (hooks + MCP server), for `claude plugin`."""
+    plugin = directory / "plugins" / "canon"
+    author = {"name": "canon-ls contributors"}
+    files: dict[Path, str] = {
+        directory / ".claude-plugin" / "marketplace.json": _json(
+            {
+                "$schema": "https://json.schemastore.org/claude-code-marketplace.json",
+                "name": "canon-tools",
+                "description": "canon: project memory in the repository for coding agents",
+                "owner": author,
+                "plugins": [
+                    {
+                        "name": "canon",
+                        "source": "./plugins/canon",
+                        "description": PLUGIN_DESCRIPTION,
+                        "version": VERSION,
+                        "category": "development",
+                    }
+                ],
+            }
+        ),
+        plugin / ".claude-plugin" / "plugin.json": _json(
+            {
+                "name": "canon",
+                "version": VERSION,
+                "description": PLUGIN_DESCRIPTION,
+                "author": author,
+                "license": "MIT",
+            }
+        ),
+        plugin / "hooks" / "hooks.json": _json(
+            {
+                "description": "canon: surface governing articles; remind to update them",
+                "hooks": hook_groups("canon hook claude-code"),
+            }
+        ),
+        plugin / ".mcp.json": _json({"mcpServers": {"canon": dict(MCP_SERVER)}}),
+        plugin / "README.md": PLUGIN_README,
+        directory / "README.md": MARKETPLACE_README,
+    }
+    lines = []
+    for path, text in files.items():
+        rel = _rel(path, directory)
+        if _read(path) == text:
+            lines.append(f"{rel}: up to date.")
+        else:
+            _write(path, text)
+            lines.append(f"{rel}: written.")
+    return lines
+
+
+# --------------------------------------------------------------------------- file helpers
+
+
+def _merge_mcp(config: dict[str, Any]) -> bool:
+    servers = config.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError('The "mcpServers" entry of .mcp.json is not an object; fix it by hand.')
+    if "canon" in servers:
+        return False  # the user's own definition of the server wins
+    servers["canon"] = dict(MCP_SERVER)
+    return True
+
+
+def _update_json(path: Path, root: Path, merge: Any, what: str) -> str:
+    rel = _rel(path, root)
+    text = _read(path)
+    config: Any = {}
+    if text is not None and text.strip():
+        try:
+            config = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"{rel} is not valid JSON ({exc}); fix it and run again.") from None
+        if not isinstance(config, dict):
+            raise ConfigError(f"{rel} does not hold a JSON object; fix it and run again.")
+    try:
+        changed = merge(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{rel}: {exc}") from None
+    if not changed and text is not None:
+        return f"{rel}: {what} already configured."
+    _write(path, _json(config))
+    return f"{rel}: wrote {what}."
+
+
+TOML_BLOCK = '[mcp_servers.canon]\ncommand = "canon"\nargs = ["mcp"]\n'
+_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def merge_codex_toml(text: str) -> str:
+    """Append or replace only the `[mcp_servers.canon]` table; every other line is kept."""
+    lines = text.splitlines(keepends=True)
+    start = None
+    for i, line in enumerate(lines):
+        match = _TABLE.match(line)
+        if match and match.group(1).replace('"', "").replace(" ", "") == "mcp_servers.canon":
+            start = i
+            break
+    if start is None:
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + sep + TOML_BLOCK
+    end = start + 1
+    while end < len(lines) and not _TABLE.match(lines[end]):
+        end += 1
+    body = lines[start:end]
+    trailing: list[str] = []
+    while body and not body[-1].strip():
+        trailing.insert(0, body.pop())
+    if "".join(body) == TOML_BLOCK:
+        return text
+    return "".join(lines[:start]) + TOML_BLOCK + "".join(trailing) + "".join(lines[end:])
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}).") from None
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomic replace, so an agent starting meanwhile never reads a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+PLUGIN_DESCRIPTION = (
+    "Project memory in the repository: surfaces the article governing each file the agent "
+    "touches and reminds it to update articles before it stops"
+)
+
+PLUGIN_README = """\
+# canon plugin for Claude Code
+
+canon keeps a project memory inside the repository: one Markdown article per asset under
+`.canon/articles/`, plus an append-only journal under `.canon/journal/`. This plugin wires it
+into Claude Code:
+
+- a `PostToolUse` hook shows the capsule of the article governing each file a tool call
+  names, once per compaction cycle;
+- a `Stop` hook reminds the agent, once, to update the articles of files it changed;
+- the MCP server `canon` (tool `canon`: read, write, journal, map, search).
+
+The hooks and the server run the `canon` command, so install the package first
+(`pip install canon-ls`) and make sure `canon` is on the PATH Claude Code sees. Projects
+without a `.canon/articles` folder are left alone.
+"""
+
+MARKETPLACE_README = """\
+# canon marketplace
+
+A Claude Code plugin marketplace holding one plugin, `canon`, which connects Claude Code to
+the canon project memory kept in your repository (`.canon/`). Add it and install the plugin:
+
+    claude plugin marketplace add ./path/to/this/folder
+    claude plugin install canon@canon-tools
+
+The plugin needs the `canon` command from the `canon-ls` Python package on your PATH. See
+`plugins/canon/README.md` for what the hooks and the MCP server do.
+"""
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use
+    sys.exit(main(sys.argv[1], Path.cwd(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))
