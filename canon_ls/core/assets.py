@@ -1,0 +1,568 @@
+"""Asset sets, orphans, staleness and graph relations over the whole store (SPEC §9, §7).
+
+What the editor adds on top of the write path: the project's files by address, their change
+times from ONE `git log` pass (cached by HEAD, then incremental), and the whole-store check that
+`canon check` and the language server publish.
+
+Decision (SPEC §9 leaves it open): when a file `x.py` and a directory `x/` both exist, the
+article `x` governs both; its asset set is their union.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+
+_SKIP_DIRS = frozenset({".git", ".canon"})
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_GIT_TIMEOUT = 120.0
+
+
+def _git_cmd(*args: str) -> list[str]:
+    return ["git", "-c", "core.quotePath=false", *args]
+
+
+def _git(cwd: Path, *args: str, timeout: float = _GIT_TIMEOUT) -> bytes | None:
+    """Run a read-only git command; None when git is missing, fails or this is no repository."""
+    try:
+        done = subprocess.run(
+            _git_cmd(*args),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _git_many(cwd: Path, *commands: tuple[str, ...]) -> list[bytes | None]:
+    """Several read-only git commands at once (they are I/O bound; two cores halve the wait)."""
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for args in commands:
+        try:
+            procs.append(
+                subprocess.Popen(
+                    _git_cmd(*args),
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        except OSError:
+            procs.append(None)
+    out: list[bytes | None] = []
+    for proc in procs:
+        if proc is None:
+            out.append(None)
+            continue
+        try:
+            data, _ = proc.communicate(timeout=_GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            out.append(None)
+            continue
+        out.append(data if proc.returncode == 0 else None)
+    return out
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def address_of_path(relpath: str) -> str:
+    """SPEC §3 for a clean project-relative path: strip one extension from the last segment.
+
+    Directories are given with or without a trailing '/'. Same result as address.normalise for
+    the paths git and os.walk produce, at a fraction of its cost (it runs for every file).
+    """
+    if "\\" in relpath or "/." in relpath or relpath.startswith("."):
+        from canon_ls.core.address import normalise
+
+        return normalise(relpath)
+    relpath = relpath.rstrip("/")
+    slash = relpath.rfind("/")
+    dot = relpath.rfind(".")
+    if dot > slash + 1:
+        return relpath[:dot]
+    return relpath
+
+
+def _ignored(relpath: str) -> bool:
+    if ".git" not in relpath and ".canon" not in relpath:
+        return False
+    return any(seg in _SKIP_DIRS for seg in relpath.split("/"))
+
+
+class Assets:
+    """The project's files and directories by address (SPEC §9).
+
+    In a git work tree the listing is `git ls-files --cached --others --exclude-standard` minus
+    files deleted from the work tree, so gitignored files never count; elsewhere an os.walk.
+    `.git/` and `.canon/` (and a custom store root) are skipped. Directories are derived from
+    the files: `src/core/config/` has the address `src/core/config`.
+    """
+
+    def __init__(self, project: Path, store_root: Path | None = None) -> None:
+        self.project = Path(project)
+        self._skip_prefix = ""
+        if store_root is not None:
+            with contextlib.suppress(ValueError):
+                rel = Path(store_root).resolve().relative_to(self.project.resolve()).as_posix()
+                self._skip_prefix = "" if rel == "." else rel + "/"
+        self.git = False
+        self._files: list[str] = []  # sorted project-relative file paths
+        self._dirs: set[str] = set()
+        self._by_address: dict[str, list[str]] = {}
+        self.refresh()
+
+    # -- listing --------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Re-list the project (one or two git processes, or a walk)."""
+        files = self._git_files()
+        self.git = files is not None
+        if files is None:
+            files = self._walk_files()
+        skip = self._skip_prefix
+        files = sorted({f for f in files if not _ignored(f) and not (skip and f.startswith(skip))})
+        self._build(files)
+
+    def _git_files(self) -> list[str] | None:
+        listed, gone = _git_many(
+            self.project,
+            ("ls-files", "-z", "--cached", "--others", "--exclude-standard"),
+            ("ls-files", "-z", "--deleted"),
+        )
+        if listed is None:
+            return None
+        names = _decode(listed).split("\0")
+        missing = set(_decode(gone).split("\0")) if gone else set()
+        return [n for n in names if n and n not in missing]
+
+    def _walk_files(self) -> list[str]:
+        out: list[str] = []
+        root = str(self.project)
+        cut = len(root.rstrip(os.sep)) + 1
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+            rel = dirpath[cut:].replace(os.sep, "/")
+            prefix = rel + "/" if rel else ""
+            out.extend(prefix + name for name in filenames)
+        return out
+
+    def _build(self, files: list[str]) -> None:
+        self._files = files
+        dirs: set[str] = set()
+        by_address: dict[str, list[str]] = {}
+        for path in files:
+            by_address.setdefault(address_of_path(path), []).append(path)
+            cut = path.rfind("/")
+            while cut > 0:
+                d = path[:cut]
+                if d in dirs:
+                    break
+                dirs.add(d)
+                cut = d.rfind("/")
+        for d in dirs:
+            by_address.setdefault(address_of_path(d), []).append(d + "/")
+        self._dirs = dirs
+        self._by_address = by_address
+
+    def update_path(self, relpath: str) -> None:
+        """Re-check one path after a file event (created or deleted), without re-listing."""
+        relpath = relpath.strip("/")
+        if not relpath or _ignored(relpath):
+            return
+        exists = os.path.isfile(os.path.join(self.project, relpath))
+        i = bisect.bisect_left(self._files, relpath)
+        present = i < len(self._files) and self._files[i] == relpath
+        if exists and not present:
+            self._files.insert(i, relpath)
+        elif present and not exists:
+            del self._files[i]
+        else:
+            return
+        self._build(self._files)
+
+    # -- queries --------------------------------------------------------------------------
+    def files(self) -> list[str]:
+        """Every listed file, sorted."""
+        return self._files
+
+    def is_dir(self, relpath: str) -> bool:
+        """Whether the listing holds files under this directory."""
+        return relpath.strip("/") in self._dirs
+
+    def of(self, address: str) -> list[str]:
+        """Project-relative paths whose address is `address`; directories end with '/'."""
+        return list(self._by_address.get(address, ()))
+
+    def any_mapped(self, addresses: Iterable[str]) -> bool:
+        """Whether at least one of the addresses has an asset."""
+        by = self._by_address
+        return any(a in by for a in addresses)
+
+    def under(self, directory: str) -> list[str]:
+        """Files below `directory` (any depth), sorted."""
+        prefix = directory.strip("/") + "/"
+        lo = bisect.bisect_left(self._files, prefix)
+        hi = bisect.bisect_left(self._files, prefix[:-1] + "0")  # '0' sorts right after '/'
+        return self._files[lo:hi]
+
+
+# ---------------------------------------------------------------------------------------
+# Orphans (SPEC §6.1 item 5 over the whole store, §9)
+
+
+def _project_addresses(store: Store) -> list[str]:
+    return [a for a in store.addresses() if ":" not in a]
+
+
+def orphans(store: Store, assets: Assets) -> list[str]:
+    """Nested articles no asset maps to although their parent directory exists on disk.
+
+    Silent for one-segment addresses, declared `scope: rule`, and stores none of whose
+    addresses maps to a file (a topic store, not a code map). Mount articles are not judged.
+    """
+    addresses = _project_addresses(store)
+    if not assets.any_mapped(addresses):
+        return []
+    project = str(assets.project)
+    out = []
+    for address in addresses:
+        if "/" not in address or assets.of(address):
+            continue
+        art = store.article(address)
+        if art is None or art.scope == "rule":
+            continue
+        if os.path.isdir(os.path.join(project, address.rpartition("/")[0])):
+            out.append(address)
+    return out
+
+
+def orphan_message(address: str) -> str:
+    """The orphan question with its remedies (SPEC §6.1 item 5)."""
+    parent = address.rpartition("/")[0]
+    return (
+        f"No file or directory maps to {address}, yet {parent}/ exists: was the asset renamed "
+        f"or removed? Move the article to the asset's new address, merge it into {parent}, "
+        "or declare scope: rule."
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Change times (SPEC §9)
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "canon-ls"
+
+
+class ChangeTimes:
+    """When each file last changed: committer date of the last commit touching it, or its
+    mtime when it is dirty or untracked, or without git (SPEC §9).
+
+    One `git log --no-renames --name-only` pass, never a process per file. The result is kept
+    by HEAD (in memory and in a cache file under $XDG_CACHE_HOME/canon-ls, never inside the
+    store); a later HEAD that descends from the cached one costs only `git log OLD..HEAD`.
+    `git status` finds dirty and untracked files on every refresh.
+    """
+
+    VERSION = 1
+
+    def __init__(self, project: Path, cache_dir: Path | None = None) -> None:
+        self.project = Path(project)
+        self.cache_dir = _default_cache_dir() if cache_dir is None else Path(cache_dir)
+        self.git = False
+        self.head: str | None = None
+        self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
+        self._committed: dict[str, int] = {}
+        self._dirty: set[str] = set()
+        self._untracked_dirs: tuple[str, ...] = ()
+        self.refresh()
+
+    # -- refresh --------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Bring committed times up to HEAD and re-read the dirty/untracked set."""
+        top = _git(self.project, "rev-parse", "--is-inside-work-tree")
+        self.git = top is not None and top.strip() == b"true"
+        if not self.git:
+            self.head, self._committed, self._dirty, self._untracked_dirs = None, {}, set(), ()
+            return
+        head_out = _git(self.project, "rev-parse", "--verify", "-q", "HEAD")
+        head = head_out.strip().decode() if head_out else None
+        if head != self.head:
+            self._advance(head)
+        self._read_status()
+
+    def _advance(self, head: str | None) -> None:
+        if head is None:  # a repository without commits
+            self.head, self._committed = None, {}
+            return
+        if self.head is None:
+            self._load_cache()
+        old = self.head
+        if old and old != head and self._is_ancestor(old, head):
+            times = dict(self._committed)
+            for path, ct in self._log(f"{old}..{head}").items():
+                if ct > times.get(path, 0):
+                    times[path] = ct
+        elif old == head:
+            times = self._committed
+        else:
+            times = self._log(head)
+            self.full_passes += 1
+        self.head, self._committed = head, times
+        self._save_cache()
+
+    def _is_ancestor(self, old: str, head: str) -> bool:
+        return _git(self.project, "merge-base", "--is-ancestor", old, head) is not None
+
+    def _log(self, revs: str) -> dict[str, int]:
+        out = _git(
+            self.project,
+            "log",
+            "--no-renames",
+            "--name-only",
+            "--relative",
+            "-z",
+            "--format=%x00%ct",
+            revs,
+            "--",
+        )
+        return parse_log(out or b"")
+
+    def _read_status(self) -> None:
+        out = _git(
+            self.project,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--no-renames",
+            "--untracked-files=normal",
+            ".",
+        )
+        dirty: set[str] = set()
+        untracked_dirs: list[str] = []
+        prefix = self._prefix()
+        for entry in _decode(out or b"").split("\0"):
+            if len(entry) < 4:
+                continue
+            path = entry[3:]
+            if prefix:
+                if not path.startswith(prefix):
+                    continue
+                path = path[len(prefix) :]
+            if entry[:2] == "??" and path.endswith("/"):
+                untracked_dirs.append(path)
+            else:
+                dirty.add(path)
+        self._dirty = dirty
+        self._untracked_dirs = tuple(untracked_dirs)
+
+    def _prefix(self) -> str:
+        """The project's path inside the work tree ('' at the top): status paths are rooted."""
+        if not hasattr(self, "_prefix_cache"):
+            out = _git(self.project, "rev-parse", "--show-prefix")
+            self._prefix_cache = _decode(out or b"").strip()
+        return self._prefix_cache
+
+    # -- cache file -----------------------------------------------------------------------
+    def _cache_file(self) -> Path:
+        key = hashlib.sha256(os.path.realpath(self.project).encode()).hexdigest()[:20]
+        return self.cache_dir / f"changes-{key}.json"
+
+    def _load_cache(self) -> None:
+        try:
+            with open(self._cache_file(), encoding="utf-8") as f:
+                data = json.load(f)
+            if data.get("version") != self.VERSION or not isinstance(data.get("times"), dict):
+                return
+            self.head = str(data["head"])
+            self._committed = {str(k): int(v) for k, v in data["times"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.head, self._committed = None, {}
+
+    def _save_cache(self) -> None:
+        data = {"version": self.VERSION, "head": self.head, "times": self._committed}
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=".changes-", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, ensure_ascii=False, separators=(",", ":"))
+            os.replace(tmp, self._cache_file())
+        except OSError:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
+
+    # -- queries --------------------------------------------------------------------------
+    def committed(self) -> dict[str, int]:
+        """Path -> committer time of the last commit touching it (a copy-free view)."""
+        return self._committed
+
+    def of(self, relpath: str) -> float:
+        """Epoch seconds of the file's last change; 0.0 when it does not exist."""
+        if self.git and relpath not in self._dirty:
+            ct = self._committed.get(relpath)
+            if ct is not None and not relpath.startswith(self._untracked_dirs):
+                return float(ct)
+        try:
+            return os.stat(os.path.join(self.project, relpath)).st_mtime
+        except (OSError, ValueError):
+            return 0.0
+
+
+def parse_log(out: bytes) -> dict[str, int]:
+    """`git log -z --name-only --format=%x00%ct` -> {path: newest committer time}.
+
+    Each commit is NUL, its time, NUL, then (when it touched files) a newline and its paths,
+    each ended by NUL; an empty field therefore always precedes a commit's time.
+    """
+    times: dict[str, int] = {}
+    get = times.get
+    ct = 0
+    expect_time = False
+    first = False
+    for field in _decode(out).split("\0"):
+        if not field:
+            expect_time = True
+            continue
+        if expect_time:
+            expect_time = False
+            try:
+                ct = int(field)
+            except ValueError:
+                ct = 0
+            first = True
+            continue
+        if first:
+            first = False
+            if field[0] == "\n":
+                field = field[1:]
+        if ct > get(field, 0):
+            times[field] = ct
+    return times
+
+
+# ---------------------------------------------------------------------------------------
+# Staleness (SPEC §9)
+
+
+def _date(value: object) -> str:
+    """A 'YYYY-MM-DD' front matter value, or '' when absent or not a date."""
+    text = str(value or "").strip()
+    return text if _DATE.fullmatch(text) else ""
+
+
+def _day(ts: float) -> str:
+    return _dt.date.fromtimestamp(ts).isoformat()
+
+
+def _governing_in(address: str, articles: set[str] | frozenset[str]) -> str | None:
+    while address:
+        if address in articles:
+            return address
+        cut = address.rfind("/")
+        if cut < 0:
+            return None
+        address = address[:cut]
+    return None
+
+
+def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
+    """Files whose change counts for `address`: its exact-address files, and files under its
+    directory that no nearer article governs (SPEC §9)."""
+    for path in assets.of(address):
+        if not path.endswith("/"):
+            yield path
+    if assets.is_dir(address):
+        for path in assets.under(address):
+            if _governing_in(address_of_path(path), articles) == address:
+                yield path
+
+
+def _newest_changes(
+    articles: set[str], assets: Assets, times: ChangeTimes
+) -> dict[str, tuple[float, str]]:
+    """Article -> (newest change, that file) over all governed files, in one pass."""
+    newest: dict[str, tuple[float, str]] = {}
+    for path in assets.files():
+        gov = _governing_in(address_of_path(path), articles)
+        if gov is None:
+            continue
+        ts = times.of(path)
+        seen = newest.get(gov)
+        if seen is None or ts > seen[0]:
+            newest[gov] = (ts, path)
+    return newest
+
+
+def stale_reason(
+    store: Store, address: str, newest: tuple[float, str] | None, today: str
+) -> str | None:
+    """Why the article is stale, or None (SPEC §9)."""
+    art = store.article(address)
+    if art is None:
+        return None
+    stale_after = _date(art.stale_after)
+    if stale_after and stale_after <= today:
+        return f"{address} is past its stale_after date {stale_after}; review it or update it."
+    updated, reviewed = _date(art.updated), _date(art.reviewed)
+    reference = max(updated, reviewed)
+    if newest is None or not reference:
+        return None  # no reference date: the front matter finding already says so
+    ts, path = newest
+    day = _day(ts)
+    if day > reference:
+        which = "reviewed" if reviewed and reviewed >= updated else "updated"
+        return (
+            f"{address} is stale: {path} changed on {day}, after the article was last {which} "
+            f"on {reference}; update it, or mark it reviewed if it still holds."
+        )
+    return None
+
+
+def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
+    """Address -> reason sentence for every stale article of the project store (SPEC §9)."""
+    from canon_ls.core.clock import today as _today
+
+    addresses = _project_addresses(store)
+    newest = _newest_changes(set(addresses), assets, times)
+    now = _today()
+    out = {}
+    for address in addresses:
+        reason = stale_reason(store, address, newest.get(address), now)
+        if reason:
+            out[address] = reason
+    return out
+
+
+def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> str | None:
+    """stale() for one article, touching only its governed files (incremental re-check)."""
+    from canon_ls.core.clock import today as _today
+
+    articles = set(_project_addresses(store))
+    best: tuple[float, str] | None = None
+    for path in governed_files(address, assets, articles):
+        ts = times.of(path)
+        if best is None or ts > best[0]:
+            best = (ts, path)
+    return stale_reason(store, address, best, _today())

@@ -1,0 +1,272 @@
+"""SPEC §9: asset sets and change times, against real git repositories in tmp dirs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core.assets import Assets, ChangeTimes, address_of_path, parse_log
+
+DAY = 86400
+T0 = 1_700_000_000  # 2023-11-14 22:13 UTC
+
+
+def git(repo: Path, *args: str, when: int | None = None) -> str:
+    env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1")
+    if when is not None:
+        env["GIT_COMMITTER_DATE"] = env["GIT_AUTHOR_DATE"] = f"{when} +0000"
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def write(root: Path, rel: str, text: str = "x\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def commit(repo: Path, when: int, *files: str, message: str = "c") -> None:
+    for rel in files:
+        write(repo, rel, f"{rel} at {when}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, when=when)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+# -- addresses of paths -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "address"),
+    [
+        ("src/core/config.ts", "src/core/config"),
+        ("src/core/config.test.ts", "src/core/config.test"),
+        ("docs/v1.2/notes.md", "docs/v1.2/notes"),
+        (".env", ".env"),
+        ("src/.eslintrc.json", "src/.eslintrc"),
+        ("src/core/", "src/core"),
+        ("Makefile", "Makefile"),
+        ("archive.tar.gz", "archive.tar"),
+        ("文档/设计.md", "文档/设计"),
+    ],
+)
+def test_spec_3_address_of_project_paths(path: str, address: str) -> None:
+    """SPEC §3 table, on the fast path used for every listed file."""
+    from canon_ls.core.address import normalise
+
+    assert address_of_path(path) == address
+    assert normalise(path) == address
+
+
+# -- Assets ---------------------------------------------------------------------------------
+
+
+def test_spec_9_assets_from_git_skip_ignored_store_and_deleted(repo: Path) -> None:
+    """SPEC §9: ignored are .git/, .canon/ and what .gitignore ignores; untracked files count,
+    files deleted from the work tree do not."""
+    write(repo, ".gitignore", "build/\n*.log\n")
+    commit(repo, T0, "src/core/config.ts", "src/core/config.py", "src/gone.py")
+    write(repo, ".canon/articles/src/core/config.md", "---\ncapsule: c\n---\n")
+    write(repo, "build/out.js")
+    write(repo, "debug.log")
+    write(repo, "src/new_file.rs")
+    (repo / "src/gone.py").unlink()
+
+    assets = Assets(repo)
+    assert assets.git
+    assert sorted(assets.of("src/core/config")) == ["src/core/config.py", "src/core/config.ts"]
+    assert assets.of("src/new_file") == ["src/new_file.rs"]
+    assert assets.of("src/gone") == []
+    assert assets.of("build/out") == [] and assets.of("debug") == []
+    assert not any(f.startswith(".canon/") for f in assets.files())
+    assert assets.of("src/core") == ["src/core/"]
+    assert assets.is_dir("src/core") and not assets.is_dir("build")
+    assert assets.any_mapped(["nothing", "src"]) and not assets.any_mapped(["nothing"])
+
+
+def test_spec_9_file_and_directory_with_one_address_are_a_union(repo: Path) -> None:
+    """SPEC §9 (decided in docs): `x.py` and `x/` both map to address `x`."""
+    commit(repo, T0, "pkg/x.py", "pkg/x/inner.py")
+    assert sorted(Assets(repo).of("pkg/x")) == ["pkg/x.py", "pkg/x/"]
+
+
+def test_spec_9_cjk_file_names(repo: Path) -> None:
+    commit(repo, T0, "文档/设计 说明.md", "src/模块/入口.py")
+    assets = Assets(repo)
+    assert assets.of("文档/设计 说明") == ["文档/设计 说明.md"]
+    assert assets.of("src/模块") == ["src/模块/"]
+    assert assets.under("src/模块") == ["src/模块/入口.py"]
+
+
+def test_assets_without_git_walk_the_tree(tmp_path: Path) -> None:
+    write(tmp_path, "a/b.py")
+    write(tmp_path, ".git/config")
+    write(tmp_path, ".canon/articles/a/b.md")
+    assets = Assets(tmp_path)
+    assert not assets.git
+    assert assets.files() == ["a/b.py"]
+    assert assets.of("a") == ["a/"]
+
+
+def test_assets_skip_a_custom_store_root(repo: Path) -> None:
+    commit(repo, T0, "memory/articles/a.md", "a.py")
+    assets = Assets(repo, store_root=repo / "memory")
+    assert assets.files() == ["a.py"]
+
+
+def test_assets_under_does_not_leak_siblings(repo: Path) -> None:
+    commit(repo, T0, "a/b/c.py", "a/b0.py", "a/b-x/d.py", "a/b.py")
+    assert Assets(repo).under("a/b") == ["a/b/c.py"]
+
+
+def test_assets_update_path_follows_one_file(repo: Path) -> None:
+    commit(repo, T0, "a.py")
+    assets = Assets(repo)
+    write(repo, "n/new.py")
+    assets.update_path("n/new.py")
+    assert assets.of("n/new") == ["n/new.py"] and assets.is_dir("n")
+    (repo / "a.py").unlink()
+    assets.update_path("a.py")
+    assert assets.of("a") == []
+    assets.update_path(".canon/articles/x.md")
+    assets.update_path("")
+
+
+# -- ChangeTimes ----------------------------------------------------------------------------
+
+
+def test_parse_log_keeps_newest_time_and_odd_names() -> None:
+    out = (
+        b"\x00300\x00\x00200\x00\na.py\x00q\tz\x00"
+        + "中文/文件.md".encode()
+        + b"\x00\x00100\x00\na.py\x00old.py\x00"
+    )
+    assert parse_log(out) == {"a.py": 200, "q\tz": 200, "中文/文件.md": 200, "old.py": 100}
+    assert parse_log(b"") == {}
+
+
+def test_spec_9_change_time_is_committer_date_of_last_commit(repo: Path, tmp_path: Path) -> None:
+    """SPEC §9: change time of a tracked, unmodified file = committer date of the last commit
+    touching it (not its mtime)."""
+    commit(repo, T0, "a.py", "b.py", "文档/说明.md")
+    commit(repo, T0 + 5 * DAY, "a.py")
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert times.git and times.full_passes == 1
+    assert times.of("a.py") == T0 + 5 * DAY
+    assert times.of("b.py") == T0
+    assert times.of("文档/说明.md") == T0
+    assert times.of("missing.py") == 0.0
+
+
+def test_spec_9_dirty_and_untracked_files_use_mtime(repo: Path, tmp_path: Path) -> None:
+    """SPEC §9: else its mtime (modified or untracked files)."""
+    commit(repo, T0, "a.py", "b.py")
+    write(repo, "a.py", "edited\n")
+    write(repo, "fresh/new.py")
+    write(repo, "loose.py")
+    for rel in ("a.py", "fresh/new.py", "loose.py"):
+        os.utime(repo / rel, (T0 + 9 * DAY, T0 + 9 * DAY))
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert times.of("a.py") == T0 + 9 * DAY
+    assert times.of("fresh/new.py") == T0 + 9 * DAY
+    assert times.of("loose.py") == T0 + 9 * DAY
+    assert times.of("b.py") == T0
+
+
+def test_spec_9_no_git_means_mtime(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.py")
+    os.utime(path, (T0, T0))
+    times = ChangeTimes(tmp_path, cache_dir=tmp_path / "cache")
+    assert not times.git
+    assert times.of("a.py") == T0
+
+
+def test_spec_9_repository_without_commits(repo: Path, tmp_path: Path) -> None:
+    path = write(repo, "a.py")
+    os.utime(path, (T0, T0))
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert times.git and times.head is None
+    assert times.of("a.py") == T0
+
+
+def test_spec_9_incremental_change_times_equal_a_full_pass(repo: Path, tmp_path: Path) -> None:
+    """SPEC §9: one git log pass, cached by HEAD, then only the new commits are read; the
+    result equals a full pass over the whole history."""
+    cache = tmp_path / "cache"
+    commit(repo, T0, "a.py", "b.py", "c/d.py")
+    times = ChangeTimes(repo, cache_dir=cache)
+    commit(repo, T0 + DAY, "b.py", "新/文件.py")
+    commit(repo, T0 + 2 * DAY, "c/d.py")
+    git(repo, "rm", "-q", "a.py")
+    git(repo, "commit", "-q", "-m", "rm", when=T0 + 3 * DAY)
+    times.refresh()
+    assert times.full_passes == 1  # only the first construction read the whole history
+    fresh = ChangeTimes(repo, cache_dir=tmp_path / "other-cache")
+    assert fresh.full_passes == 1
+    assert times.committed() == fresh.committed()
+    assert times.of("新/文件.py") == T0 + DAY
+
+
+def test_change_times_cache_survives_a_restart_outside_the_store(repo: Path, tmp_path: Path):
+    """The cache lives under the cache dir, never inside .canon; a new process reuses it."""
+    cache = tmp_path / "cache"
+    commit(repo, T0, "a.py")
+    ChangeTimes(repo, cache_dir=cache)
+    commit(repo, T0 + DAY, "a.py")
+    again = ChangeTimes(repo, cache_dir=cache)
+    assert again.full_passes == 0
+    assert again.of("a.py") == T0 + DAY
+    assert list(cache.iterdir()) and not (repo / ".canon").exists()
+
+
+def test_change_times_rewritten_history_falls_back_to_a_full_pass(repo: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    commit(repo, T0, "a.py")
+    commit(repo, T0 + DAY, "b.py")
+    times = ChangeTimes(repo, cache_dir=cache)
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    commit(repo, T0 + 2 * DAY, "c.py")
+    times.refresh()
+    assert times.full_passes == 2
+    assert "b.py" not in times.committed()
+    assert times.of("c.py") == T0 + 2 * DAY
+
+
+def test_change_times_corrupt_cache_is_ignored(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    commit(repo, T0, "a.py")
+    first = ChangeTimes(repo, cache_dir=cache)
+    for f in cache.iterdir():
+        f.write_text("{not json", encoding="utf-8")
+    again = ChangeTimes(repo, cache_dir=cache)
+    assert again.committed() == first.committed()
+
+
+def test_change_times_for_a_project_inside_a_larger_repository(repo: Path, tmp_path: Path):
+    commit(repo, T0, "outer.py", "sub/proj/a.py")
+    write(repo, "sub/proj/b.py")
+    os.utime(repo / "sub/proj/b.py", (T0 + DAY, T0 + DAY))
+    project = repo / "sub/proj"
+    times = ChangeTimes(project, cache_dir=tmp_path / "cache")
+    assert set(times.committed()) == {"a.py"}
+    assert times.of("a.py") == T0
+    assert times.of("b.py") == T0 + DAY
+    assert Assets(project).files() == ["a.py", "b.py"]
