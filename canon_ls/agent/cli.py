@@ -1,0 +1,421 @@
+"""The `canon` command line (SPEC §11.1): a thin argparse adapter over the store core.
+
+Every subcommand goes through `core.tool.run`, `core.store` or `core.assets`; the CLI never
+writes a store file itself. Import cost matters because `canon hook …` runs on every agent tool
+call: at load time this module imports the standard library only, and each subcommand imports
+what it needs (core, the MCP SDK, the hooks) when it runs.
+
+Exit codes: 0 done, 1 refused by the schema (or `canon check` found errors), 2 bad input.
+Output: the tool's text on stdout; a bad-input sentence (exit 2) on stderr. Never a traceback,
+unless CANON_DEBUG is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+    from canon_ls.core.tool import ToolResult
+
+PROG = "canon"
+
+
+class UsageError(Exception):
+    """A bad command line or unreadable input: printed as one sentence, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as one sentence instead of usage + message + exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}. Run `{self.prog} --help` for usage.")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _project(args: argparse.Namespace) -> Path:
+    """SPEC §2: --project, else the nearest ancestor holding .canon/, else the cwd."""
+    if args.project:
+        project = Path(args.project).expanduser()
+        if not project.is_dir():
+            raise UsageError(f"--project {args.project} is not a directory.")
+        return project.resolve()
+    from canon_ls.core.project import find_project
+
+    return find_project(Path.cwd())
+
+
+def _store(args: argparse.Namespace) -> Store:
+    from canon_ls.core.project import OptionError, open_store
+
+    try:
+        return open_store(_project(args))
+    except OptionError as exc:
+        raise UsageError(_sentence(str(exc))) from None
+
+
+def _sentence(text: str) -> str:
+    """One line: collapse whitespace, end with a full stop."""
+    line = " ".join(text.split())
+    return line if line.endswith((".", "?", "!")) else line + "."
+
+
+def _read_text(source: str, what: str) -> str:
+    """Read UTF-8 text from a file, or from stdin when source is '-'."""
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"Cannot read {what} {source}: {exc.strerror or exc}.") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"{what} {source} is not UTF-8 text; save it as UTF-8 and retry."
+        ) from None
+
+
+def _emit(result: ToolResult) -> int:
+    stream = sys.stderr if result.code == 2 else sys.stdout
+    text = result.text
+    stream.write(text if text.endswith("\n") else text + "\n")
+    return result.code
+
+
+def _run(args: argparse.Namespace, action: object) -> int:
+    from canon_ls.core import tool
+
+    return _emit(tool.run(_store(args), action, source="cli"))
+
+
+# ---------------------------------------------------------------- the five actions
+
+
+def _cmd_tool(args: argparse.Namespace) -> int:
+    raw = _read_text("-", "the tool argument from stdin") if args.json == "-" else args.json
+    try:
+        action = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"The tool argument is not valid JSON ({exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}); pass one object such as "
+            '\'{"action": "read", "path": "src/app.py"}\'.'
+        ) from None
+    return _run(args, action)
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    return _run(args, {"action": "read", "path": args.path})
+
+
+def _body(args: argparse.Namespace, positional: str | None = None) -> str | None:
+    given = [b for b in (positional, args.body, args.body_file) if b is not None]
+    if len(given) > 1:
+        raise UsageError("Give the body once: as text, with --body, or with --body-file.")
+    if args.body_file is not None:
+        return _read_text(args.body_file, "--body-file")
+    return positional if positional is not None else args.body
+
+
+def _cmd_write(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "write", "path": args.path}
+    if args.capsule is not None:
+        action["capsule"] = args.capsule
+    body = _body(args)
+    if body is not None:
+        action["body"] = body
+    if args.scope is not None:
+        action["scope"] = args.scope
+    return _run(args, action)
+
+
+def _cmd_journal(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "journal", "body": _body(args, args.text) or ""}
+    if args.subject:
+        action["subject"] = list(args.subject)
+    if args.slug is not None:
+        action["slug"] = args.slug
+    return _run(args, action)
+
+
+def _cmd_map(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "map"}
+    if args.prefix:
+        action["path"] = args.prefix
+    return _run(args, action)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
+    if args.journal:
+        action["journal"] = True
+    return _run(args, action)
+
+
+# ---------------------------------------------------------------- project tools
+
+
+def _missing(store: Store) -> str:
+    return f"No canon store at {store.root} yet; the first write or journal creates it."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _status_line(store: Store) -> str:
+    """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
+    from canon_ls.core import assets
+
+    parts = [
+        _plural(len(store.addresses()), "article"),
+        _plural(len(store.journal_entries()), "journal entry").replace("entrys", "entries"),
+        _schema_state(store),
+    ]
+    try:
+        project_assets = assets.Assets(store.project, store.root)
+        parts.append(_plural(len(assets.orphans(store, project_assets)), "orphan"))
+        times = assets.ChangeTimes(store.project)
+        parts.append(f"{len(assets.stale(store, project_assets, times))} stale")
+    except OSError:
+        parts.append("orphans and staleness unavailable")
+    return f"canon store {store.root}: " + ", ".join(parts) + "."
+
+
+def _schema_state(store: Store) -> str:
+    if not store.schema_file.exists():
+        return "schema.json absent (defaults)"
+    problem = getattr(store.schema(), "error", "")
+    return f"schema.json malformed ({_sentence(problem).rstrip('.')})" if problem else "schema ok"
+
+
+def _article_file(store: Store, address: str) -> str:
+    path = store.path_of(address)
+    try:
+        return path.relative_to(store.project).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _findings_text(store: Store, findings: list[Any]) -> str:
+    """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
+    lines = [
+        f"{_article_file(store, f.address) if f.address else store.root}:{f.line + 1}:"
+        f"{f.start + 1}: {f.severity}: {f.message} [{f.code}]"
+        for f in findings
+    ]
+    if not findings:
+        lines.append(f"canon check: no findings in {_plural(len(store.addresses()), 'article')}.")
+        return "\n".join(lines)
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    order = ("error", "warning", "info", "hint")
+    summary = ", ".join(_plural(counts[s], s) for s in order if s in counts)
+    lines.append(f"canon check: {summary} in {_plural(len(store.addresses()), 'article')}.")
+    return "\n".join(lines)
+
+
+def _findings_json(store: Store, findings: list[Any]) -> str:
+    import dataclasses
+
+    rows = []
+    for f in findings:
+        row = dataclasses.asdict(f)
+        row["file"] = _article_file(store, f.address) if f.address else ""
+        rows.append(row)
+    return json.dumps(rows, ensure_ascii=False, indent=2)
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    store = _store(args)
+    print(_status_line(store) if store.exists() else _missing(store))
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if not store.exists():
+        if args.format == "json":
+            print("[]")
+        else:
+            print(_missing(store))
+        return 0
+    from canon_ls.core import assets
+
+    findings = assets.check(
+        store, assets.Assets(store.project, store.root), assets.ChangeTimes(store.project)
+    )
+    print(
+        _findings_json(store, findings)
+        if args.format == "json"
+        else _findings_text(store, findings)
+    )
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _cmd_graph(args: argparse.Namespace) -> int:
+    from canon_ls.agent.graph import render
+
+    store = _store(args)
+    html = render(store)
+    if args.out in (None, "-"):
+        sys.stdout.write(html)
+        return 0
+    out = Path(args.out)
+    try:
+        out.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"Cannot write {args.out}: {exc.strerror or exc}.") from None
+    print(f"Wrote the canon graph to {out}.")
+    return 0
+
+
+# ---------------------------------------------------------------- adapters run elsewhere
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from canon_ls.agent.mcp import main as mcp_main
+
+    return mcp_main(_project(args))
+
+
+def _cmd_hook(args: argparse.Namespace) -> int:
+    from canon_ls.agent.hooks import main as hook_main
+
+    if args.project:
+        os.chdir(_project(args))
+    return hook_main(args.agent)
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from canon_ls.agent.init import main as init_main
+
+    directory = Path(args.dir) if args.dir else None
+    return init_main(args.target, _project(args), directory)
+
+
+# ---------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line; `--project` is accepted before or after the subcommand."""
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--project",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+    )
+    parser = _Parser(
+        prog=PROG,
+        description="Project memory in the repository: read and write the .canon/ store.",
+    )
+    parser.add_argument("--project", metavar="DIR", default=None, help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("tool", _cmd_tool, "run one action given as a JSON object (SPEC §6); '-' reads stdin")
+    p.add_argument("json", metavar="JSON")
+
+    p = add("read", _cmd_read, "print the article governing PATH")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("write", _cmd_write, "create or update the article for PATH")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--capsule", metavar="C", help="one dense line; absent means unchanged")
+    p.add_argument("--body", metavar="B", help="article body; absent means unchanged")
+    p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
+    p.add_argument("--scope", choices=("rule", "asset"), help="declare or withdraw a rule")
+
+    p = add("journal", _cmd_journal, "append one dated journal entry")
+    p.add_argument("text", metavar="BODY", nargs="?", help="entry text")
+    p.add_argument("--body", metavar="B", help=argparse.SUPPRESS)
+    p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
+    p.add_argument(
+        "--subject", metavar="ADDR", nargs="+", action="extend", help="addresses it is about"
+    )
+    p.add_argument("--slug", metavar="S", help="file name slug ([a-z0-9-])")
+
+    p = add("map", _cmd_map, "list articles as 'address: capsule', optionally under PREFIX")
+    p.add_argument("prefix", metavar="PREFIX", nargs="?")
+
+    p = add("search", _cmd_search, "BM25 search over articles (and the journal with --journal)")
+    p.add_argument("query", metavar="QUERY", nargs="+")
+    p.add_argument("--journal", action="store_true", help="include journal entries")
+
+    add("status", _cmd_status, "one line: store, counts, schema state, orphans, stale")
+
+    p = add("check", _cmd_check, "whole-store lint for CI; exit 1 when errors are found")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+
+    add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
+
+    p = add("hook", _cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
+    p.add_argument("agent", choices=("claude-code", "codex"))
+
+    p = add("init", _cmd_init, "write hook and MCP configuration for an agent")
+    p.add_argument("target", choices=("claude-code", "codex", "claude-plugin"))
+    p.add_argument("dir", metavar="DIR", nargs="?", help="where to write (default: the project)")
+    return parser
+
+
+def _tidy_streams() -> None:
+    """Never die on an unencodable character in a store (e.g. CJK on a C-locale terminal)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `canon` console script."""
+    _tidy_streams()
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        return int(args.func(args))
+    except UsageError as exc:
+        print(_sentence(str(exc)), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except ModuleNotFoundError as exc:
+        if os.environ.get("CANON_DEBUG"):
+            raise
+        print(
+            f"{PROG}: this command needs module {exc.name}, which is not installed.",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as exc:
+        if os.environ.get("CANON_DEBUG"):
+            raise
+        print(
+            _sentence(f"{PROG}: unexpected {type(exc).__name__}: {exc}")
+            + " Set CANON_DEBUG=1 to see the traceback.",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

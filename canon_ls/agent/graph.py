@@ -1,0 +1,253 @@
+"""`canon graph`: one self-contained HTML page showing the store as a graph (SPEC §11.1, §12).
+
+Nodes are articles, journal entries, assets and missing link targets; edges are wikilinks,
+journal subjects, article → asset, and article → governing ancestor. The page loads nothing from
+the network (a Content-Security-Policy forbids it) and never executes store content: store text
+reaches the page only as HTML-escaped text in the index tables, and as JSON inside a
+`<script type="application/json">` block with `<`, `>` and `&` escaped, which the page's own
+script reads with JSON.parse and puts into the DOM with textContent.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from canon_ls.core import assets as assets_mod
+from canon_ls.core.store import Store
+
+
+def graph_data(store: Store) -> dict[str, Any]:
+    """Nodes and edges as plain data (also what the page embeds)."""
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, str]] = []
+    if not store.exists():
+        return {"nodes": nodes, "edges": edges, "root": str(store.root)}
+    project_assets = assets_mod.Assets(store.project, store.root)
+    orphans = set(assets_mod.orphans(store, project_assets))
+    stale = assets_mod.stale(store, project_assets, assets_mod.ChangeTimes(store.project))
+    addresses = store.addresses()
+    known = set(addresses)
+    missing: set[str] = set()
+    for address in addresses:
+        art = store.article(address)
+        if art is None:
+            continue
+        status = "stale" if address in stale else "orphan" if address in orphans else "ok"
+        nodes.append(
+            {
+                "id": "a:" + address,
+                "kind": "article",
+                "label": address,
+                "capsule": art.capsule,
+                "updated": art.updated,
+                "scope": art.scope,
+                "status": status,
+                "note": stale.get(address, ""),
+                "problems": list(art.problems),
+            }
+        )
+        for link in art.links:
+            if link.target in known:
+                edges.append(
+                    {"source": "a:" + address, "target": "a:" + link.target, "kind": "link"}
+                )
+            else:
+                missing.add(link.target)
+                edges.append(
+                    {"source": "a:" + address, "target": "m:" + link.target, "kind": "broken"}
+                )
+        ancestor = _governing_ancestor(store, address)
+        if ancestor:
+            edges.append({"source": "a:" + address, "target": "a:" + ancestor, "kind": "parent"})
+        if ":" not in address:
+            for rel in project_assets.of(address):
+                nodes.append({"id": "f:" + rel, "kind": "asset", "label": rel})
+                edges.append({"source": "a:" + address, "target": "f:" + rel, "kind": "asset"})
+    for target in sorted(missing):
+        nodes.append({"id": "m:" + target, "kind": "missing", "label": target})
+    for entry in store.journal_entries():
+        nodes.append(
+            {
+                "id": "j:" + entry.name,
+                "kind": "journal",
+                "label": entry.name,
+                "date": entry.date,
+                "subject": list(entry.subject),
+                "source": entry.source,
+            }
+        )
+        for subject in entry.subject:
+            governing = store.governing(subject)
+            if governing:
+                edges.append(
+                    {"source": "j:" + entry.name, "target": "a:" + governing, "kind": "subject"}
+                )
+    return {"nodes": _unique(nodes), "edges": edges, "root": str(store.root)}
+
+
+def _governing_ancestor(store: Store, address: str) -> str | None:
+    if "/" not in address:
+        return None
+    return store.governing(address.rsplit("/", 1)[0])
+
+
+def _unique(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for node in nodes:
+        if node["id"] not in seen:
+            seen.add(node["id"])
+            out.append(node)
+    return out
+
+
+def _json_for_script(data: object) -> str:
+    """JSON that cannot close its <script> element or start markup."""
+    text = json.dumps(data, ensure_ascii=False)
+    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(raw, safe)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _index_html(data: dict[str, Any]) -> str:
+    """Plain tables under the drawing: readable without script, every value escaped."""
+    e = html.escape
+    rows = [
+        f'<tr class="{e(n["status"])}"><td>{e(n["label"])}</td><td>{e(n["capsule"])}</td>'
+        f"<td>{e(n['updated'])}</td><td>{e(n['status'])}{' (rule)' if n['scope'] == 'rule' else ''}"
+        f"</td></tr>"
+        for n in data["nodes"]
+        if n["kind"] == "article"
+    ]
+    entries = [
+        f"<tr><td>{e(n['label'])}</td><td>{e(', '.join(n['subject']))}</td>"
+        f"<td>{e(n['source'])}</td></tr>"
+        for n in data["nodes"]
+        if n["kind"] == "journal"
+    ]
+    broken = [f"<li>{e(n['label'])}</li>" for n in data["nodes"] if n["kind"] == "missing"]
+    parts = [
+        "<h2>Articles</h2><table><tr><th>address</th><th>capsule</th><th>updated</th>"
+        "<th>status</th></tr>" + "".join(rows) + "</table>",
+        "<h2>Journal</h2><table><tr><th>entry</th><th>subject</th><th>source</th></tr>"
+        + "".join(entries)
+        + "</table>",
+    ]
+    if broken:
+        parts.append("<h2>Broken link targets</h2><ul>" + "".join(broken) + "</ul>")
+    return "\n".join(parts)
+
+
+def render(store: Store) -> str:
+    """The whole page as one string."""
+    data = graph_data(store)
+    counts = {k: sum(1 for n in data["nodes"] if n["kind"] == k) for k in ("article", "journal")}
+    title = html.escape(f"canon graph: {data['root']}")
+    summary = html.escape(
+        f"{counts['article']} articles, {counts['journal']} journal entries, "
+        f"{len(data['edges'])} edges"
+    )
+    fills = {
+        "TITLE": title,
+        "SUMMARY": summary,
+        "INDEX": _index_html(data),
+        "DATA": _json_for_script(data),
+    }
+    # One pass, so store text that happens to contain a placeholder is never expanded.
+    return re.sub(r"@@([A-Z]+)@@", lambda m: fills[m.group(1)], _PAGE)
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy"
+ content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<title>@@TITLE@@</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:0;color:#222}
+header{padding:8px 12px;border-bottom:1px solid #ddd}
+#wrap{display:flex;height:70vh}
+svg{flex:1;background:#fafafa;cursor:grab}
+#info{width:320px;padding:8px 12px;overflow:auto;border-left:1px solid #ddd;white-space:pre-wrap}
+.legend span{margin-right:12px}
+main{padding:0 12px}
+table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ddd;padding:2px 6px;
+text-align:left;vertical-align:top}
+tr.stale td:last-child{color:#b60}tr.orphan td:last-child{color:#a0a}
+</style></head><body>
+<header><strong>@@TITLE@@</strong> &middot; @@SUMMARY@@
+<span class="legend"> &middot; <span style="color:#2b6cb0">&#9679; article</span>
+<span style="color:#b60">&#9679; stale</span><span style="color:#a0a">&#9679; orphan</span>
+<span style="color:#2f855a">&#9670; journal</span><span style="color:#999">&#9679; asset</span>
+<span style="color:#c53030">&#9675; missing link target</span></span></header>
+<div id="wrap"><svg id="g" xmlns="http://www.w3.org/2000/svg"></svg>
+<div id="info">Click a node.</div></div>
+<main>@@INDEX@@</main>
+<script type="application/json" id="canon-data">@@DATA@@</script>
+<script>
+(function(){
+"use strict";
+var data=JSON.parse(document.getElementById("canon-data").textContent);
+var svg=document.getElementById("g"),info=document.getElementById("info");
+var NS="http://www.w3.org/2000/svg",W=svg.clientWidth||900,H=svg.clientHeight||600;
+var byId={},nodes=data.nodes,edges=[];
+nodes.forEach(function(n,i){byId[n.id]=n;var a=2*Math.PI*i/Math.max(1,nodes.length);
+ n.x=W/2+Math.cos(a)*W/3;n.y=H/2+Math.sin(a)*H/3;n.vx=0;n.vy=0;});
+data.edges.forEach(function(e){if(byId[e.source]&&byId[e.target])edges.push(e);});
+var color={article:"#2b6cb0",journal:"#2f855a",asset:"#999",missing:"#c53030"};
+var status={stale:"#b60",orphan:"#a0a"};
+var view=document.createElementNS(NS,"g");svg.appendChild(view);
+var lines=edges.map(function(e){var l=document.createElementNS(NS,"line");
+ l.setAttribute("stroke",e.kind==="broken"?"#c53030":e.kind==="parent"?"#bbb":"#999");
+ if(e.kind==="broken"||e.kind==="parent")l.setAttribute("stroke-dasharray","4 3");
+ view.appendChild(l);return l;});
+var dots=nodes.map(function(n){var g=document.createElementNS(NS,"g");
+ var c=document.createElementNS(NS,n.kind==="journal"?"rect":"circle");
+ var fill=(n.kind==="article"&&status[n.status])||color[n.kind];
+ if(n.kind==="journal"){c.setAttribute("width",9);c.setAttribute("height",9);
+  c.setAttribute("x",-4.5);c.setAttribute("y",-4.5);c.setAttribute("transform","rotate(45)");}
+ else c.setAttribute("r",n.kind==="article"?7:4);
+ c.setAttribute("fill",n.kind==="missing"?"#fff":fill);c.setAttribute("stroke",fill);
+ var t=document.createElementNS(NS,"text");t.setAttribute("x",9);t.setAttribute("y",4);
+ t.setAttribute("font-size",n.kind==="article"?"11":"9");t.textContent=n.label;
+ var tip=document.createElementNS(NS,"title");tip.textContent=n.capsule||n.label;
+ g.appendChild(c);g.appendChild(t);g.appendChild(tip);view.appendChild(g);
+ g.addEventListener("click",function(ev){ev.stopPropagation();show(n);});return g;});
+function show(n){var out=[n.kind+": "+n.label];
+ if(n.capsule!==undefined)out.push("capsule: "+n.capsule,"updated: "+n.updated,
+  "status: "+n.status+(n.scope==="rule"?" (rule)":""));
+ if(n.note)out.push(n.note);
+ if(n.problems&&n.problems.length)out.push("problems: "+n.problems.join("; "));
+ if(n.date)out.push("date: "+n.date,"subject: "+n.subject.join(", "),"source: "+n.source);
+ edges.forEach(function(e){if(e.source===n.id)out.push("-> "+e.kind+" "+byId[e.target].label);
+  if(e.target===n.id)out.push("<- "+e.kind+" "+byId[e.source].label);});
+ info.textContent=out.join("\\n");}
+var steps=0,max=nodes.length>400?150:300;
+function tick(){var k=Math.sqrt(W*H/Math.max(1,nodes.length))*0.6,i,j,a,b,dx,dy,d,f;
+ for(i=0;i<nodes.length;i++){a=nodes[i];for(j=i+1;j<nodes.length;j++){b=nodes[j];
+  dx=a.x-b.x;dy=a.y-b.y;d=Math.max(1,dx*dx+dy*dy);f=k*k/d;
+  a.vx+=dx*f/10;a.vy+=dy*f/10;b.vx-=dx*f/10;b.vy-=dy*f/10;}}
+ edges.forEach(function(e){a=byId[e.source];b=byId[e.target];dx=b.x-a.x;dy=b.y-a.y;
+  d=Math.sqrt(dx*dx+dy*dy)||1;f=(d-k)/d*0.05;a.vx+=dx*f;a.vy+=dy*f;b.vx-=dx*f;b.vy-=dy*f;});
+ nodes.forEach(function(n){n.vx+=(W/2-n.x)*0.002;n.vy+=(H/2-n.y)*0.002;
+  n.x+=Math.max(-20,Math.min(20,n.vx));n.y+=Math.max(-20,Math.min(20,n.vy));n.vx*=0.6;n.vy*=0.6;});}
+function draw(){edges.forEach(function(e,i){var a=byId[e.source],b=byId[e.target];
+  lines[i].setAttribute("x1",a.x);lines[i].setAttribute("y1",a.y);
+  lines[i].setAttribute("x2",b.x);lines[i].setAttribute("y2",b.y);});
+ nodes.forEach(function(n,i){dots[i].setAttribute("transform","translate("+n.x+","+n.y+")");});}
+function frame(){for(var s=0;s<5&&steps<max;s++,steps++)tick();draw();
+ if(steps<max)window.requestAnimationFrame(frame);}
+frame();
+var scale=1,tx=0,ty=0,drag=null;
+function apply(){view.setAttribute("transform","translate("+tx+","+ty+") scale("+scale+")");}
+svg.addEventListener("wheel",function(ev){ev.preventDefault();
+ scale*=ev.deltaY<0?1.1:1/1.1;apply();});
+svg.addEventListener("mousedown",function(ev){drag=[ev.clientX-tx,ev.clientY-ty];});
+window.addEventListener("mouseup",function(){drag=null;});
+window.addEventListener("mousemove",function(ev){if(drag){tx=ev.clientX-drag[0];
+ ty=ev.clientY-drag[1];apply();}});
+})();
+</script></body></html>
+"""

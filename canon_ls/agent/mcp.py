@@ -1,0 +1,135 @@
+"""`canon mcp`: the stdio MCP server with one tool, `canon` (SPEC §11.2).
+
+Built on the official SDK's low-level `Server` (mcp 2.x) rather than the decorator API
+(`MCPServer`, formerly FastMCP), for two reasons:
+- the advertised inputSchema must be exactly `core.tool.input_schema()` (the §6 action object,
+  `action` an enum); the decorator API derives the schema from a Python signature instead;
+- the decorator API validates and coerces arguments with pydantic before the tool sees them
+  (a JSON string becomes a list, wrong types get pydantic's multi-line report), while §6 wants
+  `core.tool.run` to judge the raw object and answer every bad input with its own sentence.
+
+Session id: stdio has no transport session, so the server takes the client's session id from
+the `tools/call` request `_meta` when the client sends one (keys `sessionId`, `session_id`,
+`session`, or a vendor-prefixed `…/sessionId`). Journal entries carry `source: mcp`.
+The store is re-validated (`store.refresh()`) before each call so edits made by hand, by the
+editor or by another agent are seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from canon_ls.core import tool
+from canon_ls.core.project import open_store
+from canon_ls.core.store import Store
+
+TOOL_NAME = "canon"
+
+DESCRIPTION = (
+    "Project memory (.canon/ in the repository): one article per file or folder, plus an "
+    "append-only journal. Actions: "
+    "read {path} - the article governing a path (read it before changing that code); "
+    "write {path, capsule?, body?, scope?} - create or update that article (absent fields stay "
+    "unchanged); "
+    "journal {body, subject?, slug?} - record what happened and why; "
+    "map {path?} - list articles as 'address: capsule'; "
+    "search {query, journal?} - BM25 search over articles (and the journal)."
+)
+
+INSTRUCTIONS = (
+    "Use the canon tool to read the article governing a file before changing it, update the "
+    "article when the code's current state changes, and journal decisions and history."
+)
+
+_SESSION_KEYS = ("sessionId", "session_id", "session")
+
+
+def session_of(meta: Mapping[str, Any] | None) -> str | None:
+    """The client's session id from a request `_meta`, if it offers one."""
+    if not meta:
+        return None
+    for key in _SESSION_KEYS:
+        value = meta.get(key)
+        if isinstance(value, str | int) and str(value):
+            return str(value)
+    for key, value in meta.items():
+        tail = key.rsplit("/", 1)[-1]
+        if "/" in key and tail in _SESSION_KEYS and isinstance(value, str | int) and str(value):
+            return str(value)
+    return None
+
+
+def _text(text: str, is_error: bool) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=is_error
+    )
+
+
+def build_server(store: Store) -> Server[Any]:
+    """The MCP server over one store; calls run one at a time (the store is not thread-safe)."""
+    lock = anyio.Lock()
+    schema = tool.input_schema()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[types.Tool(name=TOOL_NAME, description=DESCRIPTION, input_schema=schema)]
+        )
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name != TOOL_NAME:
+            return _text(
+                f"There is no tool {params.name!r}; this server has one tool, canon.", True
+            )
+        arguments = params.arguments if params.arguments is not None else {}
+        session = session_of(params.meta) or session_of(ctx.meta)
+        async with lock:
+            result = await anyio.to_thread.run_sync(_call, store, arguments, session)
+        return _text(result.text, result.code != 0)
+
+    return Server(
+        "canon",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _call(store: Store, arguments: object, session: str | None) -> tool.ToolResult:
+    store.refresh()
+    return tool.run(store, arguments, source="mcp", session=session)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("canon-ls")
+    except PackageNotFoundError:
+        return "0"
+
+
+async def serve(store: Store) -> None:
+    """Serve over stdin/stdout until the client closes the pipe."""
+    server = build_server(store)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(project: Path) -> int:
+    """Entry of `canon mcp`: open the project's store (lazily; nothing is created) and serve."""
+    store = open_store(project)
+    anyio.run(serve, store)
+    return 0

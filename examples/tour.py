@@ -1,0 +1,89 @@
+"""A tour of the demo store with the real `canon` CLI (scripts/demo.sh runs it).
+
+Copies examples/demo to a temporary directory (the original is never touched), pins the clock
+(CANON_TODAY) and the source files' modification times so the orphan and stale findings are the
+same on every machine, then prints what an agent would see from `canon read`, `map`, `search`
+and `check`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+DEMO = Path(__file__).resolve().parent / "demo"
+TODAY = "2026-11-29"
+# All demo sources "last changed" on this day: before every article's `updated`, so only the
+# article with `stale_after` in the past reads as stale.
+SOURCES_TIME = datetime(2026, 9, 1, 12, 0, tzinfo=UTC).timestamp()
+
+
+def canon_command() -> list[str]:
+    """The installed console script next to this interpreter, else the module."""
+    script = Path(sys.executable).with_name("canon")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("canon")
+    return [found] if found else [sys.executable, "-m", "canon_ls.agent.cli"]
+
+
+def prepare(target: Path) -> Path:
+    """A throwaway copy of the demo with pinned source mtimes; returns the project root."""
+    project = target / "demo"
+    shutil.copytree(DEMO, project)
+    for path in project.rglob("*"):
+        if ".canon" not in path.relative_to(project).parts:
+            os.utime(path, (SOURCES_TIME, SOURCES_TIME))
+    return project
+
+
+def run(project: Path, *args: str) -> str:
+    env = dict(os.environ, CANON_TODAY=TODAY)
+    proc = subprocess.run(
+        [*canon_command(), *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    out = proc.stdout + proc.stderr
+    return out.rstrip("\n") + f"\n[exit {proc.returncode}]"
+
+
+def section(title: str, command: str, output: str) -> None:
+    print(f"\n== {title}\n$ {command}")
+    print(output)
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="canon-tour-") as tmp:
+        project = prepare(Path(tmp))
+        print(f"canon tour: a copy of examples/demo in {project} (CANON_TODAY={TODAY})")
+        steps = [
+            ("The store at a glance", ["status"]),
+            ("Read the article governing a file", ["read", "src/core/config.py"]),
+            (
+                "A file without its own article: the nearest ancestor answers",
+                ["read", "src/feed/__init__.py"],
+            ),
+            ("Every article under a prefix", ["map", "src/feed"]),
+            ("The whole map", ["map"]),
+            ("Search in English", ["search", "retry budget"]),
+            ("Search in Chinese (CJK bigrams)", ["search", "日期格式"]),
+            ("Search with the journal included", ["search", "--journal", "keyring"]),
+            ("Whole-store check (broken link, orphan, stale)", ["check"]),
+        ]
+        for title, args in steps:
+            section(title, "canon " + " ".join(args), run(project, *args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
