@@ -1,0 +1,220 @@
+-- Headless Neovim against the real canon-ls, with the plugin from editors/neovim.
+-- usage: nvim --headless -u NONE -l e2e.lua <plugin dir> <workspace>
+-- Prints "ok - <name>" / "FAIL - <name>: <detail>" lines and "N passed, M failed"; exit 0 only
+-- when everything passed. A watchdog ends a hung run with exit 2.
+local plugin_dir, ws = arg[1], arg[2]
+local APP_CAPSULE = 'Entry point: wires config and routes; never reads the environment directly.'
+local JOURNAL_TEXT = 'Decided to keep util.run synchronous for now.'
+
+local passed, failed = 0, 0
+local function check(name, ok, detail)
+  if ok then
+    passed = passed + 1
+    io.stdout:write(('ok - %s\n'):format(name))
+  else
+    failed = failed + 1
+    io.stdout:write(('FAIL - %s: %s\n'):format(name, vim.inspect(detail):gsub('\n', ' ')))
+  end
+  io.stdout:flush()
+end
+local function finish()
+  io.stdout:write(('%d passed, %d failed\n'):format(passed, failed))
+  io.stdout:flush()
+  vim.cmd((failed == 0 and passed > 0) and 'qall!' or 'cquit! 1')
+end
+
+local watchdog = assert(vim.uv.new_timer())
+watchdog:start(90000, 0, vim.schedule_wrap(function()
+  io.stdout:write('FAIL - watchdog: timed out after 90 s\n')
+  io.stdout:flush()
+  vim.cmd('cquit! 2')
+end))
+
+vim.opt.rtp:prepend(plugin_dir)
+vim.cmd('filetype on') -- off under -u NONE; vim.lsp.enable starts clients on FileType
+vim.opt.swapfile = false
+vim.opt.hidden = true
+require('canon').setup()
+
+local function wait(ms, fn)
+  local value
+  local ok = vim.wait(ms, function()
+    value = fn()
+    return value ~= nil and value ~= false
+  end, 25)
+  return ok and value or nil
+end
+
+local function open(rel)
+  vim.cmd.edit(vim.fn.fnameescape(ws .. '/' .. rel))
+  local buf = vim.api.nvim_get_current_buf()
+  local client = wait(20000, function()
+    local c = vim.lsp.get_clients({ bufnr = buf, name = 'canon_ls' })[1]
+    return c and c.initialized and c or nil
+  end)
+  return buf, client
+end
+
+local function request(buf, method, params)
+  local res, err = vim.lsp.buf_request_sync(buf, method, params, 10000)
+  for _, r in pairs(res or {}) do
+    if r.err then
+      return nil, r.err
+    end
+    return r.result
+  end
+  return nil, err or 'no response'
+end
+
+local function text_of(contents)
+  if type(contents) == 'string' then
+    return contents
+  end
+  if contents.value then
+    return contents.value
+  end
+  local parts = {}
+  for _, c in ipairs(contents) do
+    parts[#parts + 1] = type(c) == 'string' and c or c.value
+  end
+  return table.concat(parts, '\n')
+end
+
+local function label_of(hint)
+  if type(hint.label) == 'string' then
+    return hint.label
+  end
+  local parts = {}
+  for _, p in ipairs(hint.label) do
+    parts[#parts + 1] = p.value
+  end
+  return table.concat(parts)
+end
+
+local function action_titles(buf, line)
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = { start = { line = line, character = 0 }, ['end'] = { line = line, character = 0 } },
+    context = { diagnostics = {} },
+  }
+  local result, err = request(buf, 'textDocument/codeAction', params)
+  local titles = {}
+  for _, a in ipairs(result or {}) do
+    titles[#titles + 1] = a.title
+  end
+  return titles, err
+end
+
+local function has(list, wanted)
+  return vim.tbl_contains(list, wanted)
+end
+
+-- 1. attach on a governed file (SPEC §10: every workspace folder with a store is served)
+local buf, client = open('src/app.py')
+check('attach on src/app.py', client ~= nil, vim.lsp.get_clients())
+if not client then
+  return finish()
+end
+check('root is the workspace (root_markers .canon/.git)', client.root_dir == ws, client.root_dir)
+
+-- 1b. :checkhealth canon finds the server and the store
+vim.cmd('checkhealth canon')
+local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+check(':checkhealth canon reports no error',
+  report:find('server command: canon-ls', 1, true) ~= nil and not report:find('ERROR', 1, true), report)
+vim.cmd('bwipe!')
+vim.cmd.buffer(buf)
+
+-- 2. hover on line 1 shows the file's governing article (SPEC §10 hover)
+local hover, herr = request(buf, 'textDocument/hover', {
+  textDocument = { uri = vim.uri_from_bufnr(buf) },
+  position = { line = 0, character = 4 },
+})
+local htext = hover and text_of(hover.contents) or ''
+check('hover shows the capsule', htext:find(APP_CAPSULE, 1, true) ~= nil, hover or herr)
+check('hover names the governing address', htext:find('src/app', 1, true) ~= nil, htext)
+
+-- 3. inlay hint at the end of line 1 (the plugin's LspAttach turns hints on)
+local hints = wait(10000, function()
+  local got = vim.lsp.inlay_hint.get({ bufnr = buf })
+  return #got > 0 and got or nil
+end) or {}
+local hint = hints[1] and hints[1].inlay_hint
+local first_line = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+check('inlay hint on line 1 carries the capsule',
+  hint and hint.position.line == 0 and label_of(hint):find('Entry point', 1, true) ~= nil, hints)
+check('inlay hint sits at the end of line 1',
+  hint and hint.position.character == #first_line, { hint = hint, len = #first_line })
+
+-- 4. code actions on a governed file: update + journal (SPEC §10 code actions)
+local titles, terr = action_titles(buf, 0)
+check('code actions on src/app.py: update and journal',
+  has(titles, 'Update governing article src/app') and has(titles, 'Journal an entry about src/app'),
+  { titles = titles, err = terr })
+
+-- 5. an orphan article has its diagnostic (SPEC §6.1 item 5, §9, §10 diagnostics)
+local legacy = open('.canon/articles/src/legacy.md')
+local orphan = wait(20000, function()
+  for _, d in ipairs(vim.diagnostic.get(legacy)) do
+    local code = d.code or vim.tbl_get(d, 'user_data', 'lsp', 'code') or ''
+    if (tostring(code) .. ' ' .. d.message):lower():find('orphan', 1, true) then
+      return d
+    end
+  end
+end)
+check('orphan article src/legacy has an orphan diagnostic', orphan ~= nil, vim.diagnostic.get(legacy))
+
+-- 6. an ungoverned file: create + journal offered; applying "Create article" creates the file
+local util = open('src/util.py')
+titles, terr = action_titles(util, 0)
+check('code actions on src/util.py: create and journal',
+  has(titles, 'Create article for src/util') and has(titles, 'Journal an entry about src/util'),
+  { titles = titles, err = terr })
+local article = ws .. '/.canon/articles/src/util.md'
+vim.lsp.buf.code_action({
+  apply = true,
+  filter = function(a)
+    return a.title == 'Create article for src/util'
+  end,
+  range = { start = { 1, 0 }, ['end'] = { 1, 0 } },
+})
+local created = wait(10000, function()
+  -- a WorkspaceEdit lands in a buffer (undoable); write it as a user would
+  vim.cmd('silent! wall')
+  local st = vim.uv.fs_stat(article)
+  return st and st.size > 0
+end)
+check('"Create article for src/util" creates .canon/articles/src/util.md', created ~= nil,
+  vim.fn.glob(ws .. '/.canon/articles/**', true, true))
+vim.cmd.buffer(util)
+
+-- 7. :CanonJournal lands one journal entry (SPEC §6 journal, via client:exec_cmd)
+vim.cmd('CanonJournal ' .. JOURNAL_TEXT)
+local entry = wait(10000, function()
+  for _, f in ipairs(vim.fn.glob(ws .. '/.canon/journal/*.md', true, true)) do
+    local text = table.concat(vim.fn.readfile(f), '\n')
+    if text:find(JOURNAL_TEXT, 1, true) then
+      return { file = f, text = text }
+    end
+  end
+end)
+check(':CanonJournal writes an entry', entry ~= nil, vim.fn.glob(ws .. '/.canon/**', true, true))
+check('the entry names its subject', entry and entry.text:find('src/util', 1, true) ~= nil, entry)
+
+-- 8. :CanonMap shows the map in a scratch buffer
+vim.cmd('CanonMap')
+local map_text = wait(10000, function()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find('canon://map', 1, true) then
+      return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+    end
+  end
+end)
+check(':CanonMap lists src/app with its capsule',
+  map_text and map_text:find('src/app: ' .. APP_CAPSULE, 1, true) ~= nil, map_text)
+
+client:stop()
+wait(5000, function()
+  return client:is_stopped()
+end)
+finish()
