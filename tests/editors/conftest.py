@@ -1,84 +1,12 @@
-"""Shared pieces of the real-editor tests: a governed workspace on disk and the tools' locations.
-
-The workspace is real files in a tmp dir with real git history: `src/app.py` governed by
-`.canon/articles/src/app.md`, `src/util.py` with no article, and `src/legacy.md`, an orphan
-article (its parent directory `src/` exists, no asset maps to it; SPEC §6.1 item 5, §9).
-"""
+"""Fixtures for the real-editor tests; the helpers live in editor_support.py."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-TODAY = "2026-11-29"
-APP_CAPSULE = "Entry point: wires config and routes; never reads the environment directly."
-LEGACY_CAPSULE = "Old feed poller, replaced by the queue consumer."
-CACHE = Path(os.environ.get("CANON_EDITOR_CACHE", REPO / ".cache" / "editors"))
-
-
-def venv_bin() -> Path:
-    return Path(sys.executable).parent
-
-
-def tool_env(home: Path) -> dict[str, str]:
-    """Environment for editor processes: the venv (canon-ls, nvim) first, state kept in tmp."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(venv_bin()), env.get("PATH", "")])
-    env["CANON_TODAY"] = TODAY
-    env["HOME"] = str(home)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        path = home / name.lower()
-        path.mkdir(parents=True, exist_ok=True)
-        env[name] = str(path)
-    return env
-
-
-def _git(cwd: Path, *args: str, date: str) -> None:
-    env = dict(os.environ)
-    env.update(
-        GIT_AUTHOR_DATE=date,
-        GIT_COMMITTER_DATE=date,
-        GIT_AUTHOR_NAME="Test",
-        GIT_AUTHOR_EMAIL="test@example.invalid",
-        GIT_COMMITTER_NAME="Test",
-        GIT_COMMITTER_EMAIL="test@example.invalid",
-    )
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-def make_workspace(root: Path) -> Path:
-    """Write the governed workspace described in the module docstring and commit it."""
-    files = {
-        "src/app.py": '"""Application entry point."""\n\nfrom src import util\n\nutil.run()\n',
-        "src/util.py": "def run():\n    print('hello from util')\n",
-        "README.md": "# demo\n\nSee [the app](src/app.py).\n",
-        ".canon/schema.json": (
-            '{"schema_version": 1,\n'
-            ' "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}}}\n'
-        ),
-        ".canon/articles/src/app.md": (
-            f"---\ncapsule: {APP_CAPSULE}\nupdated: 2026-11-20\n---\n# src/app\n"
-            "Routes are registered in one table; config comes from src/config.\n"
-        ),
-        ".canon/articles/src/legacy.md": (
-            f"---\ncapsule: {LEGACY_CAPSULE}\nupdated: 2026-11-20\n---\n# src/legacy\n"
-            "Polled the feed every minute.\n"
-        ),
-    }
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    _git(root, "init", "-q", "-b", "main", date="2026-11-01T10:00:00")
-    _git(root, "add", "-A", date="2026-11-01T10:00:00")
-    _git(root, "commit", "-q", "-m", "initial", date="2026-11-01T10:00:00")
-    return root
+from editor_support import make_workspace, venv_bin
 
 
 @pytest.fixture
@@ -96,10 +24,3 @@ def canon_ls() -> Path:
             pytest.fail("canon-ls is not installed: run scripts/setup.sh test")
         path = Path(found)
     return path
-
-
-def need(path: Path | str | None, what: str) -> str:
-    """The path of a tool the editor tests need; a clear skip naming the installer otherwise."""
-    if not path or not Path(path).exists():
-        pytest.skip(f"{what} is missing: run scripts/install_editor_deps.sh")
-    return str(path)

