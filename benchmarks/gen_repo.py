@@ -416,11 +416,8 @@ def main(argv: list[str] | None = None) -> None:
         if r.random() < 0.4:
             fm.append("tags: [" + ", ".join(r.sample(NOUNS, r.randint(1, 3))) + "]")
         asset_last = newest.get(a)
-        has_assets = a in by_address and not all(p in deleted_at for p in by_address[a])
-        has_assets = has_assets or a in dir_set
-        if has_assets and (
-            (asset_last is not None and utc_day(times[asset_last]) > reference)
-            or (stale_after and stale_after <= TODAY)
+        if (asset_last is not None and utc_day(times[asset_last]) > reference) or (
+            stale_after and stale_after <= TODAY
         ):
             truth_stale.append(a)
         title = a.rsplit("/", 1)[-1]

@@ -23,8 +23,31 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from canon_ls.core import lint
+from canon_ls.core import schema as schema_mod
+from canon_ls.core.clock import today as _today
+from canon_ls.core.lint import Finding
+
 if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+    from canon_ls.core.schema import Schema
     from canon_ls.core.store import Store
+
+__all__ = [
+    "Assets",
+    "ChangeTimes",
+    "Finding",
+    "address_of_path",
+    "article_findings",
+    "check",
+    "children_unlisted",
+    "governed_files",
+    "orphans",
+    "parse_log",
+    "stale",
+    "stale_one",
+    "unreferenced",
+]
 
 _SKIP_DIRS = frozenset({".git", ".canon"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -244,27 +267,14 @@ def orphans(store: Store, assets: Assets) -> list[str]:
     addresses = _project_addresses(store)
     if not assets.any_mapped(addresses):
         return []
-    project = str(assets.project)
     out = []
     for address in addresses:
         if "/" not in address or assets.of(address):
             continue
         art = store.article(address)
-        if art is None or art.scope == "rule":
-            continue
-        if os.path.isdir(os.path.join(project, address.rpartition("/")[0])):
+        if art is not None and _is_orphan(store, address, art, assets, checked_store=True):
             out.append(address)
     return out
-
-
-def orphan_message(address: str) -> str:
-    """The orphan question with its remedies (SPEC §6.1 item 5)."""
-    parent = address.rpartition("/")[0]
-    return (
-        f"No file or directory maps to {address}, yet {parent}/ exists: was the asset renamed "
-        f"or removed? Move the article to the asset's new address, merge it into {parent}, "
-        "or declare scope: rule."
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -542,8 +552,6 @@ def stale_reason(
 
 def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
     """Address -> reason sentence for every stale article of the project store (SPEC §9)."""
-    from canon_ls.core.clock import today as _today
-
     addresses = _project_addresses(store)
     newest = _newest_changes(set(addresses), assets, times)
     now = _today()
@@ -557,8 +565,6 @@ def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
 
 def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> str | None:
     """stale() for one article, touching only its governed files (incremental re-check)."""
-    from canon_ls.core.clock import today as _today
-
     articles = set(_project_addresses(store))
     best: tuple[float, str] | None = None
     for path in governed_files(address, assets, articles):
@@ -566,3 +572,201 @@ def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) ->
         if best is None or ts > best[0]:
             best = (ts, path)
     return stale_reason(store, address, best, _today())
+
+
+# ---------------------------------------------------------------------------------------
+# Graph relations (SPEC §7 relations: orphan.warn, children.listed)
+
+
+def _inbound(store: Store, addresses: Iterable[str]) -> dict[str, set[str]]:
+    """Target address -> the other articles whose wikilinks reach it."""
+    inbound: dict[str, set[str]] = {}
+    for source in addresses:
+        art = store.article(source)
+        if art is None:
+            continue
+        for link in art.links:
+            if link.target != source:
+                inbound.setdefault(link.target, set()).add(source)
+    return inbound
+
+
+def _children(address: str, addresses: list[str], articles: set[str]) -> list[str]:
+    """Direct child articles: below `address`, with no nearer article in between."""
+    prefix = address + "/"
+    lo = bisect.bisect_left(addresses, prefix)
+    hi = bisect.bisect_left(addresses, address + "0")
+    out = []
+    for child in addresses[lo:hi]:
+        up = child.rpartition("/")[0]
+        while up != address and up not in articles:
+            up = up.rpartition("/")[0]
+        if up == address:
+            out.append(child)
+    return out
+
+
+def unreferenced(store: Store) -> list[str]:
+    """orphan.warn: articles no other article references (SPEC §7)."""
+    addresses = store.addresses()
+    inbound = _inbound(store, addresses)
+    return [a for a in addresses if a not in inbound]
+
+
+def children_unlisted(store: Store) -> dict[str, list[str]]:
+    """children.listed: article -> its direct child articles it does not reference (SPEC §7)."""
+    addresses = sorted(store.addresses())
+    articles = set(addresses)
+    out: dict[str, list[str]] = {}
+    for address in addresses:
+        children = _children(address, addresses, articles)
+        if not children:
+            continue
+        art = store.article(address)
+        targets = {link.target for link in art.links} if art else set()
+        missing = [c for c in children if c not in targets]
+        if missing:
+            out[address] = missing
+    return out
+
+
+def _linked_from_others(store: Store, address: str) -> bool:
+    return any(source != address for source in store.backlinks(address))
+
+
+def _unreferenced_message(address: str) -> str:
+    return (
+        f"No other article references {address}; the schema asks every article to be linked "
+        f"from another one: add [[{address}]] where it belongs (e.g. its parent)."
+    )
+
+
+def _children_message(address: str, missing: list[str]) -> str:
+    shown = ", ".join(f"[[{c}]]" for c in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    return (
+        f"{address} does not reference its child article(s) {shown}{more}; the schema asks "
+        "every article to list its direct children."
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The whole-store check (canon check, language server diagnostics)
+
+
+def _schema_findings(art: Article, schema: Schema) -> list[Finding]:
+    if schema.error:
+        return []  # reported once for the store by check()
+    values = {"capsule": art.capsule, "title": art.title, "body": art.body}
+    out = []
+    for line in schema_mod.violations(schema, values):
+        severity = "error" if line.startswith("The schema requires") else "warning"
+        out.append(Finding(art.address, "schema", severity, line))
+    return out
+
+
+def _lint_findings(store: Store, art: Article, schema: Schema) -> list[Finding]:
+    found = lint.article_findings(art, lambda target: store.article(target) is not None)
+    if not schema.error:  # a schema-declared bound replaces the built-in line (SPEC §7)
+        if schema.declares("capsule", "max_chars"):
+            found = [f for f in found if f.code != "capsule-long"]
+        if schema.declares("body", "max_chars"):
+            found = [f for f in found if f.code != "body-long"]
+    return found + _schema_findings(art, schema)
+
+
+def _orphan_finding(address: str) -> Finding:
+    return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
+
+
+def check(
+    store: Store, assets: Assets | None = None, times: ChangeTimes | None = None
+) -> list[Finding]:
+    """Every finding of the store (SPEC §11.1 canon check, §10 diagnostics): lints, broken
+    links, front matter problems, schema, relations, orphans, stale. A malformed schema.json
+    is one finding with the empty address. Missing `assets`/`times` are built here."""
+    if not store.exists():
+        return []
+    schema = store.schema()
+    found: list[Finding] = []
+    if schema.error:
+        found.append(Finding("", "schema-malformed", "error", schema.malformed_line))
+    addresses = store.addresses()
+    for address in addresses:
+        art = store.article(address)
+        if art is not None:
+            found += _lint_findings(store, art, schema)
+    rel = schema.relations if not schema.error else None
+    if rel is not None and rel.orphan_warn:
+        for address in unreferenced(store):
+            found.append(
+                Finding(address, "relations-orphan", "warning", _unreferenced_message(address))
+            )
+    if rel is not None and rel.children_listed:
+        for address, missing in children_unlisted(store).items():
+            found.append(
+                Finding(
+                    address, "relations-children", "warning", _children_message(address, missing)
+                )
+            )
+    if assets is None:
+        assets = Assets(store.project, store_root=store.root)
+    for address in orphans(store, assets):
+        found.append(_orphan_finding(address))
+    if times is None:
+        times = ChangeTimes(store.project)
+    for address, reason in stale(store, assets, times).items():
+        found.append(Finding(address, "stale", "info", reason))
+    order = {a: i for i, a in enumerate(addresses)}
+    found.sort(key=lambda f: (order.get(f.address, -1), f.line, f.start))
+    return found
+
+
+def article_findings(
+    store: Store,
+    address: str,
+    assets: Assets | None = None,
+    times: ChangeTimes | None = None,
+) -> list[Finding]:
+    """check() for one article (the language server's re-check on change): cheap, using the
+    caller's `assets`/`times`; orphan needs `assets`, stale needs both (else skipped)."""
+    art = store.article(address)
+    if art is None:
+        return []
+    schema = store.schema()
+    found = _lint_findings(store, art, schema)
+    rel = schema.relations if not schema.error else None
+    if rel is not None and rel.orphan_warn and not _linked_from_others(store, address):
+        found.append(
+            Finding(address, "relations-orphan", "warning", _unreferenced_message(address))
+        )
+    if rel is not None and rel.children_listed:
+        addresses = sorted(store.addresses())
+        children = _children(address, addresses, set(addresses))
+        targets = {link.target for link in art.links}
+        missing = [c for c in children if c not in targets]
+        if missing:
+            found.append(
+                Finding(
+                    address, "relations-children", "warning", _children_message(address, missing)
+                )
+            )
+    project_article = ":" not in address
+    if assets is not None and project_article and _is_orphan(store, address, art, assets):
+        found.append(_orphan_finding(address))
+    if assets is not None and times is not None and project_article:
+        reason = stale_one(store, address, assets, times)
+        if reason:
+            found.append(Finding(address, "stale", "info", reason))
+    return found
+
+
+def _is_orphan(
+    store: Store, address: str, art: Article, assets: Assets, checked_store: bool = False
+) -> bool:
+    """SPEC §6.1 item 5 for one article; `checked_store`: the caller knows some address maps."""
+    if "/" not in address or art.scope == "rule" or assets.of(address):
+        return False
+    if not os.path.isdir(os.path.join(assets.project, address.rpartition("/")[0])):
+        return False
+    return checked_store or assets.any_mapped(_project_addresses(store))
