@@ -243,6 +243,14 @@ class Resolver:
                 return candidate
         return None
 
+    def governing_path(self, relpath: str) -> str | None:
+        """The governing article of a project-relative path, as it is on disk now."""
+        try:
+            address = normalise(relpath)
+        except (OutsideStore, ValueError):
+            return None
+        return self.governing(address) if address else None
+
     def article_mtime(self, address: str) -> int | None:
         try:
             return os.stat(os.path.join(self._articles, address + ".md")).st_mtime_ns
@@ -413,7 +421,14 @@ class Surfacer:
         for address, entry in self.state.pending.items():
             if self.resolver.article_mtime(address) != entry.get("mtime"):
                 continue  # written since the edit (by the tool, an editor or by hand)
-            due[address] = [str(a) for a in entry.get("assets", [])]
+            # An asset now governed by a nearer article (written since) is settled too.
+            assets = [
+                str(a)
+                for a in entry.get("assets", [])
+                if self.resolver.governing_path(str(a)) == address
+            ]
+            if assets:
+                due[address] = assets
         self.state.pending = {}
         if not due:
             return ""
