@@ -1,0 +1,166 @@
+"""Addresses (SPEC §3) and containment (§12): the one place that decides a path is inside a store.
+
+An address is a project-relative path with its extension stripped once. Normalisation is lexical
+and clamped, so no input can name anything above the root; file operations additionally re-check
+containment on the resolved path, so symlinks cannot lead outside either.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+_MOUNT_PREFIX = re.compile(r"([^/:\\]+):(.*)", re.DOTALL)
+
+
+class OutsideStore(ValueError):
+    """A path that would leave the store or the project (or cannot name a file at all)."""
+
+
+def _segments(text: str) -> list[str]:
+    """Split on '/', drop empty and '.' segments, let '..' pop but never above the root."""
+    out: list[str] = []
+    for seg in text.split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(seg)
+    return out
+
+
+def _strip_ext(segs: list[str]) -> str:
+    if not segs:
+        return ""
+    last = segs[-1]
+    dot = last.rfind(".")
+    if dot > 0:
+        segs = [*segs[:-1], last[:dot]]
+    return "/".join(segs)
+
+
+def _prepare(raw: str) -> str:
+    if not isinstance(raw, str):
+        raise OutsideStore("a path must be a string")
+    if "\x00" in raw:
+        raise OutsideStore("the path contains a NUL byte")
+    text = raw.strip()
+    if text[:7].lower() == "file://" or text[:6].lower() == "file:/":
+        text = unquote(urlsplit(text).path)
+        if "\x00" in text:
+            raise OutsideStore("the path contains a NUL byte")
+    return text.replace("\\", "/")
+
+
+def clean(raw: str) -> str:
+    """Segment normalisation only (no extension stripping): for strings that already are
+    addresses, such as wikilink targets. A trailing '.md' goes, as Obsidian links allow it."""
+    text = _prepare(raw)
+    m = _MOUNT_PREFIX.fullmatch(text)
+    prefix = ""
+    if m and not text.startswith("/"):
+        prefix, text = m.group(1) + ":", m.group(2)
+    segs = _segments(text)
+    if segs and segs[-1].endswith(".md") and len(segs[-1]) > 3:
+        segs[-1] = segs[-1][:-3]
+    joined = "/".join(segs)
+    return prefix + joined if joined else ""
+
+
+def normalise(
+    raw: str, project: Path | None = None, mounts: Mapping[str, Path] | None = None
+) -> str:
+    """SPEC §3: a path (relative, absolute, or file:// URI) -> address; '' for the project root.
+
+    An absolute path inside a mount named `lake` becomes 'lake:sub/addr'; 'lake:sub/addr.ext' is
+    accepted as well. An absolute path outside the project and mounts is clamped like '..'.
+    NUL bytes raise OutsideStore.
+    """
+    text = _prepare(raw)
+    if mounts:
+        m = _MOUNT_PREFIX.fullmatch(text)
+        if m and m.group(1) in mounts:
+            rest = _strip_ext(_segments(m.group(2)))
+            return f"{m.group(1)}:{rest}" if rest else ""
+    segs = _segments(text)
+    if text.startswith("/"):
+        for base_segs, prefix in _bases(project, mounts):
+            n = len(base_segs)
+            if segs[:n] == base_segs:
+                rest = _strip_ext(segs[n:])
+                if prefix and not rest:
+                    return ""
+                return prefix + rest
+    return _strip_ext(segs)
+
+
+def _bases(project: Path | None, mounts: Mapping[str, Path] | None) -> list[tuple[list[str], str]]:
+    """Candidate roots for absolute paths, longest first (a mount inside the project wins)."""
+    bases: list[tuple[list[str], str]] = []
+
+    def add(path: Path, prefix: str) -> None:
+        for variant in {str(path), os.path.realpath(path)}:
+            segs = _segments(variant.replace("\\", "/"))
+            bases.append((segs, prefix))
+
+    if project is not None:
+        add(Path(project), "")
+    for name, directory in (mounts or {}).items():
+        add(Path(directory), name + ":")
+    bases.sort(key=lambda b: len(b[0]), reverse=True)
+    return bases
+
+
+def ancestors(address: str) -> Iterator[str]:
+    """'a/b/c' -> 'a/b/c', 'a/b', 'a' (the rfind walk; SPEC §4)."""
+    while address:
+        yield address
+        cut = address.rfind("/")
+        if cut < 0:
+            return
+        address = address[:cut]
+
+
+def parent(address: str) -> str:
+    """The address one segment up; '' at top level."""
+    cut = address.rfind("/")
+    return address[:cut] if cut > 0 else ""
+
+
+def contained(path: Path, base: Path) -> Path:
+    """Resolve `path` (following symlinks), require it under `base`; return it resolved."""
+    real = Path(os.path.realpath(path))
+    real_base = Path(os.path.realpath(base))
+    if real != real_base and real_base not in real.parents:
+        raise OutsideStore(f"{path} lies outside {base}")
+    return real
+
+
+def article_file(articles_dir: Path, address: str) -> Path:
+    """articles_dir/<address>.md, refused when empty or when it resolves outside articles_dir."""
+    if not address:
+        raise OutsideStore("an empty address names no article")
+    if "\x00" in address or any(seg in ("", ".", "..") for seg in address.split("/")):
+        raise OutsideStore(f"{address!r} is not a normalised address")
+    path = articles_dir / (address + ".md")
+    contained(path, articles_dir)
+    return path
+
+
+def address_of_file(articles_dir: Path, file: Path) -> str | None:
+    """The inverse of article_file (lexical); None when `file` is not an article file."""
+    try:
+        rel = Path(os.path.abspath(file)).relative_to(os.path.abspath(articles_dir))
+    except ValueError:
+        return None
+    text = rel.as_posix()
+    if not text.endswith(".md") or text.rsplit("/", 1)[-1] == ".md":
+        return None
+    if any(seg.startswith(".") and seg.endswith(".tmp") for seg in text.split("/")):
+        return None
+    return text[:-3]

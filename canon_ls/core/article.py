@@ -1,0 +1,438 @@
+"""Article files (SPEC §5): parse fast and never raise; render touching only owned keys.
+
+The parser handles the flat `key: value` front matter that canon and most people write (plain,
+'single' and "double" quoted scalars, simple block lists) by hand, ten times faster than YAML,
+and falls back to libyaml (every scalar kept as a string) for anything else. The renderer edits
+the front matter line by line, so foreign keys keep their bytes, order and comments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import yaml
+
+from canon_ls.core.links import Link, wikilinks
+
+try:
+    _YAML_LOADER: Any = yaml.CBaseLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _YAML_LOADER = yaml.BaseLoader
+
+OWNED = ("capsule", "updated", "scope")
+
+
+@dataclass(frozen=True)
+class Article:
+    """One parsed article; `problems` says what was wrong with the file, if anything."""
+
+    address: str
+    capsule: str = ""
+    updated: str = ""
+    scope: str = "asset"
+    title: str = ""
+    body: str = ""
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    problems: tuple[str, ...] = ()
+    body_line: int = 0
+    mtime_ns: int = 0
+    size: int = 0
+
+    @property
+    def reviewed(self) -> str:
+        value = self.meta.get("reviewed")
+        return value.strip() if isinstance(value, str) else ""
+
+    @property
+    def stale_after(self) -> str:
+        value = self.meta.get("stale_after")
+        return value.strip() if isinstance(value, str) else ""
+
+    @cached_property
+    def links(self) -> list[Link]:
+        return wikilinks(self.body)
+
+
+# ---------------------------------------------------------------------------------------------
+# splitting the file
+
+
+@dataclass
+class _Parts:
+    head: str  # optional BOM + the opening '---' line
+    lines: list[str]  # front matter lines, each with its line ending
+    close: str  # the closing '---' or '...' line ('' when unclosed)
+    body: str
+    body_line: int
+
+
+def _lines(text: str) -> list[str]:
+    """Split on '\n' only, keeping endings (YAML's other line breaks stay inside lines)."""
+    out = text.split("\n")
+    lines = [line + "\n" for line in out[:-1]]
+    if out[-1]:
+        lines.append(out[-1])
+    return lines
+
+
+def _parts(text: str) -> _Parts | None:
+    """Front matter pieces; None when the text does not open with a '---' line."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    rest = text[len(bom) :]
+    if not rest.startswith("---"):
+        return None
+    first_end = rest.find("\n")
+    first = rest if first_end < 0 else rest[: first_end + 1]
+    if first.rstrip() != "---":
+        return None
+    lines = _lines(rest[len(first) :])
+    for i, line in enumerate(lines):
+        if line.rstrip() in ("---", "..."):
+            return _Parts(bom + first, lines[:i], line, "".join(lines[i + 1 :]), i + 2)
+    return _Parts(bom + first, lines, "", "", 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# parsing
+
+
+class _Fail(Exception):
+    pass
+
+
+_KEY = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
+_PLAIN_BAD_START = set("[]{},#&*!|>%@`")
+
+
+def _scalar(val: str) -> str:
+    """One flat YAML scalar as a string (quotes removed); _Fail when YAML must decide."""
+    if not val:
+        return ""
+    c = val[0]
+    if c == '"':
+        if len(val) >= 2 and val.endswith('"'):
+            inner = val[1:-1]
+            if "\\" not in inner and '"' not in inner:
+                return inner
+            try:
+                got = json.loads(val, strict=False)
+            except ValueError:
+                raise _Fail from None
+            if isinstance(got, str):
+                return got
+        raise _Fail
+    if c == "'":
+        if len(val) >= 2 and val.endswith("'"):
+            inner = val[1:-1]
+            if "'" not in inner.replace("''", ""):
+                return inner.replace("''", "'")
+        raise _Fail
+    if c in _PLAIN_BAD_START or (c in "-?:" and (len(val) == 1 or val[1] in " \t")):
+        raise _Fail
+    for mark in (" #", "\t#"):
+        cut = val.find(mark)
+        if cut >= 0:
+            val = val[:cut].rstrip()
+    if ": " in val or ":\t" in val or val.endswith(":") or "\t" in val:
+        raise _Fail
+    return val
+
+
+def _flat(block: str) -> dict[str, Any]:
+    """The hand parser for flat front matter; raises _Fail for anything it does not know."""
+    meta: dict[str, Any] = {}
+    list_key: str | None = None
+    list_indent = -1
+    for raw in block.split("\n"):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if line[0] in " \t-":
+            body = line.lstrip(" ")
+            indent = len(line) - len(body)
+            if list_key is None or not (body.startswith("- ") or body == "-"):
+                raise _Fail
+            if list_indent < 0:
+                list_indent = indent
+            elif indent != list_indent:
+                raise _Fail
+            value = _scalar(body[2:].strip())
+            current = meta[list_key]
+            if not isinstance(current, list):
+                current = meta[list_key] = []
+            current.append(value)
+            continue
+        m = _KEY.fullmatch(line)
+        if not m:
+            raise _Fail
+        key, value = m.group(1), m.group(2) or ""
+        if key in meta:
+            raise _Fail
+        list_key, list_indent = None, -1
+        if not value:
+            meta[key] = ""
+            list_key = key
+        else:
+            meta[key] = _scalar(value)
+    return meta
+
+
+def _yaml(block: str) -> dict[str, Any]:
+    """libyaml with every scalar as a string; raises ValueError with a readable reason."""
+    try:
+        data = yaml.load(block, Loader=_YAML_LOADER)  # noqa: S506 - BaseLoader builds no objects
+    except yaml.YAMLError as exc:
+        reason = str(exc).replace("\n", " ")
+        reason = re.sub(r"\s+", " ", reason)
+        raise ValueError(reason) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError("the front matter is not a mapping of keys to values")
+    return {str(k): v for k, v in data.items()}
+
+
+def parse_front_matter(block: str) -> dict[str, Any]:
+    """Front matter text (between the '---' lines) -> dict of strings/lists/dicts.
+
+    Raises ValueError when it is not valid YAML or not a mapping."""
+    try:
+        return _flat(block)
+    except _Fail:
+        return _yaml(block)
+
+
+def decode(data: bytes) -> tuple[str, list[str]]:
+    """UTF-8 text from bytes, lossy, plus problems (binary, not UTF-8)."""
+    problems: list[str] = []
+    if b"\x00" in data:
+        problems.append("binary file: it contains NUL bytes, so it is not a text article")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(
+            f"not UTF-8 (bad byte at offset {exc.start}); shown with replacement characters"
+        )
+        text = data.decode("utf-8", errors="replace")
+    return text, problems
+
+
+def parse(data: bytes | str, address: str, mtime_ns: int = 0, size: int = 0) -> Article:
+    """Parse an article file. Never raises: problems are reported in Article.problems."""
+    problems: list[str]
+    if isinstance(data, bytes):
+        text, problems = decode(data)
+    else:
+        text, problems = data, []
+    meta: dict[str, Any] = {}
+    parts = _parts(text)
+    if parts is None:
+        body, body_line = (text[1:] if text.startswith("\ufeff") else text), 0
+    elif not parts.close:
+        problems.append('malformed front matter: the opening "---" line is never closed')
+        body, body_line = text, 0
+    else:
+        body, body_line = parts.body, parts.body_line
+        try:
+            meta = parse_front_matter("".join(parts.lines))
+        except ValueError as exc:
+            problems.append(f"malformed front matter: {exc}")
+    capsule = meta.get("capsule", "")
+    if not isinstance(capsule, str):
+        problems.append("malformed front matter: capsule is not a single line of text")
+        capsule = ""
+    updated = meta.get("updated", "")
+    if not isinstance(updated, str):
+        problems.append("malformed front matter: updated is not a date")
+        updated = ""
+    scope = "rule" if meta.get("scope") == "rule" else "asset"
+    return Article(
+        address=address,
+        capsule=capsule,
+        updated=updated.strip(),
+        scope=scope,
+        title=title_of(body),
+        body=body,
+        meta=meta,
+        problems=tuple(problems),
+        body_line=body_line,
+        mtime_ns=mtime_ns,
+        size=size,
+    )
+
+
+def title_of(body: str) -> str:
+    """The first '# ' heading at the start of the body (after blank lines), else ''."""
+    for line in body.split("\n"):
+        if not line.strip():
+            continue
+        if line.startswith("# "):
+            return line[2:].strip().rstrip("#").strip()
+        return ""
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# rendering
+
+_BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
+_INDICATORS = set("[]{},#&*!|>'\"%@`")
+_KEYWORDS = {
+    "y",
+    "n",
+    "yes",
+    "no",
+    "true",
+    "false",
+    "on",
+    "off",
+    "null",
+    "~",
+    "<<",
+    "=",
+    "",
+}
+_NUMBERISH = re.compile(r"[-+]?(?:\.?[0-9][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE)
+_DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+# Characters YAML readers reject or treat as breaks/BOM: always escaped inside double quotes.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\x85\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def one_line(capsule: str) -> str:
+    """Collapse every run of line breaks (and the blanks around it) to a single space."""
+    return _BREAKS.sub(" ", capsule)
+
+
+def needs_quotes(value: str) -> bool:
+    """True when a plain YAML scalar would not read back as this exact string (1.1 or 1.2)."""
+    if not value:
+        return True
+    first = value[0]
+    if first in " \t" or value[-1] in " \t":
+        return True
+    if first in _INDICATORS:
+        return True
+    if first in "-?:" and (len(value) == 1 or value[1] in " \t"):
+        return True
+    if ": " in value or " #" in value or value.endswith(":") or "\t" in value:
+        return True
+    if value.startswith(("---", "...")):
+        return True
+    if value.lower() in _KEYWORDS:
+        return True
+    if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
+        return True
+    return bool(_UNSAFE.search(value) or "\n" in value or "\r" in value)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def quote(value: str) -> str:
+    """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: _escape(m.group(0)), text)
+
+
+def format_scalar(value: str) -> str:
+    """The value as written after 'key: ': plain when safe, else double-quoted."""
+    return quote(value) if needs_quotes(value) else value
+
+
+def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
+    """Line spans [start, end) of every top-level occurrence of `key`, continuation included."""
+    pattern = re.compile(re.escape(key) + r"[ \t]*:(?:[ \t]|\r?\n|$)")
+    spans: list[tuple[int, int]] = []
+    n = len(lines)
+    i = 0
+    while i < n:
+        if pattern.match(lines[i]):
+            j = i + 1
+            while j < n:
+                line = lines[j]
+                if not line.strip():
+                    k = j
+                    while k < n and not lines[k].strip():
+                        k += 1
+                    if k < n and _continues(lines[k]):
+                        j = k
+                        continue
+                    break
+                if _continues(line):
+                    j += 1
+                    continue
+                break
+            spans.append((i, j))
+            i = j
+        else:
+            i += 1
+    return spans
+
+
+def _continues(line: str) -> bool:
+    return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip("\r\n") == "-"
+
+
+def _set_key(lines: list[str], key: str, new_line: str, after: tuple[str, ...]) -> None:
+    """Replace `key`'s line(s) in place, or insert after the last of `after` present (else top)."""
+    spans = _key_spans(lines, key)
+    if spans:
+        for start, end in reversed(spans[1:]):
+            del lines[start:end]
+        start, end = spans[0]
+        lines[start:end] = [new_line]
+        return
+    at = 0
+    for anchor in after:
+        anchor_spans = _key_spans(lines, anchor)
+        if anchor_spans:
+            at = anchor_spans[0][1]
+    lines.insert(at, new_line)
+
+
+def _drop_key(lines: list[str], key: str) -> None:
+    for start, end in reversed(_key_spans(lines, key)):
+        del lines[start:end]
+
+
+def render(previous: str | None, *, capsule: str, updated: str, scope: str, body: str) -> str:
+    """The new file text. Only capsule/updated/scope lines change; every other front matter
+    line keeps its bytes. `body` is written verbatim after the front matter."""
+    parts = _parts(previous) if previous else None
+    if parts is None or not parts.close:
+        head, lines, close, nl = "---\n", [], "---\n", "\n"
+    else:
+        nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
+        head, lines, close = parts.head, list(parts.lines), parts.close
+        if not close.endswith("\n") and body:
+            close += nl
+    _set_key(lines, "capsule", f"capsule: {format_scalar(one_line(capsule))}{nl}", ())
+    _set_key(lines, "updated", f"updated: {updated}{nl}", ("capsule",))
+    if scope == "rule":
+        _set_key(lines, "scope", f"scope: rule{nl}", ("capsule", "updated"))
+    else:
+        _drop_key(lines, "scope")
+    return head + "".join(lines) + close + body
+
+
+def set_meta(previous: str, key: str, value: str) -> str:
+    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29; the rest is untouched."""
+    shown = value if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else format_scalar(value)
+    parts = _parts(previous)
+    if parts is None or not parts.close:
+        return f"---\n{key}: {shown}\n---\n" + previous
+    nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
+    lines = list(parts.lines)
+    anchors = tuple(k for k in OWNED)
+    _set_key(lines, key, f"{key}: {shown}{nl}", anchors)
+    close = parts.close if parts.close.endswith("\n") or not parts.body else parts.close + nl
+    return parts.head + "".join(lines) + close + parts.body

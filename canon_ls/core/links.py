@@ -1,0 +1,71 @@
+"""[[wikilinks]] with offsets, ignoring code fences and inline code (SPEC §6.1 item 4)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from canon_ls.core.address import OutsideStore, clean
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One [[target|label]] or [[target#heading]]; offsets are character offsets in the text."""
+
+    target: str
+    raw: str
+    start: int
+    end: int
+    target_start: int
+    target_end: int
+
+
+def _masked(text: str) -> str:
+    """The text with fenced code blocks and inline code spans blanked (same length)."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines(keepends=True):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            out.append(" " * len(line))
+            continue
+        if fence is not None:
+            closing = m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+            if closing and m and not line[m.end() :].strip():
+                fence = None
+            out.append(" " * len(line))
+            continue
+        out.append(line)
+    masked = "".join(out)
+    if "`" in masked:
+        masked = _CODE_SPAN.sub(lambda mm: " " * len(mm.group(0)), masked)
+    return masked
+
+
+def wikilinks(text: str) -> list[Link]:
+    """Every wikilink outside code, with its normalised target; heading-only links are dropped."""
+    if "[[" not in text:
+        return []
+    links: list[Link] = []
+    for m in _LINK.finditer(_masked(text)):
+        raw = text[m.start(1) : m.end(1)]
+        part = raw.split("|", 1)[0]
+        part = part.split("#", 1)[0]
+        stripped = part.strip()
+        if not stripped:
+            continue
+        lead = len(part) - len(part.lstrip())
+        try:
+            target = clean(stripped)
+        except OutsideStore:
+            continue
+        if not target:
+            continue
+        t_start = m.start(1) + lead
+        links.append(Link(target, raw, m.start(), m.end(), t_start, t_start + len(stripped)))
+    return links

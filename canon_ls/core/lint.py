@@ -1,0 +1,244 @@
+"""Write-time lints (SPEC §6.1) and per-article findings for `canon check` and the editor.
+
+Everything here is advisory: lines are appended to a write's result, findings become
+diagnostics. Nothing here touches the disk; callers pass what they know (e.g. `exists`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from canon_ls.core.address import parent
+from canon_ls.core.article import Article
+from canon_ls.core.links import wikilinks
+from canon_ls.core.schema import Schema
+
+BODY_WARN = 8000
+BODY_SPLIT = 20000
+CAPSULE_MAX = 1000
+CHANGELOG_WORDS = (
+    "updated",
+    "changed",
+    "added",
+    "fixed",
+    "now",
+    "removed",
+    "renamed",
+    "refactored",
+    "moved",
+    "bumped",
+)
+LOG_SEGMENTS = {"log", "logs", "journal", "session", "standup", "meeting"}
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CHANGELOG = re.compile(r"^\W*(" + "|".join(CHANGELOG_WORDS) + r")\b", re.IGNORECASE)
+_CONSTRAINT = re.compile(
+    r"\b(must|never|always|require|requires|required|do not|don't)\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in one article; 0-based line and character columns in the article file."""
+
+    address: str
+    code: str
+    severity: str  # 'error' | 'warning' | 'info' | 'hint'
+    message: str
+    line: int = 0
+    start: int = 0
+    end: int = 0
+
+
+# --- the individual lints (each returns sentences) -------------------------------------------
+
+
+def body_size(body: str) -> list[str]:
+    """§6.1 item 1."""
+    n = len(body)
+    if n > BODY_SPLIT:
+        return [
+            f"The body is {n:,} characters (over {BODY_SPLIT:,}); split it into child articles "
+            "under this address."
+        ]
+    if n > BODY_WARN:
+        return [
+            f"The body is {n:,} characters (over {BODY_WARN:,}); keep the current state here and "
+            "move history to the journal."
+        ]
+    return []
+
+
+def capsule_missing(capsule: str) -> list[str]:
+    """§6.1 item 2 (missing)."""
+    if capsule.strip():
+        return []
+    return [
+        "The article has no capsule; add one dense line saying what the asset is and what must "
+        "stay true."
+    ]
+
+
+def capsule_length(capsule: str) -> list[str]:
+    """§6.1 item 2 (too long)."""
+    if len(capsule) > CAPSULE_MAX:
+        return [
+            f"The capsule is {len(capsule):,} characters (over {CAPSULE_MAX:,}); keep it to one "
+            "dense line."
+        ]
+    return []
+
+
+def capsule_changelog(capsule: str) -> list[str]:
+    """§6.1 item 2 (written as a changelog)."""
+    if _CHANGELOG.match(capsule) or _ISO.search(capsule):
+        return [
+            "The capsule reads like a changelog; state what is true now and put the change in "
+            "the journal."
+        ]
+    return []
+
+
+def journal_address(address: str) -> list[str]:
+    """§6.1 item 3."""
+    for seg in address.split(":", 1)[-1].split("/"):
+        if seg.lower() in LOG_SEGMENTS or _ISO.search(seg):
+            return [
+                f"The address {address} looks like a log (segment {seg!r}); record events with "
+                "the journal action, articles describe assets."
+            ]
+    return []
+
+
+def broken_links(body: str, exists: Callable[[str], bool]) -> list[str]:
+    """§6.1 item 4: one line per broken [[target]]."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for link in wikilinks(body):
+        if link.target in seen or exists(link.target):
+            continue
+        seen.add(link.target)
+        lines.append(f"Broken wikilink [[{link.raw}]]: no article {link.target} exists.")
+    return lines
+
+
+def orphan_question(address: str) -> list[str]:
+    """§6.1 item 5 (the caller decides whether the address is an orphan)."""
+    up = parent(address) or "its parent"
+    return [
+        f"Orphan: no file or directory maps to {address}. Was the asset moved or deleted? Move "
+        f"the article to the asset's new address, merge it into {up}, or declare "
+        'scope: "rule" if it states a rule rather than describing an asset.'
+    ]
+
+
+def body_growth(old_body: str, new_body: str) -> list[str]:
+    """§6.1 item 6."""
+    old, new = len(old_body.encode()), len(new_body.encode())
+    if new <= old:
+        return []
+    return [
+        f"Body grew {old} -> {new} bytes. The article carries the current state; narrative "
+        "history (old values, transitions) belongs in the journal."
+    ]
+
+
+def dropped_constraints(old_body: str, new_body: str) -> list[str]:
+    """§6.1 item 7: at most two dropped constraint lines, each cut to 160 characters."""
+    kept = {line.strip() for line in new_body.splitlines()}
+    lines: list[str] = []
+    for line in old_body.splitlines():
+        text = line.strip()
+        if text and _CONSTRAINT.search(text) and text not in kept:
+            lines.append(
+                f'Dropped constraint: "{text[:160]}" is gone from the body. A constraint that still '
+                "holds should stay; one that changed belongs in the journal."
+            )
+            if len(lines) == 2:
+                break
+    return lines
+
+
+# --- composition -------------------------------------------------------------------------------
+
+
+def write_lints(
+    address: str,
+    *,
+    capsule: str,
+    body: str,
+    previous: Article | None,
+    capsule_given: bool,
+    body_given: bool,
+    exists: Callable[[str], bool],
+    orphan: bool,
+    schema: Schema | None = None,
+) -> list[str]:
+    """All §6.1 lines for a write that landed. A bound the schema declares replaces the
+    built-in line on the same aspect (§7)."""
+    declared = schema if schema is not None and not schema.error else None
+    lines = capsule_missing(capsule)
+    if capsule_given or previous is None:
+        if declared is None or not declared.declares("capsule", "max_chars"):
+            lines += capsule_length(capsule)
+        lines += capsule_changelog(capsule)
+    if body_given or previous is None:
+        if declared is None or not declared.declares("body", "max_chars"):
+            lines += body_size(body)
+        lines += broken_links(body, exists)
+    lines += journal_address(address)
+    if orphan:
+        lines += orphan_question(address)
+    if body_given and previous is not None:
+        lines += body_growth(previous.body, body)
+        lines += dropped_constraints(previous.body, body)
+    return lines
+
+
+def _position(body: str, offset: int, body_line: int) -> tuple[int, int]:
+    line = body.count("\n", 0, offset)
+    column = offset - (body.rfind("\n", 0, offset) + 1)
+    return body_line + line, column
+
+
+def article_findings(article: Article, exists: Callable[[str], bool]) -> list[Finding]:
+    """Per-article findings (§6.1 items 1–4, broken links ranged on the link, file problems).
+
+    `exists(address)` says whether an article exists at an address (mount prefixes included).
+    Orphans, staleness, schema and relations are added by assets.check.
+    """
+    a = article.address
+    found: list[Finding] = []
+    for problem in article.problems:
+        code = "malformed-front-matter" if problem.startswith("malformed") else "bad-file"
+        found.append(Finding(a, code, "error", problem[0].upper() + problem[1:] + "."))
+    for message in capsule_missing(article.capsule):
+        found.append(Finding(a, "capsule-missing", "warning", message))
+    for message in capsule_length(article.capsule):
+        found.append(Finding(a, "capsule-long", "warning", message))
+    for message in capsule_changelog(article.capsule):
+        found.append(Finding(a, "capsule-changelog", "hint", message))
+    for message in body_size(article.body):
+        found.append(Finding(a, "body-long", "warning", message, article.body_line))
+    for message in journal_address(a):
+        found.append(Finding(a, "journal-address", "warning", message))
+    for link in article.links:
+        if exists(link.target):
+            continue
+        line, start = _position(article.body, link.start, article.body_line)
+        end_line, end = _position(article.body, link.end, article.body_line)
+        if end_line != line:
+            end = start + (link.end - link.start)
+        found.append(
+            Finding(
+                a,
+                "broken-link",
+                "warning",
+                f"Broken wikilink [[{link.raw}]]: no article {link.target} exists.",
+                line,
+                start,
+                end,
+            )
+        )
+    return found

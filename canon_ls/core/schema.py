@@ -1,0 +1,261 @@
+"""schema.json, the store's contract (SPEC §7): load (failing open and loud) and judge writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from canon_ls.core.links import wikilinks
+
+DEFAULT: dict[str, Any] = {
+    "schema_version": 1,
+    "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}},
+}
+FIELDS = ("capsule", "title", "body")
+_RULE_KEYS = {"required", "min_chars", "max_chars", "hint"}
+
+
+def default_text() -> str:
+    """The file written when the store first persists anything."""
+    return (
+        '{"schema_version": 1,\n'
+        ' "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}}}\n'
+    )
+
+
+@dataclass(frozen=True)
+class Rule:
+    required: bool = False
+    min_chars: int | None = None
+    max_chars: int | None = None
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Relations:
+    """`relations` of schema.json; orphan/children are graph rules enforced by assets.check."""
+
+    refs_required: bool = False
+    refs_min_count: int | None = None
+    refs_hint: str = ""
+    orphan_warn: bool = False
+    children_listed: bool = False
+
+
+@dataclass(frozen=True)
+class Schema:
+    rules: dict[str, Rule] = field(default_factory=dict)
+    relations: Relations = Relations()
+    error: str = ""  # non-empty: schema.json is malformed and nothing is enforced
+    present: bool = False
+
+    @property
+    def malformed_line(self) -> str:
+        if not self.error:
+            return ""
+        return (
+            f"schema.json is malformed ({self.error}); its rules are not enforced until it "
+            "is fixed."
+        )
+
+    def declares(self, field_name: str, key: str) -> bool:
+        rule = self.rules.get(field_name)
+        return rule is not None and getattr(rule, key) not in (None, False)
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where} must be a non-negative integer")
+    return value
+
+
+def _rule(data: Any, where: str) -> Rule:
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} must be an object")
+    required = data.get("required", False)
+    if not isinstance(required, bool):
+        raise ValueError(f"{where}.required must be true or false")
+    hint = data.get("hint", "")
+    if not isinstance(hint, str):
+        raise ValueError(f"{where}.hint must be a string")
+    lo = data.get("min_chars")
+    hi = data.get("max_chars")
+    return Rule(
+        required=required,
+        min_chars=None if lo is None else _int(lo, f"{where}.min_chars"),
+        max_chars=None if hi is None else _int(hi, f"{where}.max_chars"),
+        hint=hint,
+    )
+
+
+def _relations(data: Any) -> Relations:
+    if data is None:
+        return Relations()
+    if not isinstance(data, dict):
+        raise ValueError("relations must be an object")
+    refs = data.get("refs", {}) or {}
+    orphan = data.get("orphan", {}) or {}
+    children = data.get("children", {}) or {}
+    for name, value in (("refs", refs), ("orphan", orphan), ("children", children)):
+        if not isinstance(value, dict):
+            raise ValueError(f"relations.{name} must be an object")
+    required = refs.get("required", False)
+    warn = orphan.get("warn", False)
+    listed = children.get("listed", False)
+    for name, value in (
+        ("refs.required", required),
+        ("orphan.warn", warn),
+        ("children.listed", listed),
+    ):
+        if not isinstance(value, bool):
+            raise ValueError(f"relations.{name} must be true or false")
+    min_count = refs.get("min_count")
+    hint = refs.get("hint", "")
+    if not isinstance(hint, str):
+        raise ValueError("relations.refs.hint must be a string")
+    return Relations(
+        refs_required=required,
+        refs_min_count=None if min_count is None else _int(min_count, "relations.refs.min_count"),
+        refs_hint=hint,
+        orphan_warn=warn,
+        children_listed=listed,
+    )
+
+
+def parse(text: str) -> Schema:
+    """schema.json text -> Schema; a malformed file gives Schema(error=...) with no rules."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return Schema(error=f"not valid JSON: {exc}", present=True)
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("the top level must be an object")
+        article = data.get("article", {})
+        if article is None:
+            article = {}
+        if not isinstance(article, dict):
+            raise ValueError("article must be an object")
+        rules = {
+            name: _rule(article[name], f"article.{name}") for name in FIELDS if name in article
+        }
+        return Schema(rules=rules, relations=_relations(data.get("relations")), present=True)
+    except ValueError as exc:
+        return Schema(error=str(exc), present=True)
+
+
+def load(path: Path) -> Schema:
+    """Read schema.json; missing -> the defaults (not present on disk)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return replace(parse(json.dumps(DEFAULT)), present=False)
+    except OSError as exc:
+        return Schema(error=f"cannot be read: {exc.strerror}", present=True)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Schema(error="not UTF-8", present=True)
+    return parse(text)
+
+
+def references(body: str) -> set[str]:
+    """Distinct wikilink targets outside code, case-folded (§7 relations.refs)."""
+    return {link.target.casefold() for link in wikilinks(body)}
+
+
+@dataclass
+class Judgement:
+    refusals: list[str] = field(default_factory=list)  # required rules: the write is refused
+    warnings: list[str] = field(default_factory=list)  # other violations: the write lands
+
+
+def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[str], list[str]]:
+    refusals: list[str] = []
+    warnings: list[str] = []
+    hint = f" {rule.hint}" if rule.hint else ""
+    n = len(value)
+    if rule.required and not value.strip():
+        line = f"The schema requires a {name}; none was given.{hint}"
+        (refusals if refuse else warnings).append(line)
+        return refusals, warnings
+    if rule.min_chars is not None and value and n < rule.min_chars:
+        warnings.append(
+            f"The {name} is {n} characters, under the schema's minimum of {rule.min_chars}; "
+            f"add detail.{hint}"
+        )
+    if rule.max_chars is not None and n > rule.max_chars:
+        fix = "shorten it"
+        if name == "body" and n > 20000:
+            fix = "split it into child articles"
+        warnings.append(
+            f"The {name} is {n} characters, over the schema's maximum of {rule.max_chars}; "
+            f"{fix}.{hint}"
+        )
+    return refusals, warnings
+
+
+def judge(
+    schema: Schema,
+    *,
+    created: bool,
+    changed: set[str],
+    values: dict[str, str],
+    refs_changed: bool,
+) -> Judgement:
+    """Judge a write (§7): the fields it changes, plus everything when it creates the article.
+
+    `changed` holds field names ('capsule', 'title', 'body'); `values` the resulting texts.
+    """
+    result = Judgement()
+    if schema.error:
+        return result
+    for name in FIELDS:
+        rule = schema.rules.get(name)
+        if rule is None or not (created or name in changed):
+            continue
+        refusals, warnings = _field_lines(name, rule, values.get(name, ""), refuse=True)
+        result.refusals += refusals
+        result.warnings += warnings
+    rel = schema.relations
+    if created or refs_changed:
+        count = len(references(values.get("body", "")))
+        hint = f" {rel.refs_hint}" if rel.refs_hint else ""
+        if rel.refs_required and count == 0:
+            result.refusals.append(
+                "The schema requires the body to reference at least one other article with a "
+                f"[[wikilink]]; it references none.{hint}"
+            )
+        elif rel.refs_min_count is not None and count < rel.refs_min_count:
+            result.warnings.append(
+                f"The body references {count} article(s), under the schema's minimum of "
+                f"{rel.refs_min_count}; link related articles with [[address]].{hint}"
+            )
+    return result
+
+
+def violations(schema: Schema, values: dict[str, str]) -> list[str]:
+    """Every rule the existing article breaks (for reads and checks; never a refusal)."""
+    if schema.error:
+        return [schema.malformed_line]
+    lines: list[str] = []
+    for name in FIELDS:
+        rule = schema.rules.get(name)
+        if rule is None:
+            continue
+        refusals, warnings = _field_lines(name, rule, values.get(name, ""), refuse=True)
+        lines += refusals + warnings
+    rel = schema.relations
+    count = len(references(values.get("body", "")))
+    if rel.refs_required and count == 0:
+        lines.append(
+            "The schema requires the body to reference another article; it references none."
+        )
+    elif rel.refs_min_count is not None and count < rel.refs_min_count:
+        lines.append(
+            f"The body references {count} article(s), under the schema's minimum of "
+            f"{rel.refs_min_count}."
+        )
+    return lines

@@ -1,0 +1,699 @@
+"""The store (SPEC §2, §4, §6): an in-memory index kept in sync with `.canon/` on disk.
+
+Resolution is a dict lookup per ancestor. `refresh()` re-validates with one os.scandir walk
+comparing (mtime_ns, size) and re-parses only changed files, so hand and agent edits are never
+missed; `reload_file()` serves file watchers. Nothing is created on disk until the first write
+or journal entry. All writes are atomic (temp file, fsync, rename, fsync dir).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from canon_ls.core import article as art
+from canon_ls.core import clock, lint
+from canon_ls.core import schema as sch
+from canon_ls.core.address import (
+    OutsideStore,
+    article_file,
+    contained,
+    normalise,
+    parent,
+)
+from canon_ls.core.article import Article
+from canon_ls.core.search import SearchIndex
+
+MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
+_MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class BadInput(ValueError):
+    """A request the store cannot act on; the message is one sentence saying what to do."""
+
+
+@dataclass
+class WriteOutcome:
+    address: str
+    status: str  # 'written' | 'created' | 'unchanged' | 'refused'
+    lines: list[str] = field(default_factory=list)  # lint/schema lines, already sentences
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    name: str
+    path: Path
+    date: str
+    subject: tuple[str, ...]
+    source: str
+    session: str
+    mtime_ns: int = 0
+    size: int = 0
+
+
+def _read_capped(path: Path) -> tuple[bytes, bool]:
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        return data[:MAX_BYTES], True
+    return data, False
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Temp file in the same directory, fsync, os.replace, fsync the directory."""
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def sanitise_slug(text: str) -> str:
+    """[a-z0-9-] only, at most 60 characters, no leading/trailing hyphen (§6 journal)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if len(slug) > 60:
+        slug = slug[:60].rstrip("-")
+    return slug
+
+
+def slug_from_body(body: str, words: int = 6) -> str:
+    """The body's first words as a slug, or 'entry'."""
+    ascii_text = unicodedata.normalize("NFKD", body).encode("ascii", "ignore").decode()
+    found = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    return sanitise_slug("-".join(found[:words])) or "entry"
+
+
+class Store:
+    """One store: the project's `.canon/` plus its mounts, indexed in memory."""
+
+    def __init__(
+        self,
+        project: Path,
+        root: str | Path | None = None,
+        mounts: Sequence[str | Path] = (),
+    ) -> None:
+        self.project = Path(os.path.abspath(project))
+        if root is None or root == "":
+            self.root = self.project / ".canon"
+        else:
+            r = Path(root).expanduser()
+            self.root = Path(os.path.abspath(r if r.is_absolute() else self.project / r))
+        self.articles_dir = self.root / "articles"
+        self.journal_dir = self.root / "journal"
+        self.schema_file = self.root / "schema.json"
+        self.mounts: dict[str, Path] = {}
+        self._subs: dict[str, Store] = {}
+        for m in mounts:
+            directory = Path(m).expanduser()
+            if not directory.is_absolute():
+                directory = self.project / directory
+            directory = Path(os.path.abspath(directory))
+            name = directory.name
+            if not name or name in self.mounts:
+                raise BadInput(f"The mount {m} has no usable name or repeats the name {name!r}.")
+            self.mounts[name] = directory
+            self._subs[name] = Store(directory)
+        self._lock = threading.RLock()
+        self._index: dict[str, Article] = {}
+        self._stat: dict[str, tuple[int, int]] = {}
+        self._loaded = False
+        self._search: SearchIndex | None = None
+        self._journal: dict[str, JournalEntry] = {}
+        self._journal_text: dict[str, str] = {}
+        self._jsearch: SearchIndex | None = None
+        self._schema: tuple[tuple[int, int] | None, sch.Schema] | None = None
+        self._mapped = False
+        self.retrieval = "none"  # §11.4 options, set by project.open_store
+        self.standout = 1.4
+
+    # --- disk -> index -----------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when the store directory exists (nothing is created by asking)."""
+        return self.root.is_dir()
+
+    def _walk(self, directory: str, prefix: str, base: str, out: dict, seen: set[str]) -> None:
+        try:
+            it = os.scandir(directory)
+        except OSError:
+            return
+        with it:
+            for entry in it:
+                name = entry.name
+                try:
+                    if entry.is_symlink():
+                        real = os.path.realpath(entry.path)
+                        if not (real == base or real.startswith(base + os.sep)):
+                            continue  # §12: never follow a link out of the store
+                        if os.path.isdir(real):
+                            if real not in seen:
+                                seen.add(real)
+                                self._walk(entry.path, prefix + name + "/", base, out, seen)
+                            continue
+                        if name.endswith(".md") and len(name) > 3 and os.path.isfile(real):
+                            st = os.stat(real)
+                            out[prefix + name[:-3]] = (entry.path, st.st_mtime_ns, st.st_size)
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        self._walk(entry.path, prefix + name + "/", base, out, seen)
+                    elif name.endswith(".md") and len(name) > 3:
+                        st = entry.stat(follow_symlinks=False)
+                        out[prefix + name[:-3]] = (entry.path, st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+
+    def _scan(self) -> dict[str, tuple[str, int, int]]:
+        found: dict[str, tuple[str, int, int]] = {}
+        base = os.path.realpath(self.articles_dir)
+        self._walk(str(self.articles_dir), "", base, found, {base})
+        return found
+
+    def _load(self, address: str, path: str | Path, mtime_ns: int, size: int) -> Article | None:
+        try:
+            data, truncated = _read_capped(Path(path))
+        except OSError:
+            return None
+        article = art.parse(data, address, mtime_ns, size)
+        if truncated:
+            problems = (
+                *article.problems,
+                f"file too large ({size:,} bytes); only the first {MAX_BYTES:,} were read",
+            )
+            article = Article(**{**article.__dict__, "problems": problems})
+        return article
+
+    def _set(self, address: str, article: Article | None) -> None:
+        """Update the merged index (and the search index when built)."""
+        if article is None:
+            self._index.pop(address, None)
+            self._stat.pop(address, None)
+            if self._search is not None:
+                self._search.remove(address)
+            return
+        self._index[address] = article
+        self._stat[address] = (article.mtime_ns, article.size)
+        if self._search is not None:
+            self._search.add(address, _search_text(article))
+
+    def refresh(self) -> set[str]:
+        """Re-validate against disk (one scandir walk, stat compare); return changed addresses."""
+        with self._lock:
+            changed: set[str] = set()
+            own = {a for a in self._index if not self._mount_of(a)[0]}
+            found = self._scan()
+            for address, (path, mtime_ns, size) in found.items():
+                if self._stat.get(address) == (mtime_ns, size):
+                    continue
+                article = self._load(address, path, mtime_ns, size)
+                if article is not None:
+                    self._set(address, article)
+                    changed.add(address)
+            for address in own - found.keys():
+                self._set(address, None)
+                changed.add(address)
+            for name, sub in self._subs.items():
+                for address in sub.refresh():
+                    changed.add(f"{name}:{address}")
+                    self._set(f"{name}:{address}", sub._index.get(address))
+            self._loaded = True
+            return changed
+
+    def _ensure(self) -> None:
+        if not self._loaded:
+            self.refresh()
+
+    def reload_file(self, path: Path) -> set[str]:
+        """One article file changed, appeared or vanished (a watcher event); returns addresses."""
+        with self._lock:
+            self._ensure()
+            path = Path(os.path.abspath(path))
+            for name, sub in self._subs.items():
+                if sub.articles_dir in path.parents:
+                    changed = {f"{name}:{a}" for a in sub.reload_file(path)}
+                    for address in changed:
+                        self._set(address, sub._index.get(address.split(":", 1)[1]))
+                    return changed
+            if self.journal_dir in path.parents:
+                return set()
+            if self.articles_dir not in path.parents or not path.name.endswith(".md"):
+                return set()
+            address = path.relative_to(self.articles_dir).as_posix()[:-3]
+            try:
+                contained(path, self.articles_dir)
+                st = os.stat(path)
+            except (OSError, OutsideStore):
+                if address in self._index:
+                    self._set(address, None)
+                    return {address}
+                return set()
+            if self._stat.get(address) == (st.st_mtime_ns, st.st_size):
+                return set()
+            article = self._load(address, path, st.st_mtime_ns, st.st_size)
+            self._set(address, article)
+            return {address}
+
+    # --- lookups -------------------------------------------------------------------------------
+
+    def _mount_of(self, address: str) -> tuple[str, str]:
+        """('lake', 'prices') for 'lake:prices' when lake is a mount, else ('', address)."""
+        if ":" in address:
+            m = _MOUNT.fullmatch(address)
+            if m and m.group(1) in self._subs:
+                return m.group(1), m.group(2)
+        return "", address
+
+    def addresses(self) -> list[str]:
+        """Every article address, sorted; mount articles as 'name:address'."""
+        self._ensure()
+        return sorted(self._index)
+
+    def articles(self) -> list[Article]:
+        """Every article, sorted by address."""
+        self._ensure()
+        return [self._index[a] for a in sorted(self._index)]
+
+    def article(self, address: str) -> Article | None:
+        self._ensure()
+        return self._index.get(address)
+
+    def has(self, address: str) -> bool:
+        """Whether an article exists at exactly this address (in memory, no disk access)."""
+        self._ensure()
+        return address in self._index
+
+    def governing(self, address: str) -> str | None:
+        """§4: the exact article, else the nearest ancestor with one, else None."""
+        self._ensure()
+        index = self._index
+        while address:
+            if address in index:
+                return address
+            cut = address.rfind("/")
+            if cut < 0:
+                return None
+            address = address[:cut]
+        return None
+
+    def address_of(self, path_or_address: str) -> str:
+        """Normalise a path, URI or address against the project and mounts (§3, §8)."""
+        return normalise(path_or_address, self.project, self.mounts)
+
+    def path_of(self, address: str) -> Path:
+        """The article file for an address (it may not exist); OutsideStore if it would escape."""
+        name, rest = self._mount_of(address)
+        if name:
+            return self._subs[name].path_of(rest)
+        return article_file(self.articles_dir, address)
+
+    def backlinks(self, address: str) -> list[str]:
+        """Articles whose wikilinks target `address`, sorted."""
+        self._ensure()
+        return sorted(
+            a
+            for a, article in self._index.items()
+            if a != address and any(link.target == address for link in article.links)
+        )
+
+    def schema(self) -> sch.Schema:
+        """schema.json (defaults when absent), cached by (mtime_ns, size)."""
+        try:
+            st = os.stat(self.schema_file)
+            key: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = None
+        if self._schema is None or self._schema[0] != key:
+            self._schema = (key, sch.load(self.schema_file))
+        return self._schema[1]
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def _ensure_store(self) -> None:
+        """Create the store lazily with schema.json defaults (never overwriting it)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(self.schema_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(sch.default_text())
+            fh.flush()
+            os.fsync(fh.fileno())
+        _fsync_dir(self.root)
+
+    def _maps(self, address: str) -> bool:
+        """Some file or directory of the project has this address (§9 asset set, cheaply)."""
+        up, _, stem = address.rpartition("/")
+        directory = self.project / up if up else self.project
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return False
+        for name in names:
+            if name == stem:
+                return True
+            dot = name.rfind(".")
+            if dot > 0 and name[:dot] == stem:
+                return True
+        return False
+
+    def _is_orphan(self, address: str, scope: str) -> bool:
+        """§6.1 item 5 as the write path can see it."""
+        if scope == "rule" or "/" not in address:
+            return False
+        if not (self.project / parent(address)).is_dir() or self._maps(address):
+            return False
+        if not self._mapped:
+            self._mapped = any(self._maps(a) for a in self._index if a != address and ":" not in a)
+        return self._mapped
+
+    def write(
+        self,
+        path: str,
+        capsule: str | None = None,
+        body: str | None = None,
+        scope: str | None = None,
+    ) -> WriteOutcome:
+        """§6 write: create or update atomically; refused only by a `required` schema rule."""
+        address = self.address_of(path)
+        if not address:
+            raise BadInput(f"{path!r} names the project root, which has no article; give a path.")
+        if scope not in (None, "", "rule", "asset"):
+            raise BadInput(f'scope must be "rule" or "asset", not {scope!r}.')
+        name, rest = self._mount_of(address)
+        with self._lock:
+            self._ensure()
+            if name:
+                outcome = self._subs[name].write(rest, capsule, body, scope)
+                outcome.address = address
+                self._set(address, self._subs[name].article(rest))
+                return outcome
+            return self._write_own(address, capsule, body, scope or None)
+
+    def _write_own(
+        self, address: str, capsule: str | None, body: str | None, scope: str | None
+    ) -> WriteOutcome:
+        file = article_file(self.articles_dir, address)
+        prev_text: str | None = None
+        prev: Article | None = None
+        mode = 0o644
+        try:
+            real = contained(file, self.articles_dir)
+            data, truncated = _read_capped(real)
+            mode = os.stat(real).st_mode & 0o777
+        except FileNotFoundError:
+            pass
+        else:
+            prev = art.parse(data, address)
+            if truncated or any(p.startswith(("binary", "not UTF-8")) for p in prev.problems):
+                if not (body and body.strip()):
+                    raise BadInput(
+                        f"The article file for {address} is not readable text (binary, not "
+                        "UTF-8 or too large); fix it by hand or write a full body to replace it."
+                    )
+                prev_text = None
+            else:
+                prev_text = data.decode("utf-8")
+        capsule_given = bool(capsule and capsule.strip())
+        body_given = bool(body and body.strip())
+        if prev is None and not capsule_given and not body_given and scope != "rule":
+            raise BadInput(f"Nothing to write for {address}: give a capsule, a body, or both.")
+        old_capsule = prev.capsule if prev else ""
+        old_body = prev.body if prev else ""
+        old_scope = prev.scope if prev else "asset"
+        new_capsule = art.one_line(capsule) if capsule_given and capsule else old_capsule
+        new_body = old_body
+        if body_given and body:
+            candidate = body if body.endswith("\n") else body + "\n"
+            if prev is None or candidate.rstrip("\n") != old_body.rstrip("\n"):
+                new_body = candidate
+        new_scope = scope or old_scope
+        capsule_changed = new_capsule != old_capsule
+        body_changed = new_body != old_body
+        scope_changed = new_scope != old_scope
+        schema = self.schema()
+        tail = [schema.malformed_line] if schema.error else []
+        nothing = not (capsule_changed or body_changed or scope_changed)
+        if prev is not None and prev_text is not None and nothing:
+            return WriteOutcome(address, "unchanged", tail)
+        created = prev is None
+        new_title = art.title_of(new_body)
+        changed = set()
+        if capsule_changed:
+            changed.add("capsule")
+        if body_changed:
+            changed.add("body")
+            if new_title != (prev.title if prev else ""):
+                changed.add("title")
+        refs_changed = body_changed and sch.references(new_body) != sch.references(old_body)
+        judgement = sch.judge(
+            schema,
+            created=created,
+            changed=changed,
+            values={"capsule": new_capsule, "title": new_title, "body": new_body},
+            refs_changed=refs_changed,
+        )
+        if judgement.refusals:
+            return WriteOutcome(address, "refused", judgement.refusals)
+        text = art.render(
+            prev_text,
+            capsule=new_capsule,
+            updated=clock.today(),
+            scope=new_scope,
+            body=new_body,
+        )
+        self._ensure_store()
+        file.parent.mkdir(parents=True, exist_ok=True)
+        contained(file, self.articles_dir)  # re-check on the final path (§3 step 2, §12)
+        atomic_write(file, text.encode("utf-8"), mode)
+        st = os.stat(file)
+        written = art.parse(text.encode("utf-8"), address, st.st_mtime_ns, st.st_size)
+        self._set(address, written)
+        lines = list(judgement.warnings)
+        lines += lint.write_lints(
+            address,
+            capsule=new_capsule,
+            body=new_body,
+            previous=prev,
+            capsule_given=capsule_changed,
+            body_given=body_changed,
+            exists=self.has,
+            orphan=self._is_orphan(address, new_scope),
+            schema=schema,
+        )
+        for problem in written.problems:
+            lines.append(f"The front matter is still wrong ({problem}); fix it by hand.")
+        return WriteOutcome(address, "created" if created else "written", lines + tail)
+
+    def set_reviewed(self, address: str, date: str | None = None) -> None:
+        """Write `reviewed: <date>` (§9) without touching `updated` or anything else."""
+        date = date or clock.today()
+        if not _ISO.fullmatch(date):
+            raise BadInput(f"reviewed must be a date YYYY-MM-DD, not {date!r}.")
+        with self._lock:
+            file = self.path_of(address)
+            name, rest = self._mount_of(address)
+            base = self._subs[name].articles_dir if name else self.articles_dir
+            try:
+                real = contained(file, base)
+                data = real.read_bytes()
+            except FileNotFoundError:
+                raise BadInput(f"There is no article {address} to mark reviewed.") from None
+            text = data.decode("utf-8")
+            atomic_write(file, art.set_meta(text, "reviewed", date).encode("utf-8"))
+            if name:
+                self._subs[name].reload_file(file)
+                self._set(address, self._subs[name].article(rest))
+            else:
+                self.reload_file(file)
+
+    # --- journal -------------------------------------------------------------------------------
+
+    def journal(
+        self,
+        body: str,
+        subject: list[str] | None = None,
+        slug: str | None = None,
+        source: str = "cli",
+        session: str | None = None,
+    ) -> Path:
+        """§6 journal: one new file, exclusive create, -2, -3… on collision; never rewritten."""
+        if not isinstance(body, str) or not body.strip():
+            raise BadInput(
+                "The journal entry is empty; say what happened (decisions, findings, changes)."
+            )
+        date = clock.today()
+        subjects: list[str] = []
+        if isinstance(subject, list):
+            for item in subject:
+                if isinstance(item, str):
+                    address = self.address_of(item)
+                    if address and address not in subjects:
+                        subjects.append(address)
+        stem = sanitise_slug(slug) if isinstance(slug, str) and slug else ""
+        stem = stem or slug_from_body(body)
+        lines = ["---\n", f"date: {date}\n"]
+        if subjects:
+            lines.append("subject:\n")
+            lines += [f"  - {art.format_scalar(s)}\n" for s in subjects]
+        lines.append(f"source: {art.format_scalar(source or 'cli')}\n")
+        if session:
+            lines.append(f"session: {art.format_scalar(str(session))}\n")
+        lines.append("---\n")
+        text = "".join(lines) + (body if body.endswith("\n") else body + "\n")
+        data = text.encode("utf-8", errors="replace")
+        with self._lock:
+            self._ensure_store()
+            self.journal_dir.mkdir(parents=True, exist_ok=True)
+            contained(self.journal_dir, self.root)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            for n in range(1, 100000):
+                name = f"{date}-{stem}.md" if n == 1 else f"{date}-{stem}-{n}.md"
+                path = self.journal_dir / name
+                try:
+                    fd = os.open(path, flags, 0o644)
+                except FileExistsError:
+                    continue
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                _fsync_dir(self.journal_dir)
+                return path
+        raise BadInput("Too many journal entries with this name today; give a different slug.")
+
+    def _refresh_journal(self) -> None:
+        found: dict[str, tuple[int, int]] = {}
+        try:
+            with os.scandir(self.journal_dir) as it:
+                for entry in it:
+                    if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        found[entry.name] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            pass
+        for name in list(self._journal):
+            if name not in found:
+                del self._journal[name]
+                self._journal_text.pop(name, None)
+                if self._jsearch is not None:
+                    self._jsearch.remove(name)
+        for name, (mtime_ns, size) in found.items():
+            old = self._journal.get(name)
+            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size):
+                continue
+            path = self.journal_dir / name
+            try:
+                data, _ = _read_capped(path)
+            except OSError:
+                continue
+            parsed = art.parse(data, name)
+            meta = parsed.meta
+            date = meta.get("date") if isinstance(meta.get("date"), str) else ""
+            if not date or not _ISO.fullmatch(date.strip()):
+                date = name[:10] if _ISO.fullmatch(name[:10]) else ""
+            raw_subject = meta.get("subject")
+            subject = (
+                tuple(s for s in raw_subject if isinstance(s, str))
+                if isinstance(raw_subject, list)
+                else ()
+            )
+            source = meta.get("source") if isinstance(meta.get("source"), str) else ""
+            session = meta.get("session") if isinstance(meta.get("session"), str) else ""
+            self._journal[name] = JournalEntry(
+                name, path, date.strip(), subject, source or "", session or "", mtime_ns, size
+            )
+            self._journal_text[name] = parsed.body
+            if self._jsearch is not None:
+                self._jsearch.add(name, f"{' '.join(subject)} {parsed.body}")
+
+    def journal_entries(self) -> list[JournalEntry]:
+        """Every journal entry, newest first (by date, then file time, then name)."""
+        with self._lock:
+            self._refresh_journal()
+            return sorted(
+                self._journal.values(), key=lambda e: (e.date, e.mtime_ns, e.name), reverse=True
+            )
+
+    def journal_index(self, address: str, n: int = 3) -> list[str]:
+        """File names of the newest `n` entries whose subject contains exactly `address`."""
+        return [e.name for e in self.journal_entries() if address in e.subject][:n]
+
+    def journal_body(self, entry: JournalEntry) -> str:
+        """An entry's body (only search shows journal contents)."""
+        with self._lock:
+            text = self._journal_text.get(entry.name)
+            if text is None:
+                self._refresh_journal()
+                text = self._journal_text.get(entry.name, "")
+            return text
+
+    # --- search --------------------------------------------------------------------------------
+
+    def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
+        """BM25 over address, title, capsule and body; (hits best first, total matches)."""
+        with self._lock:
+            self._ensure()
+            if self._search is None:
+                index = SearchIndex()
+                for address, article in self._index.items():
+                    index.add(address, _search_text(article))
+                self._search = index
+            return self._search.query(query, limit)
+
+    def search_journal(
+        self, query: str, limit: int
+    ) -> tuple[list[tuple[JournalEntry, float]], int]:
+        """BM25 over journal entries (subject and body)."""
+        with self._lock:
+            self._refresh_journal()
+            if self._jsearch is None:
+                index = SearchIndex()
+                for name, entry in self._journal.items():
+                    index.add(name, f"{' '.join(entry.subject)} {self._journal_text.get(name, '')}")
+                self._jsearch = index
+            hits, total = self._jsearch.query(query, limit)
+            return [(self._journal[name], score) for name, score in hits], total
+
+
+def _search_text(article: Article) -> str:
+    return f"{article.address} {article.title} {article.capsule} {article.body}"
+
+
+def iter_addresses(store: Store, prefix: str) -> Iterable[str]:
+    """Addresses equal to `prefix` or under it (segment-aware), sorted."""
+    for address in store.addresses():
+        if not prefix or address == prefix or address.startswith(prefix + "/"):
+            yield address

@@ -1,0 +1,324 @@
+"""The canon tool (SPEC §6): one JSON action in, one text out; every adapter calls run().
+
+Result text is for a model to read: short and factual; each miss or refusal is a sentence that
+says what to do next. Bad input never raises: it comes back as a sentence with code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from canon_ls.core import schema as sch
+from canon_ls.core.address import OutsideStore
+from canon_ls.core.store import BadInput, JournalEntry, Store, iter_addresses
+
+ACTIONS = ("read", "write", "journal", "map", "search")
+WINDOW = 10
+_KEYS = {
+    "read": {"path"},
+    "write": {"path", "capsule", "body", "scope"},
+    "journal": {"body", "subject", "slug"},
+    "map": {"path"},
+    "search": {"query", "journal"},
+}
+_EXAMPLE = '{"action": "read", "path": "src/app.ts"}'
+
+
+@dataclass
+class ToolResult:
+    text: str
+    code: int  # 0 done, 1 refused by the schema, 2 bad input
+
+
+class _Bad(Exception):
+    pass
+
+
+def input_schema() -> dict[str, Any]:
+    """JSON Schema of the §6 action object (the MCP tool's inputSchema)."""
+    return {
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": list(ACTIONS),
+                "description": "read | write | journal | map | search",
+            },
+            "path": {
+                "type": "string",
+                "description": "read/write: a project file or directory path (or address); "
+                "map: optional address prefix",
+            },
+            "capsule": {
+                "type": "string",
+                "description": "write: one dense line, the current truth about the asset",
+            },
+            "body": {
+                "type": "string",
+                "description": "write: the article body (Markdown); journal: what happened",
+            },
+            "scope": {
+                "type": "string",
+                "enum": ["rule", "asset"],
+                "description": "write: declare (rule) or withdraw (asset) a rule article",
+            },
+            "subject": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "journal: the paths/addresses the entry is about",
+            },
+            "slug": {"type": "string", "description": "journal: short file name slug"},
+            "query": {"type": "string", "description": "search: words to look for"},
+            "journal": {
+                "type": "boolean",
+                "description": "search: include journal entries as results",
+            },
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    }
+
+
+def _opt_str(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise _Bad(f'"{key}" must be a string, not {type(value).__name__}.')
+
+
+def _req_str(args: dict[str, Any], key: str, action: str) -> str:
+    value = _opt_str(args, key)
+    if not value:
+        raise _Bad(f'The {action} action needs "{key}", e.g. {_example(action)}.')
+    return value
+
+
+def _example(action: str) -> str:
+    return {
+        "read": '{"action": "read", "path": "src/app.ts"}',
+        "write": '{"action": "write", "path": "src/app.ts", "capsule": "…", "body": "…"}',
+        "journal": '{"action": "journal", "body": "What happened", "subject": ["src/app.ts"]}',
+        "map": '{"action": "map", "path": "src"}',
+        "search": '{"action": "search", "query": "config loading"}',
+    }[action]
+
+
+def run(
+    store: Store, action: object, *, source: str = "cli", session: str | None = None
+) -> ToolResult:
+    """Run one §6 action object (a dict, or its JSON text) against the store."""
+    try:
+        if isinstance(action, (str, bytes)):
+            try:
+                action = json.loads(action)
+            except ValueError:
+                raise _Bad(f"The canon tool takes a JSON object such as {_EXAMPLE}.") from None
+        if not isinstance(action, dict):
+            raise _Bad(f"The canon tool takes a JSON object such as {_EXAMPLE}.")
+        name = action.get("action")
+        if not isinstance(name, str) or name not in ACTIONS:
+            shown = "no action" if name is None else f"the action {name!r}"
+            raise _Bad(f"canon does not know {shown}; use one of {', '.join(ACTIONS)}.")
+        args = {k: v for k, v in action.items() if k != "action"}
+        unknown = sorted(set(args) - _KEYS[name])
+        if unknown:
+            allowed = ", ".join(sorted(_KEYS[name]))
+            raise _Bad(f"The {name} action does not take {', '.join(unknown)}; it takes {allowed}.")
+        if name == "read":
+            return _read(store, _req_str(args, "path", name))
+        if name == "write":
+            return _write(store, args)
+        if name == "journal":
+            return _journal(store, args, source, session)
+        if name == "map":
+            return _map(store, _opt_str(args, "path") or "")
+        return _search(store, args)
+    except _Bad as exc:
+        return ToolResult(str(exc), 2)
+    except (BadInput, OutsideStore) as exc:
+        text = str(exc)
+        if isinstance(exc, OutsideStore):
+            text = f"Refused: {text}; canon only reads and writes inside its store."
+        return ToolResult(text, 2)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return ToolResult(f"canon could not complete the action: {exc.strerror}{where}.", 2)
+    except Exception as exc:  # noqa: BLE001 - the tool never shows a traceback
+        return ToolResult(f"canon hit an internal error ({type(exc).__name__}: {exc}).", 2)
+
+
+def _miss(address: str) -> str:
+    return (
+        f"No article governs {address} yet; once your task is done, write one with "
+        f'{{"action": "write", "path": "{address}", "capsule": "…", "body": "…"}}.'
+    )
+
+
+def _read(store: Store, path: str) -> ToolResult:
+    address = store.address_of(path)
+    if not address:
+        raise _Bad("The project root has no article; give a file or directory path to read.")
+    store.refresh()
+    governing = store.governing(address)
+    article = store.article(governing) if governing else None
+    if governing is None or article is None:
+        return ToolResult(_miss(address), 0)
+    title = governing if governing == address else f"{governing} governs {address}"
+    lines = [title, f"capsule: {article.capsule}", f"updated: {article.updated}"]
+    if article.scope == "rule":
+        lines.append("scope: rule")
+    lines += [f"problem: {p}" for p in article.problems]
+    schema = store.schema()
+    values = {"capsule": article.capsule, "title": article.title, "body": article.body}
+    lines += [f"schema: {v}" for v in sch.violations(schema, values)]
+    body = article.body.strip("\n")
+    if body:
+        lines += ["", body, ""]
+    index = store.journal_index(governing)
+    lines.append(f"journal: {', '.join(index)}" if index else f"journal: none about {governing}")
+    return ToolResult("\n".join(lines), 0)
+
+
+def _write(store: Store, args: dict[str, Any]) -> ToolResult:
+    path = _req_str(args, "path", "write")
+    capsule = _opt_str(args, "capsule")
+    body = _opt_str(args, "body")
+    scope = _opt_str(args, "scope")
+    if scope not in (None, "", "rule", "asset"):
+        raise _Bad(f'scope must be "rule" or "asset", not {scope!r}.')
+    outcome = store.write(path, capsule=capsule, body=body, scope=scope)
+    if outcome.status == "refused":
+        reasons = " ".join(outcome.lines)
+        return ToolResult(f"Refused to write {outcome.address}: {reasons} Nothing was written.", 1)
+    if outcome.status == "unchanged":
+        head = f"{outcome.address} is already up to date; nothing was written."
+    else:
+        head = f"Wrote {outcome.address}."
+    return ToolResult("\n".join([head, *outcome.lines]), 0)
+
+
+def _journal(store: Store, args: dict[str, Any], source: str, session: str | None) -> ToolResult:
+    body = _opt_str(args, "body")
+    slug = _opt_str(args, "slug")
+    subject = args.get("subject")
+    if subject is not None and not isinstance(subject, (list, str)):
+        raise _Bad('"subject" must be an array of paths.')
+    if isinstance(subject, list) and not all(isinstance(s, str) for s in subject):
+        raise _Bad('"subject" must be an array of path strings.')
+    if not body or not body.strip():
+        return ToolResult(
+            "The journal entry is empty; what happened? Give a body (decisions, findings, "
+            "changes). Nothing was written.",
+            2,
+        )
+    path = store.journal(
+        body,
+        subject if isinstance(subject, list) else None,
+        slug,
+        source=source,
+        session=session,
+    )
+    return ToolResult(f"Journaled {path.parent.name}/{path.name}.", 0)
+
+
+def _map(store: Store, raw: str) -> ToolResult:
+    if not store.exists() and not store.mounts:
+        return ToolResult(
+            "There is no canon store here yet (.canon/ does not exist); the first write or "
+            "journal entry creates it.",
+            0,
+        )
+    store.refresh()
+    prefixes: set[str] = set()
+    if raw.strip():
+        from canon_ls.core.address import clean
+
+        prefixes = {p for p in (clean(raw), store.address_of(raw)) if p}
+    found: list[str] = []
+    for prefix in prefixes or {""}:
+        found += list(iter_addresses(store, prefix))
+    addresses = sorted(set(found))
+    if not addresses:
+        if prefixes:
+            shown = min(prefixes, key=len)
+            return ToolResult(f"No article lies at or under {shown}.", 0)
+        return ToolResult("The store has no articles yet; add one with the write action.", 0)
+    lines = []
+    for address in addresses:
+        article = store.article(address)
+        if article is None:
+            continue
+        line = f"{address}: {article.capsule}" if article.capsule else f"{address}: (no capsule)"
+        if article.problems:
+            line += f" [problem: {article.problems[0]}]"
+        lines.append(line)
+    return ToolResult("\n".join(lines), 0)
+
+
+def _entry_line(store: Store, entry: JournalEntry) -> str:
+    scope = entry.date or "undated"
+    if entry.subject:
+        scope += "; subject: " + ", ".join(entry.subject)
+    text = " ".join(store.journal_body(entry).split())
+    if len(text) > 160:
+        text = text[:159] + "…"
+    return f"journal/{entry.name} ({scope}): {text}"
+
+
+def _search(store: Store, args: dict[str, Any]) -> ToolResult:
+    query = _req_str(args, "query", "search")
+    with_journal = args.get("journal")
+    if with_journal is not None and not isinstance(with_journal, bool):
+        raise _Bad('"journal" must be true or false.')
+    if not query.strip():
+        raise _Bad('The search action needs a non-empty "query".')
+    store.refresh()
+    a_hits, a_total = store.search_articles(query, WINDOW)
+    lines: list[str] = []
+    if with_journal:
+        j_hits, j_total = store.search_journal(query, WINDOW)
+        na, nj = min(len(a_hits), WINDOW // 2), min(len(j_hits), WINDOW - WINDOW // 2)
+        spare = WINDOW - na - nj
+        extra = min(spare, len(a_hits) - na)
+        na, spare = na + extra, spare - extra
+        nj += min(spare, len(j_hits) - nj)
+        shown = na + nj
+        total = a_total + j_total
+        if total == 0:
+            return ToolResult(f'Nothing in the articles or the journal matches "{query}".', 0)
+        lines.append(_head(query, shown, total, "results (articles and journal)"))
+        lines += [_article_line(store, a) for a, _ in a_hits[:na]]
+        lines += [_entry_line(store, e) for e, _ in j_hits[:nj]]
+        return ToolResult("\n".join(lines), 0)
+    if a_total == 0:
+        lines.append(f'No article matches "{query}".')
+    else:
+        lines.append(_head(query, len(a_hits), a_total, "articles"))
+        lines += [_article_line(store, a) for a, _ in a_hits]
+    entries = len(store.journal_entries())
+    if entries:
+        lines.append(
+            f"The journal has {entries} entr{'y' if entries == 1 else 'ies'} (not searched); "
+            'add "journal": true to include them.'
+        )
+    return ToolResult("\n".join(lines), 0)
+
+
+def _head(query: str, shown: int, total: int, what: str) -> str:
+    verb = "matches" if total == 1 else "match"
+    if what == "articles" and total == 1:
+        what = "article"
+    if total > shown:
+        return (
+            f'{total} {what} {verb} "{query}"; showing the best {shown}, the cap dropped '
+            f"{total - shown} (refine the query to see them):"
+        )
+    return f'{total} {what} {verb} "{query}":'
+
+
+def _article_line(store: Store, address: str) -> str:
+    article = store.article(address)
+    capsule = article.capsule if article and article.capsule else "(no capsule)"
+    return f"{address}: {capsule}"

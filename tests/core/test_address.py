@@ -1,0 +1,142 @@
+"""SPEC §3 addresses and §12 containment at the address level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core.address import (
+    OutsideStore,
+    address_of_file,
+    ancestors,
+    article_file,
+    clean,
+    contained,
+    normalise,
+    parent,
+)
+
+SPEC_3_TABLE = [
+    ("src/core/config.ts", "src/core/config"),
+    ("src/core/config.test.ts", "src/core/config.test"),
+    ("docs/v1.2/notes.md", "docs/v1.2/notes"),
+    (".env", ".env"),
+    ("src/.eslintrc.json", "src/.eslintrc"),
+    ("./src//core/./config.ts", "src/core/config"),
+    ("../../etc/passwd", "etc/passwd"),
+    ("src/core/", "src/core"),
+    ("src\\core\\config.ts", "src/core/config"),
+    ("Makefile", "Makefile"),
+    ("archive.tar.gz", "archive.tar"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), SPEC_3_TABLE)
+def test_spec_3_table_row(raw: str, expected: str) -> None:
+    """SPEC §3: every row of the normalisation table."""
+    assert normalise(raw) == expected
+
+
+def test_spec_3_empty_and_root_name_no_article() -> None:
+    """SPEC §3: the project root itself is the empty address."""
+    assert normalise("") == ""
+    assert normalise(".") == ""
+    assert normalise("./") == ""
+    assert normalise("/", Path("/")) == ""
+
+
+def test_spec_3_leading_slash_relative_when_no_project() -> None:
+    """SPEC §3 step 2: leading '/' goes when the path is not inside a known root."""
+    assert normalise("/src/a.ts") == "src/a"
+
+
+def test_spec_3_absolute_inside_project(tmp_path: Path) -> None:
+    """SPEC §3 step 1: an absolute path inside the project becomes relative to it."""
+    assert normalise(str(tmp_path / "src" / "a.ts"), tmp_path) == "src/a"
+    assert normalise(str(tmp_path), tmp_path) == ""
+
+
+def test_spec_3_absolute_outside_project_is_clamped(tmp_path: Path) -> None:
+    """SPEC §3/§12: an absolute path outside the project can never escape: it is clamped."""
+    project = tmp_path / "p"
+    assert normalise("/etc/passwd", project) == "etc/passwd"
+    got = normalise(str(project) + "/../../etc/passwd", project)
+    assert ".." not in got.split("/") and got.endswith("etc/passwd")
+
+
+def test_spec_3_file_uri_decoded_then_clamped(tmp_path: Path) -> None:
+    """SPEC §3 step 1: file:// URIs are decoded first; %2e%2e cannot climb out."""
+    uri = (tmp_path / "src" / "a b.ts").as_uri()
+    assert normalise(uri, tmp_path) == "src/a b"
+    evil = tmp_path.as_uri() + "/%2e%2e/%2E%2E/etc/passwd"
+    got = normalise(evil, tmp_path)
+    assert ".." not in got.split("/")
+    assert got.endswith("etc/passwd")
+    assert normalise("file:///%2e%2e/%2e%2e/etc/shadow") == "etc/shadow"
+
+
+def test_spec_3_nul_bytes_refused() -> None:
+    """SPEC §12: NUL bytes never reach the file system."""
+    with pytest.raises(OutsideStore):
+        normalise("src/a\x00.ts")
+    with pytest.raises(OutsideStore):
+        normalise("file:///tmp/a%00b")
+
+
+def test_spec_8_mount_paths(tmp_path: Path) -> None:
+    """SPEC §8: a path inside a mount becomes 'name:addr'; the name form works too."""
+    lake = tmp_path / "data" / "lake"
+    mounts = {"lake": lake}
+    assert normalise(str(lake / "prices.csv"), tmp_path / "proj", mounts) == "lake:prices"
+    assert normalise("lake:prices.csv", tmp_path / "proj", mounts) == "lake:prices"
+    assert normalise("lake:../../x/y.txt", tmp_path / "proj", mounts) == "lake:x/y"
+    # without the mount the colon is just part of a name
+    assert normalise("lake:prices.csv") == "lake:prices"
+
+
+def test_spec_3_non_ascii_and_case_sensitive() -> None:
+    """SPEC §3: non-ASCII names allowed; addresses are case-sensitive."""
+    assert normalise("docs/配置/Ünï.md") == "docs/配置/Ünï"
+    assert normalise("Src/A.ts") != normalise("src/a.ts")
+
+
+def test_spec_4_ancestors_and_parent() -> None:
+    """SPEC §4: the walk up one segment at a time."""
+    assert list(ancestors("a/b/c")) == ["a/b/c", "a/b", "a"]
+    assert list(ancestors("")) == []
+    assert parent("a/b/c") == "a/b"
+    assert parent("a") == ""
+
+
+def test_clean_keeps_dots_for_addresses() -> None:
+    """Wikilink targets are addresses: no extension stripping except a trailing .md."""
+    assert clean("src/config.test") == "src/config.test"
+    assert clean("./src/../docs/x.md") == "docs/x"
+    assert clean("lake:prices") == "lake:prices"
+
+
+def test_spec_12_article_file_contained(tmp_path: Path) -> None:
+    """SPEC §3 step 2 / §12: article files always resolve under articles/."""
+    articles = tmp_path / ".canon" / "articles"
+    articles.mkdir(parents=True)
+    assert article_file(articles, "src/a") == articles / "src" / "a.md"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (articles / "evil").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutsideStore):
+        article_file(articles, "evil/x")
+    with pytest.raises(OutsideStore):
+        article_file(articles, "../x")
+    with pytest.raises(OutsideStore):
+        article_file(articles, "")
+    with pytest.raises(OutsideStore):
+        contained(tmp_path / "x", articles)
+
+
+def test_address_of_file(tmp_path: Path) -> None:
+    articles = tmp_path / "articles"
+    assert address_of_file(articles, articles / "src" / "a.md") == "src/a"
+    assert address_of_file(articles, articles / ".env.md") == ".env"
+    assert address_of_file(articles, articles / "src" / "a.txt") is None
+    assert address_of_file(articles, tmp_path / "x.md") is None

@@ -1,0 +1,34 @@
+"""SPEC §1 / STYLE: the store core never imports the editor or MCP layers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import canon_ls.core
+
+FORBIDDEN = ("pygls", "lsprotocol", "mcp", "canon_ls.lsp", "canon_ls.agent")
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_spec_1_core_has_no_adapter_imports() -> None:
+    core = Path(canon_ls.core.__file__).parent
+    files = sorted(core.glob("*.py"))
+    assert files
+    bad = [
+        f"{f.name} imports {name}"
+        for f in files
+        for name in _imports(f)
+        if any(name == m or name.startswith(m + ".") for m in FORBIDDEN)
+    ]
+    assert not bad, bad
