@@ -1,0 +1,231 @@
+"""Real Claude Code (pinned from npm) driving `canon hook claude-code` and `canon mcp`.
+
+`claude -p` runs against a scripted loopback Messages API (fake_anthropic.py) with the hooks
+and MCP server written by `canon init claude-code`. The requests the fake API receives are the
+ground truth of what reached the model. The npm install is cached outside the repository
+($CANON_NPM_CACHE, default ~/.cache/canon-tests); when it cannot be installed the tests fail
+loudly rather than skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_anthropic import FakeAnthropic, Recorded, text, tool_use
+from hookrun import article, canon_command, make_project
+
+pytestmark = pytest.mark.agent_cli
+
+CLAUDE_VERSION = "2.1.332"  # research notes: the hook formats were observed on this release
+
+
+def npm_cache() -> Path:
+    base = os.environ.get("CANON_NPM_CACHE") or os.path.expanduser("~/.cache/canon-tests")
+    return Path(base) / f"claude-code-{CLAUDE_VERSION}"
+
+
+def install_claude_code() -> Path:
+    """`npm install` the pinned release once into the cache; return the native binary.
+
+    npm may refuse the wrapper's postinstall (allowScripts); the platform package's `claude`
+    binary runs directly, so the postinstall is not needed.
+    """
+    prefix = npm_cache()
+    found = sorted(prefix.glob("node_modules/@anthropic-ai/claude-code-*/claude"))
+    if not found:
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is not installed; it is needed to install @anthropic-ai/claude-code.")
+        prefix.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+             f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
+            capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        found = sorted(prefix.glob("node_modules/@anthropic-ai/claude-code-*/claude"))
+        if done.returncode != 0 or not found:
+            pytest.fail(
+                f"npm install of @anthropic-ai/claude-code@{CLAUDE_VERSION} failed "
+                f"(exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            )
+    return found[0]
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    binary = install_claude_code()
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
+    assert CLAUDE_VERSION in version.stdout, version.stdout + version.stderr
+    return binary
+
+
+def claude_env(home: Path, base_url: str, state: Path, trace: Path) -> dict[str, str]:
+    bin_dir = str(Path(canon_command()[0]).parent) if len(canon_command()) == 1 else ""
+    path = os.pathsep.join(p for p in (bin_dir, str(Path(sys.executable).parent),
+                                       os.environ.get("PATH", "")) if p)  # fmt: skip
+    return {
+        "PATH": path,
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "XDG_STATE_HOME": str(state),
+        "CANON_TRACE": str(trace),
+        "CANON_TODAY": "2026-11-29",
+    }
+
+
+def test_generated_plugin_passes_strict_validation(claude_bin: Path, tmp_path: Path) -> None:
+    """`canon init claude-plugin DIR` output is accepted by `claude plugin validate --strict`."""
+    out = tmp_path / "market"
+    done = subprocess.run([*canon_command(), "init", "claude-plugin", str(out)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    home = tmp_path / "home"
+    home.mkdir()
+    for target in (out, out / "plugins" / "canon"):
+        check = subprocess.run(
+            [claude_bin, "plugin", "validate", "--strict", str(target)],
+            capture_output=True, text=True, timeout=120,
+            env={"PATH": os.environ.get("PATH", ""), "HOME": str(home)},
+        )  # fmt: skip
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+CONFIG_CAPSULE = "Loads layered config; env beats file."
+SRC_CAPSULE = "Source root, one module per concern."
+STOP_MARK = "canon: these articles govern files you changed"
+
+
+def test_live_session_surfaces_reminds_and_sees_tool_writes(
+    claude_bin: Path, tmp_path: Path
+) -> None:
+    """SPEC §11.3 with the real agent: (a) each capsule reaches the model once per cycle,
+    (b) the Stop reminder arrives once and names the article, (c) articles written through
+    the MCP tool during the session are seen by the hooks."""
+    project = make_project(tmp_path / "proj")
+    done = subprocess.run([*canon_command(), "init", "claude-code"], cwd=project,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    config, module = project / "src/core/config.py", project / "src/a.py"
+    canon_tool = "mcp__canon__canon"
+    steps = [
+        tool_use("Read", {"file_path": str(config)}, "toolu_01"),
+        tool_use(
+            "Edit",
+            {"file_path": str(config), "old_string": "x = 1", "new_string": "x = 2"},
+            "toolu_02",
+        ),  # fmt: skip
+        tool_use("Read", {"file_path": str(config)}, "toolu_03"),
+        tool_use("Read", {"file_path": str(module)}, "toolu_04"),
+        tool_use(
+            "Edit",
+            {"file_path": str(module), "old_string": "x = 1", "new_string": "x = 3"},
+            "toolu_05",
+        ),  # fmt: skip
+        # A new article, written through MCP mid-session, now governs src/a.py.
+        tool_use(
+            canon_tool,
+            {
+                "action": "write",
+                "path": "src/a.py",
+                "capsule": "Module a holds x.",
+                "body": "# src/a\nx is 3.",
+            },
+            "toolu_06",
+        ),  # fmt: skip
+        text("Done."),
+        tool_use(
+            canon_tool,
+            {
+                "action": "write",
+                "path": "src/core/config.py",
+                "capsule": "Config loader; x is now 2.",
+            },
+            "toolu_07",
+        ),  # fmt: skip
+        text("Updated the article."),
+    ]
+
+    def script(turn: int, rec: Recorded) -> list[dict]:
+        return steps[turn] if turn < len(steps) else text("Nothing left.")
+
+    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
+    home.mkdir()
+    with FakeAnthropic(script) as fake:
+        run = subprocess.run(
+            [claude_bin, "-p", "Bump x in the config and in module a.", "--output-format",
+             "json", "--allowedTools", "Read", "Edit", canon_tool],
+            cwd=project, env=claude_env(home, fake.url, state, trace),
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = json.loads(run.stdout)
+    assert not result.get("is_error"), result
+    assert len(requests) == len(steps), [r.flat()[-300:] for r in requests]
+
+    # (a) the capsule arrives right after the first Read, and once per cycle.
+    assert CONFIG_CAPSULE in requests[1].flat()
+    assert CONFIG_CAPSULE not in requests[0].flat()
+    final = requests[-1].flat()
+    assert final.count(CONFIG_CAPSULE) == 1
+    assert final.count(SRC_CAPSULE) == 1 and SRC_CAPSULE in requests[4].flat()
+
+    # (b) the Stop reminder arrives once and names the edited asset's article.
+    assert STOP_MARK not in requests[6].flat()
+    assert STOP_MARK in requests[7].flat()
+    assert final.count("Stop hook feedback") == 1
+    assert "- src/core/config (you changed src/core/config.py)" in final
+    assert "- src (you changed" not in final  # settled by the new article src/a
+
+    # (c) the MCP server really wrote, and the hooks saw both writes.
+    assert (
+        "Config loader; x is now 2." in (project / ".canon/articles/src/core/config.md").read_text()
+    )
+    assert "Module a holds x." in (project / ".canon/articles/src/a.md").read_text()
+    decisions = [json.loads(line) for line in trace.read_text().splitlines()]
+    written = [d["governing"] for d in decisions if d["decision"] == "written"]
+    assert written == ["src/a", "src/core/config"]
+    assert [d["decision"] for d in decisions].count("remind") == 1
+    assert not (project / ".canon" / "journal").exists()
+
+
+def test_live_article_written_mid_session_surfaces(claude_bin: Path, tmp_path: Path) -> None:
+    """An article created on disk during the session (by a person or another tool) is found
+    by the next hook: resolution reads the disk, not a snapshot taken at session start."""
+    project = make_project(tmp_path / "proj")
+    subprocess.run([*canon_command(), "init", "claude-code"], cwd=project, check=True,
+                   capture_output=True, timeout=60)  # fmt: skip
+    (project / "lib").mkdir()
+    (project / "lib/util.py").write_text("u = 1\n")
+
+    def script(turn: int, rec: Recorded) -> list[dict]:
+        if turn == 0:
+            return tool_use("Bash", {"command": "ls lib", "description": "list"}, "toolu_01")
+        if turn == 1:
+            article(project, "lib", "Helpers shared by every module.")
+            return tool_use("Read", {"file_path": str(project / "lib/util.py")}, "toolu_02")
+        return text("Done.")
+
+    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
+    home.mkdir()
+    with FakeAnthropic(script) as fake:
+        run = subprocess.run(
+            [claude_bin, "-p", "Look at lib.", "--output-format", "json",
+             "--allowedTools", "Read", "Bash"],
+            cwd=project, env=claude_env(home, fake.url, state, trace),
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "Helpers shared by every module." not in requests[1].flat()
+    assert "Helpers shared by every module." in requests[2].flat()
