@@ -1,0 +1,109 @@
+"""The one place that converts positions between the client's encoding and code points.
+
+Core works in code points (Python string indices). Clients count columns in utf-8 (Neovim
+negotiates it) or utf-16 (VS Code); pygls' position codec, negotiated at initialize, does the
+counting. Conversion needs only the affected line, so huge documents never get split whole.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+from pygls.workspace.position_codec import ServerTextPosition
+
+
+class Text:
+    """A document's text with a lazily built line index (one pass, reused per version)."""
+
+    def __init__(self, source: str, version: int | None = None) -> None:
+        self.source = source
+        self.version = version
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            starts = [0]
+            find = self.source.find
+            i = find("\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._starts = starts
+        return self._starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def line(self, n: int) -> str:
+        """Line `n` without its line ending ('' past the end)."""
+        starts = self.starts
+        if n < 0 or n >= len(starts):
+            return ""
+        end = starts[n + 1] - 1 if n + 1 < len(starts) else len(self.source)
+        text = self.source[starts[n] : end]
+        return text[:-1] if text.endswith("\r") else text
+
+    def first_line(self) -> str:
+        """Line 0 without building the whole index (cheap on 50 MB documents)."""
+        end = self.source.find("\n")
+        text = self.source if end == -1 else self.source[:end]
+        return text[:-1] if text.endswith("\r") else text
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """Code-point offset in the source -> (line, column)."""
+        starts = self.starts
+        line = bisect_right(starts, offset) - 1
+        return line, offset - starts[line]
+
+
+def to_column(codec: PositionCodec, line_text: str, character: int) -> int:
+    """Client column on `line_text` -> code-point column."""
+    position = types.Position(line=0, character=max(0, character))
+    return codec.position_from_client_units([line_text], position).character
+
+
+def to_client_column(codec: PositionCodec, line_text: str, column: int) -> int:
+    return codec.position_to_client_units(
+        [line_text], ServerTextPosition(line=0, character=max(0, min(column, len(line_text))))
+    ).character
+
+
+def position(codec: PositionCodec, text: Text, line: int, column: int) -> types.Position:
+    return types.Position(line=line, character=to_client_column(codec, text.line(line), column))
+
+
+def span(codec: PositionCodec, text: Text, line: int, start: int, end: int) -> types.Range:
+    """A range on one line, columns in code points."""
+    line_text = text.line(line)
+    return types.Range(
+        start=types.Position(line=line, character=to_client_column(codec, line_text, start)),
+        end=types.Position(line=line, character=to_client_column(codec, line_text, end)),
+    )
+
+
+def offsets(codec: PositionCodec, text: Text, start: int, end: int) -> types.Range:
+    """A range between two code-point offsets of the whole source (may span lines)."""
+    sl, sc = text.line_col(start)
+    el, ec = text.line_col(end)
+    return types.Range(start=position(codec, text, sl, sc), end=position(codec, text, el, ec))
+
+
+def line_end(codec: PositionCodec, text: Text, line: int) -> types.Position:
+    line_text = text.first_line() if line == 0 else text.line(line)
+    return types.Position(line=line, character=codec.client_num_units(line_text))
+
+
+def whole(codec: PositionCodec, text: Text) -> types.Range:
+    """The range covering the whole source (for whole-document replacements)."""
+    last = text.line_count - 1
+    return types.Range(start=types.Position(line=0, character=0), end=line_end(codec, text, last))
+
+
+def from_client(codec: PositionCodec, text: Text, pos: types.Position) -> tuple[int, int]:
+    """Client position -> (line, code-point column)."""
+    line_text = text.first_line() if pos.line == 0 else text.line(pos.line)
+    return pos.line, to_column(codec, line_text, pos.character)

@@ -1,0 +1,243 @@
+"""Code actions (SPEC §10): create, update, journal, mark reviewed, orphan remedies, links.
+
+Titles are exactly the SPEC's. Edits are built when the action is *applied*, never when the
+menu is shown: through `codeAction/resolve` when the client can resolve `edit`, else through
+the `canon.applyAction` command, which computes the edit and sends `workspace/applyEdit`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.uris import from_fs_path
+
+from canon_ls.core import article as core_article
+from canon_ls.core.address import parent
+from canon_ls.core.clock import today
+from canon_ls.core.links import wikilinks
+
+from .. import edits
+from ..state import CanonLanguageServer, Folder
+
+log = logging.getLogger(__name__)
+
+QUICKFIX = types.CodeActionKind.QuickFix
+REFACTOR = types.CodeActionKind.Refactor
+
+
+def on_code_action(
+    ls: CanonLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    uri = params.text_document.uri
+    where = ls.where(uri)
+    if where is None or where.kind in ("journal", "store"):
+        return None
+    store = where.store
+    folder = where.folder
+    out: list[types.CodeAction] = []
+    if where.kind == "asset":
+        if where.address and not store.has(where.address):
+            out.append(_edit_action(ls, f"Create article for {where.address}", QUICKFIX,
+                                    {"op": "create", "folder": folder.uri,
+                                     "address": where.address}))
+        governing = where.governing()
+        subject = governing or where.address
+    else:
+        governing = where.address
+        subject = where.address
+    if governing and where.kind == "asset":
+        out.append(types.CodeAction(
+            title=f"Update governing article {governing}", kind=QUICKFIX,
+            command=types.Command(title=f"Update governing article {governing}",
+                                  command="canon.open", arguments=[folder.article_uri(governing)])))
+    if subject and folder.serving:
+        out.append(types.CodeAction(
+            title=f"Journal an entry about {subject}", kind=QUICKFIX,
+            command=types.Command(title=f"Journal an entry about {subject}",
+                                  command="canon.journalAbout",
+                                  arguments=[{"address": subject, "folder": folder.uri}])))
+    if governing and governing in folder.stale:
+        out.append(_edit_action(ls, f"Mark {governing} reviewed", QUICKFIX,
+                                {"op": "reviewed", "folder": folder.uri, "address": governing}))
+    if where.kind == "article":
+        out.extend(_orphan_actions(ls, folder, where.address))
+        out.extend(_link_actions(ls, folder, uri, params.range))
+    return out or None
+
+
+def _orphan_actions(ls: CanonLanguageServer, folder: Folder, address: str) -> list[types.CodeAction]:
+    findings = folder.findings.get(address, [])
+    if not any(f.code == "orphan" for f in findings):
+        return []
+    out = []
+    for candidate in move_candidates(folder, address):
+        out.append(_edit_action(ls, f"Move article to {candidate}", QUICKFIX,
+                                {"op": "move", "folder": folder.uri, "address": address,
+                                 "to": candidate}))
+    store = folder.store
+    up = parent(address)
+    into = store.governing(up) if store is not None and up else None
+    if into:
+        out.append(_edit_action(ls, "Merge into parent", QUICKFIX,
+                                {"op": "merge", "folder": folder.uri, "address": address,
+                                 "into": into}))
+    out.append(_edit_action(ls, "Declare scope: rule", QUICKFIX,
+                            {"op": "rule", "folder": folder.uri, "address": address}))
+    return out
+
+
+def move_candidates(folder: Folder, address: str, limit: int = 3) -> list[str]:
+    """Addresses of assets named like the orphan (a likely rename) that have no article yet."""
+    assets, store = folder.assets, folder.store
+    if assets is None or store is None:
+        return []
+    leaf = address.rsplit("/", 1)[-1]
+    from canon_ls.core.assets import address_of_path
+
+    found: list[str] = []
+    for path in assets.files():
+        name = path.rsplit("/", 1)[-1]
+        if not (name == leaf or name.startswith(leaf + ".")):
+            continue
+        candidate = address_of_path(path)
+        if candidate != address and not store.has(candidate) and candidate not in found:
+            found.append(candidate)
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _link_actions(
+    ls: CanonLanguageServer, folder: Folder, uri: str, rng: types.Range
+) -> list[types.CodeAction]:
+    text = ls.text_of(uri)
+    store = folder.store
+    if text is None or store is None:
+        return []
+    out = []
+    seen = set()
+    for line_no in range(rng.start.line, min(rng.end.line, rng.start.line + 50) + 1):
+        for link in wikilinks(text.line(line_no)):
+            if link.target in seen or store.has(link.target):
+                continue
+            seen.add(link.target)
+            out.append(_edit_action(ls, f"Create article {link.target}", QUICKFIX,
+                                    {"op": "create", "folder": folder.uri,
+                                     "address": link.target}))
+    return out
+
+
+def _edit_action(
+    ls: CanonLanguageServer, title: str, kind: str, data: dict[str, Any]
+) -> types.CodeAction:
+    properties = get_capability(
+        ls.client_capabilities, "text_document.code_action.resolve_support.properties", []
+    )
+    if "edit" in (properties or []):
+        return types.CodeAction(title=title, kind=kind, data=data)
+    return types.CodeAction(
+        title=title, kind=kind,
+        command=types.Command(title=title, command="canon.applyAction", arguments=[data]),
+    )
+
+
+def on_code_action_resolve(ls: CanonLanguageServer, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    edit = build_edit(ls, data)
+    if isinstance(edit, str):
+        action.disabled = types.CodeActionDisabled(reason=edit)
+    else:
+        action.edit = edit
+    return action
+
+
+# -- building edits at apply time -----------------------------------------------------------
+def build_edit(ls: CanonLanguageServer, data: dict[str, Any]) -> types.WorkspaceEdit | str:
+    """The edit for an action, from the files as they are now; a sentence when impossible."""
+    folder = ls.folders.get(str(data.get("folder", "")))
+    if folder is None or folder.store is None:
+        return "The workspace folder of this action is no longer open."
+    address = str(data.get("address", ""))
+    op = data.get("op")
+    try:
+        if op == "create":
+            return create_article(folder, address)
+        if op == "reviewed":
+            return _set_key(ls, folder, address, "reviewed", today())
+        if op == "rule":
+            return _set_key(ls, folder, address, "scope", "rule")
+        if op == "move":
+            return _move(ls, folder, address, str(data.get("to", "")))
+        if op == "merge":
+            return _merge(ls, folder, address, str(data.get("into", "")))
+    except ValueError as exc:  # OutsideStore and friends: an address that may not be written
+        return f"canon cannot edit {address}: {exc}"
+    return f"Unknown canon action {op!r}."
+
+
+def create_article(folder: Folder, address: str) -> types.WorkspaceEdit | str:
+    store = folder.store
+    assert store is not None
+    if not address:
+        return "The project root has no article; open a file inside the project."
+    path = store.path_of(address)
+    if path.exists():
+        return f"The article {address} already exists."
+    text = core_article.render(None, capsule="", updated=today(), scope="asset",
+                               body=f"# {address}\n\n")
+    return edits.workspace_edit(edits.create_file(from_fs_path(str(path)) or "", text))
+
+
+def _set_key(
+    ls: CanonLanguageServer, folder: Folder, address: str, key: str, value: str
+) -> types.WorkspaceEdit | str:
+    uri = folder.article_uri(address)
+    text = ls.text_of(uri)
+    if text is None:
+        return f"The article {address} cannot be read as UTF-8 text."
+    change = edits.replace_text(ls, uri, text, core_article.set_meta(text.source, key, value))
+    if change is None:
+        return f"{address} already has {key}: {value}."
+    return edits.workspace_edit([change])
+
+
+def _move(ls: CanonLanguageServer, folder: Folder, address: str, to: str) -> types.WorkspaceEdit | str:
+    store = folder.store
+    assert store is not None
+    if not to or store.path_of(to).exists():
+        return f"An article already exists at {to}."
+    changes: list[edits.AnyChange] = list(edits.link_rewrites(ls, folder, {address: to}))
+    changes.append(types.RenameFile(
+        old_uri=folder.article_uri(address), new_uri=folder.article_uri(to),
+        options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True)))
+    return edits.workspace_edit(changes)
+
+
+def _merge(ls: CanonLanguageServer, folder: Folder, address: str, into: str) -> types.WorkspaceEdit | str:
+    store = folder.store
+    assert store is not None
+    orphan = store.article(address)
+    target_uri = folder.article_uri(into)
+    target = ls.text_of(target_uri)
+    if orphan is None or target is None:
+        return f"{address} or {into} cannot be read."
+    body = orphan.body
+    lines = body.splitlines(keepends=True)
+    if lines and lines[0].startswith("# "):
+        body = "".join(lines[1:]).lstrip("\n")
+    addition = f"\n## {address.rsplit('/', 1)[-1]}\n\n{body.rstrip()}\n"
+    if orphan.capsule:
+        addition = f"\n## {address.rsplit('/', 1)[-1]}\n\n{orphan.capsule}\n\n{body.rstrip()}\n"
+    source = target.source if target.source.endswith("\n") or not target.source else target.source + "\n"
+    change = edits.replace_text(ls, target_uri, target, source + addition)
+    changes: list[edits.AnyChange] = [c for c in [change] if c is not None]
+    changes.extend(c for c in edits.link_rewrites(ls, folder, {address: into})
+                   if c.text_document.uri != target_uri)
+    changes.append(types.DeleteFile(uri=folder.article_uri(address),
+                                    options=types.DeleteFileOptions(ignore_if_not_exists=True)))
+    return edits.workspace_edit(changes)
+
+

@@ -1,0 +1,119 @@
+"""The whole-store check: at startup and after asset-level changes, in a child process.
+
+Shown as work-done progress. While it runs, edits keep being handled incrementally; addresses
+that change meanwhile are re-checked in-process once the child's answer lands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import defaultdict
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from .. import background
+from ..state import CanonLanguageServer, Folder
+from . import diagnostics, sync
+
+log = logging.getLogger(__name__)
+
+
+def schedule(ls: CanonLanguageServer, folder: Folder, delay: float = 0.0) -> None:
+    """(Re)start the whole-store check for a folder; a running one is superseded."""
+    tasks = ls.check_tasks
+    folder.check_requested = True
+    running = tasks.get(folder.uri)
+    if running is not None and not running.done():
+        running.cancel()
+    tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, delay))
+
+
+async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
+    if delay:
+        await asyncio.sleep(delay)  # debounce bursts of file events
+    if not folder.serving:
+        return
+    token = await _begin(ls, f"canon: checking {folder.project.name}")
+    changed_meanwhile: set[str] = set()
+    folder.changed_during_check = changed_meanwhile
+    try:
+        snapshot = await background.run(
+            folder.project, folder.settings.store_options(), folder.settings.staleness_enabled
+        )
+        if snapshot.error:
+            log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
+            return
+        grouped: dict[str, list] = defaultdict(list)
+        for finding in snapshot.findings:
+            grouped[finding.address].append(finding)
+        folder.findings = dict(grouped)
+        folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
+        if snapshot.assets is not None:
+            folder.assets = snapshot.assets
+        if snapshot.times is not None:
+            folder.times = snapshot.times
+        folder.checked = True
+        folder.generation += 1
+        for address in changed_meanwhile:
+            sync.recheck(folder, address)
+        log.info(
+            "canon checked %s: %d findings in %.2fs",
+            folder.project,
+            len(snapshot.findings),
+            snapshot.seconds,
+        )
+        if ls.pull_diagnostics:
+            await sync.refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
+        else:
+            await _push_in_steps(ls, folder)
+        await sync.refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
+        await sync.refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("whole-store check of %s failed", folder.project)
+    finally:
+        folder.changed_during_check = None
+        _end(ls, token)
+        ls.checks_done += 1
+
+
+async def _push_in_steps(ls: CanonLanguageServer, folder: Folder) -> None:
+    """Publish every article's findings, yielding to the loop between small batches."""
+    live = set()
+    for i, address in enumerate(list(folder.findings)):
+        uri = folder.article_uri(address)
+        live.add(uri)
+        diagnostics.publish(ls, uri, diagnostics.for_article(ls, folder, address, uri))
+        if i % 50 == 49:
+            await asyncio.sleep(0)
+    for uri in list(ls.published):
+        where = ls.where(uri)
+        if where is not None and where.folder is folder and where.kind == "article":
+            if uri not in live:
+                diagnostics.publish(ls, uri, [])
+    diagnostics.push_open_assets(ls)
+
+
+async def _begin(ls: CanonLanguageServer, title: str) -> str | None:
+    if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
+        return None
+    token = f"canon-check-{uuid.uuid4()}"
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=10)
+    except Exception:
+        return None
+    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+    return token
+
+
+def _end(ls: CanonLanguageServer, token: str | None) -> None:
+    if token is None or ls.shutting_down:
+        return
+    try:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    except Exception:
+        log.debug("progress end failed", exc_info=True)

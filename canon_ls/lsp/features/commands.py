@@ -1,0 +1,187 @@
+"""`workspace/executeCommand`: the five §6 actions, status, and what the actions/lenses use.
+
+`canon.read` … `canon.search` take the §6 object without `action` and return exactly the text
+`core.tool.run` returns to the CLI and MCP (source `lsp`). Handlers take `*args` so any JSON
+arrives unconverted and a wrong shape becomes a sentence, never an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from canon_ls.core import tool
+from canon_ls.core.clock import today
+from canon_ls.core.store import sanitise_slug
+
+from .. import edits
+from ..state import CanonLanguageServer, Folder
+from . import actions, sync
+
+log = logging.getLogger(__name__)
+
+TOOL_COMMANDS = ("read", "write", "journal", "map", "search")
+
+
+def tool_command(action: str):  # type: ignore[no-untyped-def]
+    def run(ls: CanonLanguageServer, *args: Any) -> str:
+        obj = args[0] if args else {}
+        if not isinstance(obj, dict):
+            return f"canon.{action} takes one argument, the §6 object, e.g. {{\"path\": \"src/a.ts\"}}."
+        folder = pick_folder(ls, obj)
+        if folder is None or folder.store is None:
+            return "canon has no workspace folder to act on; open a folder first."
+        payload = {k: v for k, v in obj.items() if k not in ("folder", "uri")}
+        result = tool.run(folder.store, {**payload, "action": action}, source="lsp")
+        if action in ("write", "journal"):
+            sync.store_changed(ls, folder, folder.store.refresh())
+            sync.schedule_notify(ls)
+            if not folder.check_requested:
+                from . import checks
+
+                checks.schedule(ls, folder)  # the first write just created the store
+        return result.text
+
+    run.__name__ = f"canon_{action}"
+    return run
+
+
+def pick_folder(ls: CanonLanguageServer, obj: dict[str, Any]) -> Folder | None:
+    """The folder a command is about: its `folder`/`uri`/absolute `path`, else the first served."""
+    for key in ("folder", "uri"):
+        value = obj.get(key)
+        if isinstance(value, str) and value in ls.folders:
+            return ls.folders[value]
+        if isinstance(value, str) and value.startswith("file:"):
+            fs = to_fs_path(value)
+            if fs:
+                found = ls.folder_of(Path(fs))
+                if found is not None:
+                    return found
+    path = obj.get("path")
+    if isinstance(path, str) and (path.startswith("file:") or os.path.isabs(path)):
+        fs = to_fs_path(path) if path.startswith("file:") else path
+        if fs:
+            found = ls.folder_of(Path(fs))
+            if found is not None:
+                return found
+    folders = list(ls.folders.values())
+    return next((f for f in folders if f.serving), folders[0] if folders else None)
+
+
+def status(ls: CanonLanguageServer, *args: Any) -> str:
+    obj = args[0] if args and isinstance(args[0], dict) else {}
+    folder = pick_folder(ls, obj)
+    if folder is None or folder.store is None:
+        return folder.error if folder is not None and folder.error else "canon: no workspace folder."
+    store = folder.store
+    if not store.exists():
+        return f"No canon store at {store.root} yet; the first write or journal creates it."
+    findings = [f for fs in folder.findings.values() for f in fs]
+    errors = sum(1 for f in findings if f.severity == "error")
+    orphans = sum(1 for f in findings if f.code == "orphan")
+    state = "checked" if folder.checked else "checking"
+    return (
+        f"canon store {store.root}: {len(store.addresses())} articles, "
+        f"{len(store.journal_entries())} journal entries, {len(findings)} findings "
+        f"({errors} errors), {orphans} orphans, {len(folder.stale)} stale ({state})."
+    )
+
+
+async def open_article(ls: CanonLanguageServer, *args: Any) -> bool:
+    """`canon.open <uri>`: show a document (lens and 'Update governing article')."""
+    uri = args[0] if args else None
+    if isinstance(uri, dict):
+        uri = uri.get("uri")
+    if not isinstance(uri, str) or not uri.startswith("file:"):
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning, message="canon.open needs a file URI."))
+        return False
+    result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    return bool(result and result.success)
+
+
+async def apply_action(ls: CanonLanguageServer, *args: Any) -> bool:
+    """`canon.applyAction <data>`: build a code action's edit now and ask the client to apply."""
+    data = args[0] if args and isinstance(args[0], dict) else {}
+    edit = actions.build_edit(ls, data)
+    return await _apply(ls, edit, "canon")
+
+
+async def create_article(ls: CanonLanguageServer, *args: Any) -> bool:
+    """`canon.createArticle {uri}` (the lens on an ungoverned file) or `{address, folder}`."""
+    obj = args[0] if args and isinstance(args[0], dict) else {}
+    address = obj.get("address")
+    folder = pick_folder(ls, obj)
+    if not isinstance(address, str) and isinstance(obj.get("uri"), str):
+        where = ls.where(obj["uri"])
+        if where is not None and where.kind == "asset":
+            folder, address = where.folder, where.address
+    if folder is None or folder.store is None or not isinstance(address, str):
+        return await _apply(ls, "canon.createArticle needs a file uri or an address.", "canon")
+    edit = actions.create_article(folder, address)
+    applied = await _apply(ls, edit, f"Create article for {address}")
+    if applied:
+        await open_article(ls, folder.article_uri(address))
+    return applied
+
+
+async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
+    """`canon.journalAbout {address, body?}`: with a body, journal it (source lsp); without,
+    create a new entry file with the subject filled in and open it for the user to write."""
+    obj = args[0] if args and isinstance(args[0], dict) else {}
+    address = obj.get("address")
+    folder = pick_folder(ls, obj)
+    if folder is None or folder.store is None or not isinstance(address, str) or not address:
+        return "canon.journalAbout needs {\"address\": …}."
+    body = obj.get("body")
+    if isinstance(body, str) and body.strip():
+        result = tool.run(
+            folder.store, {"action": "journal", "body": body, "subject": [address]}, source="lsp"
+        )
+        sync.schedule_notify(ls)
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
+                                                       message=result.text))
+        return result.text
+    journal_dir = folder.store.journal_dir
+    slug = sanitise_slug(address.replace("/", "-")) or "entry"
+    name = f"{today()}-{slug}.md"
+    n = 2
+    while (journal_dir / name).exists():
+        name = f"{today()}-{slug}-{n}.md"
+        n += 1
+    path = journal_dir / name
+    text = f"---\ndate: {today()}\nsubject:\n  - {_yaml_item(address)}\nsource: lsp\n---\n\n"
+    uri = edits.path_uri(path)
+    ok = await _apply(ls, edits.workspace_edit(edits.create_file(uri, text)), "Journal entry")
+    if ok:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    return uri if ok else "The editor did not create the journal entry."
+
+
+def _yaml_item(address: str) -> str:
+    import json
+
+    plain = address.replace("/", "").replace("-", "").replace("_", "").replace(".", "")
+    return address if plain.isalnum() else json.dumps(address, ensure_ascii=False)
+
+
+async def _apply(ls: CanonLanguageServer, edit: types.WorkspaceEdit | str, label: str) -> bool:
+    if isinstance(edit, str):
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                       message=edit))
+        return False
+    result = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=label)
+    )
+    if result is None or not result.applied:
+        reason = getattr(result, "failure_reason", None) or "the editor refused it"
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning, message=f"{label} was not applied: {reason}."))
+        return False
+    return True

@@ -1,0 +1,190 @@
+"""Diagnostics for articles (core findings) and assets (stale governing article), SPEC §10.
+
+Pull (`textDocument/diagnostic`, `workspace/diagnostic`) for clients that can pull *and* be
+told to re-pull (`workspace.diagnostics.refreshSupport`); push for everyone else, so a client
+never sees the same finding twice and never misses a whole-store change.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .. import convert
+from ..convert import Text
+from ..state import CanonLanguageServer, Folder, Where
+
+SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+def for_uri(ls: CanonLanguageServer, uri: str) -> list[types.Diagnostic]:
+    where = ls.where(uri)
+    if where is None or where.folder.store is None:
+        return []
+    if where.kind == "article":
+        return for_article(ls, where.folder, where.address, uri)
+    if where.kind == "asset":
+        return for_asset(ls, where)
+    return []
+
+
+def for_article(
+    ls: CanonLanguageServer, folder: Folder, address: str, uri: str | None = None
+) -> list[types.Diagnostic]:
+    findings = folder.findings.get(address)
+    if not findings:
+        return []
+    text = ls.text_of(uri or folder.article_uri(address)) or Text("")
+    codec = ls.workspace.position_codec
+    out = []
+    for f in findings:
+        line = min(max(f.line, 0), max(text.line_count - 1, 0))
+        start, end = f.start, f.end
+        if end <= start:
+            start, end = 0, len(text.line(line))
+        out.append(
+            types.Diagnostic(
+                range=convert.span(codec, text, line, start, end),
+                message=f.message,
+                severity=SEVERITY.get(f.severity, types.DiagnosticSeverity.Information),
+                code=f.code,
+                source="canon",
+            )
+        )
+    return out
+
+
+def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
+    settings = where.folder.settings
+    severity = settings.asset_diagnostics_severity
+    if severity == "off" or not settings.staleness_enabled:
+        return []
+    governing = where.governing()
+    if not governing or governing not in where.folder.stale:
+        return []
+    text = ls.text_of(_uri(where)) or Text("")
+    first = text.first_line()
+    codec = ls.workspace.position_codec
+    reason = where.folder.stale[governing]
+    message = f"governing article {governing} is stale"
+    if reason:
+        message += f": {reason}"
+    return [
+        types.Diagnostic(
+            range=types.Range(
+                start=types.Position(line=0, character=0),
+                end=types.Position(line=0, character=codec.client_num_units(first)),
+            ),
+            message=message,
+            severity=SEVERITY[severity],
+            code="stale-governing",
+            source="canon",
+            data={"address": governing},
+        )
+    ]
+
+
+def _uri(where: Where) -> str:
+    from pygls.uris import from_fs_path
+
+    return from_fs_path(str(where.path)) or ""
+
+
+def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+    """Push one document's diagnostics; empty lists are sent only to clear earlier ones."""
+    if not diagnostics and uri not in ls.published:
+        return
+    version = None
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is not None:
+        version = doc.version
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+    )
+    if diagnostics:
+        ls.published.add(uri)
+    else:
+        ls.published.discard(uri)
+
+
+def push_folder(ls: CanonLanguageServer, folder: Folder) -> int:
+    """Push every article's findings in a folder (startup, after a whole-store check)."""
+    count = 0
+    live = set()
+    for address in list(folder.findings):
+        uri = folder.article_uri(address)
+        live.add(uri)
+        publish(ls, uri, for_article(ls, folder, address, uri))
+        count += 1
+    for uri in list(ls.published):
+        where = ls.where(uri)
+        if where is not None and where.folder is folder and where.kind == "article":
+            if uri not in live:
+                publish(ls, uri, [])
+    push_open_assets(ls)
+    return count
+
+
+def push_open_assets(ls: CanonLanguageServer) -> None:
+    for uri in list(ls.workspace.text_documents):
+        where = ls.where(uri)
+        if where is not None and where.kind == "asset":
+            publish(ls, uri, for_asset(ls, where))
+
+
+# -- pull ------------------------------------------------------------------------------------
+def result_id(ls: CanonLanguageServer, uri: str) -> str:
+    where = ls.where(uri)
+    generation = where.folder.generation if where is not None else 0
+    doc = ls.workspace.text_documents.get(uri)
+    return f"{generation}.{doc.version if doc is not None else '-'}"
+
+
+def on_document_diagnostic(
+    ls: CanonLanguageServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    uri = params.text_document.uri
+    rid = result_id(ls, uri)
+    if params.previous_result_id == rid:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+    return types.RelatedFullDocumentDiagnosticReport(items=for_uri(ls, uri), result_id=rid)
+
+
+def on_workspace_diagnostic(
+    ls: CanonLanguageServer, params: types.WorkspaceDiagnosticParams
+) -> types.WorkspaceDiagnosticReport:
+    previous = {p.uri: p.value for p in params.previous_result_ids or []}
+    items: list[types.WorkspaceDocumentDiagnosticReport] = []
+    for folder in list(ls.folders.values()):
+        for address in sorted(folder.findings):
+            uri = folder.article_uri(address)
+            rid = result_id(ls, uri)
+            if previous.get(uri) == rid:
+                items.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(
+                        uri=uri, version=None, result_id=rid
+                    )
+                )
+                continue
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri,
+                    version=None,
+                    items=for_article(ls, folder, address, uri),
+                    result_id=rid,
+                )
+            )
+    reported = {item.uri for item in items}
+    for uri in previous:  # articles whose findings went away: clear them explicitly
+        if uri not in reported:
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, version=None, items=[], result_id=result_id(ls, uri)
+                )
+            )
+    return types.WorkspaceDiagnosticReport(items=items)

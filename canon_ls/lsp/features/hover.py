@@ -1,0 +1,56 @@
+"""Hover: the governing article of the path token under the cursor (SPEC §10 hover)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from .. import resolve
+from ..state import CanonLanguageServer
+from . import freshness
+
+
+def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    target = resolve.at_cursor(ls, params.text_document.uri, params.position)
+    if target is None:
+        return None
+    folder = target.where.folder
+    freshness.check_article(ls, folder, target.governing)
+    article = target.where.store.article(target.governing)
+    if article is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=render(ls, target, article)
+        ),
+        range=resolve.token_range(ls, target),
+    )
+
+
+def render(ls: CanonLanguageServer, target: resolve.Target, article) -> str:  # type: ignore[no-untyped-def]
+    store = target.where.store
+    governing = target.governing
+    title = article.title or governing
+    lines = [f"**{_escape(title)}**"]
+    if governing != target.address:
+        lines.append(f"`{governing}` governs `{target.address}`")
+    lines.append("")
+    lines.append(_escape(article.capsule) if article.capsule else "_no capsule yet_")
+    lines.append("")
+    facts = [f"updated {article.updated or 'never'}"]
+    if article.reviewed:
+        facts.append(f"reviewed {article.reviewed}")
+    if governing in target.where.folder.stale:
+        facts.append("**stale**")
+    lines.append(" · ".join(facts))
+    journal = store.journal_index(governing)
+    if journal:
+        lines.append("")
+        lines.append("journal: " + ", ".join(f"`{name}`" for name in journal))
+    lines.append("")
+    lines.append(f"[Open {governing}]({target.where.folder.article_uri(governing)})")
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    """Keep article text from being read as Markdown structure (headings, HTML)."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,41 @@
+"""Code lens on line 1: which article governs the file, or an offer to create one (SPEC §10)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ..state import CanonLanguageServer
+from . import freshness
+
+_FIRST = types.Range(
+    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+)
+
+
+def on_code_lens(
+    ls: CanonLanguageServer, params: types.CodeLensParams
+) -> list[types.CodeLens] | None:
+    uri = params.text_document.uri
+    where = ls.where(uri)
+    if where is None or where.kind != "asset" or not where.address:
+        return None
+    if not where.folder.settings.code_lens_enabled:
+        return None
+    governing = where.governing()
+    if not governing:
+        command = types.Command(
+            title="canon: no article · create",
+            command="canon.createArticle",
+            arguments=[{"uri": uri}],
+        )
+        return [types.CodeLens(range=_FIRST, command=command)]
+    freshness.check_article(ls, where.folder, governing)
+    article = where.store.article(governing)
+    if article is None:
+        return None
+    count = len(where.store.journal_index(governing, 1_000_000))
+    title = f"canon: {governing} · updated {article.updated or 'never'} · {count} journal"
+    command = types.Command(
+        title=title, command="canon.open", arguments=[where.folder.article_uri(governing)]
+    )
+    return [types.CodeLens(range=_FIRST, command=command)]

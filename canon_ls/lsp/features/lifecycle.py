@@ -1,0 +1,134 @@
+"""initialize / initialized / folders / configuration / shutdown (SPEC §10 configuration)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.uris import from_fs_path
+
+from .. import settings as settings_mod
+from ..state import CanonLanguageServer, Folder
+from . import checks, diagnostics, watch
+
+log = logging.getLogger(__name__)
+
+
+def on_initialize(ls: CanonLanguageServer, params: types.InitializeParams) -> None:
+    initial, errors = settings_mod.parse(params.initialization_options)
+    ls.global_settings = initial
+    ls.initial_errors = errors
+    folders = list(params.workspace_folders or [])
+    if not folders:
+        root = params.root_uri or (from_fs_path(params.root_path) if params.root_path else None)
+        if root:
+            folders = [types.WorkspaceFolder(uri=root, name="root")]
+    for folder in folders:
+        ls.add_folder(folder.uri, initial)
+    caps = ls.client_capabilities
+    ls.pull_diagnostics = bool(
+        get_capability(caps, "text_document.diagnostic", None) is not None
+        and get_capability(caps, "workspace.diagnostics.refresh_support", False)
+    )
+    if ls.pull_diagnostics:  # registered here so push-only clients never see the provider
+        options = types.DiagnosticOptions(
+            identifier="canon", inter_file_dependencies=True, workspace_diagnostics=True
+        )
+        ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)(diagnostics.on_document_diagnostic)
+        ls.feature(types.WORKSPACE_DIAGNOSTIC)(diagnostics.on_workspace_diagnostic)
+
+
+async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParams) -> None:
+    if ls.log_handler is not None:
+        ls.log_handler.attach()
+    for message in ls.initial_errors:
+        show(ls, message)
+    await load_configuration(ls)
+    for folder in ls.folders.values():
+        if folder.error:
+            show(ls, folder.error)
+    await watch.start(ls)
+    for folder in list(ls.folders.values()):
+        if folder.serving:
+            checks.schedule(ls, folder)
+    ls.started = True
+
+
+async def load_configuration(ls: CanonLanguageServer) -> None:
+    """Ask `workspace/configuration` for section `canon` per folder; reopen changed stores."""
+    if not get_capability(ls.client_capabilities, "workspace.configuration", False):
+        return
+    folders = list(ls.folders.values())
+    items = [types.ConfigurationItem(section="canon", scope_uri=f.uri) for f in folders]
+    if not items:
+        return
+    try:
+        values = await asyncio.wait_for(
+            ls.workspace_configuration_async(types.ConfigurationParams(items=items)), timeout=10
+        )
+    except Exception as exc:
+        log.info("workspace/configuration failed: %s", exc)
+        return
+    seen: set[str] = set()
+    for folder, value in zip(folders, values or [], strict=False):
+        if value is None:
+            continue
+        parsed, errors = settings_mod.parse(value)
+        for message in errors:
+            if message not in seen:
+                seen.add(message)
+                show(ls, message)
+        apply(ls, folder, parsed)
+
+
+def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings) -> None:
+    reopen = parsed.store_options() != folder.settings.store_options()
+    restale = parsed.staleness_enabled != folder.settings.staleness_enabled
+    folder.settings = parsed
+    if reopen:
+        folder.open()
+        if folder.error:
+            show(ls, folder.error)
+    if (reopen or restale) and ls.started and folder.serving:
+        checks.schedule(ls, folder)  # before `started`, initialized schedules the first check
+
+
+async def on_did_change_configuration(
+    ls: CanonLanguageServer, params: types.DidChangeConfigurationParams
+) -> None:
+    await load_configuration(ls)
+    from . import sync
+
+    sync.schedule_notify(ls)
+
+
+def on_did_change_workspace_folders(
+    ls: CanonLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
+    for removed in params.event.removed or []:
+        folder = ls.folders.pop(removed.uri, None)
+        if folder is not None:
+            task = ls.check_tasks.pop(folder.uri, None)
+            if task is not None:
+                task.cancel()
+            for uri in list(ls.published):
+                if uri.startswith(folder.uri):
+                    diagnostics.publish(ls, uri, [])
+    for added in params.event.added or []:
+        folder = ls.add_folder(added.uri, ls.global_settings)
+        if folder is not None and folder.serving:
+            checks.schedule(ls, folder)
+
+
+def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
+    ls.shutting_down = True
+    for task in ls.check_tasks.values():
+        task.cancel()
+    if ls.poller is not None:
+        ls.poller.cancel()
+
+
+def show(ls: CanonLanguageServer, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=message))

@@ -1,0 +1,103 @@
+"""From what the cursor touches to an address the store can answer for.
+
+Adapter logic only: which text is a path (tokens.py) and which base it is relative to. The
+address itself always comes from `Store.address_of` and resolution from `Store.governing`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from lsprotocol import types
+
+from . import convert
+from .convert import Text
+from .state import CanonLanguageServer, Where
+from .tokens import Token, token_at
+
+
+@dataclass(frozen=True)
+class Target:
+    where: Where  # the document the cursor is in
+    address: str  # what the token names
+    governing: str  # the article answering for it (§4)
+    token: Token | None  # None when the answer is the document's own article (line 1)
+    path: Path | None  # the file on disk the token names, if it exists
+    line: int = 0  # the cursor's line
+    text: Text | None = None  # the document's text, for ranges
+
+
+def at_cursor(
+    ls: CanonLanguageServer, uri: str, pos: types.Position, *, own_on_first_line: bool = True
+) -> Target | None:
+    where = ls.where(uri)
+    if where is None or where.folder.store is None or where.kind == "store":
+        return None
+    text = ls.text_of(uri)
+    if text is None:
+        return None
+    codec = ls.workspace.position_codec
+    line_no, col = convert.from_client(codec, text, pos)
+    line = text.first_line() if line_no == 0 else text.line(line_no)
+    token = token_at(line, col)
+    if token is not None:
+        target = resolve_token(where, token)
+        if target is not None:
+            return replace(target, line=line_no, text=text)
+    if own_on_first_line and line_no == 0 and where.kind == "asset":
+        governing = where.governing()
+        if governing:
+            return Target(where, where.address, governing, None, where.path, line_no, text)
+    return None
+
+
+def resolve_token(where: Where, token: Token) -> Target | None:
+    """The governed address a token names; None for words that name nothing (no empty hovers)."""
+    store = where.store
+    if token.wikilink:
+        try:
+            address = store.address_of(token.text)
+        except ValueError:
+            return None
+        if not address:
+            return None
+        governing = address if store.article(address) is not None else store.governing(address)
+        return Target(where, address, governing, token, None) if governing else None
+    raw = token.text.replace("\\", "/")
+    candidates: list[Path] = []
+    if raw.startswith(("./", "../")) or where.kind == "asset":
+        candidates.append(where.path.parent / raw)
+    candidates.append(where.folder.project / raw.lstrip("/"))
+    existing = next((c for c in candidates if _exists(c)), None)
+    try:
+        if existing is not None:
+            address = store.address_of(str(existing.resolve()))
+        else:
+            address = store.address_of(raw)
+    except ValueError:
+        return None
+    if not address:
+        return None
+    exact = store.article(address) is not None
+    if not (exact or existing is not None or "/" in raw):
+        return None
+    governing = address if exact else store.governing(address)
+    if not governing:
+        return None
+    return Target(where, address, governing, token, existing)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def token_range(ls: CanonLanguageServer, target: Target) -> types.Range | None:
+    """The token's range in client units, or None when the answer is the document itself."""
+    if target.token is None or target.text is None:
+        return None
+    codec = ls.workspace.position_codec
+    return convert.span(codec, target.text, target.line, target.token.start, target.token.end)

@@ -1,0 +1,127 @@
+"""The whole protocol surface of canon-ls in one table (SPEC §10).
+
+Every handler is wrapped by `guard`: an exception in one feature is logged and answered with
+"nothing" (or a sentence for commands); it never reaches pygls' error path or the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+
+from . import logs
+from .features import (
+    actions,
+    commands,
+    completion,
+    documents,
+    hover,
+    inlay,
+    lens,
+    lifecycle,
+    navigation,
+    rename,
+    symbols,
+    watch,
+)
+from .state import CanonLanguageServer
+
+log = logging.getLogger(__name__)
+
+COMMANDS = ("canon.read", "canon.write", "canon.journal", "canon.map", "canon.search",
+            "canon.status", "canon.open", "canon.createArticle", "canon.journalAbout",
+            "canon.applyAction")
+
+
+def guard(fn: Callable[..., Any], fallback: Any = None) -> Callable[..., Any]:
+    """Catch, log and swallow a feature's failure (the first parameter stays `ls`)."""
+    name = getattr(fn, "__name__", "handler")
+
+    def fail() -> Any:
+        log.exception("canon: %s failed", name)
+        return fallback(name) if callable(fallback) else fallback
+
+    if asyncio.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapped(ls: CanonLanguageServer, *args: Any) -> Any:
+            try:
+                return await fn(ls, *args)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                return fail()
+
+        return async_wrapped
+
+    @functools.wraps(fn)
+    def wrapped(ls: CanonLanguageServer, *args: Any) -> Any:
+        try:
+            return fn(ls, *args)
+        except Exception:
+            return fail()
+
+    return wrapped
+
+
+def _command_failed(name: str) -> str:
+    return f"The canon command {name} failed; the server log has the details."
+
+
+def create_server() -> CanonLanguageServer:
+    ls = CanonLanguageServer()
+    ls.log_handler = logs.configure(ls)
+    feature = ls.feature
+
+    feature(types.INITIALIZE)(guard(lifecycle.on_initialize))
+    feature(types.INITIALIZED)(guard(lifecycle.on_initialized))
+    feature(types.SHUTDOWN)(guard(lifecycle.on_shutdown))
+    feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(guard(lifecycle.on_did_change_configuration))
+    feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(
+        guard(lifecycle.on_did_change_workspace_folders)
+    )
+    feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(guard(watch.on_did_change_watched_files))
+
+    feature(types.TEXT_DOCUMENT_DID_OPEN)(guard(documents.on_did_open))
+    feature(types.TEXT_DOCUMENT_DID_SAVE)(guard(documents.on_did_save))
+    feature(types.TEXT_DOCUMENT_DID_CLOSE)(guard(documents.on_did_close))
+
+    feature(types.TEXT_DOCUMENT_HOVER)(guard(hover.on_hover))
+    feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions())(guard(inlay.on_inlay_hint))
+    feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions())(guard(lens.on_code_lens))
+    feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True
+        ),
+    )(guard(actions.on_code_action))
+    feature(types.CODE_ACTION_RESOLVE)(guard(actions.on_code_action_resolve))
+    feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())(
+        guard(navigation.on_document_link)
+    )
+    feature(types.TEXT_DOCUMENT_DEFINITION)(guard(navigation.on_definition))
+    feature(types.TEXT_DOCUMENT_REFERENCES)(guard(navigation.on_references))
+    feature(
+        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["["])
+    )(guard(completion.on_completion))
+    feature(types.WORKSPACE_SYMBOL)(guard(symbols.on_workspace_symbol))
+    feature(
+        types.WORKSPACE_WILL_RENAME_FILES,
+        types.FileOperationRegistrationOptions(
+            filters=[types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*"))]
+        ),
+    )(guard(rename.on_will_rename_files))
+
+    for action in commands.TOOL_COMMANDS:
+        ls.command(f"canon.{action}")(guard(commands.tool_command(action), _command_failed))
+    ls.command("canon.status")(guard(commands.status, _command_failed))
+    ls.command("canon.open")(guard(commands.open_article, False))
+    ls.command("canon.createArticle")(guard(commands.create_article, False))
+    ls.command("canon.journalAbout")(guard(commands.journal_about, _command_failed))
+    ls.command("canon.applyAction")(guard(commands.apply_action, False))
+    return ls

@@ -1,0 +1,237 @@
+"""Server state: one `Folder` (project + Store + whole-store signals) per workspace folder.
+
+The server owns its folders; features only read them and ask core for answers. Nothing here
+writes a file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from canon_ls.core import address as core_address
+from canon_ls.core.project import open_store
+
+from .convert import Text
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from canon_ls.core.assets import Assets, ChangeTimes, Finding
+    from canon_ls.core.store import Store
+
+    from .logs import ClientLogHandler
+
+log = logging.getLogger(__name__)
+
+MAX_DISK_BYTES = 8 * 1024 * 1024  # files read from disk for edits/links beyond this are skipped
+
+
+@dataclass
+class Where:
+    """What a document is to canon: an article, a journal entry, or a (possibly governed) file."""
+
+    folder: Folder
+    path: Path
+    kind: str  # 'article' | 'journal' | 'store' (other files under .canon) | 'asset'
+    address: str  # the article's address, or the asset's address ('' for the project root)
+
+    @property
+    def store(self) -> Store:
+        assert self.folder.store is not None
+        return self.folder.store
+
+    def governing(self) -> str | None:
+        if self.kind == "article":
+            return self.address
+        if self.kind != "asset" or not self.address or self.folder.store is None:
+            return None
+        return self.folder.store.governing(self.address)
+
+
+@dataclass
+class Folder:
+    """One project: its Store and the derived signals (findings, stale set) kept current."""
+
+    uri: str
+    project: Path
+    settings: Settings = field(default_factory=Settings)
+    store: Store | None = None
+    assets: Assets | None = None
+    times: ChangeTimes | None = None
+    findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
+    stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
+    checked: bool = False  # the whole-store check has landed
+    generation: int = 0  # bumps on every change; pull diagnostics' result ids
+    error: str | None = None  # why the store could not be opened
+    changed_during_check: set[str] | None = None  # set while a whole-store check runs
+    check_requested: bool = False  # a whole-store check was started for this store
+
+    def open(self) -> None:
+        """(Re)open the store with the current settings; a bad option becomes `error`."""
+        try:
+            self.store = open_store(self.project, self.settings.store_options())
+            self.error = None
+        except Exception as exc:  # OptionError or anything unexpected: stay quiet but say why
+            self.store = None
+            self.error = f"canon could not open the store in {self.project}: {exc}"
+            log.warning(self.error)
+        self.findings.clear()
+        self.stale.clear()
+        self.checked = False
+        self.check_requested = False
+        self.generation += 1
+
+    @property
+    def serving(self) -> bool:
+        return self.store is not None and self.store.exists()
+
+    def where(self, path: Path) -> Where | None:
+        store = self.store
+        if store is None:
+            return None
+        articles = _mount_articles(store)
+        for prefix, base in articles:
+            if _under(path, base):
+                address = core_address.address_of_file(base, path)
+                if address is None:
+                    return Where(self, path, "store", "")
+                return Where(self, path, "article", prefix + address)
+        if _under(path, store.journal_dir):
+            return Where(self, path, "journal", "")
+        if _under(path, store.root):
+            return Where(self, path, "store", "")
+        for name, mount in store.mounts.items():
+            if _under(path, mount):
+                return Where(self, path, "asset", store.address_of(str(path)))
+        if not _under(path, self.project):
+            return None
+        if _under(path, self.project / ".git"):
+            return None
+        try:
+            return Where(self, path, "asset", store.address_of(str(path)))
+        except ValueError:
+            return None
+
+    def article_uri(self, address: str) -> str:
+        assert self.store is not None
+        return from_fs_path(str(self.store.path_of(address))) or ""
+
+    def contains(self, path: Path) -> bool:
+        if _under(path, self.project):
+            return True
+        return self.store is not None and any(_under(path, m) for m in self.store.mounts.values())
+
+
+def _mount_articles(store: Store) -> list[tuple[str, Path]]:
+    pairs = [("", store.articles_dir)]
+    for name, mount in store.mounts.items():
+        pairs.append((f"{name}:", mount / ".canon" / "articles"))
+    return pairs
+
+
+def _under(path: Path, base: Path) -> bool:
+    try:
+        path.relative_to(base)
+        return True
+    except ValueError:
+        return False
+
+
+class CanonLanguageServer(LanguageServer):
+    """pygls server holding one Folder per workspace folder, plus session-wide flags."""
+
+    def __init__(self) -> None:
+        super().__init__(name="canon-ls", version=_version())
+        self.folders: dict[str, Folder] = {}
+        self.global_settings = Settings()
+        self.pull_diagnostics = False  # decided at initialize from the client's capabilities
+        self.watched_by_client = False  # didChangeWatchedFiles registered dynamically
+        self.published: set[str] = set()  # uris with pushed, non-empty diagnostics
+        self.log_handler: ClientLogHandler | None = None
+        self.background: Any = None  # features.background.Background, set at initialized
+        self.poller: Any = None
+        self.shutting_down = False
+        self.check_tasks: dict[str, Any] = {}  # folder uri -> asyncio.Task of its check
+        self.checks_done = 0
+        self.dirty_uris: set[str] = set()  # articles whose diagnostics must be re-sent
+        self.notify_pending = False
+        self.started = False  # initialized has run (first checks scheduled)
+        self.initial_errors: list[str] = []  # bad initializationOptions, shown once initialized
+
+    # -- folders --------------------------------------------------------------------------
+    def add_folder(self, uri: str, settings: Settings | None = None) -> Folder | None:
+        path = to_fs_path(uri)
+        if not path:
+            return None
+        folder = Folder(uri=uri, project=Path(path).resolve(), settings=settings or Settings())
+        folder.open()
+        self.folders[uri] = folder
+        return folder
+
+    def folder_of(self, path: Path) -> Folder | None:
+        """The folder owning `path`: the deepest project containing it, else a mount owner."""
+        best: Folder | None = None
+        for folder in self.folders.values():
+            if _under(path, folder.project) and (
+                best is None or len(folder.project.parts) > len(best.project.parts)
+            ):
+                best = folder
+        if best is not None:
+            return best
+        for folder in self.folders.values():
+            if folder.contains(path):
+                return folder
+        return None
+
+    def where(self, uri: str) -> Where | None:
+        """Locate a document URI; None outside every served project (or for non-file URIs)."""
+        fs = to_fs_path(uri) if uri.startswith("file:") else None
+        if not fs:
+            return None
+        path = Path(os.path.abspath(fs))
+        folder = self.folder_of(path)
+        if folder is None:
+            return None
+        return folder.where(path)
+
+    # -- documents ------------------------------------------------------------------------
+    def text_of(self, uri: str) -> Text | None:
+        """The editor's text when the document is open, else the file on disk (bounded).
+
+        Non-UTF-8 and oversized files on disk give None: nothing is computed from a guess.
+        """
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None:
+            from urllib.parse import unquote
+
+            doc = self.workspace.text_documents.get(unquote(uri))
+        if doc is not None:
+            return Text(doc.source, doc.version)
+        fs = to_fs_path(uri)
+        if not fs:
+            return None
+        return read_text(Path(fs))
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("canon-ls")
+    except Exception:
+        return "0"
+
+
+def read_text(path: Path) -> Text | None:
+    try:
+        if path.stat().st_size > MAX_DISK_BYTES:
+            return None
+        return Text(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None

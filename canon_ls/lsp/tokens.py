@@ -1,0 +1,62 @@
+"""Find the path-shaped token or `[[wikilink]]` under the cursor on one line.
+
+Only a bounded window around the cursor is scanned, so a 50 MB single-line file costs the
+same as a short one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+WINDOW = 1000  # characters scanned either side of the cursor
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_PATH_CHAR = re.compile(r"[\w@+~.\-/\\:]")
+_TRIM = ".,;:!?-"
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # the path or the wikilink target (no |label, no #heading)
+    start: int  # code-point columns of the whole token on the line
+    end: int
+    wikilink: bool
+
+
+def token_at(line: str, column: int) -> Token | None:
+    """The wikilink or path token touching `column`, or None."""
+    lo = max(0, column - WINDOW)
+    window = line[lo : column + WINDOW]
+    col = column - lo
+    for m in _WIKILINK.finditer(window):
+        if m.start() <= col <= m.end():
+            target = m.group(1).split("|", 1)[0].split("#", 1)[0].strip()
+            if not target:
+                return None
+            return Token(target, m.start() + lo, m.end() + lo, True)
+    start = col
+    while start > 0 and _PATH_CHAR.match(window[start - 1]):
+        start -= 1
+    end = col
+    while end < len(window) and _PATH_CHAR.match(window[end]):
+        end += 1
+    text = window[start:end]
+    # Leading './' or '/' are part of a path; trailing punctuation ends a sentence.
+    while text and text[-1] in _TRIM:
+        text = text[:-1]
+        end -= 1
+    while text and text[0] in ".,;:!?-" and not text.startswith(("./", "../")):
+        text = text[1:]
+        start += 1
+    if not text or "://" in window[start : end + 3] or not (start <= col <= end):
+        return None
+    return Token(text, start + lo, end + lo, False)
+
+
+def wikilink_open_before(line: str, column: int) -> int | None:
+    """Column just after an unclosed `[[` before the cursor (completion context), else None."""
+    head = line[max(0, column - 300) : column]
+    at = head.rfind("[[")
+    if at == -1 or "]]" in head[at:]:
+        return None
+    return column - (len(head) - at - 2)
