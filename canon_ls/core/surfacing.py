@@ -510,7 +510,15 @@ def canon_cli_calls(command: str) -> list[tuple[str, str]]:
 
 
 def succeeded(response: object) -> bool:
-    """False when a tool response says the call failed (exit code, error flag)."""
+    """False when a tool response says the call failed (exit code, error flag).
+
+    Claude Code reports failures as PostToolUseFailure, so its PostToolUse means success
+    (Bash may still say `interrupted`). Codex prefixes apply_patch results with `Exit code: N`
+    but gives a shell call only its output, so a failed Codex shell command still counts.
+    """
+    if isinstance(response, str):
+        match = re.match(r"Exit code: (\d+)", response)
+        return match is None or match.group(1) == "0"
     if isinstance(response, dict):
         if response.get("is_error") is True or response.get("isError") is True:
             return False

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,50 +18,16 @@ from pathlib import Path
 import pytest
 from fake_anthropic import FakeAnthropic, Recorded, text, tool_use
 from hookrun import article, canon_command, make_project
+from npm_agents import CLAUDE_CODE, checked, install
 
 pytestmark = pytest.mark.agent_cli
 
-CLAUDE_VERSION = "2.1.332"  # research notes: the hook formats were observed on this release
-
-
-def npm_cache() -> Path:
-    base = os.environ.get("CANON_NPM_CACHE") or os.path.expanduser("~/.cache/canon-tests")
-    return Path(base) / f"claude-code-{CLAUDE_VERSION}"
-
-
-def install_claude_code() -> Path:
-    """`npm install` the pinned release once into the cache; return the native binary.
-
-    npm may refuse the wrapper's postinstall (allowScripts); the platform package's `claude`
-    binary runs directly, so the postinstall is not needed.
-    """
-    prefix = npm_cache()
-    found = sorted(prefix.glob("node_modules/@anthropic-ai/claude-code-*/claude"))
-    if not found:
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is not installed; it is needed to install @anthropic-ai/claude-code.")
-        prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-             f"@anthropic-ai/claude-code@{CLAUDE_VERSION}"],
-            capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
-        found = sorted(prefix.glob("node_modules/@anthropic-ai/claude-code-*/claude"))
-        if done.returncode != 0 or not found:
-            pytest.fail(
-                f"npm install of @anthropic-ai/claude-code@{CLAUDE_VERSION} failed "
-                f"(exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-            )
-    return found[0]
+CLAUDE_VERSION = CLAUDE_CODE[1]  # research notes: the hook formats were observed on this release
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    binary = install_claude_code()
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
-    assert CLAUDE_VERSION in version.stdout, version.stdout + version.stderr
-    return binary
+    return checked(install(*CLAUDE_CODE), CLAUDE_VERSION)
 
 
 def claude_env(home: Path, base_url: str, state: Path, trace: Path) -> dict[str, str]:

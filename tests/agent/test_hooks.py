@@ -259,9 +259,14 @@ def test_canon_cli_through_the_shell_counts_like_the_tool(claude: Hook, project:
     assert claude(payload("claude-code", "stop", project)) is None
 
 
-def test_failed_mutation_is_not_remembered(codex: Hook, project: Path) -> None:
-    data = payload("codex", "post_tool_use_bash_mutating", project)
-    data["tool_response"] = {"exit_code": 1, "output": "sed: no such file"}
+def test_failed_mutation_is_not_remembered(claude: Hook, codex: Hook, project: Path) -> None:
+    """Only a successful mutating call is remembered (SPEC §11.3)."""
+    data = payload("claude-code", "post_tool_use_bash", project)
+    data["tool_response"]["interrupted"] = True
+    claude(data)
+    assert claude(payload("claude-code", "stop", project)) is None
+    data = payload("codex", "post_tool_use_apply_patch", project)
+    data["tool_response"] = "Exit code: 1\nWall time: 0 seconds\nOutput:\nerror: no such file\n"
     codex(data)
     assert codex(payload("codex", "stop", project)) is None
 

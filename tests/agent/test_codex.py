@@ -1,0 +1,145 @@
+"""Real Codex CLI (pinned from npm) driving `canon hook codex` and `canon mcp`.
+
+`codex exec` runs against a scripted loopback Responses API (fake_openai.py), with the hooks
+and MCP server written by `canon init codex`. Codex runs project hooks only in a trusted
+project and after the hooks were reviewed; unattended, the test trusts the temporary project
+in its own CODEX_HOME and passes `--dangerously-bypass-hook-trust` (the documented switch for
+automation). The requests the fake API receives are what reached the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI, Request, apply_patch, mcp_call, message, shell, tool_search
+from hookrun import canon_command, make_project
+from npm_agents import CODEX, checked, install
+
+pytestmark = pytest.mark.agent_cli
+
+CONFIG_CAPSULE = "Loads layered config; env beats file."
+SRC_CAPSULE = "Source root, one module per concern."
+STOP_MARK = "canon: these articles govern files you changed"
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    return checked(install(*CODEX), CODEX[1])
+
+
+def patch(path: str, old: str, new: str) -> str:
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
+
+
+def codex_home(tmp_path: Path, base_url: str, project: Path) -> Path:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        'model = "gpt-5.5"\n'
+        'model_provider = "fake"\n\n'
+        "[model_providers.fake]\n"
+        'name = "Fake"\n'
+        f'base_url = "{base_url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "FAKE_OPENAI_KEY"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n\n"
+        f'[projects."{project}"]\n'
+        'trust_level = "trusted"\n'
+    )
+    return home
+
+
+def test_live_codex_session_surfaces_reminds_and_sees_tool_writes(
+    codex_bin: Path, tmp_path: Path
+) -> None:
+    """SPEC §11.3 with the real Codex: (a) capsules reach the model once per cycle, (b) the
+    Stop reminder arrives once and names the article, (c) MCP writes are seen by the hooks."""
+    project = make_project(tmp_path / "proj")
+    done = subprocess.run([*canon_command(), "init", "codex"], cwd=project,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    steps = [
+        shell("cat src/core/config.py", "call_1"),
+        apply_patch(patch("src/core/config.py", "x = 1", "x = 2"), "call_2"),
+        shell("cat src/a.py", "call_3"),
+        apply_patch(patch("src/a.py", "x = 1", "x = 3"), "call_4"),
+        tool_search("canon project memory", "call_5"),
+        mcp_call(
+            "mcp__canon",
+            "canon",
+            {"action": "write", "path": "src/a.py", "capsule": "Module a holds x."},
+            "call_6",
+        ),  # fmt: skip
+        message("Done."),
+        mcp_call(
+            "mcp__canon",
+            "canon",
+            {
+                "action": "write",
+                "path": "src/core/config.py",
+                "capsule": "Config loader; x is now 2.",
+            },
+            "call_7",
+        ),  # fmt: skip
+        message("Updated the article."),
+    ]
+
+    def script(turn: int, req: Request) -> list[dict]:
+        return steps[turn] if turn < len(steps) else message("Nothing left.")
+
+    state, trace, home = tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "home"
+    home.mkdir()
+    with FakeOpenAI(script) as fake:
+        bin_dir = Path(canon_command()[0]).parent if len(canon_command()) == 1 else None
+        env = {
+            "PATH": os.pathsep.join(
+                str(p) for p in (bin_dir, Path(sys.executable).parent, os.environ["PATH"]) if p
+            ),
+            "HOME": str(home),
+            "CODEX_HOME": str(codex_home(tmp_path, fake.url, project)),
+            "FAKE_OPENAI_KEY": "sk-test-not-a-key",
+            "XDG_STATE_HOME": str(state),
+            "CANON_TRACE": str(trace),
+            "CANON_TODAY": "2026-11-29",
+        }
+        run = subprocess.run(
+            [codex_bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+             "--dangerously-bypass-approvals-and-sandbox", "Bump x in config and module a."],
+            cwd=project, env=env, capture_output=True, text=True, timeout=300,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        requests = fake.responses()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert len(requests) == len(steps), run.stderr[-3000:]
+
+    # (a) capsules arrive after the call that named the file, once per cycle.
+    assert CONFIG_CAPSULE not in requests[0].flat()
+    assert CONFIG_CAPSULE in requests[1].flat()
+    final = requests[-1].flat()
+    assert final.count(CONFIG_CAPSULE) == 1
+    assert SRC_CAPSULE in requests[3].flat() and final.count(SRC_CAPSULE) == 1
+
+    # (b) one Stop reminder, naming only the article not written since.
+    assert STOP_MARK not in requests[6].flat() and STOP_MARK in requests[7].flat()
+    assert final.count(STOP_MARK) == 1
+    assert "- src/core/config (you changed src/core/config.py)" in final
+    assert "- src (you changed" not in final
+
+    # (c) the MCP server wrote; the hooks saw both writes.
+    assert (
+        "Config loader; x is now 2." in (project / ".canon/articles/src/core/config.md").read_text()
+    )
+    assert "Module a holds x." in (project / ".canon/articles/src/a.md").read_text()
+    decisions = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [d["governing"] for d in decisions if d["decision"] == "written"] == [
+        "src/a",
+        "src/core/config",
+    ]
+    assert [d["decision"] for d in decisions].count("remind") == 1
+    assert (project / "src/core/config.py").read_text() == "x = 2\n"
