@@ -144,11 +144,15 @@ def _scalar(val: str) -> str:
 
 def _flat(block: str) -> dict[str, Any]:
     """The hand parser for flat front matter; raises _Fail for anything it does not know."""
+    if "\t" in block or _UNSAFE.search(block):
+        raise _Fail  # tabs, control characters, BOMs, odd line breaks: let YAML judge them
     meta: dict[str, Any] = {}
     list_key: str | None = None
     list_indent = -1
     for raw in block.split("\n"):
         line = raw[:-1] if raw.endswith("\r") else raw
+        if "\r" in line:
+            raise _Fail
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue

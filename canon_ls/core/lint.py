@@ -152,8 +152,8 @@ def dropped_constraints(old_body: str, new_body: str) -> list[str]:
         text = line.strip()
         if text and _CONSTRAINT.search(text) and text not in kept:
             lines.append(
-                f'Dropped constraint: "{text[:160]}" is gone from the body. A constraint that still '
-                "holds should stay; one that changed belongs in the journal."
+                f'Dropped constraint: "{text[:160]}" is gone from the body. A constraint that '
+                "still holds should stay; one that changed belongs in the journal."
             )
             if len(lines) == 2:
                 break

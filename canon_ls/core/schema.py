@@ -183,7 +183,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
         return refusals, warnings
     if rule.min_chars is not None and value and n < rule.min_chars:
         warnings.append(
-            f"The {name} is {n} characters, under the schema's minimum of {rule.min_chars}; "
+            f"The {name} is {n:,} characters, under the schema's minimum of {rule.min_chars:,}; "
             f"add detail.{hint}"
         )
     if rule.max_chars is not None and n > rule.max_chars:
@@ -191,7 +191,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
         if name == "body" and n > 20000:
             fix = "split it into child articles"
         warnings.append(
-            f"The {name} is {n} characters, over the schema's maximum of {rule.max_chars}; "
+            f"The {name} is {n:,} characters, over the schema's maximum of {rule.max_chars:,}; "
             f"{fix}.{hint}"
         )
     return refusals, warnings

@@ -1,0 +1,105 @@
+"""SPEC §6 journal: exclusive create, collisions, slugs, front matter, empty body."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from canon_ls.core import article as art
+from canon_ls.core import tool
+from canon_ls.core.store import Store, sanitise_slug, slug_from_body
+from tests.conftest import TODAY
+
+
+def j(store: Store, **kw: object) -> tool.ToolResult:
+    return tool.run(store, {"action": "journal", **kw}, source="mcp", session="s-1")
+
+
+def test_spec_6_journal_collisions_increment(store: Store, project: Path) -> None:
+    """SPEC §6 journal: a name collision increments -<n> (2, 3, …) and never loses an entry."""
+    for _ in range(3):
+        assert j(store, body="Same words here", slug="same").code == 0
+    names = sorted(p.name for p in (project / ".canon/journal").iterdir())
+    assert names == [f"{TODAY}-same-2.md", f"{TODAY}-same-3.md", f"{TODAY}-same.md"]
+
+
+def test_spec_6_journal_front_matter(store: Store, project: Path) -> None:
+    """SPEC §6 journal: date, subject (normalised, only when a list), source, session."""
+    j(store, body="Chose X over Y.", subject=["src/a.ts", "./src//b.py", "src/a.ts"], slug="x")
+    text = (project / f".canon/journal/{TODAY}-x.md").read_text()
+    entry = art.parse(text, "x")
+    assert entry.meta == {
+        "date": TODAY,
+        "subject": ["src/a", "src/b"],
+        "source": "mcp",
+        "session": "s-1",
+    }
+    assert entry.body == "Chose X over Y.\n"
+    j(store, body="Bare string subject.", subject="src/a.ts", slug="y")
+    entry = art.parse((project / f".canon/journal/{TODAY}-y.md").read_text(), "y")
+    assert "subject" not in entry.meta
+
+
+def test_spec_6_journal_slugs() -> None:
+    """SPEC §6 journal: slug sanitised to [a-z0-9-] max 60; derived from the body; 'entry'."""
+    assert sanitise_slug("Hello, World! Ünïcode_snake") == "hello-world-unicode-snake"
+    assert len(sanitise_slug("a" * 100)) == 60
+    assert sanitise_slug("../../etc/passwd") == "etc-passwd"
+    assert slug_from_body("Decided: use the NEW parser because it is faster") == (
+        "decided-use-the-new-parser-because"
+    )
+    assert slug_from_body("配置") == "entry"
+    assert slug_from_body("!!!") == "entry"
+
+
+def test_spec_6_journal_slug_derivation_via_tool(store: Store, project: Path) -> None:
+    j(store, body="Fixed the flaky test in CI")
+    j(store, body="决定", slug="!!!")
+    names = sorted(p.name for p in (project / ".canon/journal").iterdir())
+    assert names == [f"{TODAY}-entry.md", f"{TODAY}-fixed-the-flaky-test-in-ci.md"]
+
+
+def test_spec_6_journal_empty_body(store: Store, project: Path) -> None:
+    """SPEC §6 journal: an empty body returns a sentence asking what happened, writes nothing."""
+    for body in ("", "   \n", None):
+        r = j(store, body=body) if body is not None else j(store)
+        assert r.code == 2 and "what happened" in r.text
+    assert not (project / ".canon").exists()
+
+
+def test_spec_6_journal_bad_types(store: Store) -> None:
+    for kw in (
+        {"body": 3},
+        {"body": "x", "subject": 5},
+        {"body": "x", "subject": [1]},
+        {"body": "x", "slug": 7},
+    ):
+        r = j(store, **kw)
+        assert r.code == 2 and "\n" not in r.text, kw
+
+
+def test_spec_6_journal_never_rewritten(store: Store, project: Path) -> None:
+    """SPEC §6: the tool never rewrites or deletes an entry."""
+    j(store, body="first", slug="keep")
+    path = project / f".canon/journal/{TODAY}-keep.md"
+    before = path.read_bytes()
+    for _ in range(3):
+        j(store, body="second", slug="keep")
+    assert path.read_bytes() == before
+
+
+def test_spec_6_journal_index_exact_subject_newest_three(store: Store, project: Path) -> None:
+    """SPEC §6 read: newest three entries whose subject contains exactly the address."""
+    import os
+
+    tool.run(store, {"action": "write", "path": "src/a.ts", "capsule": "A."})
+    paths = []
+    for i in range(5):
+        j(store, body=f"entry {i}", subject=["src/a.ts"], slug=f"e{i}")
+        paths.append(project / f".canon/journal/{TODAY}-e{i}.md")
+    j(store, body="child", subject=["src/a/b.ts"], slug="child")
+    for i, p in enumerate(paths):
+        os.utime(p, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
+    assert store.journal_index("src/a") == [f"{TODAY}-e4.md", f"{TODAY}-e3.md", f"{TODAY}-e2.md"]
+    read = tool.run(store, {"action": "read", "path": "src/a.ts"}).text
+    assert read.splitlines()[-1] == f"journal: {TODAY}-e4.md, {TODAY}-e3.md, {TODAY}-e2.md"
+    assert "entry 4" not in read  # names, never contents

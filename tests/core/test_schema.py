@@ -1,0 +1,147 @@
+"""SPEC §7 schema.json: every rule, on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import schema as sch
+from canon_ls.core import tool
+from canon_ls.core.store import Store
+
+
+def setup_schema(project: Path, data: object) -> None:
+    (project / ".canon").mkdir(exist_ok=True)
+    text = data if isinstance(data, str) else json.dumps(data)
+    (project / ".canon/schema.json").write_text(text)
+
+
+def w(store: Store, path: str, **kw: object) -> tool.ToolResult:
+    return tool.run(store, {"action": "write", "path": path, **kw})
+
+
+def snapshot(project: Path) -> dict[str, bytes]:
+    root = project / ".canon"
+    return {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_spec_7_required_refuses_and_touches_nothing(store: Store, project: Path) -> None:
+    """SPEC §7: a violated required rule refuses (message includes the hint), no file changes."""
+    setup_schema(
+        project, {"article": {"body": {"required": True, "hint": "Explain the invariants."}}}
+    )
+    before = snapshot(project)
+    r = w(store, "src/a.ts", capsule="Cap only.")
+    assert r.code == 1
+    assert "Explain the invariants." in r.text and "src/a" in r.text
+    assert "\n" not in r.text
+    assert snapshot(project) == before
+    assert w(store, "src/a.ts", capsule="Cap.", body="Body.").code == 0
+
+
+def test_spec_7_capsule_only_update_not_held_hostage(store: Store, project: Path) -> None:
+    """SPEC §7: judged on what the write changes (plus everything on create)."""
+    setup_schema(project, {"article": {"body": {"required": True}}})
+    art_dir = project / ".canon/articles"
+    art_dir.mkdir()
+    (art_dir / "legacy.md").write_text("---\ncapsule: Old.\n---\n")  # legacy: no body
+    r = w(store, "legacy", capsule="New capsule.")
+    assert r.code == 0, r.text
+    # but creating without a body is refused
+    assert w(store, "fresh.ts", capsule="Fresh.").code == 1
+
+
+def test_spec_7_title_rule(store: Store, project: Path) -> None:
+    """SPEC §7: fields include title (the first '# ' heading)."""
+    setup_schema(project, {"article": {"title": {"required": True, "hint": "Start with # x."}}})
+    r = w(store, "a.ts", capsule="C.", body="no heading")
+    assert r.code == 1 and "Start with # x." in r.text
+    assert w(store, "a.ts", capsule="C.", body="# A\ntext").code == 0
+
+
+def test_spec_7_min_max_warn_and_land(store: Store, project: Path) -> None:
+    """SPEC §7: min/max violations warn; the write lands and the message names the fix."""
+    setup_schema(
+        project,
+        {"article": {"capsule": {"min_chars": 20, "max_chars": 30, "hint": "Be dense."}}},
+    )
+    r = w(store, "a.ts", capsule="short")
+    assert r.code == 0 and "minimum of 20" in r.text and "Be dense." in r.text
+    assert store.article("a") is not None
+    r = w(store, "a.ts", capsule="x" * 40)
+    assert r.code == 0 and "maximum of 30" in r.text and "shorten" in r.text
+
+
+def test_spec_7_schema_bound_replaces_builtin_line(store: Store, project: Path) -> None:
+    """SPEC §7: a schema-declared bound replaces the built-in advisory line (no duplicates)."""
+    setup_schema(project, {"article": {"capsule": {"max_chars": 1500}}})
+    r = w(store, "a.ts", capsule="c" * 1200)
+    assert "1,000" not in r.text and "1,500" not in r.text  # under schema bound, no builtin
+    r = w(store, "a.ts", capsule="c" * 1600)
+    assert r.text.count("The capsule is") == 1 and "1,500" in r.text
+
+
+def test_spec_7_malformed_fails_open_and_loud(store: Store, project: Path) -> None:
+    """SPEC §7: malformed schema.json: rules stop being enforced and every write says so."""
+    for bad in (
+        "{not json",
+        "[1, 2]",
+        '{"article": {"body": {"required": "yes"}}}',
+        '{"article": {"capsule": {"max_chars": -1}}}',
+    ):
+        setup_schema(project, bad)
+        r = w(store, "a.ts", capsule=f"Cap {len(bad)}.")
+        assert r.code == 0 and "schema.json is malformed" in r.text, bad
+        r = w(store, "a.ts", capsule=f"Cap {len(bad)}.")  # unchanged write says so too
+        assert "schema.json is malformed" in r.text
+        assert "schema.json is malformed" in tool.run(store, {"action": "read", "path": "a"}).text
+
+
+def test_spec_7_reads_report_violations(store: Store, project: Path) -> None:
+    """SPEC §7: reads never refuse; they report existing violations."""
+    art_dir = project / ".canon/articles"
+    art_dir.mkdir(parents=True)
+    (art_dir / "a.md").write_text("---\ncapsule: x\n---\nbody\n")
+    setup_schema(project, {"article": {"capsule": {"min_chars": 10}, "title": {"required": True}}})
+    r = tool.run(store, {"action": "read", "path": "a"})
+    assert r.code == 0
+    assert "schema: The capsule is 1 characters" in r.text
+    assert "schema: The schema requires a title" in r.text
+
+
+def test_spec_7_refs_required_and_min_count(store: Store, project: Path) -> None:
+    """SPEC §7 relations.refs: required refuses a body referencing nothing; min_count warns;
+    code fences and case-folded duplicates never count; judged when the reference set changes."""
+    setup_schema(
+        project,
+        {"relations": {"refs": {"required": True, "min_count": 2, "hint": "Link the parent."}}},
+    )
+    r = w(store, "a.ts", capsule="A.", body="```\n[[x/y]]\n```\n`[[z]]`\n")
+    assert r.code == 1 and "Link the parent." in r.text
+    r = w(store, "a.ts", capsule="A.", body="[[Lib/X]] and [[lib/x]]\n")
+    assert r.code == 0 and "references 1 article" in r.text
+    r = w(store, "a.ts", capsule="Capsule only change.")  # refs unchanged: no relations line
+    assert r.code == 0 and "references" not in r.text
+    r = w(store, "a.ts", body="[[lib/x]] [[lib/y]]\n")
+    assert r.code == 0 and "references" not in r.text
+    assert sch.references("[[A]] [[a]]\n```\n[[b]]\n```\n") == {"a"}
+
+
+def test_spec_7_graph_rules_parsed(tmp_path: Path) -> None:
+    """SPEC §7: orphan.warn and children.listed are parsed for assets.check to enforce."""
+    s = sch.parse('{"relations": {"orphan": {"warn": true}, "children": {"listed": true}}}')
+    assert not s.error and s.relations.orphan_warn and s.relations.children_listed
+    assert sch.parse('{"relations": {"orphan": {"warn": 1}}}').error
+    missing = sch.load(tmp_path / "nope.json")
+    assert not missing.present and missing.rules["capsule"].max_chars == 1000
+
+
+@pytest.mark.parametrize("field", ["capsule", "body"])
+def test_spec_7_required_on_create(store: Store, project: Path, field: str) -> None:
+    setup_schema(project, {"article": {field: {"required": True}}})
+    other = "body" if field == "capsule" else "capsule"
+    r = w(store, "a.ts", **{other: "Something."})
+    assert r.code == 1
+    assert not (project / ".canon/articles").exists()
