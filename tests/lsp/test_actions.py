@@ -1,0 +1,153 @@
+"""SPEC §10 code actions and §12: titles, edits computed at apply time, undoable WorkspaceEdits."""
+
+from __future__ import annotations
+
+import ast
+
+from lsp_harness import TODAY, Session
+from lsprotocol import types
+
+WIDGET = ".canon/articles/lib/widget.md"
+CONFIG = ".canon/articles/src/core/config.md"
+
+
+async def actions(s: Session, rel: str, line: int = 0) -> list[types.CodeAction]:
+    result = await s.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=s.uri(rel)),
+            range=types.Range(
+                start=types.Position(line=line, character=0),
+                end=types.Position(line=line, character=0),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return [_as_action(a) for a in result or []]
+
+
+def _as_action(item: types.Command | types.CodeAction) -> types.CodeAction:
+    """lsprotocol's client-side hook decodes any code action carrying a `command` as a
+    Command (its `command` then holds the repr of the nested object); undo that here."""
+    if isinstance(item, types.CodeAction):
+        return item
+    nested = ast.literal_eval(item.command)
+    return types.CodeAction(title=item.title, command=types.Command(**nested))
+
+
+async def edit_of(s: Session, action: types.CodeAction) -> types.WorkspaceEdit:
+    """The edit as the client would get it: resolved lazily, or applied by the command."""
+    if action.command is not None and action.command.command == "canon.applyAction":
+        before = len(s.client.applied_edits)  # type: ignore[attr-defined]
+        assert await s.command("canon.applyAction", *(action.command.arguments or []))
+        return s.client.applied_edits[before]  # type: ignore[attr-defined]
+    resolved = await s.client.code_action_resolve_async(action)
+    assert resolved.edit is not None, resolved.disabled
+    return resolved.edit
+
+
+def apply(s: Session, edit: types.WorkspaceEdit) -> None:
+    """A minimal client: apply text edits to files on disk (enough for these tests)."""
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            path = s.root / change.text_document.uri[len(s.root.as_uri()) + 1 :]
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            lines = text.splitlines(keepends=True) or [""]
+            for e in sorted(change.edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+                start = sum(len(x) for x in lines[: e.range.start.line]) + e.range.start.character
+                end = sum(len(x) for x in lines[: e.range.end.line]) + e.range.end.character
+                text = text[:start] + e.new_text + text[end:]
+                lines = text.splitlines(keepends=True) or [""]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+
+
+async def test_titles_on_a_governed_stale_file(s: Session):
+    """SPEC §10: create (no exact article), update governing, journal, mark reviewed (stale)."""
+    await s.checked()
+    s.open("src/core/util.py")
+    titles = [a.title for a in await actions(s, "src/core/util.py")]
+    assert titles == [
+        "Create article for src/core/util",
+        "Update governing article src",
+        "Journal an entry about src",
+    ]
+    s.open("src/core/config.ts")
+    titles = [a.title for a in await actions(s, "src/core/config.ts")]
+    assert titles == [
+        "Update governing article src/core/config",
+        "Journal an entry about src/core/config",
+        "Mark src/core/config reviewed",
+    ]
+
+
+async def test_create_article_is_a_create_file_edit(s: Session):
+    """SPEC §10: "Create article for <address>" is CreateFile + TextEdit, never an overwrite."""
+    s.open("src/core/util.py")
+    action = (await actions(s, "src/core/util.py"))[0]
+    edit = await edit_of(s, action)
+    changes = edit.document_changes or []
+    create = changes[0]
+    assert isinstance(create, types.CreateFile)
+    assert create.uri == s.uri(".canon/articles/src/core/util.md")
+    assert create.options is not None and create.options.overwrite is False
+    text_edit = changes[1]
+    assert isinstance(text_edit, types.TextDocumentEdit)
+    assert "# src/core/util" in text_edit.edits[0].new_text
+    assert f"updated: {TODAY}" in text_edit.edits[0].new_text
+
+
+async def test_mark_reviewed_is_computed_from_disk_at_apply_time(s: Session):
+    """SPEC §10 + §12: "Mark reviewed" reads the article when applied, so an agent's newer
+    write (made after the menu was shown) is kept and only `reviewed:` is added."""
+    await s.checked()
+    s.open("src/core/config.ts")
+    action = next(a for a in await actions(s, "src/core/config.ts") if a.title.startswith("Mark"))
+    path = s.root / CONFIG
+    path.write_text(path.read_text().replace("then env.", "then env. Agent note."))
+    edit = await edit_of(s, action)
+    apply(s, edit)
+    text = path.read_text()
+    assert "Agent note." in text
+    assert f"reviewed: {TODAY}" in text
+    assert "updated: 2026-01-01" in text  # reviewed never changes updated (SPEC §9)
+
+
+async def test_orphan_actions_and_broken_link_create(s: Session):
+    """SPEC §10: orphan -> move (likely renamed asset), merge into parent, declare scope: rule;
+    a broken [[link]] -> "Create article <target>"."""
+    await s.checked()
+    s.open(WIDGET, "markdown")
+    line = next(i for i, t in enumerate((s.root / WIDGET).read_text().split("\n")) if "[[missing" in t)
+    titles = [a.title for a in await actions(s, WIDGET, line)]
+    assert "Move article to lib/widgets/widget" in titles
+    assert "Declare scope: rule" in titles
+    assert "Create article missing/thing" in titles
+    rule = next(a for a in await actions(s, WIDGET, line) if a.title == "Declare scope: rule")
+    apply(s, await edit_of(s, rule))
+    assert "scope: rule" in (s.root / WIDGET).read_text()
+    move = next(a for a in await actions(s, WIDGET, line) if a.title.startswith("Move article"))
+    edit = await edit_of(s, move)
+    renames = [c for c in edit.document_changes or [] if isinstance(c, types.RenameFile)]
+    assert [(r.old_uri, r.new_uri) for r in renames] == [
+        (s.uri(WIDGET), s.uri(".canon/articles/lib/widgets/widget.md"))
+    ]
+
+
+async def test_journal_with_body_writes_through_core(s: Session):
+    """SPEC §10 journal action: the body is the command argument (source lsp); no default body."""
+    text = await s.command("canon.journalAbout", {"address": "src/core/config", "body": "Checked it."})
+    assert "journal" in text.lower() or "2026-11-29" in text
+    entries = sorted((s.root / ".canon/journal").glob(f"{TODAY}-*.md"))
+    assert len(entries) == 1
+    content = entries[0].read_text()
+    assert "source: lsp" in content and "Checked it." in content and "src/core/config" in content
+
+
+async def test_journal_without_body_opens_a_new_entry_file(s: Session):
+    """SPEC §10 journal action without a body: a new entry file via WorkspaceEdit, then shown."""
+    uri = await s.command("canon.journalAbout", {"address": "src/core/config"})
+    edit = s.client.applied_edits[-1]  # type: ignore[attr-defined]
+    create = (edit.document_changes or [])[0]
+    assert isinstance(create, types.CreateFile) and create.uri == uri
+    assert uri.startswith(s.uri(f".canon/journal/{TODAY}-src-core-config"))
+    assert s.client.shown_documents[-1].uri == uri
