@@ -10,16 +10,16 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 # Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
 _HAS_CJK = re.compile(f"[{_CJK}]")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
 # Words are runs of letters/digits; `_` separates (so snake_case splits); CJK runs stand apart.
 _WORD = re.compile(rf"[^\W_{_CJK}]+")
-_WORD_OR_CJK = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
-# A camelCase / PascalCase word: a lower-case letter or digit directly followed by an upper one.
-_CAMEL_WORD = re.compile(r"[A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*")
+# Parts of a camelCase / PascalCase / HTTPServer word.
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -28,24 +28,32 @@ def tokenize(text: str) -> list[str]:
 
     A one-character CJK run is kept as a single character so a lone 表 can still match.
     `load_config` gives `load config`; `loadConfig` gives `loadconfig load config`.
+    The result is a bag of words: its order carries no meaning.
     """
-    lower = text.lower()
-    if _HAS_CJK.search(lower) is None:
-        out = _WORD.findall(lower)
-    else:
-        out = []
+    words = _WORD.findall(text)
+    out: list[str] = []
+    if words:
+        lower: dict[str, str] = {}
+        camel: list[str] = []
+        for word in set(words):  # per distinct word: regex work stays off the hot path
+            low = word.lower()
+            lower[word] = low
+            if low != word and word[1:] != low[1:] and not word.isupper():
+                camel.append(word)
+        out = [lower[w] for w in words]
+        if camel:
+            counts = Counter(words)
+            for word in camel:
+                parts = _CAMEL_PART.findall(word)
+                if len(parts) > 1:
+                    out.extend([p.lower() for p in parts] * counts[word])
+    if _HAS_CJK.search(text) is not None:
         append = out.append
-        for cjk, word in _WORD_OR_CJK.findall(lower):
-            if word:
-                append(word)
-            elif len(cjk) == 1:
-                append(cjk)
+        for run in _CJK_RUN.findall(text):
+            if len(run) == 1:
+                append(run)
             else:
-                out.extend(map(str.__add__, cjk[:-1], cjk[1:]))
-    for camel in _CAMEL_WORD.findall(text):
-        parts = _CAMEL_PART.findall(camel)
-        if len(parts) > 1:
-            out.extend(p.lower() for p in parts)
+                out.extend(map(str.__add__, run[:-1], run[1:]))
     return out
 
 
@@ -87,12 +95,8 @@ class SearchIndex:
         """Index already tokenized text (the tokens of `tokenize`) under `key`."""
         if key in self._ids:
             self.remove(key)
-        counts: dict[str, int] = {}
-        get = counts.get
-        length = 0
-        for tok in tokens:
-            counts[tok] = get(tok, 0) + 1
-            length += 1
+        counts = Counter(tokens)  # counted in C
+        length = sum(counts.values())
         if self._free:
             doc = self._free.pop()
             self._keys[doc] = key
