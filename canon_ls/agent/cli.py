@@ -42,14 +42,32 @@ class _Parser(argparse.ArgumentParser):
 
 def _project(args: argparse.Namespace) -> Path:
     """SPEC §2: --project, else the nearest ancestor holding .canon/, else the cwd."""
+    cached: Path | None = getattr(args, "_project_dir", None)
+    if cached is not None:
+        return cached
     if args.project:
         project = Path(args.project).expanduser()
         if not project.is_dir():
             raise UsageError(f"--project {args.project} is not a directory.")
-        return project.resolve()
-    from canon_ls.core.project import find_project
+        project = project.resolve()
+    else:
+        from canon_ls.core.project import find_project
 
-    return find_project(Path.cwd())
+        project = find_project(Path.cwd()).resolve()
+    args._project_dir = project
+    return project
+
+
+def _path(args: argparse.Namespace, raw: str) -> str:
+    """A PATH typed in a subdirectory of the project is relative to that subdirectory (as in
+    git); from the project root, or given as an absolute path or URI, it passes unchanged."""
+    if not raw or raw.startswith("file:") or os.path.isabs(raw):
+        return raw
+    cwd = Path.cwd().resolve()
+    project = _project(args)
+    if cwd == project or project not in cwd.parents:
+        return raw
+    return os.path.normpath(cwd / raw)
 
 
 def _store(args: argparse.Namespace) -> Store:
@@ -111,7 +129,7 @@ def _cmd_tool(args: argparse.Namespace) -> int:
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
-    return _run(args, {"action": "read", "path": args.path})
+    return _run(args, {"action": "read", "path": _path(args, args.path)})
 
 
 def _body(args: argparse.Namespace, positional: str | None = None) -> str | None:
@@ -124,7 +142,7 @@ def _body(args: argparse.Namespace, positional: str | None = None) -> str | None
 
 
 def _cmd_write(args: argparse.Namespace) -> int:
-    action: dict[str, Any] = {"action": "write", "path": args.path}
+    action: dict[str, Any] = {"action": "write", "path": _path(args, args.path)}
     if args.capsule is not None:
         action["capsule"] = args.capsule
     body = _body(args)
@@ -138,7 +156,7 @@ def _cmd_write(args: argparse.Namespace) -> int:
 def _cmd_journal(args: argparse.Namespace) -> int:
     action: dict[str, Any] = {"action": "journal", "body": _body(args, args.text) or ""}
     if args.subject:
-        action["subject"] = list(args.subject)
+        action["subject"] = [_path(args, s) for s in args.subject]
     if args.slug is not None:
         action["slug"] = args.slug
     return _run(args, action)
@@ -147,7 +165,7 @@ def _cmd_journal(args: argparse.Namespace) -> int:
 def _cmd_map(args: argparse.Namespace) -> int:
     action: dict[str, Any] = {"action": "map"}
     if args.prefix:
-        action["path"] = args.prefix
+        action["path"] = _path(args, args.prefix)
     return _run(args, action)
 
 
@@ -195,8 +213,9 @@ def _schema_state(store: Store) -> str:
     return f"schema.json malformed ({_sentence(problem).rstrip('.')})" if problem else "schema ok"
 
 
-def _article_file(store: Store, address: str) -> str:
-    path = store.path_of(address)
+def _finding_file(store: Store, address: str) -> str:
+    """The file a finding is about: the article, or schema.json for store-wide findings."""
+    path = store.path_of(address) if address else store.schema_file
     try:
         return path.relative_to(store.project).as_posix()
     except ValueError:
@@ -206,7 +225,7 @@ def _article_file(store: Store, address: str) -> str:
 def _findings_text(store: Store, findings: list[Any]) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
     lines = [
-        f"{_article_file(store, f.address) if f.address else store.root}:{f.line + 1}:"
+        f"{_finding_file(store, f.address)}:{f.line + 1}:"
         f"{f.start + 1}: {f.severity}: {f.message} [{f.code}]"
         for f in findings
     ]
@@ -228,7 +247,7 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
     rows = []
     for f in findings:
         row = dataclasses.asdict(f)
-        row["file"] = _article_file(store, f.address) if f.address else ""
+        row["file"] = _finding_file(store, f.address)
         rows.append(row)
     return json.dumps(rows, ensure_ascii=False, indent=2)
 

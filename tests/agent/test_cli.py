@@ -353,7 +353,8 @@ def test_check_json_exit_codes(project: Path) -> None:
     failing = canon("check", "--format", "json", cwd=project)
     findings = json.loads(failing.out)
     errors = [f for f in findings if f["severity"] == "error"]
-    assert failing.code == (1 if errors else 0)
+    assert errors and failing.code == 1
+    assert canon("check", cwd=project).code == 1
     for f in findings:
         assert {"address", "code", "severity", "message", "line", "file"} <= set(f)
 

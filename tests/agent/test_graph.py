@@ -1,0 +1,99 @@
+"""`canon graph` (SPEC §11.1, §12): self-contained HTML, every piece of store content escaped."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from canon_ls.agent.graph import graph_data
+from canon_ls.core.project import open_store
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>&amp;'
+
+
+def canon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).with_name("canon")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "canon_ls.agent.cli"]
+    env = dict(os.environ, CANON_TODAY="2026-11-29")
+    return subprocess.run(
+        [*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def make_project(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print(1)\n", encoding="utf-8")
+    articles = project / ".canon" / "articles"
+    (articles / "src").mkdir(parents=True)
+    (articles / "src" / "app.md").write_text(
+        f"---\ncapsule: '{HOSTILE}'\n---\n# src/app\nSee [[src/lib]] and [[{HOSTILE}]].\n",
+        encoding="utf-8",
+    )
+    (articles / "src" / "lib.md").write_text("---\ncapsule: Library.\n---\n", encoding="utf-8")
+    journal = project / ".canon" / "journal"
+    journal.mkdir()
+    (journal / "2026-11-01-x.md").write_text(
+        "---\ndate: 2026-11-01\nsubject: [src/app]\nsource: cli\n---\nBody.\n", encoding="utf-8"
+    )
+    return project
+
+
+def test_hostile_capsule_is_escaped_everywhere(tmp_path: Path) -> None:
+    """SPEC §12: content shown in HTML (`canon graph`) is escaped."""
+    project = make_project(tmp_path)
+    run = canon("graph", cwd=project)
+    assert run.returncode == 0, run.stderr
+    page = run.stdout
+    assert "<script>alert" not in page
+    assert "<img" not in page
+    assert "onerror=alert(1)>" not in page
+    # Exactly the page's own two script elements, nothing injected.
+    assert len(re.findall(r"<script\b", page)) == 2
+    assert "&lt;script&gt;alert" in page  # the escaped index table shows it as text
+    embedded = re.search(
+        r'<script type="application/json" id="canon-data">(.*?)</script>', page, re.S
+    )
+    assert embedded is not None
+    data = json.loads(embedded.group(1))
+    capsules = [n.get("capsule") for n in data["nodes"] if n["kind"] == "article"]
+    assert HOSTILE in capsules  # the data round-trips exactly; only the encoding is escaped
+
+
+def test_page_is_self_contained(tmp_path: Path) -> None:
+    """No network resources: no src/href to http(s), a CSP that forbids loading anything."""
+    project = make_project(tmp_path)
+    page = canon("graph", cwd=project).stdout
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "default-src 'none'" in page
+
+
+def test_out_file_and_graph_content(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    out = tmp_path / "graph.html"
+    run = canon("graph", "--out", str(out), cwd=project)
+    assert run.returncode == 0, run.stderr
+    assert out.read_text("utf-8").startswith("<!DOCTYPE html>")
+    data = graph_data(open_store(project))
+    kinds = {n["id"]: n["kind"] for n in data["nodes"]}
+    assert kinds["a:src/app"] == "article"
+    assert kinds["f:src/app.py"] == "asset"
+    assert kinds["j:2026-11-01-x.md"] == "journal"
+    edges = {(e["source"], e["target"], e["kind"]) for e in data["edges"]}
+    assert ("a:src/app", "a:src/lib", "link") in edges
+    assert ("a:src/app", "f:src/app.py", "asset") in edges
+    assert ("j:2026-11-01-x.md", "a:src/app", "subject") in edges
+    assert any(kind == "broken" for _, _, kind in edges)
+
+
+def test_missing_store_gives_an_empty_page(tmp_path: Path) -> None:
+    project = tmp_path / "empty"
+    project.mkdir()
+    run = canon("graph", cwd=project)
+    assert run.returncode == 0
+    assert "0 articles" in run.stdout
+    assert not (project / ".canon").exists()

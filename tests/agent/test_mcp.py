@@ -1,0 +1,148 @@
+"""End-to-end tests of `canon mcp` (SPEC §11.2) through the official SDK's stdio client.
+
+The server is the real `canon mcp` process; the client is `mcp.Client` over
+`StdioServerParameters` (which drives `mcp.client.stdio.stdio_client`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from canon_ls.agent.mcp import session_of
+from canon_ls.core import tool
+
+TODAY = "2026-11-29"
+
+
+def server_params(project: Path, cwd: Path | None = None) -> StdioServerParameters:
+    script = Path(sys.executable).with_name("canon")
+    command, args = (
+        (str(script), []) if script.exists() else (sys.executable, ["-m", "canon_ls.agent.cli"])
+    )
+    return StdioServerParameters(
+        command=command,
+        args=[*args, "--project", str(project), "mcp"],
+        env={"CANON_TODAY": TODAY},
+        cwd=str(cwd or project),
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src" / "core").mkdir(parents=True)
+    (root / "src" / "core" / "config.py").write_text("X = 1\n", encoding="utf-8")
+    return root
+
+
+def text_of(result: object) -> str:
+    content = result.content  # type: ignore[attr-defined]
+    assert len(content) == 1
+    return str(content[0].text)
+
+
+@pytest.mark.timeout(120)
+async def test_lists_one_tool_with_the_action_enum_schema(project: Path) -> None:
+    """SPEC §11.2: one tool `canon`, input schema = the §6 action object (action an enum)."""
+    async with Client(server_params(project)) as client:
+        listed = await client.list_tools()
+    assert [t.name for t in listed.tools] == ["canon"]
+    schema = listed.tools[0].input_schema
+    assert schema == tool.input_schema()
+    assert schema["properties"]["action"]["enum"] == list(tool.ACTIONS)
+    assert "action" in schema.get("required", [])
+    assert not (project / ".canon").exists(), "starting the server creates nothing (SPEC §2)"
+
+
+@pytest.mark.timeout(120)
+async def test_every_action_end_to_end(project: Path) -> None:
+    """SPEC §6 via MCP: read miss, write, read, journal (source: mcp, session), map, search."""
+    async with Client(server_params(project)) as client:
+        miss = await client.call_tool("canon", {"action": "read", "path": "src/core/config.py"})
+        assert not miss.is_error
+        assert "src/core/config" in text_of(miss)
+
+        wrote = await client.call_tool(
+            "canon",
+            {"action": "write", "path": "src/core/config.py", "capsule": "Layered config."},
+        )
+        assert not wrote.is_error, text_of(wrote)
+        assert text_of(wrote).startswith("Wrote src/core/config.")
+
+        read = await client.call_tool("canon", {"action": "read", "path": "src/core/config.py"})
+        assert "Layered config." in text_of(read)
+
+        journal = await client.call_tool(
+            "canon",
+            {"action": "journal", "body": "Env now beats file.", "subject": ["src/core/config"]},
+            meta={"sessionId": "sess-42"},
+        )
+        assert not journal.is_error, text_of(journal)
+
+        mapped = await client.call_tool("canon", {"action": "map"})
+        assert "src/core/config: Layered config." in text_of(mapped)
+
+        found = await client.call_tool("canon", {"action": "search", "query": "layered"})
+        assert "src/core/config" in text_of(found)
+        with_journal = await client.call_tool(
+            "canon", {"action": "search", "query": "beats", "journal": True}
+        )
+        assert TODAY in text_of(with_journal)
+
+    entries = list((project / ".canon" / "journal").glob("*.md"))
+    assert len(entries) == 1
+    text = entries[0].read_text("utf-8")
+    assert "source: mcp" in text
+    assert "sess-42" in text
+    assert "src/core/config" in text
+
+
+@pytest.mark.timeout(120)
+async def test_bad_arguments_are_one_sentence_errors(project: Path) -> None:
+    """SPEC §6: unknown actions and wrong types get one sentence (isError), never a traceback."""
+    async with Client(server_params(project)) as client:
+        for arguments in (
+            {"action": "delete"},
+            {"action": "read", "path": 5},
+            {"path": "a"},
+            {"action": "search", "query": "x", "journal": "yes"},
+        ):
+            result = await client.call_tool("canon", arguments)
+            assert result.is_error, arguments
+            text = text_of(result)
+            assert "Traceback" not in text and "\n" not in text.strip(), text
+        still_alive = await client.call_tool("canon", {"action": "map"})
+        assert not still_alive.is_error
+    assert not (project / ".canon").exists()
+
+
+@pytest.mark.timeout(120)
+async def test_external_edits_are_seen_without_restart(project: Path) -> None:
+    """The store is re-validated before each call: a hand edit shows on the next call."""
+    async with Client(server_params(project), mode="legacy") as client:
+        await client.call_tool("canon", {"action": "write", "path": "src/a", "capsule": "First."})
+        article = project / ".canon" / "articles" / "src" / "a.md"
+        article.write_text(
+            article.read_text("utf-8").replace("First.", "Edited by hand."), encoding="utf-8"
+        )
+        read = await client.call_tool("canon", {"action": "read", "path": "src/a"})
+        assert "Edited by hand." in text_of(read)
+        (project / ".canon" / "articles" / "src" / "b.md").write_text(
+            "---\ncapsule: Added by hand.\n---\n", encoding="utf-8"
+        )
+        mapped = await client.call_tool("canon", {"action": "map"})
+        assert "src/b: Added by hand." in text_of(mapped)
+
+
+def test_session_id_comes_from_request_meta() -> None:
+    """SPEC §11.2: the client's session id when offered (documented in canon_ls/agent/mcp.py)."""
+    assert session_of(None) is None
+    assert session_of({}) is None
+    assert session_of({"sessionId": "a"}) == "a"
+    assert session_of({"session_id": "b"}) == "b"
+    assert session_of({"claudecode/sessionId": "c"}) == "c"
+    assert session_of({"progressToken": 3}) is None
