@@ -224,30 +224,38 @@ function show(n){var out=[n.kind+": "+n.label];
  edges.forEach(function(e){if(e.source===n.id)out.push("-> "+e.kind+" "+byId[e.target].label);
   if(e.target===n.id)out.push("<- "+e.kind+" "+byId[e.source].label);});
  info.textContent=out.join("\\n");}
-var steps=0,max=nodes.length>400?150:300;
-function tick(){var k=Math.sqrt(W*H/Math.max(1,nodes.length))*0.6,i,j,a,b,dx,dy,d,f;
+var steps=0,max=nodes.length>400?120:300,temp=Math.max(W,H)/8,moved=false;
+var scale=1,tx=0,ty=0,drag=null;
+function tick(){var n=Math.max(1,nodes.length),k=Math.sqrt(W*H/n)*0.5,i,j,a,b,dx,dy,d,f;
+ nodes.forEach(function(p){p.vx=0;p.vy=0;});
  for(i=0;i<nodes.length;i++){a=nodes[i];for(j=i+1;j<nodes.length;j++){b=nodes[j];
-  dx=a.x-b.x;dy=a.y-b.y;d=Math.max(1,dx*dx+dy*dy);f=k*k/d;
-  a.vx+=dx*f/10;a.vy+=dy*f/10;b.vx-=dx*f/10;b.vy-=dy*f/10;}}
- edges.forEach(function(e){a=byId[e.source];b=byId[e.target];dx=b.x-a.x;dy=b.y-a.y;
-  d=Math.sqrt(dx*dx+dy*dy)||1;f=(d-k)/d*0.05;a.vx+=dx*f;a.vy+=dy*f;b.vx-=dx*f;b.vy-=dy*f;});
- nodes.forEach(function(n){n.vx+=(W/2-n.x)*0.002;n.vy+=(H/2-n.y)*0.002;
-  n.x+=Math.max(-20,Math.min(20,n.vx));n.y+=Math.max(-20,Math.min(20,n.vy));n.vx*=0.6;n.vy*=0.6;});}
+  dx=a.x-b.x;dy=a.y-b.y;d=Math.sqrt(dx*dx+dy*dy)||0.01;f=k*k/d/d;
+  a.vx+=dx*f;a.vy+=dy*f;b.vx-=dx*f;b.vy-=dy*f;}}
+ edges.forEach(function(e){a=byId[e.source];b=byId[e.target];dx=a.x-b.x;dy=a.y-b.y;
+  d=Math.sqrt(dx*dx+dy*dy)||0.01;f=d/k;a.vx-=dx*f;a.vy-=dy*f;b.vx+=dx*f;b.vy+=dy*f;});
+ nodes.forEach(function(p){p.vx+=(W/2-p.x)*0.05;p.vy+=(H/2-p.y)*0.05;
+  d=Math.sqrt(p.vx*p.vx+p.vy*p.vy)||1;f=Math.min(d,temp)/d;p.x+=p.vx*f;p.y+=p.vy*f;});
+ temp=Math.max(0.5,temp*0.97);}
+function fit(){if(moved||!nodes.length)return;var x0=1e9,y0=1e9,x1=-1e9,y1=-1e9;
+ nodes.forEach(function(p){x0=Math.min(x0,p.x);y0=Math.min(y0,p.y);
+  x1=Math.max(x1,p.x+120);y1=Math.max(y1,p.y);});
+ scale=Math.min(2,(W-40)/Math.max(1,x1-x0),(H-40)/Math.max(1,y1-y0));
+ tx=20-x0*scale+((W-40)-(x1-x0)*scale)/2;ty=20-y0*scale+((H-40)-(y1-y0)*scale)/2;apply();}
 function draw(){edges.forEach(function(e,i){var a=byId[e.source],b=byId[e.target];
   lines[i].setAttribute("x1",a.x);lines[i].setAttribute("y1",a.y);
   lines[i].setAttribute("x2",b.x);lines[i].setAttribute("y2",b.y);});
- nodes.forEach(function(n,i){dots[i].setAttribute("transform","translate("+n.x+","+n.y+")");});}
+ nodes.forEach(function(p,i){dots[i].setAttribute("transform","translate("+p.x+","+p.y+")");});
+ fit();}
 function frame(){for(var s=0;s<5&&steps<max;s++,steps++)tick();draw();
  if(steps<max)window.requestAnimationFrame(frame);}
-frame();
-var scale=1,tx=0,ty=0,drag=null;
 function apply(){view.setAttribute("transform","translate("+tx+","+ty+") scale("+scale+")");}
-svg.addEventListener("wheel",function(ev){ev.preventDefault();
+svg.addEventListener("wheel",function(ev){ev.preventDefault();moved=true;
  scale*=ev.deltaY<0?1.1:1/1.1;apply();});
-svg.addEventListener("mousedown",function(ev){drag=[ev.clientX-tx,ev.clientY-ty];});
+svg.addEventListener("mousedown",function(ev){moved=true;drag=[ev.clientX-tx,ev.clientY-ty];});
 window.addEventListener("mouseup",function(){drag=null;});
 window.addEventListener("mousemove",function(ev){if(drag){tx=ev.clientX-drag[0];
  ty=ev.clientY-drag[1];apply();}});
+frame();
 })();
 </script></body></html>
 """

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from canon_ls.agent.graph import graph_data
 from canon_ls.core.project import open_store
@@ -97,3 +100,27 @@ def test_missing_store_gives_an_empty_page(tmp_path: Path) -> None:
     assert run.returncode == 0
     assert "0 articles" in run.stdout
     assert not (project / ".canon").exists()
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs a headless chromium")
+def test_page_runs_in_a_real_browser_and_injects_nothing(tmp_path: Path) -> None:
+    """SPEC §12 in a real browser: the page's script draws the graph; store content that
+    would run script if it were inserted as markup never runs."""
+    project = make_project(tmp_path)
+    marker = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
+    (project / ".canon" / "articles" / "src" / "lib.md").write_text(
+        f"---\ncapsule: '{marker}'\n---\n# {marker}\n", encoding="utf-8"
+    )
+    out = tmp_path / "graph.html"
+    assert canon("graph", "--out", str(out), cwd=project).returncode == 0
+    dom = subprocess.run(
+        [
+            "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+            "--virtual-time-budget=3000", "--dump-dom", out.as_uri(),
+        ],
+        capture_output=True, text=True, timeout=120,
+    ).stdout  # fmt: skip
+    assert "<svg" in dom
+    assert len(re.findall(r"<line\b", dom)) >= 3  # the script ran and drew the edges
+    assert not re.search(r"<body[^>]*data-pwned", dom)
+    assert "<img" not in dom
