@@ -1,0 +1,95 @@
+"""SPEC §8 mounts and project options; SPEC §2 project root discovery."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import tool
+from canon_ls.core.project import OptionError, find_project, open_store
+from tests.conftest import TODAY
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Path:
+    d = tmp_path / "data" / "lake"
+    (d / ".canon" / "articles").mkdir(parents=True)
+    (d / "prices.csv").write_text("a,b\n")
+    (d / ".canon/articles/prices.md").write_text("---\ncapsule: Daily prices.\n---\nbody\n")
+    return d
+
+
+def test_spec_8_mount_serves_articles(project: Path, lake: Path) -> None:
+    """SPEC §8: /data/lake serves its articles as lake:prices, by name or absolute path."""
+    store = open_store(project, {"mounts": [str(lake)]})
+    assert store.mounts == {"lake": lake}
+    assert tool.run(store, {"action": "map"}).text == "lake:prices: Daily prices."
+    for path in ("lake:prices", "lake:prices.csv", str(lake / "prices.csv")):
+        r = tool.run(store, {"action": "read", "path": path})
+        assert r.text.splitlines()[0] == "lake:prices", path
+    assert store.governing("lake:prices/2026/x") == "lake:prices"
+    r = tool.run(store, {"action": "search", "query": "daily"})
+    assert "lake:prices" in r.text
+
+
+def test_spec_8_mount_write_and_journal_location(project: Path, lake: Path) -> None:
+    """SPEC §8: writes to mount addresses land in the mount's store; journal entries always
+    land in the project store."""
+    store = open_store(project, {"mounts": [str(lake)]})
+    r = tool.run(store, {"action": "write", "path": str(lake / "volumes.csv"), "capsule": "Vol."})
+    assert r.text.startswith("Wrote lake:volumes."), r.text
+    assert (lake / ".canon/articles/volumes.md").is_file()
+    assert not (project / ".canon/articles").exists()
+    r = tool.run(store, {"action": "journal", "body": "Lake loaded", "subject": ["lake:prices"]})
+    assert r.code == 0
+    entries = list((project / ".canon/journal").iterdir())
+    assert len(entries) == 1 and not (lake / ".canon/journal").exists()
+    assert "  - lake:prices\n" in entries[0].read_text()
+    assert store.journal_index("lake:prices") == [f"{TODAY}-lake-loaded.md"]
+
+
+def test_spec_8_two_projects_share_a_mount(tmp_path: Path, lake: Path, today: str) -> None:
+    """SPEC §8: two workspaces mounting the same directory share one store."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    sa = open_store(a, {"mounts": [str(lake)]})
+    sb = open_store(b, {"mounts": [str(lake)]})
+    tool.run(sa, {"action": "write", "path": "lake:prices", "capsule": "Shared."})
+    assert "capsule: Shared." in tool.run(sb, {"action": "read", "path": "lake:prices"}).text
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"mount": ["/x"]}, "mount"),
+        ({"colour": "red"}, "colour"),
+        ({"root": 5}, "root"),
+        ({"mounts": "/data/lake"}, "mounts"),
+        ({"retrieval": "semantic"}, "retrieval"),
+        ({"standout": 0.5}, "standout"),
+    ],
+)
+def test_spec_8_unknown_or_bad_option_names_key(project: Path, options: dict, named: str) -> None:
+    """SPEC §8: any other option key is an error at startup that names the key."""
+    with pytest.raises(OptionError) as info:
+        open_store(project, options)
+    assert named in str(info.value)
+
+
+def test_spec_2_root_option(project: Path) -> None:
+    """SPEC §2: option root, absolute or relative to the project."""
+    store = open_store(project, {"root": "memory/store"})
+    tool.run(store, {"action": "write", "path": "a.ts", "capsule": "A."})
+    assert (project / "memory/store/articles/a.md").is_file()
+    assert not (project / ".canon").exists()
+
+
+def test_spec_2_find_project(tmp_path: Path) -> None:
+    """SPEC §2: the nearest ancestor holding .canon/, else the start directory."""
+    (tmp_path / "p/.canon").mkdir(parents=True)
+    (tmp_path / "p/src/deep").mkdir(parents=True)
+    assert find_project(tmp_path / "p/src/deep") == tmp_path / "p"
+    (tmp_path / "q").mkdir()
+    assert find_project(tmp_path / "q") == tmp_path / "q"

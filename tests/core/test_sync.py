@@ -1,0 +1,82 @@
+"""SPEC §4/§10: the in-memory index stays in sync with disk (hand and agent edits)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from canon_ls.core import tool
+from canon_ls.core.store import Store
+
+
+def put(project: Path, address: str, text: str) -> Path:
+    p = project / ".canon/articles" / (address + ".md")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def test_hand_edits_never_missed(store: Store, project: Path) -> None:
+    """An edit by hand or by another process shows up on the next read."""
+    p = put(project, "src/a", "---\ncapsule: One.\n---\n")
+    assert "capsule: One." in tool.run(store, {"action": "read", "path": "src/a.ts"}).text
+    p.write_text("---\ncapsule: Two!\n---\n")
+    os.utime(p, ns=(p.stat().st_mtime_ns + 10**9,) * 2)
+    assert "capsule: Two!" in tool.run(store, {"action": "read", "path": "src/a.ts"}).text
+    put(project, "src/b", "---\ncapsule: B.\n---\n")
+    assert "src/b: B." in tool.run(store, {"action": "map"}).text
+    p.unlink()
+    assert "src/a" not in tool.run(store, {"action": "map"}).text
+
+
+def test_refresh_reports_changes_and_reparses_only_changed(store: Store, project: Path) -> None:
+    put(project, "a", "---\ncapsule: A.\n---\n")
+    put(project, "b/c", "---\ncapsule: C.\n---\n")
+    assert store.refresh() == {"a", "b/c"}
+    assert store.refresh() == set()
+    first = store.article("a")
+    p = put(project, "b/c", "---\ncapsule: C2 longer.\n---\n")
+    assert store.refresh() == {"b/c"}
+    assert store.article("a") is first  # untouched article not re-parsed
+    p.unlink()
+    assert store.refresh() == {"b/c"}
+    assert store.addresses() == ["a"]
+
+
+def test_reload_file_for_watchers(store: Store, project: Path) -> None:
+    store.refresh()
+    p = put(project, "x/y", "---\ncapsule: Y.\n---\n")
+    assert store.reload_file(p) == {"x/y"}
+    assert store.article("x/y").capsule == "Y."  # type: ignore[union-attr]
+    assert store.reload_file(p) == set()
+    p.unlink()
+    assert store.reload_file(p) == {"x/y"}
+    assert store.article("x/y") is None
+    assert store.reload_file(project / "README.md") == set()
+
+
+def test_search_index_follows_edits(store: Store, project: Path) -> None:
+    """The search index is incremental and follows disk changes."""
+    put(project, "a", "---\ncapsule: apples\n---\n")
+    assert "a: apples" in tool.run(store, {"action": "search", "query": "apples"}).text
+    p = put(project, "a", "---\ncapsule: bananas and more\n---\n")
+    os.utime(p, ns=(p.stat().st_mtime_ns + 10**9,) * 2)
+    assert "No article" in tool.run(store, {"action": "search", "query": "apples"}).text
+    assert "a: bananas" in tool.run(store, {"action": "search", "query": "bananas"}).text
+
+
+def test_backlinks(store: Store, project: Path) -> None:
+    put(project, "a", "---\ncapsule: A.\n---\nSee [[b]] and [[b|again]].\n")
+    put(project, "c", "---\ncapsule: C.\n---\n`[[b]]` is code.\n")
+    put(project, "b", "---\ncapsule: B.\n---\n")
+    assert store.backlinks("b") == ["a"]
+
+
+def test_spec_2_hidden_and_dotted_names(store: Store, project: Path) -> None:
+    """SPEC §3: '.env' and 'docs/v1.2/notes' are addresses like any other."""
+    tool.run(store, {"action": "write", "path": ".env", "capsule": "Env vars."})
+    tool.run(store, {"action": "write", "path": "docs/v1.2/notes.md", "capsule": "Notes."})
+    assert (project / ".canon/articles/.env.md").is_file()
+    assert store.refresh() == set()
+    assert store.addresses() == [".env", "docs/v1.2/notes"]
+    assert store.governing("docs/v1.2/notes/deeper") == "docs/v1.2/notes"

@@ -1,0 +1,118 @@
+"""SPEC §6: the tool's contract — codes, bad input sentences, input schema, search text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import tool
+from canon_ls.core.store import Store
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        None,
+        3,
+        [1, 2],
+        "not json",
+        "[1]",
+        {},
+        {"action": "delete"},
+        {"action": 5},
+        {"action": "read"},
+        {"action": "read", "path": 5},
+        {"action": "read", "path": "a", "extra": 1},
+        {"action": "write", "path": "a", "contents": "typo"},
+        {"action": "search"},
+        {"action": "search", "query": ""},
+        {"action": "search", "query": "x", "journal": "yes"},
+        {"action": "map", "path": []},
+        {"action": "read", "path": "a\x00b"},
+    ],
+)
+def test_spec_6_bad_input_is_one_sentence(store: Store, action: object) -> None:
+    """SPEC §6: unknown actions or wrong argument types get a one-sentence error (code 2)."""
+    result = tool.run(store, action)
+    assert result.code == 2
+    assert result.text and "\n" not in result.text and "Traceback" not in result.text
+
+
+def test_spec_6_json_text_accepted(store: Store) -> None:
+    r = tool.run(store, json.dumps({"action": "write", "path": "a.ts", "capsule": "A."}))
+    assert r.code == 0 and r.text == "Wrote a."
+
+
+def test_spec_11_2_input_schema() -> None:
+    """SPEC §11.2: the MCP tool's input schema is the §6 action object."""
+    schema = tool.input_schema()
+    assert schema["type"] == "object"
+    assert schema["properties"]["action"]["enum"] == list(tool.ACTIONS)
+    assert schema["required"] == ["action"]
+    assert schema["properties"]["subject"]["type"] == "array"
+    assert schema["properties"]["journal"]["type"] == "boolean"
+    json.dumps(schema)
+
+
+def test_spec_6_search_cap_and_journal_note(store: Store) -> None:
+    """SPEC §6 search: ten results, address+capsule each, says how many the cap dropped,
+    notes the journal by default."""
+    for i in range(12):
+        tool.run(store, {"action": "write", "path": f"src/m{i:02}.ts", "capsule": f"Parser {i}."})
+    tool.run(store, {"action": "write", "path": "src/other.ts", "capsule": "Unrelated."})
+    tool.run(store, {"action": "journal", "body": "The parser broke once."})
+    r = tool.run(store, {"action": "search", "query": "parser"})
+    lines = r.text.splitlines()
+    assert "12 articles" in lines[0] and "dropped 2" in lines[0]
+    hits = [line for line in lines[1:] if line.startswith("src/")]
+    assert len(hits) == 10
+    assert all(": Parser" in h for h in hits)
+    assert '"journal": true' in lines[-1]
+    assert "broke" not in r.text  # entry bodies are never read by default
+
+
+def test_spec_6_search_journal_window(store: Store) -> None:
+    """SPEC §6 search journal:true: articles keep half the window, the shorter side yields."""
+    for i in range(8):
+        tool.run(store, {"action": "write", "path": f"a{i}.ts", "capsule": f"widget {i}"})
+    for i in range(8):
+        tool.run(store, {"action": "journal", "body": f"widget event {i}", "subject": ["a0.ts"]})
+    r = tool.run(store, {"action": "search", "query": "widget", "journal": True})
+    lines = r.text.splitlines()[1:]
+    assert len([x for x in lines if x.startswith("journal/")]) == 5
+    assert len([x for x in lines if not x.startswith("journal/")]) == 5
+    assert "dropped 6" in r.text.splitlines()[0]
+    # the shorter side yields its slots
+    r = tool.run(store, {"action": "search", "query": "event", "journal": True})
+    assert len([x for x in r.text.splitlines() if x.startswith("journal/")]) == 8
+    entry_line = next(x for x in r.text.splitlines() if x.startswith("journal/"))
+    assert "subject: a0" in entry_line and "widget event" in entry_line
+
+
+def test_spec_6_search_cjk(store: Store) -> None:
+    """SPEC §6 search: CJK runs as bigrams."""
+    tool.run(store, {"action": "write", "path": "docs/cfg.md", "capsule": "配置文件的加载顺序"})
+    r = tool.run(store, {"action": "search", "query": "加载"})
+    assert "docs/cfg" in r.text
+
+
+def test_spec_6_search_no_match(store: Store) -> None:
+    tool.run(store, {"action": "write", "path": "a.ts", "capsule": "Alpha."})
+    r = tool.run(store, {"action": "search", "query": "zzzz"})
+    assert r.code == 0 and r.text.startswith('No article matches "zzzz".')
+
+
+def test_spec_6_map_empty_store_sentence(store: Store, project: Path) -> None:
+    (project / ".canon").mkdir()
+    r = tool.run(store, {"action": "map"})
+    assert r.code == 0 and "no articles" in r.text
+
+
+def test_spec_6_same_text_for_every_adapter(store: Store) -> None:
+    """Text depends only on the action (source/session only reach journal front matter)."""
+    tool.run(store, {"action": "write", "path": "a.ts", "capsule": "A."})
+    a = tool.run(store, {"action": "read", "path": "a.ts"}, source="cli")
+    b = tool.run(store, {"action": "read", "path": "a.ts"}, source="lsp", session="x")
+    assert a == b
