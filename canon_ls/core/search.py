@@ -7,11 +7,17 @@ about a millisecond and updates one document in well under one, with no native d
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import heapq
+import marshal
 import math
+import os
 import re
+import tempfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 # Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
@@ -170,6 +176,46 @@ class SearchIndex:
                 scores[d] = get(d, 0.0) + w * tf / (tf + norms[d])
         return scores
 
+    # -- persistence (marshal: plain data only, nothing executes on load) ------------------
+    SNAPSHOT_VERSION = 1
+
+    def snapshot(self, stamps: Mapping[str, object] | None = None) -> bytes:
+        """The index as bytes, with an optional stamp per key (e.g. (mtime_ns, size))."""
+        state = (
+            self.SNAPSHOT_VERSION,
+            self.k1,
+            self.b,
+            self._postings,
+            self._keys,
+            self._terms,
+            self._lengths,
+            self._free,
+            dict(stamps or {}),
+        )
+        return marshal.dumps(state)
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> tuple[SearchIndex, dict[str, object]] | None:
+        """(index, stamps) from `snapshot` bytes; None when they are damaged or outdated."""
+        try:
+            state = marshal.loads(data)
+            version, k1, b, postings, keys, terms, lengths, free, stamps = state
+            if version != cls.SNAPSHOT_VERSION or not (
+                isinstance(postings, dict)
+                and isinstance(keys, list)
+                and isinstance(stamps, dict)
+                and len(keys) == len(terms) == len(lengths)
+            ):
+                return None
+            index = cls(float(k1), float(b))
+            index._postings, index._keys, index._terms = postings, keys, terms
+            index._lengths, index._free = lengths, free
+            index._ids = {k: i for i, k in enumerate(keys) if k is not None}
+            index._total = sum(lengths)
+            return index, stamps
+        except (ValueError, EOFError, TypeError):
+            return None
+
     def query(self, text: str, limit: int = 10) -> tuple[list[tuple[str, float]], int]:
         """The best `limit` (key, score) pairs, best first, and how many documents matched."""
         return self.query_tokens(tokenize(text), limit)
@@ -193,3 +239,59 @@ def _score_of(item: tuple[int, float]) -> float:
 
 def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:
     return (-hit[1], hit[0] or "")
+
+
+def default_cache_file(store_root: Path, kind: str = "articles") -> Path:
+    """Where the index of a store is cached: $XDG_CACHE_HOME/canon-ls (never inside the store)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    key = hashlib.sha256(os.path.realpath(store_root).encode()).hexdigest()[:20]
+    return Path(base) / "canon-ls" / f"search-{kind}-{key}.bin"
+
+
+def cached_index(
+    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str]]]
+) -> SearchIndex:
+    """An index over `docs` (key -> (stamp, text thunk)), reusing a snapshot on disk.
+
+    Keys whose stamp matches the snapshot are not re-tokenized; the rest are added, vanished
+    keys removed, and the snapshot is rewritten (atomically) only when something changed. A
+    damaged or unwritable cache just means a full build. At 10k articles this turns a first
+    search of seconds into a fraction of one (docs/BENCHMARKS.md).
+    """
+    index: SearchIndex | None = None
+    stamps: dict[str, object] = {}
+    if cache_file is not None:
+        with contextlib.suppress(OSError):
+            loaded = SearchIndex.from_snapshot(cache_file.read_bytes())
+            if loaded is not None:
+                index, stamps = loaded
+    if index is None:
+        index, stamps = SearchIndex(), {}
+    changed = False
+    for key in [k for k in stamps if k not in docs]:
+        index.remove(key)
+        del stamps[key]
+        changed = True
+    for key, (stamp, text) in docs.items():
+        if key in index and stamps.get(key) == stamp:
+            continue
+        index.add(key, text())
+        stamps[key] = stamp
+        changed = True
+    if changed and cache_file is not None:
+        _write_snapshot(cache_file, index.snapshot(stamps))
+    return index
+
+
+def _write_snapshot(path: Path, data: bytes) -> None:
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".search-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.search import SearchIndex, tokenize
+from canon_ls.core.search import SearchIndex, cached_index, tokenize
 
 
 def test_spec_6_search_words_are_lower_cased():
@@ -186,3 +186,69 @@ def test_tokenize_keeps_every_lowered_word_and_cjk_bigram(text):
         want.update([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
     got = Counter(tokenize(text))
     assert got & want == want
+
+
+# -- persisted index ------------------------------------------------------------------------
+
+
+def test_snapshot_round_trip_answers_the_same():
+    idx = _index(DOCS)
+    idx.remove("src/billing/invoice")
+    restored, stamps = SearchIndex.from_snapshot(idx.snapshot({"a": (1, 2)}))
+    assert stamps == {"a": (1, 2)}
+    for q in ("session tokens", "数据库迁移", "config", "invoice"):
+        assert restored.query(q) == idx.query(q)
+    restored.add("src/billing/invoice", DOCS["src/billing/invoice"])
+    assert restored.query("immutable")[1] == 1
+
+
+def test_damaged_snapshot_is_refused():
+    assert SearchIndex.from_snapshot(b"") is None
+    assert SearchIndex.from_snapshot(b"\x00garbage") is None
+    assert SearchIndex.from_snapshot(__import__("marshal").dumps((99, 1.2))) is None
+
+
+def test_cached_index_reuses_unchanged_documents(tmp_path):
+    """The persisted index re-reads only documents whose stamp changed; the result answers
+    like a fresh build."""
+    cache = tmp_path / "cache" / "search.bin"
+    read: list[str] = []
+
+    def docs(changes: dict[str, str], stamp_of: dict[str, int]):
+        texts = {**DOCS, **changes}
+        return {
+            k: (stamp_of.get(k, 0), lambda k=k: read.append(k) or texts[k])
+            for k in texts
+            if texts[k] is not None
+        }
+
+    first = cached_index(cache, docs({}, {}))
+    assert sorted(read) == sorted(DOCS) and cache.exists()
+    read.clear()
+    again = cached_index(cache, docs({}, {}))
+    assert read == []
+    assert again.query("session") == first.query("session")
+    changed = docs({"src/core/config": "kafka consumers", "src/auth/session": None}, {})
+    changed["src/core/config"] = (1, changed["src/core/config"][1])
+    third = cached_index(cache, changed)
+    assert read == ["src/core/config"]
+    fresh = _index(
+        {
+            **{k: v for k, v in DOCS.items() if k != "src/auth/session"},
+            "src/core/config": "kafka consumers",
+        }
+    )
+    for q in ("kafka", "session", "数据库"):
+        assert third.query(q) == fresh.query(q)
+
+
+def test_cached_index_survives_a_corrupt_or_unwritable_cache(tmp_path):
+    cache = tmp_path / "search.bin"
+    cache.write_bytes(b"not marshal")
+    idx = cached_index(cache, {"a": (0, lambda: "alpha")})
+    assert idx.query("alpha")[1] == 1
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x")
+    idx = cached_index(blocked / "search.bin", {"a": (0, lambda: "alpha")})
+    assert idx.query("alpha")[1] == 1
+    assert cached_index(None, {"a": (0, lambda: "alpha")}).query("alpha")[1] == 1
