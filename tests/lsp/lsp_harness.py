@@ -242,3 +242,55 @@ def text_of(hover: types.Hover | None) -> str:
     contents = hover.contents
     assert isinstance(contents, types.MarkupContent)
     return contents.value
+
+
+def apply_edit(root: Path, edit: types.WorkspaceEdit) -> None:
+    """A minimal editor: apply a WorkspaceEdit's text edits and file operations on disk."""
+    base = root.as_uri() + "/"
+
+    def path_of(uri: str) -> Path:
+        assert uri.startswith(base), uri
+        from urllib.parse import unquote
+
+        return root / unquote(uri[len(base) :])
+
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            path = path_of(change.text_document.uri)
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            ordered = sorted(
+                change.edits,
+                key=lambda e: (e.range.start.line, e.range.start.character),
+                reverse=True,
+            )
+            for e in ordered:
+                lines = text.splitlines(keepends=True) or [""]
+
+                def offset(p: types.Position, lines: list[str] = lines) -> int:
+                    return sum(len(x) for x in lines[: p.line]) + p.character  # ascii columns
+
+                start, end = offset(e.range.start), offset(e.range.end)
+                text = text[:start] + e.new_text + text[end:]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        elif isinstance(change, types.CreateFile):
+            path = path_of(change.uri)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_text("", encoding="utf-8")
+        elif isinstance(change, types.RenameFile):
+            old, new = path_of(change.old_uri), path_of(change.new_uri)
+            assert not new.exists(), f"rename would overwrite {new}"
+            new.parent.mkdir(parents=True, exist_ok=True)
+            old.rename(new)
+        elif isinstance(change, types.DeleteFile):
+            path_of(change.uri).unlink(missing_ok=True)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the project except .git, by relative path."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }

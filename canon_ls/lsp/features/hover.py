@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lsprotocol import types
 
 from .. import resolve
@@ -13,9 +15,12 @@ def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover 
     target = resolve.at_cursor(ls, params.text_document.uri, params.position)
     if target is None:
         return None
-    folder = target.where.folder
-    freshness.check_article(ls, folder, target.governing)
-    article = target.where.store.article(target.governing)
+    freshness.check_article(ls, target.where.folder, target.address)
+    governing = target.where.store.governing(target.address)
+    if governing is None:
+        return None
+    target = replace(target, governing=governing)
+    article = target.where.store.article(governing)
     if article is None:
         return None
     return types.Hover(

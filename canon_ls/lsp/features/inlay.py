@@ -18,10 +18,10 @@ def on_inlay_hint(
     where = ls.where(uri)
     if where is None or where.kind != "asset" or not where.folder.settings.inlay_hints_enabled:
         return None
+    freshness.check_article(ls, where.folder, where.address)
     governing = where.governing()
     if not governing:
         return None
-    freshness.check_article(ls, where.folder, governing)
     article = where.store.article(governing)
     text = ls.text_of(uri)
     if article is None or text is None:

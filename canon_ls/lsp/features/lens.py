@@ -21,6 +21,7 @@ def on_code_lens(
         return None
     if not where.folder.settings.code_lens_enabled:
         return None
+    freshness.check_article(ls, where.folder, where.address)
     governing = where.governing()
     if not governing:
         command = types.Command(
@@ -29,7 +30,6 @@ def on_code_lens(
             arguments=[{"uri": uri}],
         )
         return [types.CodeLens(range=_FIRST, command=command)]
-    freshness.check_article(ls, where.folder, governing)
     article = where.store.article(governing)
     if article is None:
         return None

@@ -56,8 +56,9 @@ async def start(ls: CanonLanguageServer) -> None:
             log.info("canon watches files through the client")
         except Exception as exc:
             log.info("client refused file watching (%s); polling instead", exc)
-    if not ls.watched_by_client:
-        ls.poller = asyncio.ensure_future(poll(ls))
+    # Without client events poll at the configured period; with them, a slow safety poll
+    # catches what a client may drop (events outside the workspace, overflowed watchers).
+    ls.poller = asyncio.ensure_future(poll(ls, 10.0 if ls.watched_by_client else 1.0))
 
 
 def on_did_change_watched_files(
@@ -96,11 +97,11 @@ def on_did_change_watched_files(
             checks.schedule(ls, folder, ASSET_DEBOUNCE)
 
 
-async def poll(ls: CanonLanguageServer) -> None:
+async def poll(ls: CanonLanguageServer, factor: float) -> None:
     marks: dict[str, tuple[float, ...]] = {}
     while not ls.shutting_down:
         interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
-        await asyncio.sleep(interval)
+        await asyncio.sleep(interval * factor)
         for folder in list(ls.folders.values()):
             try:
                 poll_folder(ls, folder, marks)

@@ -1,0 +1,86 @@
+"""SPEC §10 file operations: workspace/willRenameFiles moves articles and rewrites links."""
+
+from __future__ import annotations
+
+from lsp_harness import Session, apply_edit, snapshot
+from lsprotocol import types
+
+
+async def will_rename(s: Session, old: str, new: str) -> types.WorkspaceEdit | None:
+    return await s.client.workspace_will_rename_files_async(
+        types.RenameFilesParams(files=[types.FileRename(old_uri=s.uri(old), new_uri=s.uri(new))])
+    )
+
+
+def expect_only(before: dict[str, bytes], after: dict[str, bytes], moved: dict[str, str],
+                relinked: dict[str, tuple[str, str]]) -> None:
+    """Everything but the moved files and the rewritten links is byte-for-byte unchanged."""
+    expected = dict(before)
+    for old, new in moved.items():
+        expected[new] = expected.pop(old)
+    for rel, (a, b) in relinked.items():
+        expected[rel] = expected[rel].replace(a.encode(), b.encode())
+    assert after == expected
+
+
+async def test_rename_asset_file_moves_article_and_rewrites_links(s: Session):
+    """SPEC §10: renaming an asset moves its article; inbound [[links]] follow; nothing else."""
+    edit = await will_rename(s, "src/core/config.ts", "src/core/settings.ts")
+    assert edit is not None
+    before = snapshot(s.root)
+    apply_edit(s.root, edit)
+    (s.root / "src/core/config.ts").rename(s.root / "src/core/settings.ts")  # the editor's part
+    after = snapshot(s.root)
+    before["src/core/settings.ts"] = before.pop("src/core/config.ts")
+    expect_only(
+        before,
+        after,
+        {".canon/articles/src/core/config.md": ".canon/articles/src/core/settings.md"},
+        {
+            ".canon/articles/src.md": ("[[src/core/config]]", "[[src/core/settings]]"),
+            ".canon/articles/lib/widget.md": ("[[src/core/config]]", "[[src/core/settings]]"),
+        },
+    )
+
+
+async def test_rename_folder_moves_every_article_beneath(s: Session):
+    """SPEC §10: renaming a folder moves the articles under its address."""
+    edit = await will_rename(s, "src/core", "src/engine")
+    assert edit is not None
+    before = snapshot(s.root)
+    apply_edit(s.root, edit)
+    after = snapshot(s.root)
+    expect_only(
+        before,
+        after,
+        {".canon/articles/src/core/config.md": ".canon/articles/src/engine/config.md"},
+        {
+            ".canon/articles/src.md": ("[[src/core/config]]", "[[src/engine/config]]"),
+            ".canon/articles/lib/widget.md": ("[[src/core/config]]", "[[src/engine/config]]"),
+        },
+    )
+
+
+async def test_rename_article_file_rewrites_inbound_links_only(s: Session):
+    """SPEC §10: renaming an article file rewrites inbound wikilinks (the editor moves it)."""
+    edit = await will_rename(
+        s, ".canon/articles/src/core/config.md", ".canon/articles/src/core/conf.md"
+    )
+    assert edit is not None
+    assert not any(isinstance(c, types.RenameFile) for c in edit.document_changes or [])
+    before = snapshot(s.root)
+    apply_edit(s.root, edit)
+    expect_only(
+        before,
+        snapshot(s.root),
+        {},
+        {
+            ".canon/articles/src.md": ("[[src/core/config]]", "[[src/core/conf]]"),
+            ".canon/articles/lib/widget.md": ("[[src/core/config]]", "[[src/core/conf]]"),
+        },
+    )
+
+
+async def test_rename_of_ungoverned_file_changes_nothing(s: Session):
+    """SPEC §10: a file without its own article moves nothing."""
+    assert await will_rename(s, "src/app.ts", "src/main.ts") is None
