@@ -290,13 +290,15 @@ class ChangeTimes:
     """When each file last changed: committer date of the last commit touching it, or its
     mtime when it is dirty or untracked, or without git (SPEC §9).
 
-    One `git log --no-renames --name-only` pass, never a process per file. The result is kept
-    by HEAD (in memory and in a cache file under $XDG_CACHE_HOME/canon-ls, never inside the
-    store); a later HEAD that descends from the cached one costs only `git log OLD..HEAD`.
-    `git status` finds dirty and untracked files on every refresh.
+    One `git log --no-renames --name-status` pass, never a process per file. Paths whose
+    newest event is a deletion are dropped, so every path kept is tracked at HEAD and anything
+    else (untracked) falls back to its mtime. The result is kept by HEAD (in memory and in a
+    cache file under $XDG_CACHE_HOME/canon-ls, never inside the store); a later HEAD that
+    descends from the cached one costs only `git log OLD..HEAD`. `git status -uno` finds the
+    dirty files on every refresh.
     """
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, project: Path, cache_dir: Path | None = None) -> None:
         self.project = Path(project)
@@ -306,16 +308,15 @@ class ChangeTimes:
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
         self._committed: dict[str, int] = {}
         self._dirty: set[str] = set()
-        self._untracked_dirs: tuple[str, ...] = ()
         self.refresh()
 
     # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Bring committed times up to HEAD and re-read the dirty/untracked set."""
+        """Bring committed times up to HEAD and re-read the set of dirty files."""
         top = _git(self.project, "rev-parse", "--is-inside-work-tree")
         self.git = top is not None and top.strip() == b"true"
         if not self.git:
-            self.head, self._committed, self._dirty, self._untracked_dirs = None, {}, set(), ()
+            self.head, self._committed, self._dirty = None, {}, set()
             return
         head_out = _git(self.project, "rev-parse", "--verify", "-q", "HEAD")
         head = head_out.strip().decode() if head_out else None
@@ -332,13 +333,14 @@ class ChangeTimes:
         old = self.head
         if old and old != head and self._is_ancestor(old, head):
             times = dict(self._committed)
-            for path, ct in self._log(f"{old}..{head}").items():
-                if ct > times.get(path, 0):
-                    times[path] = ct
+            changed, deleted = self._log(f"{old}..{head}")
+            for path in deleted:
+                times.pop(path, None)
+            times.update(changed)  # every new commit is newer than the cached ones
         elif old == head:
             times = self._committed
         else:
-            times = self._log(head)
+            times, _deleted = self._log(head)
             self.full_passes += 1
         self.head, self._committed = head, times
         self._save_cache()
@@ -346,12 +348,12 @@ class ChangeTimes:
     def _is_ancestor(self, old: str, head: str) -> bool:
         return _git(self.project, "merge-base", "--is-ancestor", old, head) is not None
 
-    def _log(self, revs: str) -> dict[str, int]:
+    def _log(self, revs: str) -> tuple[dict[str, int], dict[str, int]]:
         out = _git(
             self.project,
             "log",
             "--no-renames",
-            "--name-only",
+            "--name-status",
             "--relative",
             "-z",
             "--format=%x00%ct",
@@ -367,11 +369,10 @@ class ChangeTimes:
             "--porcelain=v1",
             "-z",
             "--no-renames",
-            "--untracked-files=normal",
+            "--untracked-files=no",
             ".",
         )
         dirty: set[str] = set()
-        untracked_dirs: list[str] = []
         prefix = self._prefix()
         for entry in _decode(out or b"").split("\0"):
             if len(entry) < 4:
@@ -381,12 +382,8 @@ class ChangeTimes:
                 if not path.startswith(prefix):
                     continue
                 path = path[len(prefix) :]
-            if entry[:2] == "??" and path.endswith("/"):
-                untracked_dirs.append(path)
-            else:
-                dirty.add(path)
+            dirty.add(path)
         self._dirty = dirty
-        self._untracked_dirs = tuple(untracked_dirs)
 
     def _prefix(self) -> str:
         """The project's path inside the work tree ('' at the top): status paths are rooted."""
@@ -432,7 +429,7 @@ class ChangeTimes:
         """Epoch seconds of the file's last change; 0.0 when it does not exist."""
         if self.git and relpath not in self._dirty:
             ct = self._committed.get(relpath)
-            if ct is not None and not relpath.startswith(self._untracked_dirs):
+            if ct is not None:
                 return float(ct)
         try:
             return os.stat(os.path.join(self.project, relpath)).st_mtime
@@ -440,36 +437,40 @@ class ChangeTimes:
             return 0.0
 
 
-def parse_log(out: bytes) -> dict[str, int]:
-    """`git log -z --name-only --format=%x00%ct` -> {path: newest committer time}.
+def parse_log(out: bytes) -> tuple[dict[str, int], dict[str, int]]:
+    """`git log -z --name-status --format=%x00%ct` -> (changed, deleted): each path's newest
+    committer time, split by whether that newest event kept the file or deleted it.
 
-    Each commit is NUL, its time, NUL, then (when it touched files) a newline and its paths,
-    each ended by NUL; an empty field therefore always precedes a commit's time.
+    Each commit is NUL, its time, NUL, then (when it touched files) a newline and pairs of
+    status and path, each ended by NUL; an empty field always precedes a commit's time.
     """
-    times: dict[str, int] = {}
-    get = times.get
+    newest: dict[str, tuple[int, bool]] = {}
+    get = newest.get
+    fields = _decode(out).split("\0")
+    n = len(fields)
+    i = 0
     ct = 0
-    expect_time = False
-    first = False
-    for field in _decode(out).split("\0"):
-        if not field:
-            expect_time = True
+    while i < n:
+        field = fields[i]
+        if not field:  # a commit: its time follows
+            i += 1
+            if i < n:
+                try:
+                    ct = int(fields[i])
+                except ValueError:
+                    ct = 0
+            i += 1
             continue
-        if expect_time:
-            expect_time = False
-            try:
-                ct = int(field)
-            except ValueError:
-                ct = 0
-            first = True
-            continue
-        if first:
-            first = False
-            if field[0] == "\n":
-                field = field[1:]
-        if ct > get(field, 0):
-            times[field] = ct
-    return times
+        if i + 1 >= n:
+            break
+        path = fields[i + 1]
+        i += 2
+        seen = get(path)
+        if seen is None or ct > seen[0]:
+            newest[path] = (ct, field.lstrip("\n")[:1] == "D")
+    changed = {p: t for p, (t, gone) in newest.items() if not gone}
+    deleted = {p: t for p, (t, gone) in newest.items() if gone}
+    return changed, deleted
 
 
 # ---------------------------------------------------------------------------------------

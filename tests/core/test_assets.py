@@ -153,14 +153,30 @@ def test_assets_update_path_follows_one_file(repo: Path) -> None:
 # -- ChangeTimes ----------------------------------------------------------------------------
 
 
-def test_parse_log_keeps_newest_time_and_odd_names() -> None:
+def test_parse_log_keeps_newest_event_and_odd_names() -> None:
     out = (
-        b"\x00300\x00\x00200\x00\na.py\x00q\tz\x00"
+        b"\x00400\x00\nD\x00old.py\x00"
+        b"\x00300\x00\x00200\x00\nM\x00a.py\x00A\x00q\tz\x00A\x00"
         + "中文/文件.md".encode()
-        + b"\x00\x00100\x00\na.py\x00old.py\x00"
+        + b"\x00\x00100\x00\nA\x00a.py\x00A\x00old.py\x00"
     )
-    assert parse_log(out) == {"a.py": 200, "q\tz": 200, "中文/文件.md": 200, "old.py": 100}
-    assert parse_log(b"") == {}
+    changed, deleted = parse_log(out)
+    assert changed == {"a.py": 200, "q\tz": 200, "中文/文件.md": 200}
+    assert deleted == {"old.py": 400}
+    assert parse_log(b"") == ({}, {})
+
+
+def test_spec_9_deleted_then_recreated_untracked_file_uses_mtime(repo: Path, tmp_path: Path):
+    """A path whose newest commit deleted it is not tracked: a new untracked file there is
+    judged by its mtime, not by the deleting commit."""
+    commit(repo, T0, "a.py", "keep.py")
+    git(repo, "rm", "-q", "a.py")
+    git(repo, "commit", "-q", "-m", "rm", when=T0 + DAY)
+    write(repo, "a.py", "back\n")
+    os.utime(repo / "a.py", (T0 + 7 * DAY, T0 + 7 * DAY))
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert "a.py" not in times.committed()
+    assert times.of("a.py") == T0 + 7 * DAY
 
 
 def test_spec_9_change_time_is_committer_date_of_last_commit(repo: Path, tmp_path: Path) -> None:
