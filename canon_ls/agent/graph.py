@@ -172,6 +172,7 @@ header{padding:8px 12px;border-bottom:1px solid #ddd}
 svg{flex:1;background:#fafafa;cursor:grab}
 #info{width:320px;padding:8px 12px;overflow:auto;border-left:1px solid #ddd;white-space:pre-wrap}
 .legend span{margin-right:12px}
+svg.far text{display:none}
 main{padding:0 12px}
 table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ddd;padding:2px 6px;
 text-align:left;vertical-align:top}
@@ -192,10 +193,18 @@ tr.stale td:last-child{color:#b60}tr.orphan td:last-child{color:#a0a}
 var data=JSON.parse(document.getElementById("canon-data").textContent);
 var svg=document.getElementById("g"),info=document.getElementById("info");
 var NS="http://www.w3.org/2000/svg",W=svg.clientWidth||900,H=svg.clientHeight||600;
-var byId={},nodes=data.nodes,edges=[];
-nodes.forEach(function(n,i){byId[n.id]=n;var a=2*Math.PI*i/Math.max(1,nodes.length);
- n.x=W/2+Math.cos(a)*W/3;n.y=H/2+Math.sin(a)*H/3;n.vx=0;n.vy=0;});
+var byId={},nodes=data.nodes,edges=[],K=40;
+nodes.forEach(function(n){byId[n.id]=n;n.vx=0;n.vy=0;n.placed=false;});
 data.edges.forEach(function(e){if(byId[e.source]&&byId[e.target])edges.push(e);});
+// Start from a spiral in address order (siblings start side by side), then put every other
+// node next to an article it is connected to, so the layout has little left to untangle.
+var spiral=0;
+function onSpiral(n){var t=Math.sqrt(4*Math.PI*spiral++),r=K*t/(2*Math.PI);
+ n.x=r*Math.cos(t);n.y=r*Math.sin(t);n.placed=true;}
+nodes.forEach(function(n){if(n.kind==="article")onSpiral(n);});
+edges.forEach(function(e,i){var a=byId[e.source],b=byId[e.target],o=a.placed?b:a,p=a.placed?a:b;
+ if(!o.placed&&p.placed){o.x=p.x+Math.cos(i)*K/2;o.y=p.y+Math.sin(i)*K/2;o.placed=true;}});
+nodes.forEach(function(n){if(!n.placed)onSpiral(n);});
 var color={article:"#2b6cb0",journal:"#2f855a",asset:"#999",missing:"#c53030"};
 var status={stale:"#b60",orphan:"#a0a"};
 var view=document.createElementNS(NS,"g");svg.appendChild(view);
@@ -224,18 +233,19 @@ function show(n){var out=[n.kind+": "+n.label];
  edges.forEach(function(e){if(e.source===n.id)out.push("-> "+e.kind+" "+byId[e.target].label);
   if(e.target===n.id)out.push("<- "+e.kind+" "+byId[e.source].label);});
  info.textContent=out.join("\\n");}
-var steps=0,max=nodes.length>400?120:300,temp=Math.max(W,H)/8,moved=false;
-var scale=1,tx=0,ty=0,drag=null;
-function tick(){var n=Math.max(1,nodes.length),k=Math.sqrt(W*H/n)*0.5,i,j,a,b,dx,dy,d,f;
- nodes.forEach(function(p){p.vx=0;p.vy=0;});
- for(i=0;i<nodes.length;i++){a=nodes[i];for(j=i+1;j<nodes.length;j++){b=nodes[j];
-  dx=a.x-b.x;dy=a.y-b.y;d=Math.sqrt(dx*dx+dy*dy)||0.01;f=k*k/d/d;
-  a.vx+=dx*f;a.vy+=dy*f;b.vx-=dx*f;b.vy-=dy*f;}}
+var steps=0,max=300,temp=3*K,moved=false,scale=1,tx=0,ty=0,drag=null;
+function tick(){var cell=2*K,grid={},a,b,dx,dy,d,f,i,j,x,y,list;
+ nodes.forEach(function(p){p.vx=0;p.vy=0;var key=Math.floor(p.x/cell)+","+Math.floor(p.y/cell);
+  (grid[key]||(grid[key]=[])).push(p);});
+ for(i=0;i<nodes.length;i++){a=nodes[i];x=Math.floor(a.x/cell);y=Math.floor(a.y/cell);
+  for(dx=-1;dx<=1;dx++)for(dy=-1;dy<=1;dy++){list=grid[(x+dx)+","+(y+dy)];if(!list)continue;
+   for(j=0;j<list.length;j++){b=list[j];if(b===a)continue;var ex=a.x-b.x,ey=a.y-b.y;
+    d=Math.max(0.01,ex*ex+ey*ey);if(d<cell*cell){f=K*K/d;a.vx+=ex*f;a.vy+=ey*f;}}}}
  edges.forEach(function(e){a=byId[e.source];b=byId[e.target];dx=a.x-b.x;dy=a.y-b.y;
-  d=Math.sqrt(dx*dx+dy*dy)||0.01;f=d/k;a.vx-=dx*f;a.vy-=dy*f;b.vx+=dx*f;b.vy+=dy*f;});
- nodes.forEach(function(p){p.vx+=(W/2-p.x)*0.05;p.vy+=(H/2-p.y)*0.05;
+  d=Math.sqrt(dx*dx+dy*dy)||0.01;f=d/K/2;a.vx-=dx*f;a.vy-=dy*f;b.vx+=dx*f;b.vy+=dy*f;});
+ nodes.forEach(function(p){p.vx-=p.x*0.01;p.vy-=p.y*0.01;
   d=Math.sqrt(p.vx*p.vx+p.vy*p.vy)||1;f=Math.min(d,temp)/d;p.x+=p.vx*f;p.y+=p.vy*f;});
- temp=Math.max(0.5,temp*0.97);}
+ temp=Math.max(0.5,temp*0.985);}
 function fit(){if(moved||!nodes.length)return;var x0=1e9,y0=1e9,x1=-1e9,y1=-1e9;
  nodes.forEach(function(p){x0=Math.min(x0,p.x);y0=Math.min(y0,p.y);
   x1=Math.max(x1,p.x+120);y1=Math.max(y1,p.y);});
@@ -246,9 +256,11 @@ function draw(){edges.forEach(function(e,i){var a=byId[e.source],b=byId[e.target
   lines[i].setAttribute("x2",b.x);lines[i].setAttribute("y2",b.y);});
  nodes.forEach(function(p,i){dots[i].setAttribute("transform","translate("+p.x+","+p.y+")");});
  fit();}
-function frame(){for(var s=0;s<5&&steps<max;s++,steps++)tick();draw();
+function frame(){var t0=Date.now();
+ do{tick();steps++;}while(steps<max&&Date.now()-t0<30);draw();
  if(steps<max)window.requestAnimationFrame(frame);}
-function apply(){view.setAttribute("transform","translate("+tx+","+ty+") scale("+scale+")");}
+function apply(){view.setAttribute("transform","translate("+tx+","+ty+") scale("+scale+")");
+ svg.setAttribute("class",scale<0.6?"far":"");}
 svg.addEventListener("wheel",function(ev){ev.preventDefault();moved=true;
  scale*=ev.deltaY<0?1.1:1/1.1;apply();});
 svg.addEventListener("mousedown",function(ev){moved=true;drag=[ev.clientX-tx,ev.clientY-ty];});
