@@ -8,6 +8,7 @@ about a millisecond and updates one document in well under one, with no native d
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import heapq
 import marshal
@@ -16,7 +17,7 @@ import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 # Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
@@ -258,6 +259,24 @@ def cached_index(
     damaged or unwritable cache just means a full build. At 10k articles this turns a first
     search of seconds into a fraction of one (docs/BENCHMARKS.md).
     """
+    with _gc_paused():  # millions of small dicts/ints: collections would only slow the build
+        return _cached_index(cache_file, docs)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cached_index(
+    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str]]]
+) -> SearchIndex:
     index: SearchIndex | None = None
     stamps: dict[str, object] = {}
     if cache_file is not None:
