@@ -80,19 +80,26 @@ def _lines(text: str) -> list[str]:
 
 
 def _parts(text: str) -> _Parts | None:
-    """Front matter pieces; None when the text does not open with a '---' line."""
+    """Front matter pieces; None when the text does not open with a '---' line.
+
+    Scans line by line only as far as the closing delimiter (the body is never split)."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    rest = text[len(bom) :]
+    rest = text[len(bom) :] if bom else text
     if not rest.startswith("---"):
         return None
     first_end = rest.find("\n")
     first = rest if first_end < 0 else rest[: first_end + 1]
     if first.rstrip() != "---":
         return None
-    lines = _lines(rest[len(first) :])
-    for i, line in enumerate(lines):
+    lines: list[str] = []
+    pos, size = len(first), len(rest)
+    while pos < size:
+        end = rest.find("\n", pos)
+        line = rest[pos:] if end < 0 else rest[pos : end + 1]
         if line.rstrip() in ("---", "..."):
-            return _Parts(bom + first, lines[:i], line, "".join(lines[i + 1 :]), i + 2)
+            return _Parts(bom + first, lines, line, rest[pos + len(line) :], len(lines) + 2)
+        lines.append(line)
+        pos += len(line)
     return _Parts(bom + first, lines, "", "", 1)
 
 
@@ -104,7 +111,7 @@ class _Fail(Exception):
     pass
 
 
-_KEY = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*")
+_KEY = re.compile(r"[A-Za-z_][\w.-]*[ \t]*:")
 _PLAIN_BAD_START = set("[]{},#&*!|>%@`")
 
 
@@ -171,10 +178,13 @@ def _flat(block: str) -> dict[str, Any]:
                 current = meta[list_key] = []
             current.append(value)
             continue
-        m = _KEY.fullmatch(line)
+        m = _KEY.match(line)
         if not m:
             raise _Fail
-        key, value = m.group(1), m.group(2) or ""
+        after = line[m.end() :]
+        if after and after[0] != " ":
+            raise _Fail
+        key, value = line[: m.end() - 1].rstrip(" "), after.strip(" ")
         if key in meta:
             raise _Fail
         list_key, list_indent = None, -1
@@ -272,13 +282,15 @@ def parse(data: bytes | str, address: str, mtime_ns: int = 0, size: int = 0) -> 
 
 def title_of(body: str) -> str:
     """The first '# ' heading at the start of the body (after blank lines), else ''."""
-    for line in body.split("\n"):
-        if not line.strip():
-            continue
-        if line.startswith("# "):
-            return line[2:].strip().rstrip("#").strip()
-        return ""
-    return ""
+    pos = 0
+    while True:
+        end = body.find("\n", pos)
+        line = body[pos:] if end < 0 else body[pos:end]
+        if line.strip():
+            return line[2:].strip().rstrip("#").strip() if line.startswith("# ") else ""
+        if end < 0:
+            return ""
+        pos = end + 1
 
 
 # ---------------------------------------------------------------------------------------------

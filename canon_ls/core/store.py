@@ -59,7 +59,7 @@ class JournalEntry:
     size: int = 0
 
 
-def _read_capped(path: Path) -> tuple[bytes, bool]:
+def _read_capped(path: str | Path) -> tuple[bytes, bool]:
     with open(path, "rb") as fh:
         data = fh.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
@@ -200,7 +200,7 @@ class Store:
 
     def _load(self, address: str, path: str | Path, mtime_ns: int, size: int) -> Article | None:
         try:
-            data, truncated = _read_capped(Path(path))
+            data, truncated = _read_capped(path)
         except OSError:
             return None
         article = art.parse(data, address, mtime_ns, size)
