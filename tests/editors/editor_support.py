@@ -8,6 +8,7 @@ article (its parent directory `src/` exists, no asset maps to it; SPEC §6.1 ite
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,9 @@ def need(path: Path | str | None, what: str) -> str:
     if not path or not Path(path).exists():
         pytest.skip(f"{what} is missing: run scripts/install_editor_deps.sh")
     return str(path)
+
+
+def node_bin() -> str | None:
+    """Node for the JS tooling: the installer's Node 24 (code-server needs it), else PATH's."""
+    cached = CACHE / "bin" / "node"
+    return str(cached) if cached.exists() else shutil.which("node")

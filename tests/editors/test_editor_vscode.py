@@ -1,0 +1,170 @@
+"""VS Code for real: the packaged extension (.vsix) installed into code-server, driven by headless
+Chromium through playwright-core, against the real `canon-ls` (SPEC §10). Plus the extension's own
+unit tests (`node --test`, mocked `vscode`) for server resolution."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+from editor_support import CACHE, REPO, need, node_bin, tool_env, venv_bin
+
+pytestmark = pytest.mark.editor
+
+EXT = REPO / "editors" / "vscode"
+E2E = Path(__file__).parent / "vscode" / "e2e.js"
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "security.workspace.trust.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "editor.hover.delay": 100,
+    "editor.inlayHints.enabled": "on",
+    "editor.minimap.enabled": False,
+    "chat.disableAIFeatures": True,
+}
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 300) -> str:
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert proc.returncode == 0, (
+        f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def compiled() -> str:
+    """`tsc -p .` in editors/vscode (node_modules from `npm ci`, done by the installer)."""
+    node = need(node_bin(), "node")
+    need(EXT / "node_modules" / "typescript", "editors/vscode/node_modules (npm ci)")
+    run([node, "node_modules/typescript/bin/tsc", "-p", "."], cwd=EXT)
+    return node
+
+
+def test_vscode_unit_tests_server_resolution(compiled: str) -> None:
+    """Server resolution order (setting -> canon-ls on PATH -> Python extension interpreter) and
+    activation with a mocked `vscode`: `node --test` in editors/vscode."""
+    tests = sorted(str(p.relative_to(EXT)) for p in (EXT / "test").glob("*.test.js"))
+    out = run([compiled, "--test", "--test-reporter=tap", *tests], cwd=EXT)
+    assert "# fail 0" in out and "# pass 11" in out, out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop code-server and everything it started (extension hosts, canon-ls) by process group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=10)
+    with contextlib.suppress(ProcessLookupError):  # stragglers (file watchers) in the group
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "code-server exited during start-up"
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)  # poll: code-server has no readiness event
+    raise AssertionError("code-server did not answer /healthz within 60 s")
+
+
+def test_vscode_extension_in_code_server(
+    compiled: str, workspace: Path, tmp_path: Path, canon_ls: Path
+) -> None:
+    """SPEC §10 in VS Code: hover shows the capsule, the inlay hint is on line 1, Problems counts
+    the orphan article (§6.1 item 5), and the "Create article" quick fix creates the file."""
+    code_server = need(CACHE / "code-server" / "bin" / "code-server", "code-server")
+    playwright = need(CACHE / "pw" / "node_modules" / "playwright-core", "playwright-core")
+    need("/usr/bin/chromium", "chromium (apt)")
+    vsix = tmp_path / "canon-ls.vsix"
+    run(
+        [compiled, "node_modules/@vscode/vsce/vsce", "package", "--out", str(vsix)],
+        cwd=EXT,
+    )
+
+    home = tmp_path / "home"
+    env = tool_env(home)
+    env["PATH"] = os.pathsep.join([str(venv_bin()), str(CACHE / "bin"), env["PATH"]])
+    env["NODE_PATH"] = str(Path(playwright).parent)
+    # Keep this PATH for the extension host (which finds canon-ls on it): without VSCODE_CLI the
+    # server replaces it with a login shell's PATH (/etc/profile's, on Debian).
+    env["VSCODE_CLI"] = "1"
+    data = tmp_path / "cs"
+    (data / "user" / "User").mkdir(parents=True)
+    (data / "user" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+    common = ["--user-data-dir", str(data / "user"), "--extensions-dir", str(data / "ext")]
+    run([code_server, *common, "--install-extension", str(vsix)], cwd=tmp_path, env=env)
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (data / "server.log").open("wb")
+    server = subprocess.Popen(
+        [
+            code_server,
+            *common,
+            "--bind-addr",
+            f"127.0.0.1:{port}",
+            "--auth",
+            "none",
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            "--disable-getting-started-override",
+            str(workspace),
+        ],
+        cwd=workspace,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    shot = tmp_path / "vscode.png"
+    try:
+        wait_healthy(url, server)
+        proc = subprocess.run(
+            [compiled, str(E2E), url, str(workspace), str(shot)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=400,
+            check=False,
+        )
+    finally:
+        stop_group(server)
+        log.close()
+    out = proc.stdout
+    detail = f"\n--- stdout\n{out}\n--- stderr\n{proc.stderr[-2000:]}"
+    detail += (
+        f"\n--- code-server log (tail)\n{(data / 'server.log').read_text(errors='replace')[-3000:]}"
+    )
+    if os.environ.get("CANON_UPDATE_SCREENSHOT") and shot.exists():
+        shutil.copyfile(shot, REPO / "docs" / "vscode.png")
+    assert proc.returncode == 0 and "0 failed" in out, detail

@@ -1,0 +1,157 @@
+// Drives a running code-server (real VS Code) with headless Debian Chromium through playwright-core,
+// as a person would: open a governed file, hover, read the inlay hint, look at Problems, apply the
+// "Create article" quick fix. Prints "ok - name" / "FAIL - name: detail" and "N passed, M failed".
+// usage: node e2e.js <baseUrl> <workspace> <screenshot.png>
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const [baseUrl, ws, shot] = process.argv.slice(2);
+const APP_CAPSULE = 'Entry point: wires config and routes; never reads the environment directly.';
+const t0 = Date.now();
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail) {
+  if (ok) {
+    passed++;
+    console.log(`ok - ${name}`);
+  } else {
+    failed++;
+    console.log(`FAIL - ${name}: ${JSON.stringify(detail)}`.slice(0, 2000));
+  }
+}
+const note = (msg) => console.log(`# ${msg} (${Date.now() - t0} ms)`);
+const text = (s) => (s || '').replace(/\u00a0/g, ' '); // Monaco renders spaces as NBSP
+
+async function waitFor(page, fn, arg, timeout = 30000) {
+  return page.waitForFunction(fn, arg, { timeout, polling: 200 }).then((h) => h.jsonValue(), () => null);
+}
+
+async function openFile(page, rel) {
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+  await page.keyboard.type(rel, { delay: 15 });
+  const name = path.basename(rel);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${name}"]`, { timeout: 20000 });
+  await page.keyboard.press('Enter');
+  await waitFor(page, (n) => {
+    const tab = document.querySelector('.tabs-container .tab.active');
+    return !!tab && tab.textContent.includes(n);
+  }, name, 20000);
+}
+
+function firstLineText(page) {
+  return page.evaluate(() => {
+    const lines = [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines .view-line')];
+    const top = lines.sort((a, b) => a.offsetTop - b.offsetTop)[0];
+    return top ? top.textContent : '';
+  });
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1000, height: 600 } });
+  try {
+    await page.goto(`${baseUrl}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#workbench\\.parts\\.statusbar', { timeout: 90000 });
+    note('workbench up');
+    await page.locator('.monaco-workbench').click({ position: { x: 600, y: 300 } }).catch(() => {});
+
+    // 1. open the governed file; the inlay hint (SPEC §10) appears at the end of line 1
+    await openFile(page, 'src/app.py');
+    const hintLine = await waitFor(page, (want) => {
+      const lines = [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines .view-line')];
+      const top = lines.sort((a, b) => a.offsetTop - b.offsetTop)[0];
+      const t = top ? top.textContent.replace(/\u00a0/g, ' ') : '';
+      return t.includes(want) ? t : false;
+    }, 'Entry point: wires config', 60000);
+    note('inlay hint');
+    check('inlay hint with the capsule is on line 1', !!hintLine && hintLine.startsWith('"""Application entry point."""'),
+      hintLine || text(await firstLineText(page)));
+
+    // 2. status bar item names the governing address
+    const status = await waitFor(page, () => {
+      const items = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')];
+      const item = items.find((i) => (i.id || '').includes('canon'));
+      return item ? item.textContent : false;
+    }, null, 20000);
+    check('status bar shows the governing address', !!status && status.includes('src/app'), status);
+
+    // 3. hover on line 1 shows the governing article's capsule
+    const word = page.locator('.editor-instance .view-lines .view-line span span', { hasText: 'Application' }).first();
+    const box = await word.boundingBox();
+    let hover = null;
+    for (let attempt = 0; attempt < 3 && !hover; attempt++) {
+      await page.mouse.move(box.x + 8 + attempt * 4, box.y + box.height / 2);
+      await page.mouse.move(box.x + 12 + attempt * 4, box.y + box.height / 2);
+      hover = await waitFor(page, (want) => {
+        const t = [...document.querySelectorAll('.monaco-hover')].map((h) => h.innerText).join('\n');
+        return t.includes(want) ? t : false;
+      }, APP_CAPSULE, 15000);
+    }
+    note('hover');
+    check('hover widget shows the capsule', !!hover, hover);
+    check('hover names the governing address', !!hover && hover.includes('src/app'), hover);
+    if (shot) {
+      await page.screenshot({ path: shot });
+    }
+    await page.mouse.move(5, 590);
+
+    // 4. Problems: the orphan article src/legacy is reported for the whole store (SPEC §10 diagnostics)
+    await page.locator('#status\\.problems').click();
+    const problems = await waitFor(page, () => {
+      const panel = document.querySelector('.markers-panel');
+      const t = panel ? panel.innerText : '';
+      return t.includes('legacy.md') ? t : false;
+    }, null, 60000);
+    note('problems');
+    check('Problems lists the orphan article legacy.md', !!problems && /orphan/i.test(problems), problems ||
+      await page.evaluate(() => (document.querySelector('.markers-panel') || {}).innerText));
+    const count = await page.locator('#status\\.problems').getAttribute('aria-label').catch(String);
+    check('Problems count is not zero', !!count && !/^No Problems/i.test(count) && /[1-9]/.test(count), count);
+
+    // 5. quick fix "Create article for src/util" on an ungoverned file creates the article
+    await openFile(page, 'src/util.py');
+    await page.locator('.editor-instance .view-lines .view-line').first().click();
+    await page.keyboard.press('Home');
+    const article = path.join(ws, '.canon', 'articles', 'src', 'util.md');
+    let offered = null;
+    for (let attempt = 0; attempt < 3 && !offered; attempt++) {
+      await page.keyboard.press('Control+.');
+      offered = await waitFor(page, () => {
+        const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
+        const labels = rows.map((r) => r.innerText.replace(/\u00a0/g, ' ').trim());
+        return labels.some((l) => l.includes('Create article for src/util')) ? labels : false;
+      }, null, 10000);
+      if (!offered) {
+        await page.keyboard.press('Escape');
+      }
+    }
+    check('quick fix menu offers create and journal', !!offered && offered.some((l) => l.includes('Journal an entry about src/util')),
+      offered || await page.evaluate(() => document.querySelector('.action-widget')?.innerText));
+    if (offered) {
+      await page.locator('.action-widget .monaco-list-row', { hasText: 'Create article for src/util' }).first().click();
+      const deadline = Date.now() + 20000;
+      while (!fs.existsSync(article) && Date.now() < deadline) {
+        await page.waitForTimeout(200);
+      }
+    }
+    note('quick fix');
+    check('"Create article for src/util" creates .canon/articles/src/util.md', fs.existsSync(article),
+      fs.readdirSync(path.join(ws, '.canon', 'articles', 'src')));
+  } catch (e) {
+    check('no exception', false, String((e && e.stack) || e));
+    if (shot) {
+      await page.screenshot({ path: shot.replace(/\.png$/, '-failure.png') }).catch(() => {});
+    }
+  } finally {
+    await browser.close();
+    console.log(`${passed} passed, ${failed} failed`);
+    process.exit(failed === 0 && passed > 0 ? 0 : 1);
+  }
+})();
