@@ -125,6 +125,8 @@ def _cmd_tool(args: argparse.Namespace) -> int:
             f"{exc.colno}); pass one object such as "
             '\'{"action": "read", "path": "src/app.py"}\'.'
         ) from None
+    except RecursionError:
+        raise UsageError("The tool argument is nested too deeply to be an action object.") from None
     return _run(args, action)
 
 

@@ -108,6 +108,7 @@ def test_tool_reads_json_from_stdin(project: Path) -> None:
         '{"action": "search", "query": ["a"]}',  # wrong type
         '{"action": "write", "path": "a", "scope": "global"}',  # bad scope
         '{"action": "search", "query": "a", "journal": "yes"}',  # wrong type
+        "[" * 100_000,  # nested too deeply for the JSON parser
     ],
 )
 def test_tool_bad_input_exit_2_one_sentence(project: Path, raw: str) -> None:
@@ -410,3 +411,6 @@ def test_hook_and_init_are_wired(project: Path) -> None:
     bad = canon("init", "emacs", cwd=project)
     assert bad.code == 2
     one_sentence(bad)
+    run = canon("init", "codex", cwd=project)
+    assert run.code == 0, run.err
+    assert (project / ".codex").is_dir()
