@@ -341,10 +341,10 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
             state = SessionState()
         yield state
         tmp = folder / f".{name}.{os.getpid()}.tmp"
+        # Atomic, not durable: no fsync (it costs milliseconds per tool call, and losing the
+        # last decision in a power cut only repeats a capsule).
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(state.to_json(), fh)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, target)
     finally:
         os.close(lock_fd)  # closing releases the lock
