@@ -681,11 +681,16 @@ def _orphan_finding(address: str) -> Finding:
 
 
 def check(
-    store: Store, assets: Assets | None = None, times: ChangeTimes | None = None
+    store: Store,
+    assets: Assets | None = None,
+    times: ChangeTimes | None = None,
+    *,
+    staleness: bool = True,
 ) -> list[Finding]:
     """Every finding of the store (SPEC §11.1 canon check, §10 diagnostics): lints, broken
     links, front matter problems, schema, relations, orphans, stale. A malformed schema.json
-    is one finding with the empty address. Missing `assets`/`times` are built here."""
+    is one finding with the empty address. Missing `assets`/`times` are built here;
+    `staleness=False` skips the stale signal and its git pass."""
     if not store.exists():
         return []
     schema = store.schema()
@@ -714,10 +719,11 @@ def check(
         assets = Assets(store.project, store_root=store.root)
     for address in orphans(store, assets):
         found.append(_orphan_finding(address))
-    if times is None:
-        times = ChangeTimes(store.project)
-    for address, reason in stale(store, assets, times).items():
-        found.append(Finding(address, "stale", "info", reason))
+    if staleness:
+        if times is None:
+            times = ChangeTimes(store.project)
+        for address, reason in stale(store, assets, times).items():
+            found.append(Finding(address, "stale", "info", reason))
     order = {a: i for i, a in enumerate(addresses)}
     found.sort(key=lambda f: (order.get(f.address, -1), f.line, f.start))
     return found

@@ -286,6 +286,7 @@ def test_check_builds_its_own_signals(repo: Path):
     store = Store(repo)
     store.refresh()
     assert ("src/a", "stale") in _codes(check(store))
+    assert ("src/a", "stale") not in _codes(check(store, staleness=False))
 
 
 def test_article_findings_equal_the_whole_store_check_per_article(repo: Path):
