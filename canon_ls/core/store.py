@@ -325,8 +325,26 @@ class Store:
         return None
 
     def address_of(self, path_or_address: str) -> str:
-        """Normalise a path, URI or address against the project and mounts (§3, §8)."""
-        return normalise(path_or_address, self.project, self.mounts)
+        """Normalise a path, URI or address against the project and mounts (§3, §8).
+
+        The path of an article file itself (`.canon/articles/src/a.md`) names its address
+        (`src/a`), so an agent or editor holding the article's path reaches the article."""
+        address = normalise(path_or_address, self.project, self.mounts)
+        name, rest = self._mount_of(address)
+        owner = self._subs[name] if name else self
+        inner = owner._articles_prefix()
+        if inner and rest.startswith(inner):
+            rest = rest[len(inner) :]
+            return f"{name}:{rest}" if name and rest else rest
+        return address
+
+    def _articles_prefix(self) -> str:
+        """'.canon/articles/' when the articles directory lies inside the project, else ''."""
+        try:
+            rel = self.articles_dir.relative_to(self.project).as_posix()
+        except ValueError:
+            return ""
+        return rel + "/"
 
     def path_of(self, address: str) -> Path:
         """The article file for an address (it may not exist); OutsideStore if it would escape."""

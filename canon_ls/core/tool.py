@@ -274,6 +274,12 @@ def _search(store: Store, args: dict[str, Any]) -> ToolResult:
         raise _Bad('"journal" must be true or false.')
     if not query.strip():
         raise _Bad('The search action needs a non-empty "query".')
+    if not store.exists() and not store.mounts:
+        return ToolResult(
+            "There is no canon store here yet (.canon/ does not exist), so nothing matches; "
+            "the first write or journal entry creates it.",
+            0,
+        )
     store.refresh()
     a_hits, a_total = store.search_articles(query, WINDOW)
     lines: list[str] = []

@@ -80,3 +80,25 @@ def test_spec_2_hidden_and_dotted_names(store: Store, project: Path) -> None:
     assert store.refresh() == set()
     assert store.addresses() == [".env", "docs/v1.2/notes"]
     assert store.governing("docs/v1.2/notes/deeper") == "docs/v1.2/notes"
+
+
+def test_article_file_path_names_its_address(store: Store, project: Path) -> None:
+    """The path of an article file (relative, absolute or URI) reaches that article."""
+    put(project, "src/a", "---\ncapsule: A.\n---\n")
+    for raw in (
+        ".canon/articles/src/a.md",
+        str(project / ".canon/articles/src/a.md"),
+        (project / ".canon/articles/src/a.md").as_uri(),
+    ):
+        assert store.address_of(raw) == "src/a", raw
+    assert store.address_of(".canon/schema.json") == ".canon/schema"
+
+
+def test_set_reviewed_keeps_updated(store: Store, project: Path) -> None:
+    """SPEC §9: reviewed is written without changing updated or anything else."""
+    p = put(project, "a", "---\ncapsule: A.\nupdated: 2020-01-01\ntags: [x]\n---\nbody\n")
+    store.set_reviewed("a")
+    assert p.read_text() == (
+        "---\ncapsule: A.\nupdated: 2020-01-01\nreviewed: 2026-11-29\ntags: [x]\n---\nbody\n"
+    )
+    assert store.article("a").reviewed == "2026-11-29"  # type: ignore[union-attr]
