@@ -65,7 +65,13 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     start = _directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
     project = find_project(start or cwd)
 
-    from canon_ls.core.surfacing import Resolver, Surfacer, session_state, write_trace
+    from canon_ls.core.surfacing import (
+        Resolver,
+        Surfacer,
+        prune_states,
+        session_state,
+        write_trace,
+    )
 
     resolver = Resolver(project, cwd)
     if not resolver.active():
@@ -94,6 +100,8 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
             if reason:
                 reply = {"decision": "block", "reason": reason}
     write_trace(env.get("CANON_TRACE", ""), agent, session, str(event), surfacer.trace)
+    if event == "SessionStart" and payload.get("source") == "startup":
+        prune_states()
     return reply
 
 

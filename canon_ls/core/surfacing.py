@@ -34,6 +34,8 @@ PATH_KEYS = frozenset({"file_path", "path", "notebook_path", "filePath", "paths"
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
 NEW_CYCLE = frozenset({"startup", "clear", "compact", "fork"})
 MAX_TOKENS = 64
+MAX_COMMAND = 20_000
+STATE_DAYS = 14  # session state older than this is deleted when a new session starts
 
 _CANON_TOOL = re.compile(r"^mcp__.+__canon$")
 _PATCH_HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
@@ -90,11 +92,15 @@ def tokens(tool_name: str, tool_input: object) -> list[Token]:
                     out.append(Token(text, False))
                 else:
                     out.extend(Token(w, False) for w in text.split())
-    return _dedupe(out)[:MAX_TOKENS]
+    found = _dedupe(out)
+    # Path-shaped tokens first, so long prose cannot push the real paths past the cap.
+    found.sort(key=lambda t: not ("/" in t.text or "." in t.text))
+    return found[:MAX_TOKENS]
 
 
 def shell_tokens(command: str) -> list[Token]:
     """Words of a shell command; arguments of recognised mutating commands count as writes."""
+    command = command[:MAX_COMMAND]  # shlex is pure Python: bound the work per call
     out = [Token(h, True) for h in _PATCH_HEADER.findall(command)]
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
@@ -348,6 +354,20 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
         os.replace(tmp, target)
     finally:
         os.close(lock_fd)  # closing releases the lock
+
+
+def prune_states(days: int = STATE_DAYS) -> None:
+    """Delete session state files not touched for `days` (best effort, never fatal)."""
+    folder = state_dir()
+    cutoff = time.time() - days * 86400
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
 
 
 def _lock(fd: int) -> None:

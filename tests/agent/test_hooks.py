@@ -408,3 +408,24 @@ def test_hook_path_imports_neither_pygls_nor_mcp(project: Path, tmp_path: Path) 
 
 def test_canon_command_is_the_installed_script() -> None:
     assert canon_command()
+
+
+def test_old_session_state_is_pruned_at_startup(claude: Hook, project: Path, tmp_path: Path):
+    """Session files do not pile up: a startup deletes state untouched for two weeks."""
+    claude(payload("claude-code", "post_tool_use_read", project, session="old"))
+    folder = tmp_path / "state" / "canon"
+    old = list(folder.iterdir())
+    for path in old:
+        os.utime(path, (1_000_000_000, 1_000_000_000))
+    claude(payload("claude-code", "session_start_startup", project, session="new"))
+    names = sorted(p.name for p in folder.iterdir())
+    assert all("old" not in n for n in names) and any("new" in n for n in names)
+
+
+def test_paths_in_long_prose_are_not_crowded_out(claude: Hook, project: Path) -> None:
+    """A path after many ordinary words (a subagent prompt, say) still resolves."""
+    data = payload("claude-code", "post_tool_use_read", project)
+    data["tool_name"] = "Agent"
+    words = " ".join(f"word{i}" for i in range(500))
+    data["tool_input"] = {"prompt": f"{words} then look at src/core/config.py please"}
+    assert "src/core/config" in context(claude(data))
