@@ -13,9 +13,10 @@ import os
 import re
 import tempfile
 import threading
+import time
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from canon_ls.core import article as art
@@ -32,6 +33,14 @@ from canon_ls.core.article import Article
 from canon_ls.core.search import SearchIndex
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
+RACY_NS = 3 * 10**9  # files modified this recently are re-read on refresh (coarse mtimes)
+_Key = tuple[int, int, int]  # (mtime_ns, size, inode)
+
+
+def _key(st: os.stat_result) -> _Key:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 _MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -145,7 +154,9 @@ class Store:
             self._subs[name] = Store(directory)
         self._lock = threading.RLock()
         self._index: dict[str, Article] = {}
-        self._stat: dict[str, tuple[int, int]] = {}
+        self._stat: dict[str, _Key] = {}
+        self._digest: dict[str, int] = {}
+        self._racy: set[str] = set()
         self._loaded = False
         self._search: SearchIndex | None = None
         self._journal: dict[str, JournalEntry] = {}
@@ -182,46 +193,61 @@ class Store:
                             continue
                         if name.endswith(".md") and len(name) > 3 and os.path.isfile(real):
                             st = os.stat(real)
-                            out[prefix + name[:-3]] = (entry.path, st.st_mtime_ns, st.st_size)
+                            out[prefix + name[:-3]] = (entry.path, _key(st))
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         self._walk(entry.path, prefix + name + "/", base, out, seen)
                     elif name.endswith(".md") and len(name) > 3:
                         st = entry.stat(follow_symlinks=False)
-                        out[prefix + name[:-3]] = (entry.path, st.st_mtime_ns, st.st_size)
+                        out[prefix + name[:-3]] = (entry.path, _key(st))
                 except OSError:
                     continue
 
-    def _scan(self) -> dict[str, tuple[str, int, int]]:
-        found: dict[str, tuple[str, int, int]] = {}
+    def _scan(self) -> dict[str, tuple[str, _Key]]:
+        found: dict[str, tuple[str, _Key]] = {}
         base = os.path.realpath(self.articles_dir)
         self._walk(str(self.articles_dir), "", base, found, {base})
         return found
 
-    def _load(self, address: str, path: str | Path, mtime_ns: int, size: int) -> Article | None:
+    def _consider(self, address: str, path: str | Path, key: _Key) -> bool:
+        """Re-read a file whose stat key changed (or was modified too recently to trust its
+        mtime, as git does for "racy" entries); True when its content changed."""
+        if self._stat.get(address) == key and address not in self._racy:
+            return False
         try:
             data, truncated = _read_capped(path)
         except OSError:
-            return None
-        article = art.parse(data, address, mtime_ns, size)
+            return False
+        if time.time_ns() - key[0] < RACY_NS:
+            self._racy.add(address)
+        else:
+            self._racy.discard(address)
+        self._stat[address] = key
+        digest = hash(data)
+        if address in self._index and self._digest.get(address) == digest:
+            return False
+        article = art.parse(data, address, key[0], key[1])
         if truncated:
             problems = (
                 *article.problems,
-                f"file too large ({size:,} bytes); only the first {MAX_BYTES:,} were read",
+                f"file too large ({key[1]:,} bytes); only the first {MAX_BYTES:,} were read",
             )
-            article = Article(**{**article.__dict__, "problems": problems})
-        return article
+            article = replace(article, problems=problems)
+        self._digest[address] = digest
+        self._set(address, article)
+        return True
 
     def _set(self, address: str, article: Article | None) -> None:
         """Update the merged index (and the search index when built)."""
         if article is None:
             self._index.pop(address, None)
             self._stat.pop(address, None)
+            self._digest.pop(address, None)
+            self._racy.discard(address)
             if self._search is not None:
                 self._search.remove(address)
             return
         self._index[address] = article
-        self._stat[address] = (article.mtime_ns, article.size)
         if self._search is not None:
             self._search.add(address, _search_text(article))
 
@@ -231,12 +257,8 @@ class Store:
             changed: set[str] = set()
             own = {a for a in self._index if not self._mount_of(a)[0]}
             found = self._scan()
-            for address, (path, mtime_ns, size) in found.items():
-                if self._stat.get(address) == (mtime_ns, size):
-                    continue
-                article = self._load(address, path, mtime_ns, size)
-                if article is not None:
-                    self._set(address, article)
+            for address, (path, key) in found.items():
+                if self._consider(address, path, key):
                     changed.add(address)
             for address in own - found.keys():
                 self._set(address, None)
@@ -276,11 +298,7 @@ class Store:
                     self._set(address, None)
                     return {address}
                 return set()
-            if self._stat.get(address) == (st.st_mtime_ns, st.st_size):
-                return set()
-            article = self._load(address, path, st.st_mtime_ns, st.st_size)
-            self._set(address, article)
-            return {address}
+            return {address} if self._consider(address, path, _key(st)) else set()
 
     # --- lookups -------------------------------------------------------------------------------
 
@@ -512,9 +530,12 @@ class Store:
         self._ensure_store()
         file.parent.mkdir(parents=True, exist_ok=True)
         contained(file, self.articles_dir)  # re-check on the final path (§3 step 2, §12)
-        atomic_write(file, text.encode("utf-8"), mode)
-        st = os.stat(file)
-        written = art.parse(text.encode("utf-8"), address, st.st_mtime_ns, st.st_size)
+        data = text.encode("utf-8")
+        atomic_write(file, data, mode)
+        key = _key(os.stat(file))
+        written = art.parse(data, address, key[0], key[1])
+        self._stat[address], self._digest[address] = key, hash(data)
+        self._racy.add(address)
         self._set(address, written)
         lines = list(judgement.warnings)
         lines += lint.write_lints(

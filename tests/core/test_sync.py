@@ -102,3 +102,16 @@ def test_set_reviewed_keeps_updated(store: Store, project: Path) -> None:
         "---\ncapsule: A.\nupdated: 2020-01-01\nreviewed: 2026-11-29\ntags: [x]\n---\nbody\n"
     )
     assert store.article("a").reviewed == "2026-11-29"  # type: ignore[union-attr]
+
+
+def test_same_size_edit_within_one_mtime_tick_is_seen(store: Store, project: Path) -> None:
+    """Coarse file-system clocks: an in-place, same-size edit that keeps the mtime is still
+    picked up, because recently modified files are re-read (as git does for racy entries)."""
+    p = put(project, "a", "---\ncapsule: AAAA\n---\n")
+    assert store.refresh() == {"a"}
+    stamp = p.stat().st_mtime_ns
+    p.write_text("---\ncapsule: BBBB\n---\n")
+    os.utime(p, ns=(stamp, stamp))
+    assert store.refresh() == {"a"}
+    assert store.article("a").capsule == "BBBB"  # type: ignore[union-attr]
+    assert store.refresh() == set()
