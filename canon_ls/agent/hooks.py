@@ -79,7 +79,8 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     session = str(payload.get("session_id") or "default")
     reply: dict[str, Any] | None = None
     with session_state(agent, session) as state:
-        surfacer = Surfacer(resolver, state)
+        agent_id = payload.get("agent_id")
+        surfacer = Surfacer(resolver, state, agent_id if isinstance(agent_id, str) else "")
         if event == "SessionStart":
             surfacer.session_start(str(payload.get("source") or ""))
         elif event == "PostToolUse":

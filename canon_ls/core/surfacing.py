@@ -309,6 +309,8 @@ class SessionState:
     surfaced: list[str] = field(default_factory=list)
     # governing address -> {"assets": [relpath, ...], "mtime": article mtime_ns at the edit}
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # subagent id -> addresses surfaced to that subagent (its context is not the main one)
+    subagents: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: object) -> SessionState:
@@ -320,10 +322,15 @@ class SessionState:
             for k, v in (data.get("pending") or {}).items()
             if isinstance(k, str) and isinstance(v, dict)
         }
-        return cls(surfaced, pending)
+        subagents = {
+            k: [a for a in v if isinstance(a, str)]
+            for k, v in (data.get("subagents") or {}).items()
+            if isinstance(k, str) and isinstance(v, list)
+        }
+        return cls(surfaced, pending, subagents)
 
     def to_json(self) -> dict[str, Any]:
-        return {"surfaced": self.surfaced, "pending": self.pending}
+        return {"surfaced": self.surfaced, "pending": self.pending, "subagents": self.subagents}
 
 
 def _safe_name(agent: str, session: str) -> str:
@@ -387,12 +394,21 @@ class Surfacer:
 
     resolver: Resolver
     state: SessionState
+    agent_id: str = ""  # a subagent's calls surface into the subagent's own context
     trace: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def seen(self) -> list[str]:
+        """Addresses already in this context (main agent or one subagent) this cycle."""
+        if self.agent_id:
+            return self.state.subagents.setdefault(self.agent_id, [])
+        return self.state.surfaced
 
     def session_start(self, source: str) -> None:
         """startup/clear/compact/fork start a cycle: surfaced articles may surface again."""
         if source in NEW_CYCLE:
             self.state.surfaced = []
+            self.state.subagents = {}
             if source != "compact":
                 self.state.pending = {}
             self._trace("cycle", source=source)
@@ -420,12 +436,12 @@ class Surfacer:
                 continue
             if hit.mutating and ok:
                 self._remember_edit(hit.governing, hit.relpath)
-            if hit.governing in self.state.surfaced:
+            if hit.governing in self.seen:
                 self._trace(
                     "already", token=hit.token, address=hit.address, governing=hit.governing
                 )
                 continue
-            self.state.surfaced.append(hit.governing)
+            self.seen.append(hit.governing)
             lines.append(self._line(hit))
             self._trace("surfaced", token=hit.token, address=hit.address, governing=hit.governing)
         if not lines:
@@ -483,8 +499,8 @@ class Surfacer:
 
     def _touch_article(self, address: str, written: bool) -> None:
         """The agent saw (or wrote) this article: withdraw it, and settle its reminder."""
-        if address not in self.state.surfaced:
-            self.state.surfaced.append(address)
+        if address not in self.seen:
+            self.seen.append(address)
         if written:
             self.state.pending.pop(address, None)
         self._trace("written" if written else "withdrawn", governing=address)

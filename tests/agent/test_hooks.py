@@ -429,3 +429,15 @@ def test_paths_in_long_prose_are_not_crowded_out(claude: Hook, project: Path) ->
     words = " ".join(f"word{i}" for i in range(500))
     data["tool_input"] = {"prompt": f"{words} then look at src/core/config.py please"}
     assert "src/core/config" in context(claude(data))
+
+
+def test_subagent_context_is_separate(claude: Hook, project: Path) -> None:
+    """A subagent's calls (`agent_id`) surface into its own context; the main agent still
+    gets the capsule, and the subagent's edits still count for the session's Stop."""
+    sub = payload("claude-code", "post_tool_use_edit", project, agent_id="a-1", agent_type="x")
+    assert "Source root" in context(claude(sub))
+    assert claude(sub) is None
+    assert "Source root" in context(claude(payload("claude-code", "post_tool_use_read", project)))
+    assert (
+        "- src (you changed src/a.py)" in claude(payload("claude-code", "stop", project))["reason"]
+    )
