@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 _MOUNT_PREFIX = re.compile(r"([^/:\\]+):(.*)", re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class OutsideStore(ValueError):
@@ -49,6 +50,8 @@ def _prepare(raw: str) -> str:
         raise OutsideStore("a path must be a string")
     if "\x00" in raw:
         raise OutsideStore("the path contains a NUL byte")
+    if _SURROGATE.search(raw):
+        raise OutsideStore("the path is not valid Unicode (lone surrogate)")
     text = raw.strip()
     if text[:7].lower() == "file://" or text[:6].lower() == "file:/":
         text = unquote(urlsplit(text).path)

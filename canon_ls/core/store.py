@@ -43,6 +43,7 @@ def _key(st: os.stat_result) -> _Key:
 
 _MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class BadInput(ValueError):
@@ -104,6 +105,13 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def _valid_text(text: str | None) -> str | None:
+    """Lone surrogates (possible in JSON input) cannot be stored as UTF-8: replace them."""
+    if text is None or text.isascii():
+        return text
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def sanitise_slug(text: str) -> str:
@@ -479,6 +487,8 @@ class Store:
                 prev_text = None
             else:
                 prev_text = data.decode("utf-8")
+        capsule = _valid_text(capsule)
+        body = _valid_text(body)
         capsule_given = bool(capsule and capsule.strip())
         body_given = bool(body and body.strip())
         if prev is None and not capsule_given and not body_given and scope != "rule":
@@ -590,6 +600,7 @@ class Store:
             raise BadInput(
                 "The journal entry is empty; say what happened (decisions, findings, changes)."
             )
+        body = _valid_text(body) or body
         date = clock.today()
         subjects: list[str] = []
         if isinstance(subject, list):

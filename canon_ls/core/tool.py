@@ -174,6 +174,8 @@ def _read(store: Store, path: str) -> ToolResult:
     values = {"capsule": article.capsule, "title": article.title, "body": article.body}
     lines += [f"schema: {v}" for v in sch.violations(schema, values)]
     body = article.body.strip("\n")
+    if any(p.startswith("binary") for p in article.problems):
+        body = "(binary content not shown)"
     if body:
         lines += ["", body, ""]
     index = store.journal_index(governing)

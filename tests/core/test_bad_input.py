@@ -43,6 +43,7 @@ def test_spec_12_read_reports_problem(bad_store: Store) -> None:
         assert r.code == 0
         assert expect in r.text, (address, r.text)
         assert "schema.json is malformed" in r.text
+        assert "\x00" not in r.text
 
 
 def test_spec_12_map_and_search_still_work(bad_store: Store) -> None:

@@ -31,6 +31,7 @@ from canon_ls.core.store import Store
         {"action": "search", "query": "x", "journal": "yes"},
         {"action": "map", "path": []},
         {"action": "read", "path": "a\x00b"},
+        {"action": "write", "path": "a\ud800b", "capsule": "x"},
     ],
 )
 def test_spec_6_bad_input_is_one_sentence(store: Store, action: object) -> None:
@@ -116,3 +117,12 @@ def test_spec_6_same_text_for_every_adapter(store: Store) -> None:
     a = tool.run(store, {"action": "read", "path": "a.ts"}, source="cli")
     b = tool.run(store, {"action": "read", "path": "a.ts"}, source="lsp", session="x")
     assert a == b
+
+
+def test_lone_surrogates_in_json_input(store: Store) -> None:
+    """JSON allows lone surrogates; they become U+FFFD instead of crashing the write."""
+    r = tool.run(store, '{"action": "write", "path": "a.ts", "capsule": "bad \\ud800 x"}')
+    assert r.code == 0, r.text
+    assert store.article("a").capsule == "bad \ufffd x"  # type: ignore[union-attr]
+    r = tool.run(store, '{"action": "journal", "body": "oops \\udfff"}')
+    assert r.code == 0, r.text
