@@ -64,6 +64,8 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     cwd = _directory(payload.get("cwd")) or Path.cwd()
     start = _directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
     project = find_project(start or cwd)
+    if not (project / ".canon" / "articles").is_dir():
+        return None  # no store: do nothing, create nothing (and skip importing the core)
 
     from canon_ls.core.surfacing import (
         Resolver,
