@@ -3,7 +3,8 @@
 CI on a fresh machine runs the same code: when the binary is missing, `npm install --prefix
 <cache> <package>@<version>` fetches it. npm may refuse the wrappers' postinstall scripts
 (allowScripts); the platform packages' native binaries run directly, so that does not matter.
-A failed install fails the test loudly (never a skip).
+A failed install fails the test loudly (never a skip). CI can install ahead of the tests with
+`python tests/agent/npm_agents.py`.
 """
 
 from __future__ import annotations
@@ -50,3 +51,8 @@ def checked(binary: Path, version: str) -> Path:
     done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=120)
     assert version in done.stdout, done.stdout + done.stderr
     return binary
+
+
+if __name__ == "__main__":  # pre-install for CI: python tests/agent/npm_agents.py
+    for spec in (CLAUDE_CODE, CODEX):
+        print(checked(install(*spec), spec[1]))

@@ -20,7 +20,8 @@ from fake_anthropic import FakeAnthropic, Recorded, text, tool_use
 from hookrun import article, canon_command, make_project
 from npm_agents import CLAUDE_CODE, checked, install
 
-pytestmark = pytest.mark.agent_cli
+# The first run on a fresh machine downloads the agent (~100 MB) inside the fixture.
+pytestmark = [pytest.mark.agent_cli, pytest.mark.timeout(1500)]
 
 CLAUDE_VERSION = CLAUDE_CODE[1]  # research notes: the hook formats were observed on this release
 

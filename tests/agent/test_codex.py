@@ -20,7 +20,8 @@ from fake_openai import FakeOpenAI, Request, apply_patch, mcp_call, message, she
 from hookrun import canon_command, make_project
 from npm_agents import CODEX, checked, install
 
-pytestmark = pytest.mark.agent_cli
+# The first run on a fresh machine downloads the agent (~100 MB) inside the fixture.
+pytestmark = [pytest.mark.agent_cli, pytest.mark.timeout(1500)]
 
 CONFIG_CAPSULE = "Loads layered config; env beats file."
 SRC_CAPSULE = "Source root, one module per concern."
