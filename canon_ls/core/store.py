@@ -697,6 +697,14 @@ class Store:
                 self._journal.values(), key=lambda e: (e.date, e.mtime_ns, e.name), reverse=True
             )
 
+    def journal_count(self) -> int:
+        """How many entries the journal holds (a directory listing; nothing is read)."""
+        try:
+            with os.scandir(self.journal_dir) as it:
+                return sum(1 for e in it if e.name.endswith(".md"))
+        except OSError:
+            return 0
+
     def journal_index(self, address: str, n: int = 3) -> list[str]:
         """File names of the newest `n` entries whose subject contains exactly `address`."""
         return [e.name for e in self.journal_entries() if address in e.subject][:n]

@@ -305,7 +305,7 @@ def _search(store: Store, args: dict[str, Any]) -> ToolResult:
     else:
         lines.append(_head(query, len(a_hits), a_total, "articles"))
         lines += [_article_line(store, a) for a, _ in a_hits]
-    entries = len(store.journal_entries())
+    entries = store.journal_count()
     if entries:
         lines.append(
             f"The journal has {entries} entr{'y' if entries == 1 else 'ies'} (not searched); "
