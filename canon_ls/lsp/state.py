@@ -122,6 +122,13 @@ class Folder:
         assert self.store is not None
         return from_fs_path(str(self.store.path_of(address))) or ""
 
+    def finding_uri(self, address: str) -> str:
+        """Where a finding is shown: its article, or schema.json for store-wide ones ('')."""
+        assert self.store is not None
+        if not address:
+            return from_fs_path(str(self.store.schema_file)) or ""
+        return self.article_uri(address)
+
     def contains(self, path: Path) -> bool:
         if _under(path, self.project):
             return True

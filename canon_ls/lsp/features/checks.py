@@ -85,14 +85,14 @@ async def _push_in_steps(ls: CanonLanguageServer, folder: Folder) -> None:
     """Publish every article's findings, yielding to the loop between small batches."""
     live = set()
     for i, address in enumerate(list(folder.findings)):
-        uri = folder.article_uri(address)
+        uri = folder.finding_uri(address)
         live.add(uri)
         diagnostics.publish(ls, uri, diagnostics.for_article(ls, folder, address, uri))
         if i % 50 == 49:
             await asyncio.sleep(0)
     for uri in list(ls.published):
         where = ls.where(uri)
-        if where is not None and where.folder is folder and where.kind == "article":
+        if where is not None and where.folder is folder and where.kind in ("article", "store"):
             if uri not in live:
                 diagnostics.publish(ls, uri, [])
     diagnostics.push_open_assets(ls)

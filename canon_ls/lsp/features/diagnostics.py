@@ -30,6 +30,9 @@ def for_uri(ls: CanonLanguageServer, uri: str) -> list[types.Diagnostic]:
         return for_article(ls, where.folder, where.address, uri)
     if where.kind == "asset":
         return for_asset(ls, where)
+    if where.kind == "store" and where.folder.store is not None:
+        if where.path == where.folder.store.schema_file:
+            return for_article(ls, where.folder, "", uri)
     return []
 
 
@@ -39,7 +42,7 @@ def for_article(
     findings = folder.findings.get(address)
     if not findings:
         return []
-    text = ls.text_of(uri or folder.article_uri(address)) or Text("")
+    text = ls.text_of(uri or folder.finding_uri(address)) or Text("")
     codec = ls.workspace.position_codec
     out = []
     for f in findings:
@@ -117,13 +120,13 @@ def push_folder(ls: CanonLanguageServer, folder: Folder) -> int:
     count = 0
     live = set()
     for address in list(folder.findings):
-        uri = folder.article_uri(address)
+        uri = folder.finding_uri(address)
         live.add(uri)
         publish(ls, uri, for_article(ls, folder, address, uri))
         count += 1
     for uri in list(ls.published):
         where = ls.where(uri)
-        if where is not None and where.folder is folder and where.kind == "article":
+        if where is not None and where.folder is folder and where.kind in ("article", "store"):
             if uri not in live:
                 publish(ls, uri, [])
     push_open_assets(ls)
@@ -162,7 +165,7 @@ def on_workspace_diagnostic(
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
     for folder in list(ls.folders.values()):
         for address in sorted(folder.findings):
-            uri = folder.article_uri(address)
+            uri = folder.finding_uri(address)
             rid = result_id(ls, uri)
             if previous.get(uri) == rid:
                 items.append(

@@ -45,7 +45,7 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
     if folder.changed_during_check is not None:
         folder.changed_during_check.update(affected)
     folder.generation += 1
-    ls.dirty_uris.update(folder.article_uri(a) for a in affected)
+    ls.dirty_uris.update(folder.finding_uri(a) for a in affected)
     schedule_notify(ls)
 
 

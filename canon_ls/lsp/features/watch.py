@@ -81,6 +81,9 @@ def on_did_change_watched_files(
             continue
         if folder.store is None:
             continue
+        if path == folder.store.schema_file:
+            assets.add(folder.uri)  # the schema judges every article: re-check the store
+            continue
         try:
             changed = folder.store.reload_file(path)
         except Exception:
@@ -120,7 +123,7 @@ def poll_folder(ls: CanonLanguageServer, folder: Folder, marks: dict[str, tuple[
     if changed:
         log.debug("poll: %d changed in %.1f ms", len(changed), (time.perf_counter() - started) * 1e3)
         sync.store_changed(ls, folder, changed)
-    mark = _git_mark(folder.project)
+    mark = _git_mark(folder)
     previous = marks.get(folder.uri)
     marks[folder.uri] = mark
     if not folder.check_requested:
@@ -129,11 +132,15 @@ def poll_folder(ls: CanonLanguageServer, folder: Folder, marks: dict[str, tuple[
         checks.schedule(ls, folder, ASSET_DEBOUNCE)
 
 
-def _git_mark(project: Path) -> tuple[float, ...]:
+def _git_mark(folder: Folder) -> tuple[float, ...]:
+    """mtimes that move when assets change in bulk (git) or the schema changes."""
     out = []
-    for name in ("index", "HEAD"):
+    paths = [folder.project / ".git" / "index", folder.project / ".git" / "HEAD"]
+    if folder.store is not None:
+        paths.append(folder.store.schema_file)
+    for path in paths:
         try:
-            out.append(os.stat(project / ".git" / name).st_mtime)
+            out.append(os.stat(path).st_mtime)
         except OSError:
             out.append(0.0)
     return tuple(out)

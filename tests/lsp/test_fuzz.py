@@ -1,0 +1,191 @@
+"""SPEC §12: 10,000 random or malformed JSON-RPC messages never kill the server.
+
+Raw bytes over the server's stdin (asyncio subprocess, no LSP library on our side): bad JSON,
+bad or lying headers, wrong params, unknown methods, responses to nothing. Afterwards hover
+still answers correctly. Every body ends with a newline, as the resync point after a lying
+Content-Length (pygls' reader finds the next header at the next line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from lsp_harness import FIRST_LINE, SERVER_COMMAND, SERVER_ENV, build_workspace
+
+METHODS = [
+    "textDocument/hover", "textDocument/inlayHint", "textDocument/codeLens",
+    "textDocument/codeAction", "textDocument/documentLink", "textDocument/definition",
+    "textDocument/references", "textDocument/completion", "workspace/symbol",
+    "workspace/willRenameFiles", "workspace/executeCommand", "textDocument/didOpen",
+    "textDocument/didChange", "textDocument/didClose", "textDocument/didSave",
+    "workspace/didChangeWatchedFiles", "codeAction/resolve", "$/cancelRequest",
+    "textDocument/diagnostic", "workspace/diagnostic", "canon/unknown", "", "x" * 300,
+]
+COMMANDS = ["canon.read", "canon.map", "canon.search", "canon.status", "canon.nope",
+            "canon.write", "canon.journal", "canon.open"]
+
+
+def junk(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.randrange(9 if depth < 3 else 6)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return rng.choice([True, False])
+    if kind == 2:
+        return rng.choice([0, -1, 2**31, 2**63, 1.5, -0.0])
+    if kind == 3:
+        return rng.choice(["", "file:///", "file:///etc/passwd", "\x00", "🚀" * 50, "../../x",
+                           "[[a]]", "src/core/config.ts", "file:///nonexistent/a.ts"])
+    if kind == 4:
+        return "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(20)))
+    if kind == 5:
+        return rng.randrange(-5, 10_000_000)
+    if kind == 6:
+        return [junk(rng, depth + 1) for _ in range(rng.randrange(4))]
+    keys = ["textDocument", "position", "uri", "line", "character", "range", "context",
+            "files", "command", "arguments", "query", "id", "changes", "contentChanges"]
+    return {rng.choice(keys): junk(rng, depth + 1) for _ in range(rng.randrange(5))}
+
+
+def plausible(rng: random.Random, uri: str) -> Any:
+    """Params shaped almost right: the server's type checks and our guards get exercised."""
+    pos = {"line": rng.choice([0, 1, 5, 10**6, -1]), "character": rng.choice([0, 3, 500, -2])}
+    doc = {"uri": rng.choice([uri, "file:///nope.ts", "untitled:1", "file:///dev/zero"])}
+    return rng.choice([
+        {"textDocument": doc, "position": pos},
+        {"textDocument": doc, "range": {"start": pos, "end": pos}},
+        {"textDocument": doc, "range": {"start": pos, "end": pos}, "context": {"diagnostics": []}},
+        {"query": junk(rng)},
+        {"files": [{"oldUri": uri, "newUri": junk(rng)}]},
+        {"command": rng.choice(COMMANDS), "arguments": [junk(rng)]},
+        {"changes": [{"uri": junk(rng), "type": rng.choice([1, 2, 3, 9])}]},
+        {"textDocument": {**doc, "version": 2}, "contentChanges": [{"text": junk(rng)}]},
+    ])
+
+
+def frame(body: bytes, rng: random.Random) -> bytes:
+    roll = rng.random()
+    if roll < 0.003:  # an absurd length must not end the process (MemoryError)
+        return b"Content-Length: 99999999999\r\n\r\n" + body
+    if roll < 0.04:
+        return b"Content-Type: nonsense\r\n" + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    if roll < 0.07:
+        return b"Content-Length: %d\r\n\r\n" % max(0, len(body) + rng.choice([-3, 5])) + body
+    if roll < 0.09:
+        return b"Content-Lenght: 12\r\n\r\n" + body
+    if roll < 0.10:
+        return b"Content-Length: abc\r\n\r\n" + body
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def message(rng: random.Random, n: int, uri: str) -> bytes:
+    roll = rng.random()
+    if roll < 0.08:
+        return b'{"jsonrpc": "2.0", "id": 1, "method": "textDocument/hov' + b"\r\n"
+    if roll < 0.12:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 60))) + b"\r\n"
+    msg: dict[str, Any] = {"jsonrpc": rng.choice(["2.0"] * 9 + ["1.0"]), "method": rng.choice(METHODS)}
+    if rng.random() < 0.6:
+        msg["id"] = rng.choice([n, f"f{n}", None, [1], {"a": 1}])
+    msg["params"] = plausible(rng, uri) if rng.random() < 0.6 else junk(rng)
+    if rng.random() < 0.05:
+        msg = {"jsonrpc": "2.0", "id": rng.randrange(1000), "result": junk(rng)}
+    return json.dumps(msg).encode() + b"\r\n"
+
+
+class Reader:
+    """Collects responses by id from the server's stdout."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+        self.responses: dict[Any, dict] = {}
+        self.arrived = asyncio.Event()
+
+    async def run(self) -> None:
+        while True:
+            line = await self.stream.readline()
+            if not line:
+                return
+            if not line.startswith(b"Content-Length:"):
+                continue
+            length = int(line.split(b":")[1])
+            while (await self.stream.readline()).strip():
+                pass
+            data = json.loads(await self.stream.readexactly(length))
+            if "id" in data and "method" not in data:
+                key = data["id"]
+                self.responses[key if isinstance(key, str | int | None) else repr(key)] = data
+                self.arrived.set()
+
+    async def wait(self, msg_id: Any, timeout: float = 60) -> dict:
+        async def get() -> dict:
+            while msg_id not in self.responses:
+                self.arrived.clear()
+                await self.arrived.wait()
+            return self.responses[msg_id]
+
+        return await asyncio.wait_for(get(), timeout)
+
+
+def send(proc: asyncio.subprocess.Process, method: str, params: Any, msg_id: Any = None) -> None:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if msg_id is not None:
+        msg["id"] = msg_id
+    body = json.dumps(msg).encode() + b"\r\n"
+    assert proc.stdin is not None
+    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path):
+    """SPEC §12: bad JSON-RPC yields errors or nothing; the server survives and stays right."""
+    root = build_workspace(tmp_path / "proj")
+    (root / "bin.dat").write_bytes(bytes(range(256)) * 64)
+    proc = await asyncio.create_subprocess_exec(
+        *SERVER_COMMAND, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=SERVER_ENV, limit=2**24,
+    )
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    reader = Reader(proc.stdout)
+    tasks = [asyncio.ensure_future(reader.run()),
+             asyncio.ensure_future(_drain(proc.stderr))]
+    uri = (root / "src/core/config.ts").as_uri()
+    send(proc, "initialize", {"processId": None, "rootUri": root.as_uri(),
+                              "capabilities": {}, "workspaceFolders": None}, "init")
+    await reader.wait("init")
+    send(proc, "initialized", {})
+    send(proc, "textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "typescript", "version": 1,
+        "text": (root / "src/core/config.ts").read_text()}})
+    rng = random.Random(20261129)
+    for n in range(int(os.environ.get("CANON_FUZZ_N", "10000"))):
+        proc.stdin.write(frame(message(rng, n, uri), rng))
+        if n % 200 == 0:
+            await proc.stdin.drain()
+    await proc.stdin.drain()
+    assert proc.returncode is None, "the server died during the fuzz"
+    hover = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 2}}
+    for attempt in range(3):  # a lying length may swallow one message; ids are unique
+        send(proc, "textDocument/hover", hover, f"final-{attempt}")
+    await proc.stdin.drain()
+    answer = await reader.wait("final-2", timeout=120)
+    assert "Loads layered config; env beats file." in answer["result"]["contents"]["value"]
+    assert FIRST_LINE  # the hovered line starts with a comment, not a path token
+    send(proc, "shutdown", None, "bye")
+    await reader.wait("bye")
+    send(proc, "exit", None)
+    await proc.stdin.drain()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    for task in tasks:
+        task.cancel()
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass
+
+
