@@ -20,6 +20,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -655,25 +656,36 @@ def _children_message(address: str, missing: list[str]) -> str:
 # The whole-store check (canon check, language server diagnostics)
 
 
-def _schema_findings(art: Article, schema: Schema) -> list[Finding]:
+def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding]:
     if schema.error:
         return []  # reported once for the store by check()
     values = {"capsule": art.capsule, "title": art.title, "body": art.body}
     out = []
     for line in schema_mod.violations(schema, values):
         severity = "error" if line.startswith("The schema requires") else "warning"
-        out.append(Finding(art.address, "schema", severity, line))
+        out.append(Finding(address, "schema", severity, line))
     return out
 
 
-def _lint_findings(store: Store, art: Article, schema: Schema) -> list[Finding]:
-    found = lint.article_findings(art, lambda target: store.article(target) is not None)
+def _lint_findings(store: Store, address: str, art: Article, schema: Schema) -> list[Finding]:
+    """lint's per-article findings plus schema violations, under the store-level address
+    (a mount article knows only its address inside the mount; its links may name either)."""
+    mount = address.partition(":")[0] if ":" in address and art.address != address else ""
+
+    def exists(target: str) -> bool:
+        if store.article(target) is not None:
+            return True
+        return bool(mount) and store.article(f"{mount}:{target}") is not None
+
+    found = lint.article_findings(art, exists)
+    if art.address != address:
+        found = [replace(f, address=address) for f in found]
     if not schema.error:  # a schema-declared bound replaces the built-in line (SPEC §7)
         if schema.declares("capsule", "max_chars"):
             found = [f for f in found if f.code != "capsule-long"]
         if schema.declares("body", "max_chars"):
             found = [f for f in found if f.code != "body-long"]
-    return found + _schema_findings(art, schema)
+    return found + _schema_findings(address, art, schema)
 
 
 def _orphan_finding(address: str) -> Finding:
@@ -701,7 +713,7 @@ def check(
     for address in addresses:
         art = store.article(address)
         if art is not None:
-            found += _lint_findings(store, art, schema)
+            found += _lint_findings(store, address, art, schema)
     rel = schema.relations if not schema.error else None
     if rel is not None and rel.orphan_warn:
         for address in unreferenced(store):
@@ -741,7 +753,7 @@ def article_findings(
     if art is None:
         return []
     schema = store.schema()
-    found = _lint_findings(store, art, schema)
+    found = _lint_findings(store, address, art, schema)
     rel = schema.relations if not schema.error else None
     if rel is not None and rel.orphan_warn and not _linked_from_others(store, address):
         found.append(

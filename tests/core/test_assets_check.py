@@ -329,3 +329,21 @@ def test_spec_9_orphans_and_stale_match_generated_ground_truth(tmp_path: Path, m
     store, assets, times = signals(out / "repo")
     assert sorted(orphans(store, assets)) == manifest["orphaned"]
     assert sorted(stale(store, assets, times)) == manifest["stale"]
+
+
+def test_spec_8_mount_articles_are_linted_but_not_judged_orphan_or_stale(repo: Path, tmp_path):
+    """SPEC §8 mounts: their articles get lints; orphan/stale judge the project's own assets."""
+    lake = tmp_path / "lake"
+    write(lake, ".canon/articles/prices/daily.md", "---\ncapsule: Daily prices.\n---\n[[nope]]\n")
+    write(lake, "prices/other.csv")
+    commit(repo, day(0), "src/a.py")
+    article(repo, "src/a", date(0))
+    store = Store(repo, mounts=[str(lake)])
+    store.refresh()
+    assert "lake:prices/daily" in store.addresses()
+    found = check(store, Assets(repo, store.root), ChangeTimes(repo))
+    lake_codes = {f.code for f in found if f.address.startswith("lake:")}
+    assert "broken-link" in lake_codes
+    assert not lake_codes & {"orphan", "stale"}
+    one = article_findings(store, "lake:prices/daily", Assets(repo), ChangeTimes(repo))
+    assert {f.code for f in one} == lake_codes
