@@ -412,7 +412,25 @@ def _set_key(lines: list[str], key: str, new_line: str, after: tuple[str, ...]) 
         anchor_spans = _key_spans(lines, anchor)
         if anchor_spans:
             at = anchor_spans[0][1]
-    lines.insert(at, new_line)
+    lines.insert(_past_continuations(lines, at), new_line)
+
+
+def _past_continuations(lines: list[str], at: int) -> int:
+    """Never insert a key right above indented lines: they would become its value."""
+    n = len(lines)
+    while at < n:
+        if _continues(lines[at]):
+            at += 1
+            continue
+        if not lines[at].strip():
+            k = at
+            while k < n and not lines[k].strip():
+                k += 1
+            if k < n and _continues(lines[k]):
+                at = k + 1
+                continue
+        break
+    return at
 
 
 def _drop_key(lines: list[str], key: str) -> None:

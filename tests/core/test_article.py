@@ -343,3 +343,29 @@ def test_spec_5_flat_parser_agrees_with_yaml(lines: list[str]) -> None:
     assert flat == yaml.load(block, Loader=yaml.BaseLoader) or (
         flat == {} and yaml.load(block, Loader=yaml.BaseLoader) is None
     ), block
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300) | st.text(max_size=300).map(lambda t: ("---\n" + t).encode()))
+def test_spec_12_parse_never_raises(data: bytes) -> None:
+    """SPEC §5/§12: any bytes parse to an Article; problems say what is wrong."""
+    a = art.parse(data, "x")
+    assert isinstance(a.capsule, str) and isinstance(a.body, str)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE, max_size=8), _VALUES, st.sampled_from(["asset", "rule"]))
+def test_spec_5_render_over_any_front_matter(lines: list[str], capsule: str, scope: str) -> None:
+    """SPEC §5: rendering over arbitrary existing front matter never raises; when the result
+    is valid YAML the owned values read back exactly and foreign lines are untouched."""
+    previous = "---\n" + "".join(line + "\n" for line in lines) + "---\nbody\n"
+    out = art.render(previous, capsule=capsule, updated="2026-11-29", scope=scope, body="body\n")
+    parsed = art.parse(out, "x")
+    if not parsed.problems:
+        assert parsed.capsule == art.one_line(capsule)
+        assert parsed.updated == "2026-11-29"
+        assert parsed.scope == scope
+    kept = [ln for ln in out.split("\n") if not ln.startswith(("capsule:", "updated:", "scope:"))]
+    for line in "\n".join(lines).split("\n"):
+        if not line.startswith(("capsule", "updated", "scope", " ", "-")) and line:
+            assert line in kept
