@@ -63,7 +63,7 @@ def make_workspace(root: Path) -> Path:
             ' "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}}}\n'
         ),
         ".canon/articles/src/app.md": (
-            f"---\ncapsule: {APP_CAPSULE}\nupdated: 2026-11-20\n---\n# src/app\n"
+            f'---\ncapsule: "{APP_CAPSULE}"\nupdated: 2026-11-20\n---\n# src/app\n'
             "Routes are registered in one table; config comes from src/config.\n"
         ),
         ".canon/articles/src/legacy.md": (

@@ -9,7 +9,6 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from 'vscode-languageclient/node';
 import { addressOf, articleFile, governingArticle, storeRoot } from './address';
 import { isExecutable, resolveServer, ServerCommand, ServerNotFound, which } from './serverCommand';
@@ -138,11 +137,8 @@ async function startClient(): Promise<LanguageClient | undefined> {
     return undefined;
   }
   log.info(`starting ${server.command} ${server.args.join(' ')} (found via ${server.source})`);
-  const serverOptions: ServerOptions = {
-    command: server.command,
-    args: server.args,
-    transport: TransportKind.stdio,
-  };
+  // stdio without `transport`: with TransportKind.stdio the client would append `--stdio`.
+  const serverOptions: ServerOptions = { command: server.command, args: server.args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: log,

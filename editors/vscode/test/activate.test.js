@@ -61,6 +61,7 @@ test('activate starts canon-ls from PATH for all file documents and registers th
   const c = clients[0];
   assert.strictEqual(c.serverOptions.command, path.join(bin, 'canon-ls'));
   assert.deepStrictEqual(c.serverOptions.args, []);
+  assert.strictEqual(c.serverOptions.transport, undefined); // TransportKind.stdio would add --stdio
   assert.deepStrictEqual(c.clientOptions.documentSelector, [{ scheme: 'file' }]);
   assert.ok(c.started);
   for (const id of ['openArticle', 'newJournalEntry', 'search', 'map', 'status', 'restart']) {

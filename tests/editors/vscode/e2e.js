@@ -69,7 +69,7 @@ function firstLineText(page) {
       const top = lines.sort((a, b) => a.offsetTop - b.offsetTop)[0];
       const t = top ? top.textContent.replace(/\u00a0/g, ' ') : '';
       return t.includes(want) ? t : false;
-    }, 'Entry point: wires config', 60000);
+    }, 'Entry point: wires config', 45000);
     note('inlay hint');
     check('inlay hint with the capsule is on line 1', !!hintLine && hintLine.startsWith('"""Application entry point."""'),
       hintLine || text(await firstLineText(page)));
@@ -92,7 +92,7 @@ function firstLineText(page) {
       hover = await waitFor(page, (want) => {
         const t = [...document.querySelectorAll('.monaco-hover')].map((h) => h.innerText).join('\n');
         return t.includes(want) ? t : false;
-      }, APP_CAPSULE, 15000);
+      }, APP_CAPSULE, 10000);
     }
     note('hover');
     check('hover widget shows the capsule', !!hover, hover);
@@ -108,7 +108,7 @@ function firstLineText(page) {
       const panel = document.querySelector('.markers-panel');
       const t = panel ? panel.innerText : '';
       return t.includes('legacy.md') ? t : false;
-    }, null, 60000);
+    }, null, 30000);
     note('problems');
     check('Problems lists the orphan article legacy.md', !!problems && /orphan/i.test(problems), problems ||
       await page.evaluate(() => (document.querySelector('.markers-panel') || {}).innerText));
@@ -127,7 +127,7 @@ function firstLineText(page) {
         const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
         const labels = rows.map((r) => r.innerText.replace(/\u00a0/g, ' ').trim());
         return labels.some((l) => l.includes('Create article for src/util')) ? labels : false;
-      }, null, 10000);
+      }, null, 8000);
       if (!offered) {
         await page.keyboard.press('Escape');
       }
