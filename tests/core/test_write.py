@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from canon_ls.core import tool
 from canon_ls.core.store import Store
@@ -239,3 +241,56 @@ def test_spec_6_unknown_path_types(store: Store) -> None:
 def test_spec_3_root_names_no_article(store: Store, path: str) -> None:
     r = w(store, path, capsule="x")
     assert r.code == 2
+
+
+_TEXT = st.sampled_from(["", "  ", "Alpha.", "yes", "a: b", "Line\nbreak", "# T\nbody", "x" * 50])
+_OP = st.tuples(_TEXT | st.none(), _TEXT | st.none(), st.sampled_from([None, "", "rule", "asset"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_OP, min_size=1, max_size=6))
+def test_spec_6_write_sequences_follow_the_model(ops: list) -> None:
+    """SPEC §6 write: any sequence of writes behaves like the model (absent/empty = unchanged,
+    no-op writes touch nothing, scope rule/asset)."""
+    import tempfile
+
+    from canon_ls.core import article as art
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        model: dict[str, str] | None = None
+        file = Path(tmp) / ".canon/articles/a.md"
+        for capsule, body, scope in ops:
+            before = file.read_bytes() if file.exists() else None
+            r = tool.run(
+                store,
+                {
+                    "action": "write",
+                    "path": "a.ts",
+                    "capsule": capsule,
+                    "body": body,
+                    "scope": scope,
+                },
+            )
+            cap_given = bool(capsule and capsule.strip())
+            body_given = bool(body and body.strip())
+            if model is None:
+                if not cap_given and not body_given and scope != "rule":
+                    assert r.code == 2 and not file.exists()
+                    continue
+                model = {"capsule": "", "body": "", "scope": "asset"}
+            new = dict(model)
+            if cap_given:
+                new["capsule"] = art.one_line(capsule)
+            if body_given and body.rstrip("\n") != model["body"].rstrip("\n"):
+                new["body"] = body if body.endswith("\n") else body + "\n"
+            if scope:
+                new["scope"] = scope
+            assert r.code == 0, r.text
+            if new == model and before is not None:
+                assert "already up to date" in r.text
+                assert file.read_bytes() == before
+            model = new
+            a = art.parse(file.read_bytes(), "a")
+            assert not a.problems
+            assert (a.capsule, a.body, a.scope) == (model["capsule"], model["body"], model["scope"])
