@@ -239,8 +239,13 @@ def _map(store: Store, raw: str) -> ToolResult:
 
         prefixes = {p for p in (clean(raw), store.address_of(raw)) if p}
     found: list[str] = []
-    for prefix in prefixes or {""}:
-        found += list(iter_addresses(store, prefix))
+    mount = _mount_root(store, raw)
+    if mount:
+        found = [a for a in store.addresses() if a.startswith(mount + ":")]
+        prefixes = {mount + ":"}
+    else:
+        for prefix in prefixes or {""}:
+            found += list(iter_addresses(store, prefix))
     addresses = sorted(set(found))
     if not addresses:
         if prefixes:
@@ -257,6 +262,17 @@ def _map(store: Store, raw: str) -> ToolResult:
             line += f" [problem: {article.problems[0]}]"
         lines.append(line)
     return ToolResult("\n".join(lines), 0)
+
+
+def _mount_root(store: Store, raw: str) -> str:
+    """The mount name when `raw` names a mount itself ('lake', 'lake:' or its directory)."""
+    text = raw.strip()
+    if text.endswith(":") and text[:-1] in store.mounts:
+        return text[:-1]
+    for name, directory in store.mounts.items():
+        if text.rstrip("/") == str(directory):
+            return name
+    return ""
 
 
 def _entry_line(store: Store, entry: JournalEntry) -> str:

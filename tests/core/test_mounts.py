@@ -31,6 +31,11 @@ def test_spec_8_mount_serves_articles(project: Path, lake: Path) -> None:
     assert store.governing("lake:prices/2026/x") == "lake:prices"
     r = tool.run(store, {"action": "search", "query": "daily"})
     assert "lake:prices" in r.text
+    tool.run(store, {"action": "write", "path": "src/a.ts", "capsule": "Project article."})
+    for prefix in ("lake:", str(lake), str(lake) + "/"):
+        assert tool.run(store, {"action": "map", "path": prefix}).text == (
+            "lake:prices: Daily prices."
+        ), prefix
 
 
 def test_spec_8_mount_write_and_journal_location(project: Path, lake: Path) -> None:
