@@ -170,6 +170,7 @@ class Store:
         self._journal: dict[str, JournalEntry] = {}
         self._journal_text: dict[str, str] = {}
         self._jsearch: SearchIndex | None = None
+        self._journal_dir_key: tuple[int, int] | None = None
         self._schema: tuple[tuple[int, int] | None, sch.Schema] | None = None
         self._mapped = False
         self.retrieval = "none"  # §11.4 options, set by project.open_store
@@ -271,6 +272,7 @@ class Store:
             for address in own - found.keys():
                 self._set(address, None)
                 changed.add(address)
+            self._journal_dir_key = None  # the next journal look-up re-checks every entry
             for name, sub in self._subs.items():
                 for address in sub.refresh():
                     changed.add(f"{name}:{address}")
@@ -294,6 +296,7 @@ class Store:
                         self._set(address, sub._index.get(address.split(":", 1)[1]))
                     return changed
             if self.journal_dir in path.parents:
+                self._journal_dir_key = None
                 return set()
             if self.articles_dir not in path.parents or not path.name.endswith(".md"):
                 return set()
@@ -642,7 +645,19 @@ class Store:
         raise BadInput("Too many journal entries with this name today; give a different slug.")
 
     def _refresh_journal(self) -> None:
+        """Re-list the journal unless its directory is unchanged since the last listing (new
+        entries change it; Store.refresh and reload_file force a full re-check)."""
+        try:
+            st = os.stat(self.journal_dir)
+            dir_key: tuple[int, int] | None = (st.st_mtime_ns, st.st_ino)
+        except OSError:
+            dir_key = None
+        if dir_key is not None and dir_key == self._journal_dir_key:
+            return
+        recent = dir_key is not None and time.time_ns() - dir_key[0] < RACY_NS
+        self._journal_dir_key = None if recent else dir_key
         found: dict[str, tuple[int, int]] = {}
+        now = time.time_ns()
         try:
             with os.scandir(self.journal_dir) as it:
                 for entry in it:
@@ -662,7 +677,8 @@ class Store:
                     self._jsearch.remove(name)
         for name, (mtime_ns, size) in found.items():
             old = self._journal.get(name)
-            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size):
+            settled = now - mtime_ns >= RACY_NS
+            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size) and settled:
                 continue
             path = self.journal_dir / name
             try:

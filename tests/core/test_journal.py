@@ -103,3 +103,23 @@ def test_spec_6_journal_index_exact_subject_newest_three(store: Store, project: 
     read = tool.run(store, {"action": "read", "path": "src/a.ts"}).text
     assert read.splitlines()[-1] == f"journal: {TODAY}-e4.md, {TODAY}-e3.md, {TODAY}-e2.md"
     assert "entry 4" not in read  # names, never contents
+
+
+def test_journal_listing_cached_until_directory_changes(store: Store, project: Path) -> None:
+    """Hover-time journal look-ups reuse the listing until an entry is added; refresh() and
+    reload_file() force a re-check, so hand edits are still seen."""
+    import os
+
+    tool.run(store, {"action": "write", "path": "a.ts", "capsule": "A."})
+    j(store, body="one", subject=["a.ts"], slug="one")
+    assert store.journal_index("a") == [f"{TODAY}-one.md"]
+    j(store, body="two", subject=["a.ts"], slug="two")
+    assert len(store.journal_index("a")) == 2
+    # a hand edit of an entry's subject, with an old directory mtime
+    entry = project / f".canon/journal/{TODAY}-one.md"
+    entry.write_text(entry.read_text().replace("  - a\n", "  - b\n"))
+    os.utime(project / ".canon/journal", ns=(10**18, 10**18))
+    store.journal_index("a")
+    store.reload_file(entry)
+    assert store.journal_index("a") == [f"{TODAY}-two.md"]
+    assert store.journal_index("b") == [f"{TODAY}-one.md"]
