@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -72,13 +73,17 @@ def events(repo: Path, files: list[str], rng: random.Random, i: int) -> list[tup
     ]
 
 
-def spawn(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+def spawn(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """(wall ms, CPU ms of the child: user + sys, load-independent), stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, input=stdin, capture_output=True, env=env, check=False)
     elapsed = (time.perf_counter() - start) * 1000.0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000.0
     if done.returncode != 0:
         raise SystemExit(f"hook failed: {done.stderr.decode()[-500:]}")
-    return elapsed, done.stdout
+    return elapsed, cpu, done.stdout
 
 
 def main() -> int:
@@ -108,18 +113,22 @@ def main() -> int:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CANON_", "CLAUDE_"))}
         env["XDG_STATE_HOME"] = state
         times: dict[str, list[float]] = {}
+        cpu: list[float] = []
         baseline: list[float] = []
+        baseline_cpu: list[float] = []
         surfaced = 0
         for i in range(args.runs + 3):
-            t, _ = spawn([sys.executable, "-c", "pass"], b"", env)
+            t, c, _ = spawn([sys.executable, "-c", "pass"], b"", env)
             for kind, agent, data in events(repo, files, rng, i):
-                elapsed, out = spawn([*command, agent], json.dumps(data).encode(), env)
+                elapsed, used, out = spawn([*command, agent], json.dumps(data).encode(), env)
                 if i < 3:
                     continue  # warm-up: page cache, pyc files
                 times.setdefault(kind, []).append(elapsed)
+                cpu.append(used)
                 surfaced += kind == "read, surfaces" and b"additionalContext" in out
             if i >= 3:
                 baseline.append(t)
+                baseline_cpu.append(c)
 
     everything = [t for ts in times.values() for t in ts]
     figures: dict[str, Any] = {
@@ -131,6 +140,9 @@ def main() -> int:
         "interpreter_start_ms": {"p50": pct(baseline, 50), "p99": pct(baseline, 99)},
         "kinds": {k: {"p50": pct(v, 50), "p99": pct(v, 99), "n": len(v)} for k, v in times.items()},
         "all": {"p50": pct(everything, 50), "p99": pct(everything, 99), "n": len(everything)},
+        "cpu_ms": {"p50": pct(cpu, 50), "p99": pct(cpu, 99)},
+        "interpreter_cpu_ms": {"p50": pct(baseline_cpu, 50)},
+        "load_average": os.getloadavg(),
         "reads_that_surfaced": surfaced,
     }
     size = f"{len(files):,} files / {n_articles:,} articles"
@@ -143,6 +155,9 @@ def main() -> int:
     for kind, values in times.items():
         row(kind, values)
     row("all hook calls", everything)
+    row("CPU time per hook (user+sys)", cpu)
+    row("CPU time, python -c pass", baseline_cpu)
+    print(f"load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     verdict = "PASS" if figures["all"]["p50"] <= TARGET_P50_MS else "MISS"
     print(
         f"target p50 <= {TARGET_P50_MS:.0f} ms: {verdict} ({surfaced}/{args.runs} reads surfaced)"

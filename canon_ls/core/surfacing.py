@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core.address import OutsideStore, ancestors, article_file, normalise
-from canon_ls.core.article import parse
 
 # Tools whose path arguments are written, per agent (Codex edits through `apply_patch`).
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"})
@@ -265,6 +264,9 @@ class Resolver:
 
     def capsule(self, address: str) -> str:
         """The capsule of one article ('' when it has none or cannot be read)."""
+        # Imported here: most hook calls surface nothing and never pay for the parser.
+        from canon_ls.core.article import parse
+
         try:
             path = article_file(self.articles_dir, address)
             data = path.read_bytes()
