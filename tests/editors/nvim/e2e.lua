@@ -146,6 +146,14 @@ check('inlay hint on line 1 carries the capsule',
 check('inlay hint sits at the end of line 1',
   hint and hint.position.character == #first_line, { hint = hint, len = #first_line })
 
+-- 3b. code lens on line 1 (SPEC §10 code lens)
+local lenses, lerr = request(buf, 'textDocument/codeLens', { textDocument = { uri = vim.uri_from_bufnr(buf) } })
+local lens = lenses and lenses[1]
+check('code lens on line 1 names src/app and its date',
+  lens and lens.range.start.line == 0 and lens.command
+    and lens.command.title:find('canon: src/app', 1, true) ~= nil
+    and lens.command.title:find('2026-11-20', 1, true) ~= nil, lenses or lerr)
+
 -- 4. code actions on a governed file: update + journal (SPEC §10 code actions)
 local titles, terr = action_titles(buf, 0)
 check('code actions on src/app.py: update and journal',

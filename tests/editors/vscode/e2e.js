@@ -48,6 +48,26 @@ function firstLineText(page) {
   });
 }
 
+/** Moves the mouse over "Application" on line 1 until the hover shows the capsule. */
+async function hoverCapsule(page) {
+  const word = page.locator('.editor-instance .view-lines .view-line span span', { hasText: 'Application' }).first();
+  const box = await word.boundingBox();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.mouse.move(box.x + 8 + attempt * 4, box.y + box.height / 2);
+    await page.mouse.move(box.x + 12 + attempt * 4, box.y + box.height / 2);
+    const hover = await waitFor(page, (want) => {
+      const t = [...document.querySelectorAll('.monaco-hover')]
+        .filter((h) => h.getBoundingClientRect().height > 0 && !h.closest('.hidden'))
+        .map((h) => h.innerText).join('\n');
+      return t.includes(want) ? t : false;
+    }, APP_CAPSULE, 10000);
+    if (hover) {
+      return hover;
+    }
+  }
+  return null;
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -74,6 +94,13 @@ function firstLineText(page) {
     check('inlay hint with the capsule is on line 1', !!hintLine && hintLine.startsWith('"""Application entry point."""'),
       hintLine || text(await firstLineText(page)));
 
+    // 1b. code lens on line 1: `canon: <address> · updated <date> · N journal` (SPEC §10 code lens)
+    const lens = await waitFor(page, () => {
+      const t = [...document.querySelectorAll('.editor-instance .codelens-decoration')].map((d) => d.textContent).join(' | ');
+      return t.includes('canon:') ? t.replace(/\u00a0/g, ' ') : false;
+    }, null, 20000);
+    check('code lens names src/app and its date', !!lens && lens.includes('canon: src/app') && lens.includes('2026-11-20'), lens);
+
     // 2. status bar item names the governing address
     const status = await waitFor(page, () => {
       const items = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')];
@@ -83,23 +110,10 @@ function firstLineText(page) {
     check('status bar shows the governing address', !!status && status.includes('src/app'), status);
 
     // 3. hover on line 1 shows the governing article's capsule
-    const word = page.locator('.editor-instance .view-lines .view-line span span', { hasText: 'Application' }).first();
-    const box = await word.boundingBox();
-    let hover = null;
-    for (let attempt = 0; attempt < 3 && !hover; attempt++) {
-      await page.mouse.move(box.x + 8 + attempt * 4, box.y + box.height / 2);
-      await page.mouse.move(box.x + 12 + attempt * 4, box.y + box.height / 2);
-      hover = await waitFor(page, (want) => {
-        const t = [...document.querySelectorAll('.monaco-hover')].map((h) => h.innerText).join('\n');
-        return t.includes(want) ? t : false;
-      }, APP_CAPSULE, 10000);
-    }
+    const hover = await hoverCapsule(page);
     note('hover');
     check('hover widget shows the capsule', !!hover, hover);
     check('hover names the governing address', !!hover && hover.includes('src/app'), hover);
-    if (shot) {
-      await page.screenshot({ path: shot });
-    }
     await page.mouse.move(5, 590);
 
     // 4. Problems: the orphan article src/legacy is reported for the whole store (SPEC §10 diagnostics)
@@ -114,6 +128,18 @@ function firstLineText(page) {
       await page.evaluate(() => (document.querySelector('.markers-panel') || {}).innerText));
     const count = await page.locator('#status\\.problems').getAttribute('aria-label').catch(String);
     check('Problems count is not zero', !!count && !/^No Problems/i.test(count) && /[1-9]/.test(count), count);
+
+    // the README's screenshot: Problems open with the orphan, the hover and hint on app.py
+    if (shot) {
+      await openFile(page, 'src/app.py');
+      if (await hoverCapsule(page)) {
+        await waitFor(page, () => [...document.querySelectorAll('.monaco-hover')]
+          .some((h) => h.getBoundingClientRect().height > 0 && h.innerText.includes('src/app')
+            && getComputedStyle(h).opacity === '1'), null, 5000);
+      }
+      await page.screenshot({ path: shot });
+      await page.mouse.move(5, 590);
+    }
 
     // 5. quick fix "Create article for src/util" on an ungoverned file creates the article
     await openFile(page, 'src/util.py');
