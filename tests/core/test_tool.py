@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from canon_ls.core import tool
 from canon_ls.core.store import Store
@@ -126,3 +128,35 @@ def test_lone_surrogates_in_json_input(store: Store) -> None:
     assert store.article("a").capsule == "bad \ufffd x"  # type: ignore[union-attr]
     r = tool.run(store, '{"action": "journal", "body": "oops \\udfff"}')
     assert r.code == 0, r.text
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_KEY = st.sampled_from(
+    ["action", "path", "capsule", "body", "scope", "subject", "slug", "query", "journal", "extra"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(list(tool.ACTIONS) + ["bogus", None]),
+    st.dictionaries(_KEY, _JSON | st.sampled_from(["src/a.ts", "../x", "rule", ""]), max_size=5),
+)
+def test_spec_6_never_a_traceback(action: object, args: dict) -> None:
+    """SPEC §6: whatever the object, the answer is text with code 0, 1 or 2, never an error."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "p")
+        obj = {**args, "action": action} if action is not None else args
+        result = tool.run(store, obj)
+        assert result.code in (0, 1, 2)
+        assert result.text and "Traceback" not in result.text
+        assert "internal error" not in result.text, result.text
+        outside = [p for p in Path(tmp).iterdir() if p.name != "p"]
+        assert outside == []
