@@ -181,7 +181,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
         line = f"The schema requires a {name}; none was given.{hint}"
         (refusals if refuse else warnings).append(line)
         return refusals, warnings
-    if rule.min_chars is not None and value and n < rule.min_chars:
+    if rule.min_chars is not None and n < rule.min_chars:
         warnings.append(
             f"The {name} is {n:,} characters, under the schema's minimum of {rule.min_chars:,}; "
             f"add detail.{hint}"
