@@ -14,7 +14,6 @@ DEFAULT: dict[str, Any] = {
     "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}},
 }
 FIELDS = ("capsule", "title", "body")
-_RULE_KEYS = {"required", "min_chars", "max_chars", "hint"}
 
 
 def default_text() -> str:
