@@ -172,16 +172,24 @@ async function restart(): Promise<void> {
   updateStatus();
 }
 
-/** Runs one of the server's §6 commands (canon.read, canon.journal, ...) and returns its text. */
+/**
+ * Runs one of the server's §6 commands (canon.read, canon.journal, ...) and returns its text.
+ * `uri` (the active file's, else the first store folder's) tells a multi-root server which
+ * workspace folder the command is about; the server strips it before running the action.
+ */
 async function runServer(command: string, argument: object): Promise<string | undefined> {
   const c = await ensureClient();
   if (!c) {
     return undefined;
   }
+  const about =
+    activeFile() !== undefined
+      ? vscode.window.activeTextEditor?.document.uri
+      : foldersWithStore()[0]?.uri;
   try {
     const result: unknown = await c.sendRequest(ExecuteCommandRequest.type, {
       command,
-      arguments: [argument],
+      arguments: [about && !('uri' in argument) ? { ...argument, uri: about.toString() } : argument],
     });
     return typeof result === 'string' ? result : JSON.stringify(result, null, 2);
   } catch (e) {

@@ -221,6 +221,33 @@ end)
 check(':CanonMap lists src/app with its capsule',
   map_text and map_text:find('src/app: ' .. APP_CAPSULE, 1, true) ~= nil, map_text)
 
+-- 9. :CanonSearch picks from canon.search results and opens the chosen article
+vim.cmd.buffer(buf)
+local picked
+vim.ui.select = function(items, opts, on_choice)
+  picked = { items = items, prompt = opts.prompt }
+  on_choice(items[1])
+end
+vim.cmd('CanonSearch config routes')
+local opened = wait(10000, function()
+  local name = vim.api.nvim_buf_get_name(0)
+  return name:find('.canon/articles/src/app.md', 1, true) and name or nil
+end)
+check(':CanonSearch offers src/app and opens its article',
+  picked and picked.items[1] and picked.items[1].address == 'src/app' and opened ~= nil, picked)
+
+-- 10. :CanonStatus reports the store (canon.status)
+local notified
+vim.notify = function(msg)
+  notified = msg
+end
+vim.cmd.buffer(buf)
+vim.cmd('CanonStatus')
+local status = wait(10000, function()
+  return notified
+end)
+check(':CanonStatus shows the store status', status and status:find('articles', 1, true) ~= nil, status)
+
 client:stop()
 wait(5000, function()
   return client:is_stopped()

@@ -170,6 +170,33 @@ async function hoverCapsule(page) {
     note('quick fix');
     check('"Create article for src/util" creates .canon/articles/src/util.md', fs.existsSync(article),
       fs.readdirSync(path.join(ws, '.canon', 'articles', 'src')));
+
+    // 6. "Canon: New Journal Entry" from the command palette lands an entry (SPEC §6 journal)
+    const JOURNAL_TEXT = 'Chose a queue consumer over polling for the feed.';
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+    await page.keyboard.type('Canon: New Journal Entry', { delay: 10 });
+    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="New Journal Entry"]', { timeout: 20000 });
+    await page.keyboard.press('Enter');
+    await waitFor(page, () => {
+      const w = document.querySelector('.quick-input-widget');
+      return !!w && w.innerText.includes('What happened');
+    }, null, 20000);
+    await page.keyboard.type(JOURNAL_TEXT, { delay: 5 });
+    await page.keyboard.press('Enter');
+    const journalDir = path.join(ws, '.canon', 'journal');
+    let entry = null;
+    const until = Date.now() + 20000;
+    while (!entry && Date.now() < until) {
+      const names = fs.existsSync(journalDir) ? fs.readdirSync(journalDir) : [];
+      entry = names.map((n) => fs.readFileSync(path.join(journalDir, n), 'utf8')).find((t) => t.includes(JOURNAL_TEXT)) || null;
+      if (!entry) {
+        await page.waitForTimeout(200);
+      }
+    }
+    note('journal');
+    check('"Canon: New Journal Entry" writes a journal entry about the active file', !!entry && /source: lsp/.test(entry), entry);
   } catch (e) {
     check('no exception', false, String((e && e.stack) || e));
     if (shot) {

@@ -39,6 +39,10 @@ function M.exec(command, argument, on_result, bufnr)
     notify('canon-ls is not running for this buffer; see :checkhealth canon', vim.log.levels.WARN)
     return false
   end
+  -- `uri` tells a multi-root server which workspace folder this is about; it strips the key.
+  if vim.api.nvim_buf_get_name(bufnr) ~= '' and vim.bo[bufnr].buftype == '' and argument.uri == nil then
+    argument = vim.tbl_extend('force', argument, { uri = vim.uri_from_bufnr(bufnr) })
+  end
   client:exec_cmd({ title = command, command = command, arguments = { argument } }, { bufnr = bufnr },
     function(err, result)
       if err then
