@@ -7,6 +7,7 @@ other threads are handed to the event loop; only the loop thread writes to stdou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -54,10 +55,8 @@ class ClientLogHandler(logging.Handler):
             self.loop.call_soon_threadsafe(self._send, params)
 
     def _send(self, params: types.LogMessageParams) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the transport may be closing; never raise
             self.server.window_log_message(params)
-        except Exception:  # the transport may be closing; logging must never raise
-            pass
 
 
 def configure(server: LanguageServer) -> ClientLogHandler:

@@ -33,9 +33,18 @@ from .state import CanonLanguageServer
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("canon.read", "canon.write", "canon.journal", "canon.map", "canon.search",
-            "canon.status", "canon.open", "canon.createArticle", "canon.journalAbout",
-            "canon.applyAction")
+COMMANDS = (
+    "canon.read",
+    "canon.write",
+    "canon.journal",
+    "canon.map",
+    "canon.search",
+    "canon.status",
+    "canon.open",
+    "canon.createArticle",
+    "canon.journalAbout",
+    "canon.applyAction",
+)
 
 
 def guard(fn: Callable[..., Any], fallback: Any = None) -> Callable[..., Any]:
@@ -106,9 +115,9 @@ def create_server() -> CanonLanguageServer:
     )
     feature(types.TEXT_DOCUMENT_DEFINITION)(guard(navigation.on_definition))
     feature(types.TEXT_DOCUMENT_REFERENCES)(guard(navigation.on_references))
-    feature(
-        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["["])
-    )(guard(completion.on_completion))
+    feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["["]))(
+        guard(completion.on_completion)
+    )
     feature(types.WORKSPACE_SYMBOL)(guard(symbols.on_workspace_symbol))
     feature(
         types.WORKSPACE_WILL_RENAME_FILES,

@@ -47,13 +47,15 @@ _KNOWN = {
 }
 
 
-def parse(raw: object) -> tuple[Settings, list[str]]:
+def parse(value: object) -> tuple[Settings, list[str]]:
     """Settings from a JSON value, plus one sentence per value that was ignored."""
     errors: list[str] = []
-    if raw is None:
+    if value is None:
         return Settings(), errors
-    if not isinstance(raw, dict):
-        return Settings(), [f"canon settings must be an object, got {_kind(raw)}; using defaults."]
+    if not isinstance(value, dict):
+        kind = _kind(value)
+        return Settings(), [f"canon settings must be an object, got {kind}; using defaults."]
+    raw: dict[str, Any] = value
     if isinstance(raw.get("canon"), dict) and not (set(raw) & _KNOWN):
         raw = raw["canon"]  # initializationOptions may nest the section
     values: dict[str, Any] = {}

@@ -106,7 +106,7 @@ class Folder:
             return Where(self, path, "journal", "")
         if _under(path, store.root):
             return Where(self, path, "store", "")
-        for name, mount in store.mounts.items():
+        for mount in store.mounts.values():
             if _under(path, mount):
                 return Where(self, path, "asset", store.address_of(str(path)))
         if not _under(path, self.project):

@@ -46,9 +46,7 @@ def capabilities(profile: str) -> types.ClientCapabilities:
         dynamic_registration=True, related_document_support=False
     )
     caps.workspace.inlay_hint = types.InlayHintWorkspaceClientCapabilities(refresh_support=True)
-    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(
-        refresh_support=True
-    )
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
     caps.workspace.code_lens = types.CodeLensWorkspaceClientCapabilities(refresh_support=True)
     caps.workspace.workspace_folders = True
     caps.workspace.did_change_watched_files = types.DidChangeWatchedFilesClientCapabilities(
@@ -94,7 +92,11 @@ def build_workspace(root: Path) -> Path:
     write(
         root,
         ".canon/articles/src.md",
-        article("Source root; everything under src.", "2026-12-01", "# src\n\nSee [[src/core/config]].\n"),
+        article(
+            "Source root; everything under src.",
+            "2026-12-01",
+            "# src\n\nSee [[src/core/config]].\n",
+        ),
     )
     write(
         root,
@@ -117,7 +119,8 @@ def build_workspace(root: Path) -> Path:
     write(
         root,
         ".canon/journal/2026-01-02-config.md",
-        "---\ndate: 2026-01-02\nsubject:\n  - src/core/config\nsource: cli\n---\nChose env over file.\n",
+        "---\ndate: 2026-01-02\nsubject:\n  - src/core/config\nsource: cli\n---\n"
+        "Chose env over file.\n",
     )
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
@@ -179,16 +182,19 @@ class Session:
 
     async def hover(self, rel: str, position: types.Position) -> types.Hover | None:
         return await self.client.text_document_hover_async(
-            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=self.uri(rel)),
-                              position=position)
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri(rel)), position=position
+            )
         )
 
     async def inlay(self, rel: str) -> list[types.InlayHint]:
         result = await self.client.text_document_inlay_hint_async(
             types.InlayHintParams(
                 text_document=types.TextDocumentIdentifier(uri=self.uri(rel)),
-                range=types.Range(start=types.Position(line=0, character=0),
-                                   end=types.Position(line=5, character=0)),
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=5, character=0),
+                ),
             )
         )
         return list(result or [])

@@ -52,7 +52,11 @@ def apply(s: Session, edit: types.WorkspaceEdit) -> None:
             path = s.root / change.text_document.uri[len(s.root.as_uri()) + 1 :]
             text = path.read_text(encoding="utf-8") if path.exists() else ""
             lines = text.splitlines(keepends=True) or [""]
-            for e in sorted(change.edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+            for e in sorted(
+                change.edits,
+                key=lambda e: (e.range.start.line, e.range.start.character),
+                reverse=True,
+            ):
                 start = sum(len(x) for x in lines[: e.range.start.line]) + e.range.start.character
                 end = sum(len(x) for x in lines[: e.range.end.line]) + e.range.end.character
                 text = text[:start] + e.new_text + text[end:]
@@ -117,7 +121,9 @@ async def test_orphan_actions_and_broken_link_create(s: Session):
     a broken [[link]] -> "Create article <target>"."""
     await s.checked()
     s.open(WIDGET, "markdown")
-    line = next(i for i, t in enumerate((s.root / WIDGET).read_text().split("\n")) if "[[missing" in t)
+    line = next(
+        i for i, t in enumerate((s.root / WIDGET).read_text().split("\n")) if "[[missing" in t
+    )
     titles = [a.title for a in await actions(s, WIDGET, line)]
     assert "Move article to lib/widgets/widget" in titles
     assert "Declare scope: rule" in titles
@@ -135,7 +141,9 @@ async def test_orphan_actions_and_broken_link_create(s: Session):
 
 async def test_journal_with_body_writes_through_core(s: Session):
     """SPEC §10 journal action: the body is the command argument (source lsp); no default body."""
-    text = await s.command("canon.journalAbout", {"address": "src/core/config", "body": "Checked it."})
+    text = await s.command(
+        "canon.journalAbout", {"address": "src/core/config", "body": "Checked it."}
+    )
     assert "journal" in text.lower() or "2026-11-29" in text
     entries = sorted((s.root / ".canon/journal").glob(f"{TODAY}-*.md"))
     assert len(entries) == 1

@@ -22,8 +22,13 @@ CANON = str(Path(sys.executable).parent / "canon")
 
 async def agent_write(s: Session, obj: dict) -> str:
     proc = await asyncio.create_subprocess_exec(
-        CANON, "tool", json.dumps(obj), cwd=s.root, env=SERVER_ENV,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        CANON,
+        "tool",
+        json.dumps(obj),
+        cwd=s.root,
+        env=SERVER_ENV,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
@@ -55,11 +60,15 @@ async def test_agent_write_reaches_hover_inlay_and_diagnostics(s: Session, notif
     assert "Loads layered config" in (await s.hover("src/core/config.ts", first)).contents.value
     assert await s.until(lambda: s.diagnostics("src/core/config.ts"), what="stale hint")
 
-    text = await agent_write(s, {
-        "action": "write", "path": "src/core/config.ts",
-        "capsule": "Config now comes from env only.",
-        "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
-    })
+    text = await agent_write(
+        s,
+        {
+            "action": "write",
+            "path": "src/core/config.ts",
+            "capsule": "Config now comes from env only.",
+            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
+        },
+    )
     assert text.startswith("Wrote src/core/config")
     assert client_watches(s) == (s.profile != "neovim@0.11")
     if notify:

@@ -18,16 +18,40 @@ from typing import Any
 from lsp_harness import FIRST_LINE, SERVER_COMMAND, SERVER_ENV, build_workspace
 
 METHODS = [
-    "textDocument/hover", "textDocument/inlayHint", "textDocument/codeLens",
-    "textDocument/codeAction", "textDocument/documentLink", "textDocument/definition",
-    "textDocument/references", "textDocument/completion", "workspace/symbol",
-    "workspace/willRenameFiles", "workspace/executeCommand", "textDocument/didOpen",
-    "textDocument/didChange", "textDocument/didClose", "textDocument/didSave",
-    "workspace/didChangeWatchedFiles", "codeAction/resolve", "$/cancelRequest",
-    "textDocument/diagnostic", "workspace/diagnostic", "canon/unknown", "", "x" * 300,
+    "textDocument/hover",
+    "textDocument/inlayHint",
+    "textDocument/codeLens",
+    "textDocument/codeAction",
+    "textDocument/documentLink",
+    "textDocument/definition",
+    "textDocument/references",
+    "textDocument/completion",
+    "workspace/symbol",
+    "workspace/willRenameFiles",
+    "workspace/executeCommand",
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didClose",
+    "textDocument/didSave",
+    "workspace/didChangeWatchedFiles",
+    "codeAction/resolve",
+    "$/cancelRequest",
+    "textDocument/diagnostic",
+    "workspace/diagnostic",
+    "canon/unknown",
+    "",
+    "x" * 300,
 ]
-COMMANDS = ["canon.read", "canon.map", "canon.search", "canon.status", "canon.nope",
-            "canon.write", "canon.journal", "canon.open"]
+COMMANDS = [
+    "canon.read",
+    "canon.map",
+    "canon.search",
+    "canon.status",
+    "canon.nope",
+    "canon.write",
+    "canon.journal",
+    "canon.open",
+]
 
 
 def junk(rng: random.Random, depth: int = 0) -> Any:
@@ -39,16 +63,41 @@ def junk(rng: random.Random, depth: int = 0) -> Any:
     if kind == 2:
         return rng.choice([0, -1, 2**31, 2**63, 1.5, -0.0])
     if kind == 3:
-        return rng.choice(["", "file:///", "file:///etc/passwd", "\x00", "🚀" * 50, "../../x",
-                           "[[a]]", "src/core/config.ts", "file:///nonexistent/a.ts"])
+        return rng.choice(
+            [
+                "",
+                "file:///",
+                "file:///etc/passwd",
+                "\x00",
+                "🚀" * 50,
+                "../../x",
+                "[[a]]",
+                "src/core/config.ts",
+                "file:///nonexistent/a.ts",
+            ]
+        )
     if kind == 4:
         return "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(20)))
     if kind == 5:
         return rng.randrange(-5, 10_000_000)
     if kind == 6:
         return [junk(rng, depth + 1) for _ in range(rng.randrange(4))]
-    keys = ["textDocument", "position", "uri", "line", "character", "range", "context",
-            "files", "command", "arguments", "query", "id", "changes", "contentChanges"]
+    keys = [
+        "textDocument",
+        "position",
+        "uri",
+        "line",
+        "character",
+        "range",
+        "context",
+        "files",
+        "command",
+        "arguments",
+        "query",
+        "id",
+        "changes",
+        "contentChanges",
+    ]
     return {rng.choice(keys): junk(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 
@@ -56,16 +105,22 @@ def plausible(rng: random.Random, uri: str) -> Any:
     """Params shaped almost right: the server's type checks and our guards get exercised."""
     pos = {"line": rng.choice([0, 1, 5, 10**6, -1]), "character": rng.choice([0, 3, 500, -2])}
     doc = {"uri": rng.choice([uri, "file:///nope.ts", "untitled:1", "file:///dev/zero"])}
-    return rng.choice([
-        {"textDocument": doc, "position": pos},
-        {"textDocument": doc, "range": {"start": pos, "end": pos}},
-        {"textDocument": doc, "range": {"start": pos, "end": pos}, "context": {"diagnostics": []}},
-        {"query": junk(rng)},
-        {"files": [{"oldUri": uri, "newUri": junk(rng)}]},
-        {"command": rng.choice(COMMANDS), "arguments": [junk(rng)]},
-        {"changes": [{"uri": junk(rng), "type": rng.choice([1, 2, 3, 9])}]},
-        {"textDocument": {**doc, "version": 2}, "contentChanges": [{"text": junk(rng)}]},
-    ])
+    return rng.choice(
+        [
+            {"textDocument": doc, "position": pos},
+            {"textDocument": doc, "range": {"start": pos, "end": pos}},
+            {
+                "textDocument": doc,
+                "range": {"start": pos, "end": pos},
+                "context": {"diagnostics": []},
+            },
+            {"query": junk(rng)},
+            {"files": [{"oldUri": uri, "newUri": junk(rng)}]},
+            {"command": rng.choice(COMMANDS), "arguments": [junk(rng)]},
+            {"changes": [{"uri": junk(rng), "type": rng.choice([1, 2, 3, 9])}]},
+            {"textDocument": {**doc, "version": 2}, "contentChanges": [{"text": junk(rng)}]},
+        ]
+    )
 
 
 def frame(body: bytes, rng: random.Random) -> bytes:
@@ -89,7 +144,10 @@ def message(rng: random.Random, n: int, uri: str) -> bytes:
         return b'{"jsonrpc": "2.0", "id": 1, "method": "textDocument/hov' + b"\r\n"
     if roll < 0.12:
         return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 60))) + b"\r\n"
-    msg: dict[str, Any] = {"jsonrpc": rng.choice(["2.0"] * 9 + ["1.0"]), "method": rng.choice(METHODS)}
+    msg: dict[str, Any] = {
+        "jsonrpc": rng.choice(["2.0"] * 9 + ["1.0"]),
+        "method": rng.choice(METHODS),
+    }
     if rng.random() < 0.6:
         msg["id"] = rng.choice([n, f"f{n}", None, [1], {"a": 1}])
     msg["params"] = plausible(rng, uri) if rng.random() < 0.6 else junk(rng)
@@ -146,21 +204,37 @@ async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path
     root = build_workspace(tmp_path / "proj")
     (root / "bin.dat").write_bytes(bytes(range(256)) * 64)
     proc = await asyncio.create_subprocess_exec(
-        *SERVER_COMMAND, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=SERVER_ENV, limit=2**24,
+        *SERVER_COMMAND,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=SERVER_ENV,
+        limit=2**24,
     )
     assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
     reader = Reader(proc.stdout)
-    tasks = [asyncio.ensure_future(reader.run()),
-             asyncio.ensure_future(_drain(proc.stderr))]
+    tasks = [asyncio.ensure_future(reader.run()), asyncio.ensure_future(_drain(proc.stderr))]
     uri = (root / "src/core/config.ts").as_uri()
-    send(proc, "initialize", {"processId": None, "rootUri": root.as_uri(),
-                              "capabilities": {}, "workspaceFolders": None}, "init")
+    send(
+        proc,
+        "initialize",
+        {"processId": None, "rootUri": root.as_uri(), "capabilities": {}, "workspaceFolders": None},
+        "init",
+    )
     await reader.wait("init")
     send(proc, "initialized", {})
-    send(proc, "textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "typescript", "version": 1,
-        "text": (root / "src/core/config.ts").read_text()}})
+    send(
+        proc,
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": uri,
+                "languageId": "typescript",
+                "version": 1,
+                "text": (root / "src/core/config.ts").read_text(),
+            }
+        },
+    )
     rng = random.Random(20261129)
     for n in range(int(os.environ.get("CANON_FUZZ_N", "10000"))):
         proc.stdin.write(frame(message(rng, n, uri), rng))
@@ -187,5 +261,3 @@ async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path
 async def _drain(stream: asyncio.StreamReader) -> None:
     while await stream.read(65536):
         pass
-
-

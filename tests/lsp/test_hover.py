@@ -66,14 +66,18 @@ async def test_code_lens_names_article_or_offers_create(s: Session):
     """SPEC §10 code lens: `canon: <address> · updated <date> · N journal`, or create."""
     s.open("src/core/config.ts")
     lenses = await s.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=s.uri("src/core/config.ts")))
+        types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=s.uri("src/core/config.ts"))
+        )
     )
     assert lenses is not None
     assert [lens.command.title for lens in lenses if lens.command] == [
         "canon: src/core/config · updated 2026-01-01 · 1 journal"
     ]
     lenses = await s.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=s.uri("docs/readme.md")))
+        types.CodeLensParams(
+            text_document=types.TextDocumentIdentifier(uri=s.uri("docs/readme.md"))
+        )
     )
     assert lenses is not None
     assert [lens.command.title for lens in lenses if lens.command] == ["canon: no article · create"]

@@ -13,7 +13,9 @@ async def test_document_links_for_wikilinks(s: Session):
     """SPEC §10 document links: [[wikilinks]] link to their article, ranged on the target."""
     s.open("docs/readme.md", "markdown")
     links = await s.client.text_document_document_link_async(
-        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=s.uri("docs/readme.md")))
+        types.DocumentLinkParams(
+            text_document=types.TextDocumentIdentifier(uri=s.uri("docs/readme.md"))
+        )
     )
     assert links is not None
     targets = {link.target for link in links}
@@ -66,7 +68,9 @@ async def test_completion_inside_wikilink(s: Session):
     result = await s.client.text_document_completion_async(
         types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=s.uri(WIDGET)),
-            position=types.Position(line=line_no, character=s.col(lines[line_no], len(lines[line_no]))),
+            position=types.Position(
+                line=line_no, character=s.col(lines[line_no], len(lines[line_no]))
+            ),
         )
     )
     assert isinstance(result, types.CompletionList)
@@ -77,7 +81,9 @@ async def test_completion_inside_wikilink(s: Session):
 
 async def test_workspace_symbols_ranked_by_search(s: Session):
     """SPEC §10 workspace symbols: articles by address and capsule, BM25 ranked."""
-    result = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="layered config"))
+    result = await s.client.workspace_symbol_async(
+        types.WorkspaceSymbolParams(query="layered config")
+    )
     names = [sym.name for sym in result or []]
     assert names and names[0] == "src/core/config"
 

@@ -12,8 +12,12 @@ async def will_rename(s: Session, old: str, new: str) -> types.WorkspaceEdit | N
     )
 
 
-def expect_only(before: dict[str, bytes], after: dict[str, bytes], moved: dict[str, str],
-                relinked: dict[str, tuple[str, str]]) -> None:
+def expect_only(
+    before: dict[str, bytes],
+    after: dict[str, bytes],
+    moved: dict[str, str],
+    relinked: dict[str, tuple[str, str]],
+) -> None:
     """Everything but the moved files and the rewritten links is byte-for-byte unchanged."""
     expected = dict(before)
     for old, new in moved.items():

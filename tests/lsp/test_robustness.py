@@ -38,13 +38,18 @@ async def test_binary_and_non_utf8_documents(s: Session):
     (s.root / "src/blob.bin").write_bytes(bytes(range(256)) * 100)
     uri = s.uri("src/blob.bin")
     assert await s.hover("src/blob.bin", types.Position(line=0, character=3)) is None
-    hints = await s.client.text_document_inlay_hint_async(types.InlayHintParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=types.Range(start=types.Position(line=0, character=0),
-                          end=types.Position(line=1, character=0))))
+    hints = await s.client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=1, character=0)
+            ),
+        )
+    )
     assert not hints
     links = await s.client.text_document_document_link_async(
-        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert not links
 
 
@@ -63,5 +68,8 @@ async def test_fifty_megabyte_document(s: Session):
     hints = await s.inlay("src/core/big.ts")
     assert [h.label for h in hints] == ["src: Source root; everything under src."]
     links = await s.client.text_document_document_link_async(
-        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=s.uri("src/core/big.ts"))))
+        types.DocumentLinkParams(
+            text_document=types.TextDocumentIdentifier(uri=s.uri("src/core/big.ts"))
+        )
+    )
     assert links == [] or links is None

@@ -40,52 +40,94 @@ def on_code_action(
     out: list[types.CodeAction] = []
     if where.kind == "asset":
         if where.address and not store.has(where.address):
-            out.append(_edit_action(ls, f"Create article for {where.address}", QUICKFIX,
-                                    {"op": "create", "folder": folder.uri,
-                                     "address": where.address}))
+            out.append(
+                _edit_action(
+                    ls,
+                    f"Create article for {where.address}",
+                    QUICKFIX,
+                    {"op": "create", "folder": folder.uri, "address": where.address},
+                )
+            )
         governing = where.governing()
         subject = governing or where.address
     else:
         governing = where.address
         subject = where.address
     if governing and where.kind == "asset":
-        out.append(types.CodeAction(
-            title=f"Update governing article {governing}", kind=QUICKFIX,
-            command=types.Command(title=f"Update governing article {governing}",
-                                  command="canon.open", arguments=[folder.article_uri(governing)])))
+        out.append(
+            types.CodeAction(
+                title=f"Update governing article {governing}",
+                kind=QUICKFIX,
+                command=types.Command(
+                    title=f"Update governing article {governing}",
+                    command="canon.open",
+                    arguments=[folder.article_uri(governing)],
+                ),
+            )
+        )
     if subject and folder.serving:
-        out.append(types.CodeAction(
-            title=f"Journal an entry about {subject}", kind=QUICKFIX,
-            command=types.Command(title=f"Journal an entry about {subject}",
-                                  command="canon.journalAbout",
-                                  arguments=[{"address": subject, "folder": folder.uri}])))
+        out.append(
+            types.CodeAction(
+                title=f"Journal an entry about {subject}",
+                kind=QUICKFIX,
+                command=types.Command(
+                    title=f"Journal an entry about {subject}",
+                    command="canon.journalAbout",
+                    arguments=[{"address": subject, "folder": folder.uri}],
+                ),
+            )
+        )
     if governing and governing in folder.stale:
-        out.append(_edit_action(ls, f"Mark {governing} reviewed", QUICKFIX,
-                                {"op": "reviewed", "folder": folder.uri, "address": governing}))
+        out.append(
+            _edit_action(
+                ls,
+                f"Mark {governing} reviewed",
+                QUICKFIX,
+                {"op": "reviewed", "folder": folder.uri, "address": governing},
+            )
+        )
     if where.kind == "article":
         out.extend(_orphan_actions(ls, folder, where.address))
         out.extend(_link_actions(ls, folder, uri, params.range))
     return out or None
 
 
-def _orphan_actions(ls: CanonLanguageServer, folder: Folder, address: str) -> list[types.CodeAction]:
+def _orphan_actions(
+    ls: CanonLanguageServer, folder: Folder, address: str
+) -> list[types.CodeAction]:
     findings = folder.findings.get(address, [])
     if not any(f.code == "orphan" for f in findings):
         return []
     out = []
     for candidate in move_candidates(folder, address):
-        out.append(_edit_action(ls, f"Move article to {candidate}", QUICKFIX,
-                                {"op": "move", "folder": folder.uri, "address": address,
-                                 "to": candidate}))
+        out.append(
+            _edit_action(
+                ls,
+                f"Move article to {candidate}",
+                QUICKFIX,
+                {"op": "move", "folder": folder.uri, "address": address, "to": candidate},
+            )
+        )
     store = folder.store
     up = parent(address)
     into = store.governing(up) if store is not None and up else None
     if into:
-        out.append(_edit_action(ls, "Merge into parent", QUICKFIX,
-                                {"op": "merge", "folder": folder.uri, "address": address,
-                                 "into": into}))
-    out.append(_edit_action(ls, "Declare scope: rule", QUICKFIX,
-                            {"op": "rule", "folder": folder.uri, "address": address}))
+        out.append(
+            _edit_action(
+                ls,
+                "Merge into parent",
+                QUICKFIX,
+                {"op": "merge", "folder": folder.uri, "address": address, "into": into},
+            )
+        )
+    out.append(
+        _edit_action(
+            ls,
+            "Declare scope: rule",
+            QUICKFIX,
+            {"op": "rule", "folder": folder.uri, "address": address},
+        )
+    )
     return out
 
 
@@ -124,9 +166,14 @@ def _link_actions(
             if link.target in seen or store.has(link.target):
                 continue
             seen.add(link.target)
-            out.append(_edit_action(ls, f"Create article {link.target}", QUICKFIX,
-                                    {"op": "create", "folder": folder.uri,
-                                     "address": link.target}))
+            out.append(
+                _edit_action(
+                    ls,
+                    f"Create article {link.target}",
+                    QUICKFIX,
+                    {"op": "create", "folder": folder.uri, "address": link.target},
+                )
+            )
     return out
 
 
@@ -139,7 +186,8 @@ def _edit_action(
     if "edit" in (properties or []):
         return types.CodeAction(title=title, kind=kind, data=data)
     return types.CodeAction(
-        title=title, kind=kind,
+        title=title,
+        kind=kind,
         command=types.Command(title=title, command="canon.applyAction", arguments=[data]),
     )
 
@@ -186,8 +234,9 @@ def create_article(folder: Folder, address: str) -> types.WorkspaceEdit | str:
     path = store.path_of(address)
     if path.exists():
         return f"The article {address} already exists."
-    text = core_article.render(None, capsule="", updated=today(), scope="asset",
-                               body=f"# {address}\n\n")
+    text = core_article.render(
+        None, capsule="", updated=today(), scope="asset", body=f"# {address}\n\n"
+    )
     return edits.workspace_edit(edits.create_file(from_fs_path(str(path)) or "", text))
 
 
@@ -204,19 +253,27 @@ def _set_key(
     return edits.workspace_edit([change])
 
 
-def _move(ls: CanonLanguageServer, folder: Folder, address: str, to: str) -> types.WorkspaceEdit | str:
+def _move(
+    ls: CanonLanguageServer, folder: Folder, address: str, to: str
+) -> types.WorkspaceEdit | str:
     store = folder.store
     assert store is not None
     if not to or store.path_of(to).exists():
         return f"An article already exists at {to}."
     changes: list[edits.AnyChange] = list(edits.link_rewrites(ls, folder, {address: to}))
-    changes.append(types.RenameFile(
-        old_uri=folder.article_uri(address), new_uri=folder.article_uri(to),
-        options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True)))
+    changes.append(
+        types.RenameFile(
+            old_uri=folder.article_uri(address),
+            new_uri=folder.article_uri(to),
+            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
+        )
+    )
     return edits.workspace_edit(changes)
 
 
-def _merge(ls: CanonLanguageServer, folder: Folder, address: str, into: str) -> types.WorkspaceEdit | str:
+def _merge(
+    ls: CanonLanguageServer, folder: Folder, address: str, into: str
+) -> types.WorkspaceEdit | str:
     store = folder.store
     assert store is not None
     orphan = store.article(address)
@@ -231,13 +288,20 @@ def _merge(ls: CanonLanguageServer, folder: Folder, address: str, into: str) -> 
     addition = f"\n## {address.rsplit('/', 1)[-1]}\n\n{body.rstrip()}\n"
     if orphan.capsule:
         addition = f"\n## {address.rsplit('/', 1)[-1]}\n\n{orphan.capsule}\n\n{body.rstrip()}\n"
-    source = target.source if target.source.endswith("\n") or not target.source else target.source + "\n"
+    source = (
+        target.source if target.source.endswith("\n") or not target.source else target.source + "\n"
+    )
     change = edits.replace_text(ls, target_uri, target, source + addition)
     changes: list[edits.AnyChange] = [c for c in [change] if c is not None]
-    changes.extend(c for c in edits.link_rewrites(ls, folder, {address: into})
-                   if c.text_document.uri != target_uri)
-    changes.append(types.DeleteFile(uri=folder.article_uri(address),
-                                    options=types.DeleteFileOptions(ignore_if_not_exists=True)))
+    changes.extend(
+        c
+        for c in edits.link_rewrites(ls, folder, {address: into})
+        if c.text_document.uri != target_uri
+    )
+    changes.append(
+        types.DeleteFile(
+            uri=folder.article_uri(address),
+            options=types.DeleteFileOptions(ignore_if_not_exists=True),
+        )
+    )
     return edits.workspace_edit(changes)
-
-

@@ -92,9 +92,9 @@ async def _push_in_steps(ls: CanonLanguageServer, folder: Folder) -> None:
             await asyncio.sleep(0)
     for uri in list(ls.published):
         where = ls.where(uri)
-        if where is not None and where.folder is folder and where.kind in ("article", "store"):
-            if uri not in live:
-                diagnostics.publish(ls, uri, [])
+        ours = where is not None and where.folder is folder and where.kind in ("article", "store")
+        if ours and uri not in live:
+            diagnostics.publish(ls, uri, [])
     diagnostics.push_open_assets(ls)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,11 @@ log = logging.getLogger(__name__)
 TOOL_COMMANDS = ("read", "write", "journal", "map", "search")
 
 
-def tool_command(action: str):  # type: ignore[no-untyped-def]
+def tool_command(action: str) -> Callable[..., str]:
     def run(ls: CanonLanguageServer, *args: Any) -> str:
         obj = args[0] if args else {}
         if not isinstance(obj, dict):
-            return f"canon.{action} takes one argument, the §6 object, e.g. {{\"path\": \"src/a.ts\"}}."
+            return f'canon.{action} takes one argument, the §6 object, e.g. {{"path": "src/a.ts"}}.'
         folder = pick_folder(ls, obj)
         if folder is None or folder.store is None:
             return "canon has no workspace folder to act on; open a folder first."
@@ -78,7 +79,9 @@ def status(ls: CanonLanguageServer, *args: Any) -> str:
     obj = args[0] if args and isinstance(args[0], dict) else {}
     folder = pick_folder(ls, obj)
     if folder is None or folder.store is None:
-        return folder.error if folder is not None and folder.error else "canon: no workspace folder."
+        return (
+            folder.error if folder is not None and folder.error else "canon: no workspace folder."
+        )
     store = folder.store
     if not store.exists():
         return f"No canon store at {store.root} yet; the first write or journal creates it."
@@ -99,8 +102,11 @@ async def open_article(ls: CanonLanguageServer, *args: Any) -> bool:
     if isinstance(uri, dict):
         uri = uri.get("uri")
     if not isinstance(uri, str) or not uri.startswith("file:"):
-        ls.window_show_message(types.ShowMessageParams(
-            type=types.MessageType.Warning, message="canon.open needs a file URI."))
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning, message="canon.open needs a file URI."
+            )
+        )
         return False
     result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
     return bool(result and result.success)
@@ -138,15 +144,16 @@ async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
     address = obj.get("address")
     folder = pick_folder(ls, obj)
     if folder is None or folder.store is None or not isinstance(address, str) or not address:
-        return "canon.journalAbout needs {\"address\": …}."
+        return 'canon.journalAbout needs {"address": …}.'
     body = obj.get("body")
     if isinstance(body, str) and body.strip():
         result = tool.run(
             folder.store, {"action": "journal", "body": body, "subject": [address]}, source="lsp"
         )
         sync.schedule_notify(ls)
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info,
-                                                       message=result.text))
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=result.text)
+        )
         return result.text
     journal_dir = folder.store.journal_dir
     slug = sanitise_slug(address.replace("/", "-")) or "entry"
@@ -173,15 +180,19 @@ def _yaml_item(address: str) -> str:
 
 async def _apply(ls: CanonLanguageServer, edit: types.WorkspaceEdit | str, label: str) -> bool:
     if isinstance(edit, str):
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
-                                                       message=edit))
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=edit)
+        )
         return False
     result = await ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=edit, label=label)
     )
     if result is None or not result.applied:
         reason = getattr(result, "failure_reason", None) or "the editor refused it"
-        ls.window_show_message(types.ShowMessageParams(
-            type=types.MessageType.Warning, message=f"{label} was not applied: {reason}."))
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"{label} was not applied: {reason}."
+            )
+        )
         return False
     return True

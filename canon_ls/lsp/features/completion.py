@@ -30,7 +30,7 @@ def on_completion(
     typed = line[start:col].strip().lower()
     store = where.store
     rng = convert.span(codec, text, line_no, start, col)
-    items = []
+    items: list[types.CompletionItem] = []
     matched = 0
     for address in store.addresses():
         if typed and typed not in address.lower():
@@ -39,11 +39,13 @@ def on_completion(
         if len(items) >= LIMIT:
             continue
         article = store.article(address)
-        items.append(types.CompletionItem(
-            label=address,
-            kind=types.CompletionItemKind.File,
-            detail=(article.capsule if article else "") or None,
-            text_edit=types.TextEdit(range=rng, new_text=address),
-            filter_text=address,
-        ))
+        items.append(
+            types.CompletionItem(
+                label=address,
+                kind=types.CompletionItemKind.File,
+                detail=(article.capsule if article else "") or None,
+                text_edit=types.TextEdit(range=rng, new_text=address),
+                filter_text=address,
+            )
+        )
     return types.CompletionList(is_incomplete=matched > len(items), items=items)

@@ -30,9 +30,9 @@ def for_uri(ls: CanonLanguageServer, uri: str) -> list[types.Diagnostic]:
         return for_article(ls, where.folder, where.address, uri)
     if where.kind == "asset":
         return for_asset(ls, where)
-    if where.kind == "store" and where.folder.store is not None:
-        if where.path == where.folder.store.schema_file:
-            return for_article(ls, where.folder, "", uri)
+    store = where.folder.store
+    if where.kind == "store" and store is not None and where.path == store.schema_file:
+        return for_article(ls, where.folder, "", uri)
     return []
 
 
@@ -113,24 +113,6 @@ def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnosti
         ls.published.add(uri)
     else:
         ls.published.discard(uri)
-
-
-def push_folder(ls: CanonLanguageServer, folder: Folder) -> int:
-    """Push every article's findings in a folder (startup, after a whole-store check)."""
-    count = 0
-    live = set()
-    for address in list(folder.findings):
-        uri = folder.finding_uri(address)
-        live.add(uri)
-        publish(ls, uri, for_article(ls, folder, address, uri))
-        count += 1
-    for uri in list(ls.published):
-        where = ls.where(uri)
-        if where is not None and where.folder is folder and where.kind in ("article", "store"):
-            if uri not in live:
-                publish(ls, uri, [])
-    push_open_assets(ls)
-    return count
 
 
 def push_open_assets(ls: CanonLanguageServer) -> None:

@@ -6,6 +6,8 @@ from dataclasses import replace
 
 from lsprotocol import types
 
+from canon_ls.core.article import Article
+
 from .. import resolve
 from ..state import CanonLanguageServer
 from . import freshness
@@ -31,7 +33,7 @@ def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover 
     )
 
 
-def render(ls: CanonLanguageServer, target: resolve.Target, article) -> str:  # type: ignore[no-untyped-def]
+def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) -> str:
     store = target.where.store
     governing = target.governing
     title = article.title or governing

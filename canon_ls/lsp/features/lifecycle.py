@@ -130,5 +130,7 @@ def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
         ls.poller.cancel()
 
 
-def show(ls: CanonLanguageServer, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+def show(
+    ls: CanonLanguageServer, message: str, kind: types.MessageType = types.MessageType.Warning
+) -> None:
     ls.window_show_message(types.ShowMessageParams(type=kind, message=message))

@@ -13,7 +13,9 @@ from .. import convert, edits, resolve
 from ..state import CanonLanguageServer
 
 MAX_SCAN = 1_000_000  # characters: longer documents get no document links (never a slow scan)
-_PATH = re.compile(r"(?<![\w/.:-])((?:[\w@+~-]+/)+[\w@+~.-]*\w|[\w@+~-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_PATH = re.compile(
+    r"(?<![\w/.:-])((?:[\w@+~-]+/)+[\w@+~.-]*\w|[\w@+~-]+\.[A-Za-z0-9]{1,8})(?![\w/])"
+)
 
 
 def on_document_link(
@@ -35,9 +37,12 @@ def on_document_link(
         if not governing:
             continue
         taken.append((link.start, link.end))
-        out.append(types.DocumentLink(
-            range=convert.offsets(codec, text, link.target_start, link.target_end),
-            target=where.folder.article_uri(governing)))
+        out.append(
+            types.DocumentLink(
+                range=convert.offsets(codec, text, link.target_start, link.target_end),
+                target=where.folder.article_uri(governing),
+            )
+        )
     if where.kind == "article":  # path tokens in articles link to the asset itself
         project = where.folder.project
         for m in _PATH.finditer(text.source):
@@ -49,24 +54,27 @@ def on_document_link(
                     continue
             except OSError:
                 continue
-            out.append(types.DocumentLink(
-                range=convert.offsets(codec, text, m.start(1), m.end(1)),
-                target=edits.path_uri(path)))
+            out.append(
+                types.DocumentLink(
+                    range=convert.offsets(codec, text, m.start(1), m.end(1)),
+                    target=edits.path_uri(path),
+                )
+            )
     return out
 
 
-def on_definition(
-    ls: CanonLanguageServer, params: types.DefinitionParams
-) -> types.Location | None:
-    target = resolve.at_cursor(ls, params.text_document.uri, params.position,
-                               own_on_first_line=False)
+def on_definition(ls: CanonLanguageServer, params: types.DefinitionParams) -> types.Location | None:
+    target = resolve.at_cursor(
+        ls, params.text_document.uri, params.position, own_on_first_line=False
+    )
     if target is None:
         return None
     return types.Location(uri=target.where.folder.article_uri(target.governing), range=_TOP)
 
 
-_TOP = types.Range(start=types.Position(line=0, character=0),
-                   end=types.Position(line=0, character=0))
+_TOP = types.Range(
+    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+)
 
 
 def on_references(
@@ -93,8 +101,11 @@ def on_references(
             continue
         for link in wikilinks(text.source):
             if link.target == address:
-                out.append(types.Location(
-                    uri=source_uri, range=convert.offsets(codec, text, link.start, link.end)))
+                out.append(
+                    types.Location(
+                        uri=source_uri, range=convert.offsets(codec, text, link.start, link.end)
+                    )
+                )
     for entry in store.journal_entries():
         if address in entry.subject:
             out.append(types.Location(uri=edits.path_uri(entry.path), range=_TOP))

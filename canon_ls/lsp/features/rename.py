@@ -57,9 +57,13 @@ def on_will_rename_files(
         if moves:
             changes.extend(edits.link_rewrites(ls, ls.folders[folder_uri], moves))
     for folder, a, b in file_moves:
-        changes.append(types.RenameFile(
-            old_uri=folder.article_uri(a), new_uri=folder.article_uri(b),
-            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True)))
+        changes.append(
+            types.RenameFile(
+                old_uri=folder.article_uri(a),
+                new_uri=folder.article_uri(b),
+                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
+            )
+        )
     return edits.workspace_edit(changes) if changes else None
 
 
@@ -82,7 +86,9 @@ def _article_moves(folder: Folder, old: Path, new: Path) -> list[tuple[str, str]
         out = []
         for address in store.addresses():
             if address.startswith(prefix) and ":" not in address:
-                out.append((address, (new_rel + "/" if new_rel != "." else "") + address[len(prefix):]))
+                out.append(
+                    (address, (new_rel + "/" if new_rel != "." else "") + address[len(prefix) :])
+                )
         return out
     a, b = address_of_file(base, old), address_of_file(base, new)
     return [(a, b)] if a and b and a != b else []
@@ -99,7 +105,7 @@ def _asset_moves(folder: Folder, old: Path, a: str, b: str) -> list[tuple[str, s
             if address == a:
                 out.append((a, b))
             elif address.startswith(prefix):
-                out.append((address, b + "/" + address[len(prefix):]))
+                out.append((address, b + "/" + address[len(prefix) :]))
         return out
     if store.has(a) and not _other_assets_keep(folder, old, a):
         out.append((a, b))

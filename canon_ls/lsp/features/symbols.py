@@ -7,8 +7,9 @@ from lsprotocol import types
 from ..state import CanonLanguageServer
 
 LIMIT = 100
-_TOP = types.Range(start=types.Position(line=0, character=0),
-                   end=types.Position(line=0, character=0))
+_TOP = types.Range(
+    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+)
 
 
 def on_workspace_symbol(
@@ -30,10 +31,12 @@ def on_workspace_symbol(
             ordered = store.addresses()[:LIMIT]
         for address in ordered:
             article = store.article(address)
-            out.append(types.SymbolInformation(
-                name=address,
-                kind=types.SymbolKind.File,
-                location=types.Location(uri=folder.article_uri(address), range=_TOP),
-                container_name=(article.capsule[:120] if article else None) or None,
-            ))
+            out.append(
+                types.SymbolInformation(
+                    name=address,
+                    kind=types.SymbolKind.File,
+                    location=types.Location(uri=folder.article_uri(address), range=_TOP),
+                    container_name=(article.capsule[:120] if article else None) or None,
+                )
+            )
     return out

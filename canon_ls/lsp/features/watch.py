@@ -112,7 +112,9 @@ async def poll(ls: CanonLanguageServer, factor: float) -> None:
                 log.exception("polling %s failed", folder.project)
 
 
-def poll_folder(ls: CanonLanguageServer, folder: Folder, marks: dict[str, tuple[float, ...]]) -> None:
+def poll_folder(
+    ls: CanonLanguageServer, folder: Folder, marks: dict[str, tuple[float, ...]]
+) -> None:
     store = folder.store
     if store is None:
         return
@@ -121,7 +123,9 @@ def poll_folder(ls: CanonLanguageServer, folder: Folder, marks: dict[str, tuple[
     started = time.perf_counter()
     changed = store.refresh()
     if changed:
-        log.debug("poll: %d changed in %.1f ms", len(changed), (time.perf_counter() - started) * 1e3)
+        log.debug(
+            "poll: %d changed in %.1f ms", len(changed), (time.perf_counter() - started) * 1e3
+        )
         sync.store_changed(ls, folder, changed)
     mark = _git_mark(folder)
     previous = marks.get(folder.uri)
