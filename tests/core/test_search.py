@@ -252,3 +252,13 @@ def test_cached_index_survives_a_corrupt_or_unwritable_cache(tmp_path):
     idx = cached_index(blocked / "search.bin", {"a": (0, lambda: "alpha")})
     assert idx.query("alpha")[1] == 1
     assert cached_index(None, {"a": (0, lambda: "alpha")}).query("alpha")[1] == 1
+
+
+def test_huge_term_frequency_is_capped_not_an_error():
+    idx = SearchIndex()
+    idx.add("big", "x " * 70_000)
+    idx.add("small", "x y")
+    hits, total = idx.query("x")
+    assert total == 2 and {k for k, _ in hits} == {"big", "small"}
+    idx.remove("big")
+    assert idx.query("x") == ([("small", idx.query("x")[0][0][1])], 1)
