@@ -255,8 +255,14 @@ class Assets:
 # Orphans (SPEC §6.1 item 5 over the whole store, §9)
 
 
+def _mount_of(store: Store, address: str) -> str:
+    """The mount name of 'lake:prices' when lake is a mount, else '' (a colon may be a name)."""
+    name, colon, _ = address.partition(":")
+    return name if colon and name in store.mounts else ""
+
+
 def _project_addresses(store: Store) -> list[str]:
-    return [a for a in store.addresses() if ":" not in a]
+    return [a for a in store.addresses() if not _mount_of(store, a)]
 
 
 def orphans(store: Store, assets: Assets) -> list[str]:
@@ -670,7 +676,7 @@ def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding
 def _lint_findings(store: Store, address: str, art: Article, schema: Schema) -> list[Finding]:
     """lint's per-article findings plus schema violations, under the store-level address
     (a mount article knows only its address inside the mount; its links may name either)."""
-    mount = address.partition(":")[0] if ":" in address and art.address != address else ""
+    mount = _mount_of(store, address)
 
     def exists(target: str) -> bool:
         if store.article(target) is not None:
@@ -770,7 +776,7 @@ def article_findings(
                     address, "relations-children", "warning", _children_message(address, missing)
                 )
             )
-    project_article = ":" not in address
+    project_article = not _mount_of(store, address)
     if assets is not None and project_article and _is_orphan(store, address, art, assets):
         found.append(_orphan_finding(address))
     if assets is not None and times is not None and project_article:

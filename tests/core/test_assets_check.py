@@ -347,3 +347,14 @@ def test_spec_8_mount_articles_are_linted_but_not_judged_orphan_or_stale(repo: P
     assert not lake_codes & {"orphan", "stale"}
     one = article_findings(store, "lake:prices/daily", Assets(repo), ChangeTimes(repo))
     assert {f.code for f in one} == lake_codes
+
+
+def test_spec_3_a_colon_in_a_project_address_is_not_a_mount(repo: Path):
+    """Only a configured mount name makes 'name:…' a mount address (SPEC §3, §8)."""
+    commit(repo, day(0), "docs/a:b.md", "docs/keep.md")
+    commit(repo, day(9), "docs/a:b.md")
+    article(repo, "docs/a:b", date(1))
+    article(repo, "docs/x:gone", date(1))
+    store, assets, times = signals(repo)
+    assert "docs/a:b" in stale(store, assets, times)
+    assert orphans(store, assets) == ["docs/x:gone"]
