@@ -34,7 +34,6 @@ def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover 
 
 
 def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) -> str:
-    store = target.where.store
     governing = target.governing
     title = article.title or governing
     lines = [f"**{_escape(title)}**"]
@@ -49,7 +48,7 @@ def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) ->
     if governing in target.where.folder.stale:
         facts.append("**stale**")
     lines.append(" · ".join(facts))
-    journal = store.journal_index(governing)
+    journal = target.where.folder.journal_names(governing)[:3]
     if journal:
         lines.append("")
         lines.append("journal: " + ", ".join(f"`{name}`" for name in journal))

@@ -33,7 +33,7 @@ def on_code_lens(
     article = where.store.article(governing)
     if article is None:
         return None
-    count = len(where.store.journal_index(governing, 1_000_000))
+    count = len(where.folder.journal_names(governing))
     title = f"canon: {governing} · updated {article.updated or 'never'} · {count} journal"
     command = types.Command(
         title=title, command="canon.open", arguments=[where.folder.article_uri(governing)]

@@ -100,16 +100,25 @@ def on_did_change_watched_files(
             checks.schedule(ls, folder, ASSET_DEBOUNCE)
 
 
+BUDGET = 0.05  # the poll may use at most this share of the event loop's time
+
+
 async def poll(ls: CanonLanguageServer, factor: float) -> None:
+    """Poll every folder; the period stretches so polling costs at most BUDGET of the loop
+    (a 10k-article `refresh()` walk costs ~0.1-0.3 s; requests re-check their own article)."""
     marks: dict[str, tuple[float, ...]] = {}
+    cost = 0.0
     while not ls.shutting_down:
         interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
-        await asyncio.sleep(interval * factor)
+        await asyncio.sleep(max(interval * factor, cost / BUDGET))
+        started = time.perf_counter()
         for folder in list(ls.folders.values()):
             try:
                 poll_folder(ls, folder, marks)
             except Exception:
                 log.exception("polling %s failed", folder.project)
+            await asyncio.sleep(0)  # let queued requests run between folders
+        cost = time.perf_counter() - started
 
 
 def poll_folder(

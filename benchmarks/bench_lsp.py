@@ -1,0 +1,669 @@
+"""Drive the real `canon-ls` over stdio on a generated repository and print figures.
+
+Measured (SPEC §10, targets in docs/BENCHMARKS.md "LSP"):
+- process start -> first hover answer;
+- hover and inlay p50/p99 over N requests while the startup whole-store check runs, and idle;
+- an external article write -> hover shows it (with the client's file event, and without);
+- full-store diagnostics cold (startup check, push) and incremental (one article);
+- server RSS (current and peak);
+- against vscode-markdown-languageserver (npm) on the same articles folder: workspace symbols
+  and references, first and warm, with ratios.
+
+The client is a raw blocking JSON-RPC client (no pygls on this side), answering the server's
+requests (progress, configuration, registration, refresh) like an editor would.
+
+    .venv/bin/python benchmarks/bench_lsp.py --repo benchmarks/repos/m10k/repo \
+        --peer-repo benchmarks/repos/m5k/repo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import pct  # noqa: E402
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # A modern VS Code: watches files for us, pulls nothing here (push keeps the figure simple).
+    "vscode": {
+        "window": {"workDoneProgress": True},
+        "workspace": {
+            "configuration": True,
+            "workspaceFolders": True,
+            "didChangeWatchedFiles": {"dynamicRegistration": True},
+            "inlayHint": {"refreshSupport": True},
+        },
+        "textDocument": {"inlayHint": {}, "publishDiagnostics": {}},
+        "general": {"positionEncodings": ["utf-16"]},
+    },
+    # Neovim 0.11: utf-8, no dynamic watcher registration -> the server polls.
+    "neovim": {
+        "window": {"workDoneProgress": True},
+        "workspace": {"configuration": True, "workspaceFolders": True},
+        "textDocument": {"inlayHint": {}, "publishDiagnostics": {}},
+        "general": {"positionEncodings": ["utf-8", "utf-16"]},
+    },
+}
+
+
+class Client:
+    """Blocking JSON-RPC over a subprocess' stdio; a reader thread files every message."""
+
+    def __init__(self, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.lock = threading.Lock()
+        self.next_id = 0
+        self.waiting: dict[int, queue.Queue[dict[str, Any]]] = {}
+        self.notes: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
+        self.handlers: dict[str, Any] = {}
+        self.progress_end = threading.Event()
+        self.progress_begin = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line.startswith(b"Content-Length:"):
+                    length = int(line.split(b":")[1])
+                elif line in (b"\r\n", b"\n"):
+                    break
+            msg = json.loads(out.read(length))
+            if "method" in msg and "id" in msg:
+                self._answer(msg)
+            elif "method" in msg:
+                if msg["method"] == "$/progress":
+                    kind = (msg["params"].get("value") or {}).get("kind")
+                    if kind == "begin":
+                        self.progress_begin.set()
+                    elif kind == "end":
+                        self.progress_end.set()
+                self.notes.put((time.perf_counter(), msg))
+            else:
+                box = self.waiting.pop(msg.get("id"), None)
+                if box is not None:
+                    box.put(msg)
+
+    def _answer(self, msg: dict[str, Any]) -> None:
+        method = msg["method"]
+        result: Any = None
+        if method == "workspace/configuration":
+            result = [None for _ in msg["params"]["items"]]
+        elif method in self.handlers:
+            result = self.handlers[method](msg["params"])
+        self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg).encode()
+        with self.lock:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.flush()
+
+    def request(self, method: str, params: Any, timeout: float = 600) -> Any:
+        with self.lock:
+            self.next_id += 1
+            msg_id = self.next_id
+        box: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.waiting[msg_id] = box
+        self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        reply = box.get(timeout=timeout)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply.get("result")
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def rss_mb(self) -> tuple[float, float]:
+        """(current, peak) resident set of the server process in MB."""
+        values = {}
+        with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    values[line[:5]] = int(line.split()[1]) / 1024
+        return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None, timeout=30)
+            self.notify("exit", None)
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+
+
+# -- ours ------------------------------------------------------------------------------------
+def pick_governed_file(repo: Path) -> tuple[str, str]:
+    """A file with its own article, and that article's address (the hover target)."""
+    articles = repo / ".canon" / "articles"
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True
+    ).stdout.decode()
+    for rel in out.split("\0"):
+        if not rel or rel.startswith(".canon/") or "." not in rel.rsplit("/", 1)[-1]:
+            continue
+        address = rel.rsplit(".", 1)[0]
+        if (articles / f"{address}.md").exists():
+            return rel, address
+    raise SystemExit("no governed file found")
+
+
+def start_ours(repo: Path, profile: str, cache: Path) -> tuple[Client, float]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    manifest = repo.parent / "manifest.json"
+    if manifest.exists():
+        env["CANON_TODAY"] = json.loads(manifest.read_text())["today"]
+    client = Client([sys.executable, "-m", "canon_ls.lsp"], repo, env)
+    client.handlers["window/workDoneProgress/create"] = lambda params: None
+    client.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": repo.as_uri(),
+            "workspaceFolders": [{"uri": repo.as_uri(), "name": repo.name}],
+            "capabilities": PROFILES[profile],
+        },
+    )
+    client.notify("initialized", {})
+    return client, client.started
+
+
+def hover_params(uri: str, line: int = 0, character: int = 1) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
+
+
+def inlay_params(uri: str) -> dict[str, Any]:
+    return {
+        "textDocument": {"uri": uri},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}},
+    }
+
+
+def timings(
+    client: Client, method: str, params: Any, n: int, until: threading.Event | None = None
+) -> list[float]:
+    out = []
+    for _ in range(n):
+        if until is not None and until.is_set():
+            break
+        t = time.perf_counter()
+        client.request(method, params)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def ms(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"p50 {pct(values, 50):.2f} ms, p99 {pct(values, 99):.2f} ms (n={len(values)})"
+
+
+def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
+    figures: dict[str, Any] = {"profile": profile}
+    rel, address = pick_governed_file(repo)
+    uri = (repo / rel).as_uri()
+    article = repo / ".canon" / "articles" / f"{address}.md"
+    text = (repo / rel).read_text(encoding="utf-8", errors="replace")
+    cache = Path(tempfile.mkdtemp(prefix="canon-bench-cache-"))  # cold: no ChangeTimes cache
+    client, t0 = start_ours(repo, profile, cache)
+    try:
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}},
+        )
+        result = client.request("textDocument/hover", hover_params(uri))
+        figures["first_hover_s"] = time.perf_counter() - t0
+        assert result and address in json.dumps(result), f"first hover missed {address}: {result}"
+
+        # During the startup check (git pass + full check in the child process).
+        client.progress_begin.wait(timeout=30)
+        during_hover = timings(
+            client, "textDocument/hover", hover_params(uri), n, client.progress_end
+        )
+        during_inlay = timings(
+            client, "textDocument/inlayHint", inlay_params(uri), n, client.progress_end
+        )
+        client.progress_end.wait(timeout=600)
+        figures["diagnostics_cold_s"] = _last_progress_end(client) - t0
+        figures["published"] = _count_published(client)
+        figures["hover_during"] = during_hover
+        figures["inlay_during"] = during_inlay
+
+        idle_hover = timings(client, "textDocument/hover", hover_params(uri), n)
+        idle_inlay = timings(client, "textDocument/inlayHint", inlay_params(uri), n)
+        figures["hover_idle"], figures["inlay_idle"] = idle_hover, idle_inlay
+
+        figures["write_to_hover_ms"] = external_write(client, article, uri, profile)
+        figures["incremental_diag_ms"] = incremental_diagnostics(client, article, profile)
+        figures["rss_mb"], figures["peak_rss_mb"] = client.rss_mb()
+    finally:
+        client.close()
+        subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
+        shutil.rmtree(cache, ignore_errors=True)
+    return figures
+
+
+def _last_progress_end(client: Client) -> float:
+    last = 0.0
+    for stamp, msg in list(client.notes.queue):
+        if (
+            msg["method"] == "$/progress"
+            and (msg["params"].get("value") or {}).get("kind") == "end"
+        ):
+            last = stamp
+    return last
+
+
+def _count_published(client: Client) -> int:
+    return sum(
+        1 for _, m in list(client.notes.queue) if m["method"] == "textDocument/publishDiagnostics"
+    )
+
+
+def _rewrite(article: Path, marker: str, extra: str = "") -> float:
+    """Atomically rewrite an article's capsule (as `canon tool write` does); return the time."""
+    text = article.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("capsule:"):
+            lines[i] = f"capsule: {marker}"
+            break
+    body = "\n".join(lines) + extra
+    tmp = article.with_name(article.name + ".tmp")
+    tmp.write_text(body, encoding="utf-8")
+    os.replace(tmp, article)
+    return time.perf_counter()
+
+
+def external_write(client: Client, article: Path, uri: str, profile: str) -> list[float]:
+    """Write -> hover shows the new capsule; the VS Code profile also sends the file event."""
+    out = []
+    for round_ in range(20):
+        marker = f"bench marker {round_} {time.time_ns()}"
+        t = _rewrite(article, marker)
+        if profile == "vscode":
+            client.notify(
+                "workspace/didChangeWatchedFiles",
+                {"changes": [{"uri": article.as_uri(), "type": 2}]},
+            )
+        while marker not in json.dumps(client.request("textDocument/hover", hover_params(uri))):
+            pass
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def incremental_diagnostics(client: Client, article: Path, profile: str) -> list[float]:
+    """Write a broken link into one article -> its publishDiagnostics arrives (push)."""
+    out = []
+    target = article.as_uri()
+    for round_ in range(10):
+        while not client.notes.empty():
+            client.notes.get_nowait()
+        marker = f"broken-{round_}-{time.time_ns()}"
+        t = _rewrite(article, f"diag round {round_}", f"\n[[nowhere/{marker}]]\n")
+        if profile == "vscode":
+            client.notify(
+                "workspace/didChangeWatchedFiles", {"changes": [{"uri": target, "type": 2}]}
+            )
+        deadline = time.perf_counter() + 30
+        while time.perf_counter() < deadline:
+            try:
+                stamp, msg = client.notes.get(timeout=deadline - time.perf_counter())
+            except queue.Empty:
+                break
+            params = msg.get("params") or {}
+            if (
+                msg["method"] == "textDocument/publishDiagnostics"
+                and params.get("uri") == target
+                and marker in json.dumps(params)
+            ):
+                out.append((stamp - t) * 1000)
+                break
+    return out
+
+
+def bench_ours_queries(repo: Path, queries: list[str], target: Path) -> dict[str, Any]:
+    """Workspace symbols and references on our server (for the peer comparison)."""
+    cache = Path(tempfile.mkdtemp(prefix="canon-bench-cache-"))
+    client, _ = start_ours(repo, "vscode", cache)
+    try:
+        client.progress_end.wait(timeout=600)
+        figures: dict[str, Any] = {}
+        t = time.perf_counter()
+        client.request("workspace/symbol", {"query": queries[0]})
+        figures["symbol_first_ms"] = (time.perf_counter() - t) * 1000
+        figures["symbol_warm"] = [
+            _timed_ms(client, "workspace/symbol", {"query": q}) for q in queries[1:]
+        ]
+        params = {
+            "textDocument": {"uri": target.as_uri()},
+            "position": {"line": 0, "character": 0},
+            "context": {"includeDeclaration": False},
+        }
+        t = time.perf_counter()
+        refs = client.request("textDocument/references", params)
+        figures["refs_first_ms"] = (time.perf_counter() - t) * 1000
+        figures["refs_count"] = len(refs or [])
+        figures["refs_warm"] = [
+            _timed_ms(client, "textDocument/references", params) for _ in range(20)
+        ]
+        figures["rss_mb"] = client.rss_mb()[0]
+        return figures
+    finally:
+        client.close()
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _timed_ms(client: Client, method: str, params: Any) -> float:
+    t = time.perf_counter()
+    client.request(method, params)
+    return (time.perf_counter() - t) * 1000
+
+
+# -- the peer --------------------------------------------------------------------------------
+PEER_CLIENT = r"""
+// Answers vscode-markdown-languageserver's client-side requests (markdown/parse with
+// markdown-it, markdown/fs/*, findMarkdownFilesInWorkspace) like VS Code's client does, and
+// times workspace symbols and references. Written by bench_lsp.py; argv: vault server queries.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import MarkdownIt from 'markdown-it';
+
+const [vault, serverJs, queriesFile, targetFile] = process.argv.slice(2);
+const queries = JSON.parse(fs.readFileSync(queriesFile, 'utf8'));
+const md = MarkdownIt({ html: true });
+const server = spawn('node', [serverJs, '--stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
+let buf = Buffer.alloc(0), nextId = 0;
+const waiting = new Map();
+
+function send(msg) {
+  const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...msg }));
+  server.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);
+  server.stdin.write(body);
+}
+function request(method, params) {
+  const id = ++nextId;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    send({ id, method, params });
+  });
+}
+function files(dir) {
+  const out = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...files(p)); else if (e.name.endsWith('.md')) out.push(p);
+  }
+  return out;
+}
+function tokens(text) {
+  let offset = 0;
+  const m = /^---\r?\n[\s\S]*?\r?\n---\r?\n/.exec(text);
+  if (m) { offset = m[0].split('\n').length - 1; text = text.slice(m[0].length); }
+  const toks = md.parse(text, {});
+  if (offset) for (const t of toks) if (t.map) t.map = [t.map[0] + offset, t.map[1] + offset];
+  return toks;
+}
+const handlers = {
+  'markdown/parse': (p) => tokens(p.text ?? fs.readFileSync(fileURLToPath(p.uri), 'utf8')),
+  'markdown/fs/readFile': (p) => Array.from(fs.readFileSync(fileURLToPath(p.uri))),
+  'markdown/fs/stat': (p) => {
+    try { return { isDirectory: fs.statSync(fileURLToPath(p.uri)).isDirectory() }; }
+    catch { return undefined; }
+  },
+  'markdown/fs/readDirectory': (p) => fs.readdirSync(fileURLToPath(p.uri), { withFileTypes: true })
+    .map((e) => [e.name, { isDirectory: e.isDirectory() }]),
+  'markdown/findMarkdownFilesInWorkspace': () => files(vault).map((f) => pathToFileURL(f).href),
+  'markdown/fs/watcher/create': () => null,
+  'markdown/fs/watcher/delete': () => null,
+  'workspace/configuration': (p) => p.items.map(() => null),
+  'client/registerCapability': () => null,
+  'window/workDoneProgress/create': () => null,
+};
+server.stdout.on('data', (chunk) => {
+  buf = Buffer.concat([buf, chunk]);
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const len = Number(/Content-Length: (\d+)/.exec(buf.slice(0, end).toString())[1]);
+    if (buf.length < end + 4 + len) return;
+    const msg = JSON.parse(buf.slice(end + 4, end + 4 + len).toString());
+    buf = buf.slice(end + 4 + len);
+    if (msg.method && msg.id !== undefined) {
+      let result = null;
+      try { result = handlers[msg.method] ? handlers[msg.method](msg.params) : null; }
+      catch (e) { result = null; }
+      send({ id: msg.id, result: result === undefined ? null : result });
+    } else if (msg.id !== undefined && waiting.has(msg.id)) {
+      const w = waiting.get(msg.id); waiting.delete(msg.id);
+      msg.error ? w.reject(new Error(JSON.stringify(msg.error))) : w.resolve(msg.result);
+    }
+  }
+});
+function rss() {
+  try {
+    const s = fs.readFileSync(`/proc/${server.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(s)[1]) / 1024;
+  } catch { return 0; }
+}
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const root = pathToFileURL(vault).href;
+await request('initialize', { processId: process.pid, rootUri: root,
+  workspaceFolders: [{ uri: root, name: 'vault' }],
+  capabilities: { workspace: { configuration: true, workspaceFolders: true },
+                  textDocument: { references: {}, documentSymbol: {} } } });
+send({ method: 'initialized', params: {} });
+send({ method: 'workspace/didChangeConfiguration', params: { settings: { markdown: {
+  validate: { enabled: false }, suggest: { paths: { enabled: true } } } } } });
+let t = now();
+await request('workspace/symbol', { query: queries[0] });
+const symbolFirst = now() - t;
+const symbolWarm = [];
+for (const q of queries.slice(1)) {
+  t = now();
+  await request('workspace/symbol', { query: q });
+  symbolWarm.push(now() - t);
+}
+const target = pathToFileURL(targetFile).href;
+const text = fs.readFileSync(targetFile, 'utf8');
+const h1 = text.split('\n').findIndex((l) => l.startsWith('# '));
+const refParams = { textDocument: { uri: target },
+                    position: { line: Math.max(h1, 0), character: 2 },
+                    context: { includeDeclaration: false } };
+t = now();
+const refs = await request('textDocument/references', refParams);
+const refsFirst = now() - t;
+const refsWarm = [];
+for (let i = 0; i < 20; i++) {
+  t = now();
+  await request('textDocument/references', refParams);
+  refsWarm.push(now() - t);
+}
+const out = { symbol_first_ms: symbolFirst, symbol_warm: symbolWarm, refs_first_ms: refsFirst,
+              refs_warm: refsWarm, refs_count: (refs || []).length, rss_mb: rss() };
+await request('shutdown', null);
+send({ method: 'exit', params: null });
+console.log(JSON.stringify(out));
+process.exit(0);
+"""
+
+
+def bench_peer(
+    repo: Path, queries: list[str], target: Path, workdir: Path
+) -> dict[str, Any] | None:
+    server = workdir / "node_modules/vscode-markdown-languageserver/dist/node/workerMain.js"
+    if not server.exists():
+        subprocess.run(["npm", "init", "-y"], cwd=workdir, capture_output=True)
+        done = subprocess.run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "vscode-markdown-languageserver@0.5.0",
+                "markdown-it@14",
+            ],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0 or not server.exists():
+            print("peer: npm install failed:", done.stderr[-400:])
+            return None
+    script = workdir / "peer.mjs"
+    script.write_text(PEER_CLIENT, encoding="utf-8")
+    qfile = workdir / "queries.json"
+    qfile.write_text(json.dumps(queries), encoding="utf-8")
+    done = subprocess.run(
+        [
+            "node",
+            str(script),
+            str(repo / ".canon" / "articles"),
+            str(server),
+            str(qfile),
+            str(target),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        print("peer failed:", done.stderr[-800:])
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def most_linked(repo: Path) -> Path:
+    """The article with the most inbound wikilinks (a meaningful references target)."""
+    import re
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    articles = repo / ".canon" / "articles"
+    for path in articles.rglob("*.md"):
+        for target in re.findall(
+            r"\[\[([^\]|#]+)", path.read_text(encoding="utf-8", errors="replace")
+        ):
+            counts[target.strip()] += 1
+    for address, _ in counts.most_common():
+        if (articles / f"{address}.md").exists():
+            return articles / f"{address}.md"
+    return next(articles.rglob("*.md"))
+
+
+# -- report ----------------------------------------------------------------------------------
+def report(ours: dict[str, Any]) -> None:
+    print(f"\n== canon-ls ({ours['profile']} profile)")
+    print(f"process start -> first hover answer   {ours['first_hover_s'] * 1000:.0f} ms")
+    print(f"hover while the startup check runs     {ms(ours['hover_during'])}")
+    print(f"inlay while the startup check runs     {ms(ours['inlay_during'])}")
+    print(f"hover idle                             {ms(ours['hover_idle'])}")
+    print(f"inlay idle                             {ms(ours['inlay_idle'])}")
+    print(f"external write -> hover shows it       {ms(ours['write_to_hover_ms'])}")
+    print(
+        f"full-store diagnostics, cold           {ours['diagnostics_cold_s']:.2f} s "
+        f"({ours['published']} articles published)"
+    )
+    print(f"incremental diagnostics (one article)  {ms(ours['incremental_diag_ms'])}")
+    print(
+        f"server RSS (current / peak)            {ours['rss_mb']:.0f} / "
+        f"{ours['peak_rss_mb']:.0f} MB"
+    )
+
+
+def report_peer(ours: dict[str, Any], peer: dict[str, Any] | None) -> None:
+    print("\n== workspace symbols and references vs vscode-markdown-languageserver 0.5.0")
+    rows = [
+        ("workspace/symbol first", "symbol_first_ms", None),
+        ("workspace/symbol warm p50", "symbol_warm", 50),
+        ("references first", "refs_first_ms", None),
+        ("references warm p50", "refs_warm", 50),
+    ]
+    for label, key, p in rows:
+        a = ours[key] if p is None else pct(ours[key], p)
+        if peer is None:
+            print(f"{label:28} canon-ls {a:9.2f} ms")
+            continue
+        b = peer[key] if p is None else pct(peer[key], p)
+        print(f"{label:28} canon-ls {a:9.2f} ms   peer {b:9.2f} ms   ratio {b / a:6.1f}x")
+    print(
+        f"references found             canon-ls {ours['refs_count']}"
+        + ("" if peer is None else f"   peer {peer['refs_count']} (no [[wikilink]] support)")
+    )
+    print(
+        f"server RSS                   canon-ls {ours['rss_mb']:.0f} MB"
+        + ("" if peer is None else f"   peer {peer['rss_mb']:.0f} MB")
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--repo", type=Path, required=True, help="generated repository (with .canon)"
+    )
+    parser.add_argument(
+        "--peer-repo", type=Path, help="repository for the peer comparison (5k notes)"
+    )
+    parser.add_argument("--n", type=int, default=2000, help="requests per latency figure")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="vscode")
+    parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument("--json", type=Path, help="write the raw figures here")
+    args = parser.parse_args()
+    repo = args.repo.resolve()
+    ours = bench_ours(repo, args.n, args.profile)
+    report(ours)
+    result: dict[str, Any] = {"ours": ours}
+    if args.peer_repo and not args.skip_peer:
+        peer_repo = args.peer_repo.resolve()
+        queries_file = peer_repo.parent / "queries.json"
+        queries = (
+            [q["q"] for q in json.loads(queries_file.read_text())][:50]
+            if queries_file.exists()
+            else ["config", "cache"]
+        )
+        target = most_linked(peer_repo)
+        ours_q = bench_ours_queries(peer_repo, queries, target)
+        workdir = HERE / "out" / "vmls"
+        workdir.mkdir(parents=True, exist_ok=True)
+        peer = bench_peer(peer_repo, queries, target, workdir)
+        report_peer(ours_q, peer)
+        result["queries"] = {"ours": ours_q, "peer": peer}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
