@@ -441,3 +441,20 @@ def test_subagent_context_is_separate(claude: Hook, project: Path) -> None:
     assert (
         "- src (you changed src/a.py)" in claude(payload("claude-code", "stop", project))["reason"]
     )
+
+
+def test_relative_paths_follow_the_event_cwd(claude: Hook, project: Path) -> None:
+    """A shell in a subdirectory: its relative paths resolve from the event's `cwd`, and the
+    project is the nearest ancestor holding `.canon/` (SPEC §2)."""
+    data = payload("claude-code", "post_tool_use_bash", project, cwd=str(project / "src"))
+    data["tool_input"] = {"command": "head -n 3 core/config.py"}
+    assert "- src/core/config: Loads layered config" in context(claude(data))
+
+
+def test_unwritable_state_never_breaks_the_agent(tmp_path: Path, project: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    done = Hook("claude-code", blocker).run_raw(
+        json.dumps(payload("claude-code", "post_tool_use_read", project))
+    )
+    assert (done.returncode, done.stdout) == (0, b"")
