@@ -163,6 +163,7 @@ def main() -> int:
         f"target p50 <= {TARGET_P50_MS:.0f} ms: {verdict} ({surfaced}/{args.runs} reads surfaced)"
     )
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
