@@ -44,6 +44,7 @@ _MUTATING_COMMANDS = frozenset(
 )  # fmt: skip
 _MUTATING_GIT = frozenset({"mv", "rm", "checkout", "restore", "apply", "am", "reset"})
 _SEGMENT_OPS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", ";;", "|&"})
+_SEPARATOR_CHARS = frozenset("();|&\n")
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PUNCT = "\"'`,;:()[]{}<>"
 
@@ -65,7 +66,7 @@ def is_canon_tool(tool_name: str) -> bool:
 
 
 def tokens(tool_name: str, tool_input: object) -> list[Token]:
-    """Path-like tokens of one tool call's input, at most MAX_TOKENS, in input order."""
+    """Path-like tokens of one tool call's input: at most MAX_TOKENS, path-shaped ones first."""
     out: list[Token] = []
     if not isinstance(tool_input, dict):
         return out
@@ -101,13 +102,7 @@ def shell_tokens(command: str) -> list[Token]:
     """Words of a shell command; arguments of recognised mutating commands count as writes."""
     command = command[:MAX_COMMAND]  # shlex is pure Python: bound the work per call
     out = [Token(h, True) for h in _PATCH_HEADER.findall(command)]
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:  # unbalanced quotes: fall back to plain words
-        words = command.split()
-    for segment in _segments(words):
+    for segment in _segments(_words(command)):
         mutating = _mutates(segment)
         redirect_next = False
         for word in segment:
@@ -123,10 +118,25 @@ def shell_tokens(command: str) -> list[Token]:
     return out
 
 
+def _words(command: str) -> list[str]:
+    """Shell words with operators as separate words; a newline ends a command too."""
+    words: list[str] = []
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
+        lexer.whitespace_split = True
+        lexer.whitespace = " \t\r"  # newlines come back as operator words
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to plain words, line by line
+        for line in command.splitlines():
+            words.extend(line.split())
+            words.append(";")
+    return words
+
+
 def _segments(words: list[str]) -> Iterator[list[str]]:
     segment: list[str] = []
     for word in words:
-        if word in _SEGMENT_OPS:
+        if word in _SEGMENT_OPS or (word and set(word) <= _SEPARATOR_CHARS):
             if segment:
                 yield segment
             segment = []
@@ -529,14 +539,8 @@ class Surfacer:
 
 def canon_cli_calls(command: str) -> list[tuple[str, str]]:
     """(action, path) for each `canon read|write PATH` segment of a shell command."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
-        return []
     calls = []
-    for segment in _segments(words):
+    for segment in _segments(_words(command)):
         if (
             len(segment) >= 3
             and os.path.basename(segment[0]) == "canon"

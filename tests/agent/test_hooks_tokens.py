@@ -122,3 +122,9 @@ def test_canon_cli_calls() -> None:
 )
 def test_succeeded(response: object, ok: bool) -> None:
     assert succeeded(response) is ok
+
+
+def test_each_line_of_a_script_is_its_own_command() -> None:
+    got = found("Bash", {"command": "cat a.py\nrm b.py\n\necho 'x\ny' > c.txt"})
+    assert got == {"cat": False, "a.py": False, "rm": True, "b.py": True, "echo": False,
+                   "c.txt": True}  # fmt: skip
