@@ -147,13 +147,13 @@ async function hoverCapsule(page) {
     await page.keyboard.press('Home');
     const article = path.join(ws, '.canon', 'articles', 'src', 'util.md');
     let offered = null;
-    for (let attempt = 0; attempt < 3 && !offered; attempt++) {
+    for (let attempt = 0; attempt < 4 && !offered; attempt++) {
       await page.keyboard.press('Control+.');
       offered = await waitFor(page, () => {
         const rows = [...document.querySelectorAll('.action-widget .monaco-list-row')];
         const labels = rows.map((r) => r.innerText.replace(/\u00a0/g, ' ').trim());
         return labels.some((l) => l.includes('Create article for src/util')) ? labels : false;
-      }, null, 8000);
+      }, null, 10000);
       if (!offered) {
         await page.keyboard.press('Escape');
       }
@@ -197,6 +197,16 @@ async function hoverCapsule(page) {
     }
     note('journal');
     check('"Canon: New Journal Entry" writes a journal entry about the active file', !!entry && /source: lsp/.test(entry), entry);
+
+    // 7. a click on the status bar item opens the governing article
+    await page.keyboard.press('Escape');
+    await openFile(page, 'src/app.py');
+    await page.locator('#workbench\\.parts\\.statusbar .statusbar-item[id*="canon"]').first().click();
+    const opened = await waitFor(page, () => {
+      const tab = document.querySelector('.tabs-container .tab.active');
+      return tab && tab.textContent.includes('app.md') ? tab.getAttribute('aria-label') || tab.textContent : false;
+    }, null, 20000);
+    check('the status bar item opens .canon/articles/src/app.md', !!opened, opened);
   } catch (e) {
     check('no exception', false, String((e && e.stack) || e));
     if (shot) {
