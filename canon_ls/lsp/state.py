@@ -22,7 +22,7 @@ from .convert import Text
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from canon_ls.core.assets import Assets, ChangeTimes, Finding
+    from canon_ls.core.assets import Finding
     from canon_ls.core.store import Store
 
     from .logs import ClientLogHandler
@@ -62,8 +62,9 @@ class Folder:
     project: Path
     settings: Settings = field(default_factory=Settings)
     store: Store | None = None
-    assets: Assets | None = None
-    times: ChangeTimes | None = None
+    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
+    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
+    known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
     checked: bool = False  # the whole-store check has landed

@@ -131,25 +131,10 @@ def _orphan_actions(
     return out
 
 
-def move_candidates(folder: Folder, address: str, limit: int = 3) -> list[str]:
-    """Addresses of assets named like the orphan (a likely rename) that have no article yet."""
-    assets, store = folder.assets, folder.store
-    if assets is None or store is None:
-        return []
-    leaf = address.rsplit("/", 1)[-1]
-    from canon_ls.core.assets import address_of_path
-
-    found: list[str] = []
-    for path in assets.files():
-        name = path.rsplit("/", 1)[-1]
-        if not (name == leaf or name.startswith(leaf + ".")):
-            continue
-        candidate = address_of_path(path)
-        if candidate != address and not store.has(candidate) and candidate not in found:
-            found.append(candidate)
-            if len(found) >= limit:
-                break
-    return found
+def move_candidates(folder: Folder, address: str) -> list[str]:
+    """Assets named like the orphan (a likely rename), measured by the whole-store check."""
+    store = folder.store
+    return [c for c in folder.moves.get(address, []) if store is not None and not store.has(c)]
 
 
 def _link_actions(

@@ -51,10 +51,9 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             grouped[finding.address].append(finding)
         folder.findings = dict(grouped)
         folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
-        if snapshot.assets is not None:
-            folder.assets = snapshot.assets
-        if snapshot.times is not None:
-            folder.times = snapshot.times
+        folder.newest = snapshot.newest
+        folder.moves = snapshot.moves
+        folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
         folder.generation += 1
         for address in changed_meanwhile:

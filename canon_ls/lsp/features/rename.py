@@ -114,8 +114,12 @@ def _asset_moves(folder: Folder, old: Path, a: str, b: str) -> list[tuple[str, s
 
 def _other_assets_keep(folder: Folder, old: Path, address: str) -> bool:
     """Another file (x.py beside x.ts) or the directory x/ still maps to the old address."""
-    rel = old.relative_to(folder.project).as_posix()
-    if folder.assets is not None:
-        others = [p for p in folder.assets.of(address) if p.rstrip("/") != rel]
-        return any((folder.project / p).exists() for p in others)
-    return False
+    from canon_ls.core.assets import address_of_path
+
+    try:
+        siblings = [p for p in old.parent.iterdir() if p != old]
+    except OSError:
+        return False
+    base = old.parent.relative_to(folder.project).as_posix()
+    prefix = "" if base == "." else base + "/"
+    return any(address_of_path(prefix + p.name) == address for p in siblings)

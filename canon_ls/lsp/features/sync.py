@@ -15,14 +15,14 @@ from pygls.capabilities import get_capability
 
 from canon_ls.core import assets as core_assets
 from canon_ls.core.address import parent
+from canon_ls.core.clock import today
 
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics
 
 log = logging.getLogger(__name__)
 
-# Findings that need the whole-store signals (assets, git times); kept when those are missing.
-GRAPH_CODES = frozenset({"orphan", "stale"})
+NEW_ARTICLE_DEBOUNCE = 1.0  # seconds before a new article triggers a whole-store re-check
 
 
 def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) -> None:
@@ -40,44 +40,58 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
             governing = store.governing(up)
             if governing:
                 affected.add(governing)
+    new = False
     for address in affected:
-        recheck(folder, address)
+        new = recheck(folder, address) or new
     if folder.changed_during_check is not None:
         folder.changed_during_check.update(affected)
     folder.generation += 1
     ls.dirty_uris.update(folder.finding_uri(a) for a in affected)
     schedule_notify(ls)
+    if new and folder.checked:
+        from . import checks
+
+        checks.schedule(ls, folder, NEW_ARTICLE_DEBOUNCE)  # a new article: orphan? governs?
 
 
-def recheck(folder: Folder, address: str) -> None:
-    """Recompute one article's findings in-process (cheap: one article, in-memory graph)."""
+def recheck(folder: Folder, address: str) -> bool:
+    """Recompute one article's findings in-process; True when the article is new.
+
+    Lints, links, schema and relations come from `article_findings`. The asset-side signals
+    use what the last whole-store check measured: staleness from the article's newest governed
+    change (so an updated or reviewed article stops being stale at once), orphan status as it
+    was (assets did not move; asset events re-run the whole check).
+    """
     store = folder.store
     if store is None:
-        return
-    if store.article(address) is None:
+        return False
+    article = store.article(address)
+    if article is None:
         folder.findings.pop(address, None)
         folder.stale.pop(address, None)
-        return
+        return False
+    previous = folder.findings.get(address)
     try:
-        found = core_assets.article_findings(store, address, folder.assets, folder.times)
+        found = core_assets.article_findings(store, address)
     except Exception:
         log.exception("checking %s failed", address)
-        return
-    if folder.assets is None or folder.times is None:
-        kept = [f for f in folder.findings.get(address, []) if f.code in GRAPH_CODES]
-        found = [f for f in found if f.code not in GRAPH_CODES] + kept
-    if folder.checked and folder.times is not None and folder.settings.staleness_enabled:
-        stale = next((f for f in found if f.code == "stale"), None)
-        if stale is None:
-            folder.stale.pop(address, None)
+        return False
+    orphan = [f for f in previous or [] if f.code == "orphan"]
+    if orphan and article.scope != "rule":
+        found += orphan
+    if folder.checked and folder.settings.staleness_enabled and ":" not in address:
+        reason = core_assets.stale_reason(store, address, folder.newest.get(address), today())
+        if reason:
+            folder.stale[address] = reason
+            found.append(core_assets.Finding(address, "stale", "info", reason))
         else:
-            folder.stale[address] = stale.message
-    if not folder.settings.staleness_enabled:
-        found = [f for f in found if f.code != "stale"]
+            folder.stale.pop(address, None)
     if found:
         folder.findings[address] = found
     else:
         folder.findings.pop(address, None)
+    # New since the last whole-store check (one running now will see it anyway).
+    return address not in folder.known and folder.changed_during_check is None
 
 
 def schedule_notify(ls: CanonLanguageServer) -> None:
