@@ -221,6 +221,12 @@ end)
 check(':CanonMap lists src/app with its capsule',
   map_text and map_text:find('src/app: ' .. APP_CAPSULE, 1, true) ~= nil, map_text)
 
+-- 8b. a file Neovim has no filetype for is served too (setup()'s BufReadPost start)
+vim.fn.writefile({ 'opaque data' }, ws .. '/src/blob.zzq')
+local blob, blob_client = open('src/blob.zzq')
+check('a file without a filetype gets canon-ls', blob_client ~= nil and vim.bo[blob].filetype == '',
+  { ft = vim.bo[blob].filetype, clients = #vim.lsp.get_clients({ bufnr = blob }) })
+
 -- 9. :CanonSearch picks from canon.search results and opens the chosen article
 vim.cmd.buffer(buf)
 local picked
