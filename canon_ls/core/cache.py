@@ -1,0 +1,191 @@
+"""A persistent parse cache for a store's articles, so a new process is ready in a blink.
+
+Parsing 10k article files costs a few hundred milliseconds; loading their parsed form from one
+marshal snapshot costs a few tens. The snapshot lives under $XDG_CACHE_HOME/canon-ls (default
+~/.cache), keyed by the resolved store root, never inside the project or the store. Every entry
+carries its file's (mtime_ns, size, inode, ctime_ns) and is used only when the store's fresh
+scan finds exactly that key; anything else is re-read from disk. Entries whose file changed
+within RACY_NS of being read are never written (git's "racy" rule: a coarse mtime could hide a
+second edit). A snapshot that is damaged (checksum), from another parser version or for another
+root is ignored. CANON_NO_CACHE=1 turns the cache off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from canon_ls.core import article as art
+from canon_ls.core.article import Article
+
+VERSION = 1
+MIN_PARSED = 500  # write a snapshot only after parsing this many files in one process
+PRUNE_DAYS = 60  # snapshots not rewritten for this long are deleted when another is written
+_MAGIC = b"canon-ls store cache\n"
+_Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns), as Store scans them
+_Entry = tuple[_Key, tuple[Any, ...]]  # key, Article fields after the address
+
+
+def enabled() -> bool:
+    """False when the user opted out with CANON_NO_CACHE (any value but '' and '0')."""
+    return os.environ.get("CANON_NO_CACHE", "") in ("", "0")
+
+
+def cache_file(store_root: Path, project: Path) -> Path | None:
+    """The snapshot file for a store, or None (opted out, or the cache directory would lie
+    inside the project or the store: a cache must never end up in someone's repository)."""
+    if not enabled():
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec ignores relative values
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.realpath(os.path.join(base, "canon-ls"))
+    root = os.path.realpath(store_root)
+    for inside in (os.path.realpath(project), root):
+        if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
+            return None
+    key = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return Path(directory) / f"store-{key}.bin"
+
+
+# The modules whose code decides what a cached article holds (parser, store's read path, this).
+_SOURCES = ("article.py", "store.py", "cache.py")
+
+
+@functools.cache
+def _fingerprint() -> bytes:
+    """Changes whenever a cached article could differ from a fresh parse: the sources above,
+    the field list, the YAML library, the Python version (marshal format)."""
+    digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {art.yaml.__version__}".encode())
+    digest.update(repr(tuple(sys.version_info)).encode())
+    here = os.path.dirname(os.path.abspath(art.__file__))
+    for name in _SOURCES:
+        with open(os.path.join(here, name), "rb") as fh:
+            digest.update(fh.read())
+    return digest.digest()
+
+
+def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]:
+    """The snapshot's entries (address -> (key, fields)); {} when missing, damaged or foreign.
+    Entries whose file was modified within racy_ns of the snapshot's writing are left out."""
+    if file is None:
+        return {}
+    try:
+        with open(file, "rb") as fh:
+            data = fh.read()
+        head = len(_MAGIC)
+        if data[:head] != _MAGIC or len(data) < head + 4:
+            return {}
+        payload = memoryview(data)[head + 4 :]
+        if int.from_bytes(data[head : head + 4], "big") != zlib.crc32(payload):
+            return {}  # checked before marshal ever sees the bytes
+        version, fingerprint, root, written, entries = marshal.loads(payload)
+        if (
+            version != VERSION
+            or fingerprint != _fingerprint()
+            or root != os.path.realpath(store_root)
+            or not isinstance(written, int)
+            or not isinstance(entries, dict)
+        ):
+            return {}
+    except (OSError, ValueError, TypeError, EOFError):
+        return {}
+    limit = written - racy_ns
+    out: dict[str, _Entry] = {}
+    for address, entry in entries.items():
+        try:
+            key, values = entry
+            if len(key) == 4 and len(values) == 10 and max(key[0], key[3]) < limit:
+                out[address] = entry
+        except (TypeError, IndexError, ValueError):
+            continue
+    return out
+
+
+def restore(address: str, values: tuple[Any, ...]) -> Article:
+    """An Article from a snapshot entry's fields."""
+    return art.make(address, *values)
+
+
+def fields_of(article: Article) -> tuple[Any, ...]:
+    """The fields a snapshot keeps for an article (everything after its address)."""
+    return (
+        article.capsule,
+        article.updated,
+        article.scope,
+        article.title,
+        article.body,
+        article.meta,
+        article.problems,
+        article.body_line,
+        article.mtime_ns,
+        article.size,
+    )
+
+
+def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key, Article]]) -> bool:
+    """Write the snapshot atomically (temp file + rename); False when it could not be written
+    (unwritable directory, a value marshal cannot hold). Never raises."""
+    if file is None:
+        return False
+    snapshot = {address: (key, fields_of(article)) for address, key, article in entries}
+    try:
+        payload = marshal.dumps(
+            (VERSION, _fingerprint(), os.path.realpath(store_root), time.time_ns(), snapshot)
+        )
+    except (ValueError, OSError):
+        return False
+    tmp = None
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".store-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_MAGIC)
+            fh.write(zlib.crc32(payload).to_bytes(4, "big"))
+            fh.write(payload)
+        os.replace(tmp, file)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return False
+    _prune(file)
+    return True
+
+
+def _prune(keep: Path) -> None:
+    """Delete snapshots nobody rewrote for PRUNE_DAYS (stores that are gone, temp projects)."""
+    cutoff = time.time() - PRUNE_DAYS * 86400
+    for entry in _snapshots(keep.parent):
+        if entry.path != str(keep):
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+
+
+def _snapshots(directory: Path) -> Iterator[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as it:
+            yield from (e for e in it if e.name.startswith("store-") and e.name.endswith(".bin"))
+    except OSError:
+        return
+
+
+def entries_of(
+    index: Mapping[str, Article], keys: Mapping[str, _Key], racy: set[str]
+) -> Iterator[tuple[str, _Key, Article]]:
+    """The store's settled entries: own articles with a stat key, not racy."""
+    for address, key in keys.items():
+        article = index.get(address)
+        if article is not None and address not in racy:
+            yield address, key, article
