@@ -15,6 +15,7 @@ import { isExecutable, resolveServer, ServerCommand, ServerNotFound, which } fro
 
 let client: LanguageClient | undefined;
 let starting: Promise<LanguageClient | undefined> | undefined;
+let serverMissing = false; // set when no server was found: store events stop retrying until a restart
 let log: vscode.LogOutputChannel;
 let statusItem: vscode.StatusBarItem;
 
@@ -49,7 +50,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     watcher,
     watcher.onDidCreate(() => {
       updateStatus();
-      if (!client && !starting) {
+      if (!client && !starting && !serverMissing) {
         void ensureClient();
       }
     }),
@@ -129,6 +130,7 @@ async function startClient(): Promise<LanguageClient | undefined> {
     server = await findServer();
   } catch (e) {
     const message = e instanceof ServerNotFound ? e.message : `Canon: ${String(e)}`;
+    serverMissing = true;
     log.error(message);
     const choice = await vscode.window.showErrorMessage(message, 'Open Settings');
     if (choice) {
@@ -144,7 +146,9 @@ async function startClient(): Promise<LanguageClient | undefined> {
     outputChannel: log,
     // The server also asks with workspace/configuration (section `canon`); this is the snapshot
     // it can use before its first request.
-    initializationOptions: settings(vscode.workspace.workspaceFolders?.[0]?.uri),
+    initializationOptions: JSON.parse(
+      JSON.stringify(settings(vscode.workspace.workspaceFolders?.[0]?.uri)),
+    ) as unknown,
   };
   const created = new LanguageClient('canon', 'Canon', serverOptions, clientOptions);
   try {
@@ -167,6 +171,7 @@ async function stopClient(): Promise<void> {
 }
 
 async function restart(): Promise<void> {
+  serverMissing = false;
   await stopClient();
   await ensureClient();
   updateStatus();
