@@ -18,18 +18,22 @@ from typing import Any
 from canon_ls.core import assets as assets_mod
 from canon_ls.core.store import Store
 
+# Above this many articles asset nodes are left out: the page stays usable in a browser.
+ASSET_NODE_LIMIT = 2000
+
 
 def graph_data(store: Store) -> dict[str, Any]:
     """Nodes and edges as plain data (also what the page embeds)."""
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, str]] = []
     if not store.exists():
-        return {"nodes": nodes, "edges": edges, "root": str(store.root)}
+        return {"nodes": nodes, "edges": edges, "root": str(store.root), "assets_omitted": False}
     project_assets = assets_mod.Assets(store.project, store.root)
     orphans = set(assets_mod.orphans(store, project_assets))
     stale = assets_mod.stale(store, project_assets, assets_mod.ChangeTimes(store.project))
     addresses = store.addresses()
     known = set(addresses)
+    with_assets = len(addresses) <= ASSET_NODE_LIMIT
     missing: set[str] = set()
     for address in addresses:
         art = store.article(address)
@@ -62,7 +66,7 @@ def graph_data(store: Store) -> dict[str, Any]:
         ancestor = _governing_ancestor(store, address)
         if ancestor:
             edges.append({"source": "a:" + address, "target": "a:" + ancestor, "kind": "parent"})
-        if ":" not in address:
+        if with_assets and ":" not in address:
             for rel in project_assets.of(address):
                 nodes.append({"id": "f:" + rel, "kind": "asset", "label": rel})
                 edges.append({"source": "a:" + address, "target": "f:" + rel, "kind": "asset"})
@@ -85,7 +89,12 @@ def graph_data(store: Store) -> dict[str, Any]:
                 edges.append(
                     {"source": "j:" + entry.name, "target": "a:" + governing, "kind": "subject"}
                 )
-    return {"nodes": _unique(nodes), "edges": edges, "root": str(store.root)}
+    return {
+        "nodes": _unique(nodes),
+        "edges": edges,
+        "root": str(store.root),
+        "assets_omitted": not with_assets,
+    }
 
 
 def _governing_ancestor(store: Store, address: str) -> str | None:
@@ -149,6 +158,11 @@ def render(store: Store) -> str:
     summary = html.escape(
         f"{counts['article']} articles, {counts['journal']} journal entries, "
         f"{len(data['edges'])} edges"
+        + (
+            f" (asset nodes left out above {ASSET_NODE_LIMIT} articles)"
+            if data.get("assets_omitted")
+            else ""
+        )
     )
     fills = {
         "TITLE": title,
@@ -233,18 +247,21 @@ function show(n){var out=[n.kind+": "+n.label];
  edges.forEach(function(e){if(e.source===n.id)out.push("-> "+e.kind+" "+byId[e.target].label);
   if(e.target===n.id)out.push("<- "+e.kind+" "+byId[e.source].label);});
  info.textContent=out.join("\\n");}
-var steps=0,max=300,temp=3*K,moved=false,scale=1,tx=0,ty=0,drag=null;
-function tick(){var cell=2*K,grid={},a,b,dx,dy,d,f,i,j,x,y,list;
- nodes.forEach(function(p){p.vx=0;p.vy=0;var key=Math.floor(p.x/cell)+","+Math.floor(p.y/cell);
-  (grid[key]||(grid[key]=[])).push(p);});
- for(i=0;i<nodes.length;i++){a=nodes[i];x=Math.floor(a.x/cell);y=Math.floor(a.y/cell);
-  for(dx=-1;dx<=1;dx++)for(dy=-1;dy<=1;dy++){list=grid[(x+dx)+","+(y+dy)];if(!list)continue;
-   for(j=0;j<list.length;j++){b=list[j];if(b===a)continue;var ex=a.x-b.x,ey=a.y-b.y;
+var steps=0,max=nodes.length>5000?60:300,temp=3*K,moved=false,scale=1,tx=0,ty=0,drag=null;
+var ends=edges.map(function(e){return [byId[e.source],byId[e.target]];});
+function tick(){var cell=2*K,grid=new Map(),a,b,dx,dy,d,f,i,j,x,y,list,n,ex,ey;
+ for(i=0;i<nodes.length;i++){a=nodes[i];a.vx=0;a.vy=0;
+  a.key=(Math.floor(a.x/cell)+32768)*65536+Math.floor(a.y/cell)+32768;
+  list=grid.get(a.key);if(list)list.push(a);else grid.set(a.key,[a]);}
+ // Repulsion from near neighbours only (a 3x3 block of cells, at most 16 per cell): linear cost.
+ for(i=0;i<nodes.length;i++){a=nodes[i];
+  for(dx=-1;dx<=1;dx++)for(dy=-1;dy<=1;dy++){list=grid.get(a.key+dx*65536+dy);if(!list)continue;
+   for(j=0,n=Math.min(16,list.length);j<n;j++){b=list[j];if(b===a)continue;ex=a.x-b.x;ey=a.y-b.y;
     d=Math.max(0.01,ex*ex+ey*ey);if(d<cell*cell){f=K*K/d;a.vx+=ex*f;a.vy+=ey*f;}}}}
- edges.forEach(function(e){a=byId[e.source];b=byId[e.target];dx=a.x-b.x;dy=a.y-b.y;
-  d=Math.sqrt(dx*dx+dy*dy)||0.01;f=d/K/2;a.vx-=dx*f;a.vy-=dy*f;b.vx+=dx*f;b.vy+=dy*f;});
- nodes.forEach(function(p){p.vx-=p.x*0.01;p.vy-=p.y*0.01;
-  d=Math.sqrt(p.vx*p.vx+p.vy*p.vy)||1;f=Math.min(d,temp)/d;p.x+=p.vx*f;p.y+=p.vy*f;});
+ for(i=0;i<ends.length;i++){a=ends[i][0];b=ends[i][1];dx=a.x-b.x;dy=a.y-b.y;
+  d=Math.sqrt(dx*dx+dy*dy)||0.01;f=Math.max(0,d-K)/d*0.1;a.vx-=dx*f;a.vy-=dy*f;b.vx+=dx*f;b.vy+=dy*f;}
+ for(i=0;i<nodes.length;i++){a=nodes[i];a.vx-=a.x*0.01;a.vy-=a.y*0.01;
+  d=Math.sqrt(a.vx*a.vx+a.vy*a.vy)||1;f=Math.min(d,temp)/d;a.x+=a.vx*f;a.y+=a.vy*f;}
  temp=Math.max(0.5,temp*0.985);}
 function fit(){if(moved||!nodes.length)return;var x0=1e9,y0=1e9,x1=-1e9,y1=-1e9;
  nodes.forEach(function(p){x0=Math.min(x0,p.x);y0=Math.min(y0,p.y);
@@ -256,9 +273,12 @@ function draw(){edges.forEach(function(e,i){var a=byId[e.source],b=byId[e.target
   lines[i].setAttribute("x2",b.x);lines[i].setAttribute("y2",b.y);});
  nodes.forEach(function(p,i){dots[i].setAttribute("transform","translate("+p.x+","+p.y+")");});
  fit();}
+// Small graphs animate; big ones (thousands of SVG elements) are drawn once, when laid out.
+var animate=nodes.length<=2000;
 function frame(){var t0=Date.now();
- do{tick();steps++;}while(steps<max&&Date.now()-t0<30);draw();
- if(steps<max)window.requestAnimationFrame(frame);}
+ do{tick();steps++;}while(steps<max&&Date.now()-t0<(animate?30:200));
+ if(animate||steps>=max)draw();
+ if(steps<max)window.setTimeout(frame,0);}
 function apply(){view.setAttribute("transform","translate("+tx+","+ty+") scale("+scale+")");
  svg.setAttribute("class",scale<0.6?"far":"");}
 svg.addEventListener("wheel",function(ev){ev.preventDefault();moved=true;
