@@ -1,9 +1,10 @@
 """External changes (agents, git, hand edits): client file events when offered, else a poll.
 
 With dynamic registration (VS Code) the client reports `.canon/**` changes and asset
-creations/deletions. Without it (Neovim's profile) an asyncio loop calls `Store.refresh()`
-(directory listing + mtimes, incremental) every `pollInterval` and watches git's index/HEAD for
-asset-level changes. Either way one changed article re-reads one article.
+creations/deletions. Without it (Neovim's profile) an asyncio loop watches the articles tree's
+directory mtimes every `pollInterval` (chunked, so requests keep flowing), runs a full
+`Store.refresh()` now and then within a small time budget, and watches git's index/HEAD and
+schema.json for store-wide changes. Either way one changed article re-reads one article.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
+
+from canon_ls.core.address import address_of_file
 
 from ..state import CanonLanguageServer, Folder
 from . import checks, sync
@@ -58,7 +62,7 @@ async def start(ls: CanonLanguageServer) -> None:
             log.info("client refused file watching (%s); polling instead", exc)
     # Without client events poll at the configured period; with them, a slow safety poll
     # catches what a client may drop (events outside the workspace, overflowed watchers).
-    ls.poller = asyncio.ensure_future(poll(ls, 10.0 if ls.watched_by_client else 1.0))
+    ls.poller = asyncio.ensure_future(poll(ls, 4.0 if ls.watched_by_client else 1.0))
 
 
 def on_did_change_watched_files(
@@ -100,41 +104,137 @@ def on_did_change_watched_files(
             checks.schedule(ls, folder, ASSET_DEBOUNCE)
 
 
-BUDGET = 0.05  # the poll may use at most this share of the event loop's time
+FULL_BUDGET = 0.02  # share of the loop a full `Store.refresh()` safety pass may use
+CHUNK = 400  # directories stat'ed between yields to the event loop
+
+
+class DirWatch:
+    """Cheap change detection for one articles tree: the mtimes of its directories.
+
+    A write by `canon` (atomic rename), a new or a deleted article all move their directory's
+    mtime; only such directories are listed again, and only files whose (mtime, size) differ
+    from the index are re-read (`Store.reload_file`). Stat'ing ~5k directories at 10k articles
+    runs in chunks between which requests are served. In-place edits that keep the directory
+    mtime are left to the slow full `Store.refresh()` pass and the per-request check.
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.mtimes: dict[str, int] = {}
+
+    async def changed_files(self, folder: Folder) -> set[str]:
+        store = folder.store
+        if store is None:
+            return set()
+        first = not self.mtimes
+        dirty: list[str] = []
+        if first:
+            dirty = [str(self.base)]
+        else:
+            for i, directory in enumerate(list(self.mtimes)):
+                if i % CHUNK == CHUNK - 1:
+                    await asyncio.sleep(0)
+                try:
+                    mtime = os.stat(directory).st_mtime_ns
+                except OSError:
+                    self.mtimes.pop(directory, None)
+                    dirty.append(directory)
+                    continue
+                if mtime != self.mtimes[directory]:
+                    dirty.append(directory)
+        changed: set[str] = set()
+        listed = 0
+        while dirty:
+            directory = dirty.pop()
+            listed += 1
+            if listed % 50 == 0:
+                await asyncio.sleep(0)
+            try:
+                self.mtimes[directory] = os.stat(directory).st_mtime_ns
+                entries = list(os.scandir(directory))
+            except OSError:
+                entries = []
+            seen = set()
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.path not in self.mtimes:
+                        dirty.append(entry.path)  # a new directory: list it too
+                    continue
+                if first or not entry.name.endswith(".md"):
+                    continue
+                seen.add(entry.path)
+                if _differs(store, Path(entry.path), entry):
+                    changed |= store.reload_file(Path(entry.path))
+            if not first:
+                changed |= _vanished(store, Path(directory), seen)
+        return changed
+
+
+def _differs(store: Any, path: Path, entry: os.DirEntry[str]) -> bool:
+    address = address_of_file(store.articles_dir, path)
+    if address is None:
+        return False
+    article = store.article(address)
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return True
+    return article is None or (article.mtime_ns, article.size) != (st.st_mtime_ns, st.st_size)
+
+
+def _vanished(store: Any, directory: Path, seen: set[str]) -> set[str]:
+    """Articles indexed directly in `directory` whose file is gone."""
+    try:
+        rel = directory.relative_to(store.articles_dir).as_posix()
+    except ValueError:
+        return set()
+    prefix = "" if rel == "." else rel + "/"
+    changed: set[str] = set()
+    for address in store.addresses():
+        if address.startswith(prefix) and "/" not in address[len(prefix) :] and ":" not in address:
+            path = store.path_of(address)
+            if str(path) not in seen:
+                changed |= store.reload_file(path)
+    return changed
 
 
 async def poll(ls: CanonLanguageServer, factor: float) -> None:
-    """Poll every folder; the period stretches so polling costs at most BUDGET of the loop
-    (a 10k-article `refresh()` walk costs ~0.1-0.3 s; requests re-check their own article)."""
+    """Every `pollInterval` (x factor): the directory watch; now and then a full refresh,
+    stretched so it costs at most FULL_BUDGET of the loop (~0.3 s at 10k articles)."""
     marks: dict[str, tuple[float, ...]] = {}
-    cost = 0.0
+    watches: dict[str, DirWatch] = {}
+    full_cost = 0.0
+    last_full = time.perf_counter()
     while not ls.shutting_down:
         interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
-        await asyncio.sleep(max(interval * factor, cost / BUDGET))
+        await asyncio.sleep(interval * factor)
+        full = time.perf_counter() - last_full > max(10 * interval, full_cost / FULL_BUDGET)
         started = time.perf_counter()
         for folder in list(ls.folders.values()):
             try:
-                poll_folder(ls, folder, marks)
+                await poll_folder(ls, folder, marks, watches, full)
             except Exception:
                 log.exception("polling %s failed", folder.project)
             await asyncio.sleep(0)  # let queued requests run between folders
-        cost = time.perf_counter() - started
+        if full:
+            full_cost, last_full = time.perf_counter() - started, time.perf_counter()
 
 
-def poll_folder(
-    ls: CanonLanguageServer, folder: Folder, marks: dict[str, tuple[float, ...]]
+async def poll_folder(
+    ls: CanonLanguageServer,
+    folder: Folder,
+    marks: dict[str, tuple[float, ...]],
+    watches: dict[str, DirWatch],
+    full: bool,
 ) -> None:
     store = folder.store
-    if store is None:
+    if store is None or not store.exists():
         return
-    if not store.exists():
-        return
-    started = time.perf_counter()
-    changed = store.refresh()
+    watch = watches.get(folder.uri)
+    if watch is None or watch.base != store.articles_dir:
+        watch = watches[folder.uri] = DirWatch(store.articles_dir)
+    changed = store.refresh() if full else await watch.changed_files(folder)
     if changed:
-        log.debug(
-            "poll: %d changed in %.1f ms", len(changed), (time.perf_counter() - started) * 1e3
-        )
         sync.store_changed(ls, folder, changed)
     mark = _git_mark(folder)
     previous = marks.get(folder.uri)
