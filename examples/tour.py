@@ -32,13 +32,23 @@ def canon_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "canon_ls.agent.cli"]
 
 
-def prepare(target: Path) -> Path:
-    """A throwaway copy of the demo with pinned source mtimes; returns the project root."""
+def prepare(target: Path, git: bool = False) -> Path:
+    """A throwaway copy of the demo with pinned source mtimes; returns the project root.
+
+    With `git=True` the copy also becomes a git repository with one commit dated on the same
+    pinned day (SPEC §9 then takes change times from git, and the findings stay the same).
+    """
     project = target / "demo"
     shutil.copytree(DEMO, project)
     for path in project.rglob("*"):
         if ".canon" not in path.relative_to(project).parts:
             os.utime(path, (SOURCES_TIME, SOURCES_TIME))
+    if git:
+        stamp = datetime.fromtimestamp(SOURCES_TIME, UTC).isoformat()
+        env = dict(os.environ, GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+        ident = ["-c", "user.name=canon demo", "-c", "user.email=demo@example.invalid"]
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "demo"]):
+            subprocess.run(["git", *ident, *args], cwd=project, env=env, check=True)
     return project
 
 

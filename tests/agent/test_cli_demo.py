@@ -45,8 +45,12 @@ def test_demo_has_no_git_dir_and_a_real_store() -> None:
     assert (tour.DEMO / ".canon" / "schema.json").exists()
 
 
-def test_demo_check_finds_exactly_the_planted_problems(demo: Path) -> None:
-    """SPEC §11.1 canon check on the demo: one broken link, one orphan, one stale, no errors."""
+@pytest.mark.parametrize("git", [False, True], ids=["mtimes", "git"])
+def test_demo_check_finds_exactly_the_planted_problems(tmp_path: Path, git: bool) -> None:
+    """SPEC §11.1 canon check on the demo: one broken link, one orphan, one stale, no errors;
+    the same with change times from file mtimes and from git commits (SPEC §9)."""
+    demo = tour.prepare(tmp_path, git=git)
+    assert (demo / ".git").exists() == git
     run = canon(demo, "check", "--format", "json")
     assert run.returncode == 0, run.stdout + run.stderr
     findings = json.loads(run.stdout)
