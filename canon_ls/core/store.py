@@ -313,13 +313,14 @@ class Store:
                     self._set(f"{name}:{address}", sub._index.get(address))
             self._loaded = True
             if self._parsed >= cache.MIN_PARSED:
-                self._parsed = 0  # also when the write fails: never retry on every refresh
-                cache.save(
-                    self._cache_file(),
-                    self.root,
-                    cache.entries_of(self._index, self._stat, self._racy),
-                )
+                self._save_cache()
             return changed
+
+    def _save_cache(self) -> None:
+        file = self._cache_file()
+        if file is not None:
+            self._parsed = 0  # also when the write fails: never retry on every refresh
+            cache.save(file, self.root, cache.entries_of(self._index, self._stat, self._racy))
 
     def _cache_file(self) -> Path | None:
         return cache.cache_file(self.root, self.project)
@@ -352,6 +353,8 @@ class Store:
             try:
                 contained(path, self.articles_dir)
                 st = os.stat(path)
+                if not S_ISREG(st.st_mode):
+                    raise FileNotFoundError(path)  # as the scan: a FIFO or device is no article
             except (OSError, OutsideStore):
                 if address in self._index:
                     self._set(address, None)

@@ -1,0 +1,299 @@
+"""SPEC §4 (resolution from an in-memory index that must be ready fast) and §2/§12 (nothing of
+ours inside the project): the parse cache of core/cache.py. A stale cache must never be served,
+a damaged one is ignored, and the cache never lives inside the project or the store."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import cache
+from canon_ls.core import store as store_mod
+from canon_ls.core.store import Store
+
+N = 12
+
+
+@pytest.fixture
+def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private cache home; MIN_PARSED lowered so a small store writes its snapshot."""
+    home = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv("CANON_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "MIN_PARSED", 1)
+    return home
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend every file is older than the racy window (tests must not sleep 3 s)."""
+    monkeypatch.setattr(store_mod, "RACY_NS", 0)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The addresses the store parses from disk (the real parser, counted)."""
+    seen: list[str] = []
+    real = store_mod.art.parse
+
+    def counting(data: bytes | str, address: str, *rest: int) -> store_mod.Article:
+        seen.append(address)
+        return real(data, address, *rest)
+
+    monkeypatch.setattr(store_mod.art, "parse", counting)
+    return seen
+
+
+def put(project: Path, address: str, text: str) -> Path:
+    p = project / ".canon/articles" / (address + ".md")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def fill(project: Path, n: int = N) -> None:
+    for i in range(n):
+        put(
+            project,
+            f"src/m{i}",
+            f"---\ncapsule: Module {i}.\nupdated: 2026-01-0{i % 9 + 1}\ntags: [a, b{i}]\n---\n"
+            f"# m{i}\nSee [[src/m{(i + 1) % n}]].\n",
+        )
+
+
+def loaded(project: Path) -> Store:
+    s = Store(project)
+    s.refresh()
+    return s
+
+
+def snapshots(home: Path) -> list[Path]:
+    return sorted((home / "canon-ls").glob("store-*.bin"))
+
+
+def test_spec_4_second_load_comes_from_the_cache_and_equals_a_fresh_parse(
+    project: Path, xdg: Path, settled: None, parses: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(project)
+    put(project, "bad", "---\ncapsule: [unclosed\n---\nbody\n")  # a problem survives the cache
+    (project / ".canon/articles/latin1.md").write_bytes(b"---\ncapsule: caf\xe9\n---\n")
+    loaded(project)
+    assert len(parses) == N + 2
+    assert len(snapshots(xdg)) == 1
+    parses.clear()
+    second = loaded(project)
+    assert parses == []  # every article came from the snapshot
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    fresh = loaded(project)
+    assert len(parses) == N + 2
+    assert second.addresses() == fresh.addresses()
+    for address in fresh.addresses():
+        got, want = second.article(address), fresh.article(address)
+        assert got == want
+        assert got is not None and want is not None
+        assert (got.meta, got.problems, got.links) == (want.meta, want.problems, want.links)
+    assert second.governing("src/m3/deep/file") == "src/m3"
+    assert second.backlinks("src/m1") == ["src/m0"]
+
+
+def test_spec_4_same_size_edit_with_the_old_mtime_is_reparsed(
+    project: Path, xdg: Path, settled: None, parses: list[str]
+) -> None:
+    """An in-place edit that keeps size, inode and mtime (touch -r, sync tools, an edit within
+    the mtime granularity) changes ctime, which is part of the key."""
+    fill(project)
+    p = project / ".canon/articles/src/m1.md"
+    before = p.stat()
+    loaded(project)
+    new = p.read_text().replace("Module 1.", "Modulo 1.")
+    deadline = time.monotonic() + 5
+    while True:  # coarse ctime clocks: rewrite until the kernel shows a new ctime
+        p.write_text(new)
+        os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+        st = p.stat()
+        if st.st_ctime_ns != before.st_ctime_ns or time.monotonic() > deadline:
+            break
+    assert (st.st_size, st.st_ino, st.st_mtime_ns) == (
+        before.st_size,
+        before.st_ino,
+        before.st_mtime_ns,
+    )
+    parses.clear()
+    again = loaded(project)
+    assert parses == ["src/m1"]
+    art = again.article("src/m1")
+    assert art is not None and art.capsule == "Modulo 1."
+
+
+def test_spec_4_racy_entries_are_never_cached(project: Path, xdg: Path, parses: list[str]) -> None:
+    """Real racy window (3 s): files written just now are not trusted from the snapshot, so an
+    edit that keeps size, inode, mtime and even ctime would still be seen."""
+    fill(project)
+    loaded(project)
+    (file,) = snapshots(xdg)
+    assert cache.load(file, project / ".canon", 0) == {}  # written, but without racy entries
+    parses.clear()
+    loaded(project)
+    assert len(parses) == N  # all re-read: they were modified within the racy window
+    p = project / ".canon/articles/src/m2.md"
+    st = p.stat()
+    p.write_text(p.read_text().replace("Module 2.", "Modulo 2."))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    art = loaded(project).article("src/m2")
+    assert art is not None and art.capsule == "Modulo 2."
+
+
+def test_load_drops_entries_modified_near_the_snapshot_time(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    file = tmp_path / "c.bin"
+    fresh_stub = Store(tmp_path)
+    now = time.time_ns()
+    old = now - 10 * 10**9
+    article = store_mod.art.parse(b"---\ncapsule: X.\n---\n", "a")
+    entries = [("old", (old, 1, 2, old), article), ("recent", (old, 1, 3, now), article)]
+    assert cache.save(file, root, entries)
+    got = cache.load(file, root, 3 * 10**9)
+    assert set(got) == {"old"}
+    assert set(cache.load(file, root, 0)) == {"old", "recent"}
+    assert cache.load(file, tmp_path / "other-root", 0) == {}  # another store's snapshot
+    assert fresh_stub.addresses() == []
+
+
+def test_spec_4_deleted_added_and_replaced_files(
+    project: Path, xdg: Path, settled: None, parses: list[str]
+) -> None:
+    fill(project)
+    loaded(project)
+    (project / ".canon/articles/src/m0.md").unlink()
+    put(project, "src/new", "---\ncapsule: New.\n---\n")
+    p = project / ".canon/articles/src/m5.md"
+    st = p.stat()
+    tmp = p.with_name(".m5.md.tmp")  # an editor's atomic save: new inode, same size and mtime
+    tmp.write_text(p.read_text().replace("Module 5.", "Modulo 5."))
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, p)
+    parses.clear()
+    again = loaded(project)
+    assert again.article("src/m0") is None
+    assert "src/m0" not in again.addresses()
+    new = again.article("src/new")
+    m5 = again.article("src/m5")
+    assert new is not None and new.capsule == "New."
+    assert m5 is not None and m5.capsule == "Modulo 5."
+    assert sorted(parses) == ["src/m5", "src/new"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "truncated", "bitflip", "empty", "wrong-shape", "wrong-version", "bad-entries"],
+)
+def test_a_damaged_or_incompatible_cache_is_ignored(
+    project: Path, xdg: Path, settled: None, parses: list[str], damage: str
+) -> None:
+    fill(project)
+    loaded(project)
+    (file,) = snapshots(xdg)
+    data = file.read_bytes()
+    head = len(cache._MAGIC)
+
+    def framed(obj: object) -> bytes:
+        payload = marshal.dumps(obj)
+        return cache._MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload
+
+    root = os.path.realpath(project / ".canon")
+    written = time.time_ns()
+    broken = {
+        "garbage": os.urandom(4096),
+        "truncated": data[: len(data) // 2],
+        "bitflip": data[:-40] + bytes([data[-40] ^ 1]) + data[-39:],
+        "empty": b"",
+        "wrong-shape": framed([1, 2, 3]),
+        "wrong-version": framed((cache.VERSION + 1, cache._fingerprint(), root, written, {})),
+        "bad-entries": framed(
+            (
+                cache.VERSION,
+                cache._fingerprint(),
+                root,
+                written,
+                {"src/m1": ("x", 1), "src/m2": ((1, 2), ()), "src/m3": None},
+            )
+        ),
+    }[damage]
+    assert len(data) > head
+    file.write_bytes(broken)
+    parses.clear()
+    again = loaded(project)
+    assert len(parses) == N  # everything parsed, then a good snapshot written again
+    assert len(again.addresses()) == N
+    art = again.article("src/m3")
+    assert art is not None and art.capsule == "Module 3."
+    assert cache.load(file, project / ".canon", 0)  # the rewrite is valid
+
+
+def test_spec_2_cache_never_inside_the_project_or_store(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    monkeypatch.setattr(cache, "MIN_PARSED", 1)
+    monkeypatch.delenv("CANON_NO_CACHE", raising=False)
+    fill(project)
+    before = sorted(str(p) for p in project.rglob("*"))
+    for inside in (project, project / "cache", project / ".canon", project / ".canon/x"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(inside))
+        assert cache.cache_file(project / ".canon", project) is None
+        loaded(project)
+    assert sorted(str(p) for p in project.rglob("*")) == before
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")  # ignored, as the XDG spec says
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(project)
+    file = cache.cache_file(project / ".canon", project)
+    assert file is not None and file.parent == tmp_path / "home/.cache/canon-ls"
+    loaded(project)
+    assert file.is_file()
+    assert sorted(str(p) for p in project.rglob("*")) == before
+
+
+def test_opt_out_and_small_loads_write_nothing(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    fill(project)
+    loaded(project)  # default MIN_PARSED: a dozen articles are not worth a snapshot
+    assert not home.exists()
+    monkeypatch.setattr(cache, "MIN_PARSED", 1)
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    loaded(project)
+    assert not home.exists()
+    monkeypatch.setenv("CANON_NO_CACHE", "0")
+    loaded(project)
+    assert len(snapshots(home)) == 1
+
+
+def test_stores_get_their_own_snapshot(tmp_path: Path, xdg: Path, settled: None) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    fill(one, 3)
+    put(two, "x", "---\ncapsule: X.\n---\n")
+    loaded(one)
+    loaded(two)
+    assert len(snapshots(xdg)) == 2
+    assert loaded(two).addresses() == ["x"]
+    assert loaded(one).addresses() == ["src/m0", "src/m1", "src/m2"]
+
+
+def test_old_snapshots_are_pruned(project: Path, xdg: Path, settled: None) -> None:
+    stale = xdg / "canon-ls/store-0123456789abcdef0123.bin"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
+    recent = xdg / "canon-ls/store-aaaaaaaaaaaaaaaaaaaa.bin"
+    recent.write_bytes(b"recent")
+    old = time.time() - (cache.PRUNE_DAYS + 1) * 86400
+    os.utime(stale, (old, old))
+    fill(project, 2)
+    loaded(project)
+    assert not stale.exists()
+    assert recent.exists()
