@@ -337,8 +337,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Project memory in the repository: read and write the .canon/ store.",
+        epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input.",
     )
-    parser.add_argument("--project", metavar="DIR", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--project",
+        metavar="DIR",
+        default=None,
+        help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
