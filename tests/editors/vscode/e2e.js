@@ -163,13 +163,17 @@ async function hoverCapsule(page) {
     if (offered) {
       await page.locator('.action-widget .monaco-list-row', { hasText: 'Create article for src/util' }).first().click();
       const deadline = Date.now() + 20000;
-      while (!fs.existsSync(article) && Date.now() < deadline) {
+      const written = () => fs.existsSync(article) && fs.readFileSync(article, 'utf8').includes('# src/util');
+      while (!written() && Date.now() < deadline) {
         await page.waitForTimeout(200);
       }
     }
     note('quick fix');
     check('"Create article for src/util" creates .canon/articles/src/util.md', fs.existsSync(article),
       fs.readdirSync(path.join(ws, '.canon', 'articles', 'src')));
+    check('the created article has front matter and the # src/util title',
+      fs.existsSync(article) && /^---\n[\s\S]*\n---\n# src\/util/.test(fs.readFileSync(article, 'utf8')),
+      fs.existsSync(article) && fs.readFileSync(article, 'utf8'));
 
     // 6. "Canon: New Journal Entry" from the command palette lands an entry (SPEC §6 journal)
     const JOURNAL_TEXT = 'Chose a queue consumer over polling for the feed.';
