@@ -6,6 +6,9 @@ The server is the real `canon mcp` process; the client is `mcp.Client` over
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -146,3 +149,27 @@ def test_session_id_comes_from_request_meta() -> None:
     assert session_of({"session_id": "b"}) == "b"
     assert session_of({"claudecode/sessionId": "c"}) == "c"
     assert session_of({"progressToken": 3}) is None
+
+
+@pytest.mark.timeout(120)
+async def test_mcp_text_is_the_cli_text(project: Path) -> None:
+    """SPEC §6: the CLI and the MCP server return the same text for the same action."""
+    cli = server_params(project).args[:-1]  # the same command line without "mcp"
+    command = server_params(project).command
+    env = {**os.environ, "CANON_TODAY": TODAY}
+    subprocess.run(
+        [command, *cli, "write", "src/core/config.py", "--capsule", "Same text."],
+        env=env, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    async with Client(server_params(project)) as client:
+        for action in (
+            {"action": "read", "path": "src/core/config.py"},
+            {"action": "map"},
+            {"action": "search", "query": "same"},
+        ):
+            via_mcp = text_of(await client.call_tool("canon", action))
+            via_cli = subprocess.run(
+                [command, *cli, "tool", json.dumps(action)],
+                env=env, capture_output=True, text=True, timeout=120,
+            ).stdout  # fmt: skip
+            assert via_cli == via_mcp + "\n", action
