@@ -82,9 +82,16 @@ def make_workspace(root: Path) -> Path:
 
 
 def need(path: Path | str | None, what: str) -> str:
-    """The path of a tool the editor tests need; a clear skip naming the installer otherwise."""
+    """The path of a tool the editor tests need; a clear skip naming the installer otherwise.
+
+    Under CI (CI=true, set by the CI runner) a missing tool fails instead: .ci/run installs
+    everything first, so a skip there would hide a broken install step.
+    """
     if not path or not Path(path).exists():
-        pytest.skip(f"{what} is missing: run scripts/install_editor_deps.sh")
+        message = f"{what} is missing: run scripts/install_editor_deps.sh"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     return str(path)
 
 
