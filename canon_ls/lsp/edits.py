@@ -74,7 +74,7 @@ def link_rewrites(
         return []
     sources: set[str] = set()
     for old in moves:
-        sources.update(store.backlinks(old))
+        sources.update(folder.backlinks(old))
     out = []
     codec = ls.workspace.position_codec
     for source in sorted(sources):

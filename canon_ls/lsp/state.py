@@ -65,6 +65,9 @@ class Folder:
     newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
+    searcher: Any = None  # searcher.Searcher once started
+    _links_in: dict[str, set[str]] | None = None  # target -> sources (None: not built yet)
+    _links_out: dict[str, set[str]] = field(default_factory=dict)
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
     checked: bool = False  # the whole-store check has landed
@@ -84,6 +87,10 @@ class Folder:
             self.store = None
             self.error = f"canon could not open the store in {self.project}: {exc}"
             log.warning(self.error)
+        if self.searcher is not None:
+            self.searcher.stop()
+            self.searcher = None
+        self._links_in = None
         self.findings.clear()
         self.stale.clear()
         self.checked = False
@@ -146,6 +153,42 @@ class Folder:
                     grouped.setdefault(subject, []).append(entry.name)
             self._journal_by_subject, self._journal_stamp = grouped, stamp
         return self._journal_by_subject.get(address, [])
+
+    def backlinks(self, address: str) -> list[str]:
+        """Articles linking to `address` (same answer as `Store.backlinks`, indexed).
+
+        `Store.backlinks` scans every article (50 ms at 10k); references, renames and each
+        incremental re-check ask for it, so the inverse link map is kept here and updated
+        per changed article (`links_changed`).
+        """
+        store = self.store
+        if store is None:
+            return []
+        if self._links_in is None:
+            self._links_in, self._links_out = {}, {}
+            for article in store.articles():
+                self._index_links(article.address)
+        return sorted(s for s in self._links_in.get(address, ()) if s != address)
+
+    def links_changed(self, addresses: set[str]) -> None:
+        if self._links_in is None:
+            return
+        for address in addresses:
+            for target in self._links_out.pop(address, ()):
+                sources = self._links_in.get(target)
+                if sources is not None:
+                    sources.discard(address)
+            self._index_links(address)
+
+    def _index_links(self, address: str) -> None:
+        assert self.store is not None and self._links_in is not None
+        article = self.store.article(address)
+        if article is None:
+            return
+        targets = {link.target for link in article.links}
+        self._links_out[address] = targets
+        for target in targets:
+            self._links_in.setdefault(target, set()).add(address)
 
     def finding_uri(self, address: str) -> str:
         """Where a finding is shown: its article, or schema.json for store-wide ones ('')."""

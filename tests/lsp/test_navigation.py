@@ -81,11 +81,18 @@ async def test_completion_inside_wikilink(s: Session):
 
 async def test_workspace_symbols_ranked_by_search(s: Session):
     """SPEC §10 workspace symbols: articles by address and capsule, BM25 ranked."""
-    result = await s.client.workspace_symbol_async(
-        types.WorkspaceSymbolParams(query="layered config")
-    )
-    names = [sym.name for sym in result or []]
-    assert names and names[0] == "src/core/config"
+
+    async def names() -> list[str]:
+        result = await s.client.workspace_symbol_async(
+            types.WorkspaceSymbolParams(query="layered config")
+        )
+        return [sym.name for sym in result or []]
+
+    # The BM25 index is built in a child process after startup; until then nothing matches.
+    found = await s.until(names, what="BM25 workspace symbols")
+    assert found[0] == "src/core/config"
+    prefix = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="lib/wid"))
+    assert [sym.name for sym in prefix or []][:1] == ["lib/widget"]
 
 
 async def test_tool_commands_return_the_tool_text(s: Session):

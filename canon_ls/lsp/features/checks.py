@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from .. import background
+from ..searcher import Searcher
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics, sync
 
@@ -55,6 +56,9 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.moves = snapshot.moves
         folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
+        if folder.searcher is None:  # start the BM25 worker once the check no longer competes
+            folder.searcher = Searcher(folder.project, folder.settings.store_options())
+            folder.searcher.start()
         folder.generation += 1
         for address in changed_meanwhile:
             sync.recheck(folder, address)

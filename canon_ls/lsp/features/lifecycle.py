@@ -128,6 +128,9 @@ def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
         task.cancel()
     if ls.poller is not None:
         ls.poller.cancel()
+    for folder in ls.folders.values():
+        if folder.searcher is not None:
+            folder.searcher.stop()
 
 
 def show(

@@ -94,7 +94,7 @@ def on_references(
     folder = where.folder
     codec = ls.workspace.position_codec
     out = []
-    for source in store.backlinks(address):
+    for source in folder.backlinks(address):
         source_uri = folder.article_uri(source)
         text = ls.text_of(source_uri)
         if text is None:
@@ -106,9 +106,8 @@ def on_references(
                         uri=source_uri, range=convert.offsets(codec, text, link.start, link.end)
                     )
                 )
-    for entry in store.journal_entries():
-        if address in entry.subject:
-            out.append(types.Location(uri=edits.path_uri(entry.path), range=_TOP))
+    for name in folder.journal_names(address):
+        out.append(types.Location(uri=edits.path_uri(store.journal_dir / name), range=_TOP))
     if params.context.include_declaration and where.kind != "article" and store.has(address):
         out.insert(0, types.Location(uri=folder.article_uri(address), range=_TOP))
     return out

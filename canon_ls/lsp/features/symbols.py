@@ -1,10 +1,14 @@
-"""Workspace symbols: articles by address and capsule, ranked by the store's BM25 (SPEC §10)."""
+"""Workspace symbols: articles by address and capsule, ranked by the store's BM25 (SPEC §10).
+
+The BM25 index lives in a child process (`searcher.py`); until it is built, and as a fallback,
+addresses containing the query answer, so the request never waits on indexing.
+"""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from ..state import CanonLanguageServer
+from ..state import CanonLanguageServer, Folder
 
 LIMIT = 100
 _TOP = types.Range(
@@ -12,7 +16,7 @@ _TOP = types.Range(
 )
 
 
-def on_workspace_symbol(
+async def on_workspace_symbol(
     ls: CanonLanguageServer, params: types.WorkspaceSymbolParams
 ) -> list[types.SymbolInformation] | None:
     out: list[types.SymbolInformation] = []
@@ -21,22 +25,32 @@ def on_workspace_symbol(
         store = folder.store
         if store is None or not store.exists():
             continue
-        if query:
-            hits = [address for address, _ in store.search_articles(query, LIMIT)[0]]
-            # An address typed as such ranks first even when BM25 has nothing to say.
-            lowered = query.lower()
-            prefix = [a for a in store.addresses() if a.lower().startswith(lowered)][:LIMIT]
-            ordered = list(dict.fromkeys(prefix[:5] + hits + prefix[5:]))[:LIMIT]
-        else:
-            ordered = store.addresses()[:LIMIT]
-        for address in ordered:
+        for address in await ranked(folder, query):
             article = store.article(address)
+            if article is None:
+                continue
             out.append(
                 types.SymbolInformation(
                     name=address,
                     kind=types.SymbolKind.File,
                     location=types.Location(uri=folder.article_uri(address), range=_TOP),
-                    container_name=(article.capsule[:120] if article else None) or None,
+                    container_name=article.capsule[:120] or None,
                 )
             )
     return out
+
+
+async def ranked(folder: Folder, query: str) -> list[str]:
+    store = folder.store
+    assert store is not None
+    addresses = store.addresses()
+    if not query:
+        return addresses[:LIMIT]
+    lowered = query.lower()
+    named = [a for a in addresses if lowered in a.lower()]
+    hits = await folder.searcher.query(query, LIMIT) if folder.searcher is not None else None
+    if hits is None:
+        return named[:LIMIT]
+    # An address typed as such ranks first even when BM25 has nothing to say about it.
+    exact = [a for a in named if a.lower().startswith(lowered)][:5]
+    return list(dict.fromkeys(exact + hits))[:LIMIT]

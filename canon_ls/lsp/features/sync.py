@@ -29,12 +29,12 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
     store = folder.store
     if store is None or not addresses:
         return
+    if folder.searcher is not None:
+        folder.searcher.changed.update(addresses)
+    folder.links_changed(addresses)
     affected = set(addresses)
     for address in addresses:
-        try:
-            affected.update(store.backlinks(address))
-        except Exception:
-            log.exception("backlinks failed for %s", address)
+        affected.update(folder.backlinks(address))
         up = parent(address)
         if up:
             governing = store.governing(up)

@@ -1,0 +1,102 @@
+"""Workspace-symbol search in a long-lived child process (SPEC §10 workspace symbols).
+
+BM25 needs every article tokenized: seconds at 10k articles, and an index of ~100 MB. Built
+in the server it would stall the event loop (GIL) on the first query; here a child process
+holds its own Store and index, built right after startup, and answers one JSON line per
+query. The server passes the addresses that changed since the last query, so the child
+re-reads just those (its index stays incremental). `python -m canon_ls.lsp.searcher PROJECT
+OPTIONS_JSON` runs the child; it imports only `canon_ls.core`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def serve(project: Path, options: dict[str, Any]) -> None:
+    from canon_ls.core.project import open_store
+
+    store = open_store(project, options)
+    store.search_articles("warm", 1)  # build the index before the first question
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            for address in request.get("changed", []):
+                with contextlib.suppress(Exception):
+                    store.reload_file(store.path_of(address))
+            hits, total = store.search_articles(str(request["query"]), int(request["limit"]))
+            reply: dict[str, Any] = {"hits": [a for a, _ in hits], "total": total}
+        except Exception as exc:  # a bad query is an empty answer, never a dead worker
+            reply = {"hits": [], "total": 0, "error": str(exc)}
+        print(json.dumps(reply), flush=True)
+
+
+class Searcher:
+    """The server-side handle: start once, ask many times; None answers while building."""
+
+    def __init__(self, project: Path, options: dict[str, Any]) -> None:
+        self.project = project
+        self.options = options
+        self.proc: asyncio.subprocess.Process | None = None
+        self.ready = False
+        self.changed: set[str] = set()
+        self.lock = asyncio.Lock()
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.ensure_future(self._start())
+
+    async def _start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "canon_ls.lsp.searcher",
+            str(self.project),
+            json.dumps(self.options),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=2**24,
+        )
+        assert self.proc.stdout is not None
+        line = await self.proc.stdout.readline()
+        self.ready = bool(line) and json.loads(line).get("ready", False)
+
+    async def query(self, text: str, limit: int) -> list[str] | None:
+        """Addresses best first, or None when the worker is not ready (or died)."""
+        proc = self.proc
+        if not self.ready or proc is None or proc.returncode is not None:
+            return None
+        assert proc.stdin is not None and proc.stdout is not None
+        async with self.lock:
+            changed, self.changed = sorted(self.changed), set()
+            request = {"query": text, "limit": limit, "changed": changed}
+            proc.stdin.write((json.dumps(request) + "\n").encode())
+            await proc.stdin.drain()
+            line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
+        if not line:
+            self.ready = False
+            return None
+        hits: list[str] = json.loads(line).get("hits", [])
+        return hits
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]), json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
