@@ -10,13 +10,19 @@ Built on the official SDK's low-level `Server` (mcp 2.x) rather than the decorat
 
 Session id: stdio has no transport session, so the server takes the client's session id from
 the `tools/call` request `_meta` when the client sends one (keys `sessionId`, `session_id`,
-`session`, or a vendor-prefixed `…/sessionId`). Journal entries carry `source: mcp`.
+`session`, or a vendor-prefixed `…/sessionId`), else from the environment the client started
+the server with (`CLAUDE_CODE_SESSION_ID`). Observed with the real clients (2026-11-29):
+Codex 0.171.0 sends `_meta.sessionId` (its thread id) on every tools/call; Claude Code 2.1.332
+sends no session in `_meta` (only `claudecode/toolUseId` and the protocol envelope) but starts
+the server with `CLAUDE_CODE_SESSION_ID`, the session id its hooks see; a server that outlives
+a `/clear` keeps the id of the session that started it. Journal entries carry `source: mcp`.
 The store is re-validated (`store.refresh()`) before each call so edits made by hand, by the
 editor or by another agent are seen.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,6 +73,12 @@ def session_of(meta: Mapping[str, Any] | None) -> str | None:
     return None
 
 
+def session_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The session id a client put in the server's environment (Claude Code does)."""
+    env = os.environ if environ is None else environ
+    return env.get("CLAUDE_CODE_SESSION_ID") or None
+
+
 def _text(text: str, is_error: bool) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=is_error
@@ -93,7 +105,7 @@ def build_server(store: Store) -> Server[Any]:
                 f"There is no tool {params.name!r}; this server has one tool, canon.", True
             )
         arguments = params.arguments if params.arguments is not None else {}
-        session = session_of(params.meta) or session_of(ctx.meta)
+        session = session_of(params.meta) or session_of(ctx.meta) or session_from_env()
         async with lock:
             result = await anyio.to_thread.run_sync(_call, store, arguments, session)
         return _text(result.text, result.code != 0)

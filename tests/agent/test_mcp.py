@@ -21,7 +21,9 @@ from canon_ls.core import tool
 TODAY = "2026-11-29"
 
 
-def server_params(project: Path, cwd: Path | None = None) -> StdioServerParameters:
+def server_params(
+    project: Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> StdioServerParameters:
     script = Path(sys.executable).with_name("canon")
     command, args = (
         (str(script), []) if script.exists() else (sys.executable, ["-m", "canon_ls.agent.cli"])
@@ -29,7 +31,7 @@ def server_params(project: Path, cwd: Path | None = None) -> StdioServerParamete
     return StdioServerParameters(
         command=command,
         args=[*args, "--project", str(project), "mcp"],
-        env={"CANON_TODAY": TODAY},
+        env={"CANON_TODAY": TODAY, **(env or {})},
         cwd=str(cwd or project),
     )
 
@@ -173,3 +175,21 @@ async def test_mcp_text_is_the_cli_text(project: Path) -> None:
                 env=env, capture_output=True, text=True, timeout=120,
             ).stdout  # fmt: skip
             assert via_cli == via_mcp + "\n", action
+
+
+@pytest.mark.timeout(120)
+async def test_session_from_the_environment_when_meta_has_none(project: Path) -> None:
+    """Claude Code starts the server with CLAUDE_CODE_SESSION_ID and sends no session in
+    `_meta` (observed with 2.1.332); a `_meta` session id, when sent, wins."""
+    params = server_params(project, env={"CLAUDE_CODE_SESSION_ID": "cc-session-7"})
+    async with Client(params) as client:
+        await client.call_tool("canon", {"action": "journal", "body": "From env.", "slug": "a"})
+        await client.call_tool(
+            "canon",
+            {"action": "journal", "body": "From meta.", "slug": "b"},
+            meta={"sessionId": "meta-session-9"},
+        )
+    journal = project / ".canon" / "journal"
+    assert "cc-session-7" in (journal / f"{TODAY}-a.md").read_text("utf-8")
+    text_b = (journal / f"{TODAY}-b.md").read_text("utf-8")
+    assert "meta-session-9" in text_b and "cc-session-7" not in text_b
