@@ -15,6 +15,7 @@ interpreter start. Performance is measured here, never asserted in tests.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -109,8 +110,12 @@ def main() -> int:
     n_articles = sum(1 for _ in (repo / ".canon" / "articles").rglob("*.md"))
     rng = random.Random(args.seed)
 
+    # An installed package has its bytecode compiled; a checkout may not (and an inherited
+    # PYTHONDONTWRITEBYTECODE would make every hook recompile its modules).
+    compileall.compile_dir(str(HERE.parent / "canon_ls"), quiet=1)
     with tempfile.TemporaryDirectory() as state:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CANON_", "CLAUDE_"))}
+        skip = ("CANON_", "CLAUDE_", "PYTHONDONTWRITEBYTECODE")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
         env["XDG_STATE_HOME"] = state
         times: dict[str, list[float]] = {}
         cpu: list[float] = []

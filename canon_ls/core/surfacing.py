@@ -20,9 +20,8 @@ import re
 import shlex
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from canon_ls.core.address import OutsideStore, ancestors, article_file, normalise
 
@@ -52,8 +51,9 @@ _PUNCT = "\"'`,;:()[]{}<>"
 # --------------------------------------------------------------------------- tool inputs
 
 
-@dataclass(frozen=True)
-class Token:
+# NamedTuples and plain classes, not dataclasses: importing and building dataclasses costs
+# about 10 ms, paid by every hook process.
+class Token(NamedTuple):
     """A path-like string from a tool input, and whether the call writes it."""
 
     text: str
@@ -199,8 +199,7 @@ def _dedupe(found: list[Token]) -> list[Token]:
 # --------------------------------------------------------------------------- resolution
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """A token that names something in the project: its address and governing article."""
 
     token: str
@@ -314,15 +313,20 @@ def state_dir() -> Path:
     return Path(base, "canon")
 
 
-@dataclass
 class SessionState:
     """What one session has seen this cycle and what the stop hook still has to say."""
 
-    surfaced: list[str] = field(default_factory=list)
-    # governing address -> {"assets": [relpath, ...], "mtime": article mtime_ns at the edit}
-    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # subagent id -> addresses surfaced to that subagent (its context is not the main one)
-    subagents: dict[str, list[str]] = field(default_factory=dict)
+    def __init__(
+        self,
+        surfaced: list[str] | None = None,
+        pending: dict[str, dict[str, Any]] | None = None,
+        subagents: dict[str, list[str]] | None = None,
+    ) -> None:
+        self.surfaced: list[str] = surfaced or []
+        # governing address -> {"assets": [relpath, ...], "mtime": article mtime_ns at the edit}
+        self.pending: dict[str, dict[str, Any]] = pending or {}
+        # subagent id -> addresses surfaced to that subagent (its context is not the main one)
+        self.subagents: dict[str, list[str]] = subagents or {}
 
     @classmethod
     def from_json(cls, data: object) -> SessionState:
@@ -400,14 +404,14 @@ def _lock(fd: int) -> None:
 # --------------------------------------------------------------------------- decisions
 
 
-@dataclass
 class Surfacer:
     """The §11.3 decisions for one hook event, over a resolver and a session state."""
 
-    resolver: Resolver
-    state: SessionState
-    agent_id: str = ""  # a subagent's calls surface into the subagent's own context
-    trace: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self, resolver: Resolver, state: SessionState, agent_id: str = "") -> None:
+        self.resolver = resolver
+        self.state = state
+        self.agent_id = agent_id  # a subagent's calls surface into the subagent's own context
+        self.trace: list[dict[str, Any]] = []  # decisions, for CANON_TRACE
 
     @property
     def seen(self) -> list[str]:
