@@ -75,6 +75,7 @@ class Folder:
     error: str | None = None  # why the store could not be opened
     changed_during_check: set[str] | None = None  # set while a whole-store check runs
     check_requested: bool = False  # a whole-store check was started for this store
+    rerun: bool = False  # another check was asked for while one ran
     _journal_stamp: int = -1
     _journal_by_subject: dict[str, list[str]] = field(default_factory=dict)
 

@@ -21,14 +21,18 @@ from . import diagnostics, sync
 
 log = logging.getLogger(__name__)
 
+RERUN_DELAY = 0.5  # seconds between a finished check and a queued one
+
 
 def schedule(ls: CanonLanguageServer, folder: Folder, delay: float = 0.0) -> None:
-    """(Re)start the whole-store check for a folder; a running one is superseded."""
+    """Start the whole-store check for a folder. While one runs, another is queued to run
+    after it (never a cancel: a stream of events must not starve the check)."""
     tasks = ls.check_tasks
     folder.check_requested = True
     running = tasks.get(folder.uri)
     if running is not None and not running.done():
-        running.cancel()
+        folder.rerun = True
+        return
     tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, delay))
 
 
@@ -82,6 +86,9 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.changed_during_check = None
         _end(ls, token)
         ls.checks_done += 1
+        if folder.rerun and not ls.shutting_down and ls.folders.get(folder.uri) is folder:
+            folder.rerun = False
+            ls.check_tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, RERUN_DELAY))
 
 
 async def _push_in_steps(ls: CanonLanguageServer, folder: Folder) -> None:

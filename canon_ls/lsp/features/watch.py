@@ -246,11 +246,22 @@ async def poll_folder(
 
 
 def _git_mark(folder: Folder) -> tuple[float, ...]:
-    """mtimes that move when assets change in bulk (git) or the schema changes."""
-    out = []
-    paths = [folder.project / ".git" / "index", folder.project / ".git" / "HEAD"]
+    """mtimes that move on commits, checkouts and branch switches, or a schema change.
+
+    Not `.git/index`: the check's own `git status` refreshes it, which would re-trigger the
+    check forever. Staged or edited assets are caught by saves and the client's events.
+    """
+    git = folder.project / ".git"
+    paths = [git / "HEAD", git / "packed-refs"]
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        if head.startswith("ref: "):
+            paths.append(git / head[5:])
+    except OSError:
+        pass
     if folder.store is not None:
         paths.append(folder.store.schema_file)
+    out = []
     for path in paths:
         try:
             out.append(os.stat(path).st_mtime)
