@@ -8,6 +8,7 @@ and `check`.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -72,7 +73,10 @@ def section(title: str, command: str, output: str) -> None:
     print(output)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Tour the demo store with the canon CLI.")
+    parser.add_argument("--graph", metavar="FILE", help="also keep the HTML graph page as FILE")
+    options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="canon-tour-") as tmp:
         project = prepare(Path(tmp))
         print(f"canon tour: a copy of examples/demo in {project} (CANON_TODAY={TODAY})")
@@ -92,6 +96,12 @@ def main() -> int:
         ]
         for title, args in steps:
             section(title, "canon " + " ".join(args), run(project, *args))
+        page = Path(options.graph).resolve() if options.graph else Path(tmp) / "graph.html"
+        args = ["graph", "--out", str(page)]
+        section("The graph page (self-contained HTML)", "canon " + " ".join(args),
+                run(project, *args))  # fmt: skip
+        if not options.graph:
+            print("(pass --graph FILE to keep the page)")
     return 0
 
 

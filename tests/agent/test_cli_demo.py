@@ -86,7 +86,12 @@ def test_tour_runs_end_to_end() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for heading in ("== Read the article", "== Search in Chinese", "== Whole-store check"):
+    for heading in (
+        "== Read the article",
+        "== Search in Chinese",
+        "== Whole-store check",
+        "== The graph page",
+    ):
         assert heading in out
     assert "Traceback" not in out + proc.stderr
     assert "src/billing/invoices" in out  # the planted broken link shows in check
