@@ -185,8 +185,8 @@ def _missing(store: Store) -> str:
     return f"No canon store at {store.root} yet; the first write or journal creates it."
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def _plural(n: int, word: str, many: str = "") -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 def _status_line(store: Store) -> str:
@@ -195,7 +195,7 @@ def _status_line(store: Store) -> str:
 
     parts = [
         _plural(len(store.addresses()), "article"),
-        _plural(len(store.journal_entries()), "journal entry").replace("entrys", "entries"),
+        _plural(len(store.journal_entries()), "journal entry", "journal entries"),
         _schema_state(store),
     ]
     try:
@@ -211,7 +211,7 @@ def _status_line(store: Store) -> str:
 def _schema_state(store: Store) -> str:
     if not store.schema_file.exists():
         return "schema.json absent (defaults)"
-    problem = getattr(store.schema(), "error", "")
+    problem = store.schema().error
     return f"schema.json malformed ({_sentence(problem).rstrip('.')})" if problem else "schema ok"
 
 
