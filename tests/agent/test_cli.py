@@ -414,3 +414,25 @@ def test_hook_and_init_are_wired(project: Path) -> None:
     run = canon("init", "codex", cwd=project)
     assert run.code == 0, run.err
     assert (project / ".codex").is_dir()
+
+
+def test_concurrent_cli_journal_writers_all_land(project: Path) -> None:
+    """SPEC §12: concurrent journal writers all land; no entry is overwritten."""
+    env = dict(os.environ, CANON_TODAY=TODAY)
+    procs = [
+        subprocess.Popen(
+            [*canon_command(), "journal", f"Entry {i}.", "--slug", "race"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for i in range(8)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    entries = sorted((project / ".canon" / "journal").glob("*.md"))
+    assert len(entries) == 8
+    bodies = {e.read_text("utf-8").rsplit("---\n", 1)[-1].strip() for e in entries}
+    assert bodies == {f"Entry {i}." for i in range(8)}
