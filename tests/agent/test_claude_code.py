@@ -195,3 +195,50 @@ def test_live_article_written_mid_session_surfaces(claude_bin: Path, tmp_path: P
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Helpers shared by every module." not in requests[1].flat()
     assert "Helpers shared by every module." in requests[2].flat()
+
+
+def test_live_resume_keeps_the_cycle_and_a_new_session_starts_one(
+    claude_bin: Path, tmp_path: Path
+) -> None:
+    """SPEC §11.3: `--resume` (SessionStart source=resume, same session id) does not show the
+    capsule again; a fresh session (source=startup) does."""
+    project = make_project(tmp_path / "proj")
+    subprocess.run([*canon_command(), "init", "claude-code"], cwd=project, check=True,
+                   capture_output=True, timeout=60)  # fmt: skip
+    config = str(project / "src/core/config.py")
+
+    def script(turn: int, rec: Recorded) -> list[dict]:
+        if turn % 2 == 0:
+            return tool_use("Read", {"file_path": config}, f"toolu_{turn:02d}")
+        return text("Read it.")
+
+    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
+    home.mkdir()
+    with FakeAnthropic(script) as fake:
+        env = claude_env(home, fake.url, state, trace)
+
+        def claude(*extra: str) -> dict:
+            run = subprocess.run(
+                [claude_bin, "-p", "Read the config.", "--output-format", "json",
+                 "--allowedTools", "Read", *extra],
+                cwd=project, env=env, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+            return json.loads(run.stdout)
+
+        first = claude()
+        claude("--resume", first["session_id"])
+        claude()
+        requests = fake.main_requests()
+    assert len(requests) == 6
+    assert requests[1].flat().count(CONFIG_CAPSULE) == 1  # first session: shown
+    assert requests[3].flat().count(CONFIG_CAPSULE) == 1  # resumed: only the old one
+    assert requests[5].flat().count(CONFIG_CAPSULE) == 1  # new session: shown afresh
+    assert CONFIG_CAPSULE not in requests[4].flat()
+    decisions = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [d["decision"] for d in decisions if d["decision"] in ("surfaced", "already")] == [
+        "surfaced",
+        "already",
+        "surfaced",
+    ]
+    assert [d["source"] for d in decisions if d["decision"] == "cycle"] == ["startup", "startup"]
