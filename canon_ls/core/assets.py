@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from canon_ls.core import lint
+from canon_ls.core import cache, lint
 from canon_ls.core import schema as schema_mod
 from canon_ls.core.clock import today as _today
 from canon_ls.core.lint import Finding
@@ -288,9 +288,11 @@ def orphans(store: Store, assets: Assets) -> list[str]:
 # Change times (SPEC §9)
 
 
-def _default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "canon-ls"
+def _default_cache_dir(project: Path) -> Path | None:
+    """The canon-ls cache directory under the same rules as the parse cache (core/cache.py):
+    None when CANON_NO_CACHE is set or the directory would lie inside the project."""
+    file = cache.cache_file(Path(project) / ".canon", Path(project))
+    return None if file is None else file.parent
 
 
 class ChangeTimes:
@@ -309,7 +311,7 @@ class ChangeTimes:
 
     def __init__(self, project: Path, cache_dir: Path | None = None) -> None:
         self.project = Path(project)
-        self.cache_dir = _default_cache_dir() if cache_dir is None else Path(cache_dir)
+        self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
         self.git = False
         self.head: str | None = None
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
@@ -400,14 +402,19 @@ class ChangeTimes:
         return self._prefix_cache
 
     # -- cache file -----------------------------------------------------------------------
-    def _cache_file(self) -> Path:
+    def _cache_file(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
         key = hashlib.sha256(os.path.realpath(self.project).encode()).hexdigest()[:20]
         return self.cache_dir / f"changes-{key}.bin"
 
     def _load_cache(self) -> None:
         """marshal: plain data only (nothing executes on load), and fast for 100k paths."""
+        file = self._cache_file()
+        if file is None:
+            return
         try:
-            with open(self._cache_file(), "rb") as f:
+            with open(file, "rb") as f:
                 version, head, times = marshal.loads(f.read())
             if version != self.VERSION or not isinstance(head, str) or not isinstance(times, dict):
                 return
@@ -416,13 +423,16 @@ class ChangeTimes:
             self.head, self._committed = None, {}
 
     def _save_cache(self) -> None:
+        file = self._cache_file()
+        if file is None:
+            return
         data = marshal.dumps((self.VERSION, self.head, self._committed))
         try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=".changes-", suffix=".tmp")
+            file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".changes-", suffix=".tmp")
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.replace(tmp, self._cache_file())
+            os.replace(tmp, file)
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):
                 os.unlink(tmp)

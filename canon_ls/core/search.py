@@ -289,11 +289,20 @@ def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:
     return (-hit[1], hit[0] or "")
 
 
-def default_cache_file(store_root: Path, kind: str = "articles") -> Path:
-    """Where the index of a store is cached: $XDG_CACHE_HOME/canon-ls (never inside the store)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    key = hashlib.sha256(os.path.realpath(store_root).encode()).hexdigest()[:20]
-    return Path(base) / "canon-ls" / f"search-{kind}-{key}.bin"
+def default_cache_file(
+    store_root: Path, project: Path | None = None, kind: str = "articles"
+) -> Path | None:
+    """Where a store's search index is cached: beside the parse cache (core/cache.py), under
+    $XDG_CACHE_HOME/canon-ls; None when CANON_NO_CACHE is set or that would lie inside the
+    project or the store."""
+    from canon_ls.core import cache
+
+    root = Path(store_root)
+    file = cache.cache_file(root, Path(project) if project is not None else root.parent)
+    if file is None:
+        return None
+    key = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
+    return file.parent / f"search-{kind}-{key[:20]}.bin"
 
 
 def cached_index(

@@ -286,3 +286,20 @@ def test_change_times_for_a_project_inside_a_larger_repository(repo: Path, tmp_p
     assert times.of("a.py") == T0
     assert times.of("b.py") == T0 + DAY
     assert Assets(project).files() == ["a.py", "b.py"]
+
+
+def test_change_times_cache_follows_the_cache_rules(repo: Path, tmp_path: Path, monkeypatch):
+    """Same rules as the parse cache: $XDG_CACHE_HOME/canon-ls, never inside the project,
+    and CANON_NO_CACHE turns it off."""
+    commit(repo, T0, "a.py")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    ChangeTimes(repo)
+    assert [p.name[:8] for p in (tmp_path / "xdg" / "canon-ls").iterdir()] == ["changes-"]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(repo / "inside"))
+    assert ChangeTimes(repo).of("a.py") == T0
+    assert not (repo / "inside").exists()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg2"))
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    times = ChangeTimes(repo)
+    assert times.cache_dir is None and times.of("a.py") == T0
+    assert not (tmp_path / "xdg2").exists()

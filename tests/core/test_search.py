@@ -262,3 +262,20 @@ def test_huge_term_frequency_is_capped_not_an_error():
     assert total == 2 and {k for k, _ in hits} == {"big", "small"}
     idx.remove("big")
     assert idx.query("x") == ([("small", idx.query("x")[0][0][1])], 1)
+
+
+def test_default_cache_file_follows_the_cache_rules(tmp_path, monkeypatch):
+    from canon_ls.core.search import default_cache_file
+
+    project = tmp_path / "proj"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CANON_NO_CACHE", raising=False)
+    file = default_cache_file(project / ".canon", project)
+    assert file is not None and file.parent == (tmp_path / "xdg" / "canon-ls").resolve()
+    assert file.name.startswith("search-articles-")
+    assert default_cache_file(project / ".canon", project, kind="journal") != file
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / "cache"))
+    assert default_cache_file(project / ".canon", project) is None
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    assert default_cache_file(project / ".canon", project) is None
