@@ -78,9 +78,21 @@ def merge_hooks(config: dict[str, Any], command: str) -> bool:
 
 
 def _has_command(group: object, command: str) -> bool:
+    """A group already running canon's hook (also as `/path/to/canon hook …`)."""
     if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
         return False
-    return any(isinstance(h, dict) and h.get("command") == command for h in group["hooks"])
+    return any(
+        isinstance(h, dict) and _same_hook(h.get("command"), command) for h in group["hooks"]
+    )
+
+
+def _same_hook(existing: object, command: str) -> bool:
+    if not isinstance(existing, str):
+        return False
+    words, ours = existing.split(), command.split()
+    if len(words) < len(ours) or words[-len(ours) + 1 :] != ours[1:]:
+        return False
+    return words[-len(ours)].rsplit("/", 1)[-1] in ("canon", "canon.exe")
 
 
 # --------------------------------------------------------------------------- targets

@@ -157,3 +157,14 @@ def test_unknown_target_is_a_sentence(tmp_path: Path) -> None:
     done = init("emacs", cwd=tmp_path)
     assert done.returncode != 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_canon_hook_with_a_full_path_is_recognised(tmp_path: Path) -> None:
+    """Idempotent also when the user pointed the hook at an absolute `canon`."""
+    (tmp_path / ".claude").mkdir()
+    handler = {"type": "command", "command": "/opt/venv/bin/canon hook claude-code"}
+    user = {"hooks": {e: [{"hooks": [handler]}] for e in ("SessionStart", "PostToolUse", "Stop")}}
+    text = json.dumps(user)
+    (tmp_path / ".claude/settings.json").write_text(text)
+    assert init("claude-code", cwd=tmp_path).returncode == 0
+    assert (tmp_path / ".claude/settings.json").read_text() == text
