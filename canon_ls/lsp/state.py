@@ -68,6 +68,8 @@ class Folder:
     searcher: Any = None  # searcher.Searcher once started
     _links_in: dict[str, set[str]] | None = None  # target -> sources (None: not built yet)
     _links_out: dict[str, set[str]] = field(default_factory=dict)
+    _links_pending: set[str] = field(default_factory=set)  # changed while warm_links ran
+    _lowered: tuple[int, list[tuple[str, str]]] = (-1, [])
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
     checked: bool = False  # the whole-store check has landed
@@ -171,8 +173,34 @@ class Folder:
                 self._index_links(article.address)
         return sorted(s for s in self._links_in.get(address, ()) if s != address)
 
+    async def warm_links(self, step: int = 200) -> None:
+        """Build the inverse link map in small steps between requests (startup)."""
+        store = self.store
+        if store is None or self._links_in is not None:
+            return
+        import asyncio
+
+        links_in: dict[str, set[str]] = {}
+        links_out: dict[str, set[str]] = {}
+        addresses = store.addresses()
+        for i, address in enumerate(addresses):
+            article = store.article(address)
+            if article is not None:
+                targets = {link.target for link in article.links}
+                links_out[address] = targets
+                for target in targets:
+                    links_in.setdefault(target, set()).add(address)
+            if i % step == step - 1:
+                await asyncio.sleep(0)
+                if self._links_in is not None or self.store is not store:
+                    return  # built on demand meanwhile, or the store was reopened
+        self._links_in, self._links_out = links_in, links_out
+        pending, self._links_pending = self._links_pending, set()
+        self.links_changed(pending)  # articles that changed while this ran
+
     def links_changed(self, addresses: set[str]) -> None:
         if self._links_in is None:
+            self._links_pending |= addresses
             return
         for address in addresses:
             for target in self._links_out.pop(address, ()):
@@ -190,6 +218,12 @@ class Folder:
         self._links_out[address] = targets
         for target in targets:
             self._links_in.setdefault(target, set()).add(address)
+
+    def lowered_addresses(self) -> list[tuple[str, str]]:
+        """(address, lower-cased address) pairs, sorted; rebuilt once per store change."""
+        if self._lowered[0] != self.generation and self.store is not None:
+            self._lowered = (self.generation, [(a, a.lower()) for a in self.store.addresses()])
+        return self._lowered[1]
 
     def finding_uri(self, address: str) -> str:
         """Where a finding is shown: its article, or schema.json for store-wide ones ('')."""

@@ -60,6 +60,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.moves = snapshot.moves
         folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
+        asyncio.ensure_future(folder.warm_links())  # backlinks ready before the first question
         if folder.searcher is None:  # start the BM25 worker once the check no longer competes
             folder.searcher = Searcher(folder.project, folder.settings.store_options())
             folder.searcher.start()

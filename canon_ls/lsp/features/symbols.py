@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from ..state import CanonLanguageServer, Folder
 
-LIMIT = 100
+LIMIT = 50  # symbols per answer; the client asks again as the query grows
 _TOP = types.Range(
     start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
 )
@@ -43,11 +43,10 @@ async def on_workspace_symbol(
 async def ranked(folder: Folder, query: str) -> list[str]:
     store = folder.store
     assert store is not None
-    addresses = store.addresses()
     if not query:
-        return addresses[:LIMIT]
+        return store.addresses()[:LIMIT]
     lowered = query.lower()
-    named = [a for a in addresses if lowered in a.lower()]
+    named = [a for a, low in folder.lowered_addresses() if lowered in low]
     hits = await folder.searcher.query(query, LIMIT) if folder.searcher is not None else None
     if hits is None:
         return named[:LIMIT]
