@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,17 @@ import pytest
 from canon_ls.core.store import Store
 
 TODAY = "2026-11-29"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the suite's caches and agent state out of the user's home (~/.cache, ~/.local/state).
+
+    Set before any test starts so that every subprocess (CLI, MCP, hooks, language server)
+    inherits it; the npm installs of agent CLIs use their own CANON_NPM_CACHE and stay shared.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="canon-tests-"))
+    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        os.environ[name] = str(scratch / name.lower())
 
 
 @pytest.fixture
