@@ -104,7 +104,8 @@ def on_did_change_watched_files(
             checks.schedule(ls, folder, ASSET_DEBOUNCE)
 
 
-FULL_BUDGET = 0.02  # share of the loop a full `Store.refresh()` safety pass may use
+FULL_BUDGET = 0.01  # share of the loop a full `Store.refresh()` safety pass may use
+FULL_EVERY = 60.0  # seconds, at least, between full passes (one blocks ~0.3 s at 10k articles)
 CHUNK = 400  # directories stat'ed between yields to the event loop
 
 
@@ -199,8 +200,8 @@ def _vanished(store: Any, directory: Path, seen: set[str]) -> set[str]:
 
 
 async def poll(ls: CanonLanguageServer, factor: float) -> None:
-    """Every `pollInterval` (x factor): the directory watch; now and then a full refresh,
-    stretched so it costs at most FULL_BUDGET of the loop (~0.3 s at 10k articles)."""
+    """Every `pollInterval` (x factor): the directory watch; without client events, a full
+    refresh now and then, at most every FULL_EVERY and FULL_BUDGET of the loop's time."""
     marks: dict[str, tuple[float, ...]] = {}
     watches: dict[str, DirWatch] = {}
     full_cost = 0.0
@@ -208,7 +209,11 @@ async def poll(ls: CanonLanguageServer, factor: float) -> None:
     while not ls.shutting_down:
         interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
         await asyncio.sleep(interval * factor)
-        full = time.perf_counter() - last_full > max(10 * interval, full_cost / FULL_BUDGET)
+        # The full pass only catches in-place edits that keep their directory's mtime; with
+        # client file events there is no need for it at all.
+        full = not ls.watched_by_client and time.perf_counter() - last_full > max(
+            FULL_EVERY, full_cost / FULL_BUDGET
+        )
         started = time.perf_counter()
         for folder in list(ls.folders.values()):
             try:
