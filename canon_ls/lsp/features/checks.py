@@ -99,7 +99,7 @@ async def _push_in_steps(ls: CanonLanguageServer, folder: Folder) -> None:
         uri = folder.finding_uri(address)
         live.add(uri)
         diagnostics.publish(ls, uri, diagnostics.for_article(ls, folder, address, uri))
-        if i % 50 == 49:
+        if i % 10 == 9:
             await asyncio.sleep(0)
     for uri in list(ls.published):
         where = ls.where(uri)
