@@ -14,14 +14,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
-import yaml
-
 from canon_ls.core.links import Link, wikilinks
-
-try:
-    _YAML_LOADER: Any = yaml.CBaseLoader
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _YAML_LOADER = yaml.BaseLoader
 
 OWNED = ("capsule", "updated", "scope")
 
@@ -224,9 +217,16 @@ def _flow(val: str) -> list[str]:
 
 
 def _yaml(block: str) -> dict[str, Any]:
-    """libyaml with every scalar as a string; raises ValueError with a readable reason."""
+    """libyaml with every scalar as a string; raises ValueError with a readable reason.
+
+    PyYAML is imported here, not at module load: the flat parser answers almost every article,
+    and a hook process (SPEC §11.3, p50 budget 150 ms) should not pay ~25 ms for an import.
+    """
+    import yaml
+
+    loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
     try:
-        data = yaml.load(block, Loader=_YAML_LOADER)  # noqa: S506 - BaseLoader builds no objects
+        data = yaml.load(block, Loader=loader)  # noqa: S506 - BaseLoader builds no objects
     except yaml.YAMLError as exc:
         reason = str(exc).replace("\n", " ")
         reason = re.sub(r"\s+", " ", reason)

@@ -66,7 +66,9 @@ _SOURCES = ("article.py", "store.py", "cache.py")
 def _fingerprint() -> bytes:
     """Changes whenever a cached article could differ from a fresh parse: the sources above,
     the field list, the YAML library, the Python version (marshal format)."""
-    digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {art.yaml.__version__}".encode())
+    import yaml  # only stores big enough to cache get here; article.py imports it lazily too
+
+    digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {yaml.__version__}".encode())
     digest.update(repr(tuple(sys.version_info)).encode())
     here = os.path.dirname(os.path.abspath(art.__file__))
     for name in _SOURCES:
