@@ -69,7 +69,7 @@ class Client:
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=None if os.environ.get("CANON_BENCH_STDERR") else subprocess.DEVNULL,
         )
         self.lock = threading.Lock()
         self.next_id = 0
@@ -97,6 +97,8 @@ class Client:
             msg = json.loads(out.read(length))
             if "method" in msg and "id" in msg:
                 self._answer(msg)
+            elif msg.get("method") == "window/logMessage" and os.environ.get("CANON_BENCH_STDERR"):
+                print("LOG", msg["params"]["message"][:300], file=sys.stderr)
             elif "method" in msg:
                 if msg["method"] == "$/progress":
                     kind = (msg["params"].get("value") or {}).get("kind")
