@@ -70,11 +70,22 @@ def _path(args: argparse.Namespace, raw: str) -> str:
     return os.path.normpath(cwd / raw)
 
 
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """SPEC §2/§8 store options from --root and --mount (the CLI's stand-in for the options
+    object pi-canon takes in code and the language server takes from workspace/configuration)."""
+    options: dict[str, Any] = {}
+    if getattr(args, "root", None):
+        options["root"] = args.root
+    if getattr(args, "mount", None):
+        options["mounts"] = list(args.mount)
+    return options
+
+
 def _store(args: argparse.Namespace) -> Store:
     from canon_ls.core.project import OptionError, open_store
 
     try:
-        return open_store(_project(args))
+        return open_store(_project(args), _options(args))
     except OptionError as exc:
         raise UsageError(_sentence(str(exc))) from None
 
@@ -304,7 +315,7 @@ def _cmd_graph(args: argparse.Namespace) -> int:
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from canon_ls.agent.mcp import main as mcp_main
 
-    return mcp_main(_project(args))
+    return mcp_main(_project(args), _options(args))
 
 
 def _cmd_hook(args: argparse.Namespace) -> int:
@@ -333,6 +344,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default=argparse.SUPPRESS,
         help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+    )
+    common.add_argument(
+        "--root",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="store root, absolute or relative to the project (default: .canon)",
+    )
+    common.add_argument(
+        "--mount",
+        metavar="DIR",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="a directory outside the project with its own .canon/ (repeatable; SPEC §8)",
     )
     parser = _Parser(
         prog=PROG,

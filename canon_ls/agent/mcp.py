@@ -140,8 +140,9 @@ async def serve(store: Store) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def main(project: Path) -> int:
-    """Entry of `canon mcp`: open the project's store (lazily; nothing is created) and serve."""
-    store = open_store(project)
+def main(project: Path, options: Mapping[str, Any] | None = None) -> int:
+    """Entry of `canon mcp`: open the project's store (lazily; nothing is created) and serve.
+    options are the store options of SPEC §2/§8 (root, mounts) from `--root`/`--mount`."""
+    store = open_store(project, options)
     anyio.run(serve, store)
     return 0

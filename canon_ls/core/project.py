@@ -46,6 +46,9 @@ def check_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
             raise OptionError("Option 'mounts' must be a list of directory paths.")
         if not all(isinstance(m, (str, Path)) and str(m) for m in mounts):
             raise OptionError("Option 'mounts' must be a list of non-empty directory paths.")
+        for mount in mounts:
+            if not Path(mount).expanduser().is_dir():
+                raise OptionError(f"Mount {mount} is not a directory (option 'mounts', SPEC §8).")
     retrieval = out.get("retrieval")
     if retrieval is not None and retrieval not in ("none", "lexical"):
         raise OptionError('Option \'retrieval\' must be "none" or "lexical".')
