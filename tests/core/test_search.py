@@ -279,3 +279,12 @@ def test_default_cache_file_follows_the_cache_rules(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("CANON_NO_CACHE", "1")
     assert default_cache_file(project / ".canon", project) is None
+
+
+def test_cached_index_never_trusts_a_none_stamp(tmp_path):
+    cache = tmp_path / "search.bin"
+    read: list[str] = []
+    docs = {"a": (None, lambda: read.append("a") or "alpha")}
+    cached_index(cache, docs)
+    cached_index(cache, docs)
+    assert read == ["a", "a"]
