@@ -1,0 +1,76 @@
+"""SPEC §10: multi-root workspaces (one store per folder), logging, search kept current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_harness import Session, article, write
+from lsprotocol import types
+
+
+async def test_second_folder_gets_its_own_store(s: Session, tmp_path: Path):
+    """SPEC §10 / §2: each workspace folder is a project with its own store."""
+    other = tmp_path / "other"
+    write(other, "lib/tool.py", "# tool\n")
+    write(other, ".canon/articles/lib.md", article("Other project's lib.", "2026-12-01", "# lib\n"))
+    s.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=other.as_uri(), name="other")], removed=[]
+            )
+        )
+    )
+    uri = (other / "lib/tool.py").as_uri()
+    s.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text="# tool\n"
+            )
+        )
+    )
+
+    async def other_hint() -> list[str]:
+        hints = await s.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=1, character=0),
+                ),
+            )
+        )
+        return [h.label for h in hints or []]
+
+    assert await s.until(other_hint, what="the second folder's hint") == [
+        "lib: Other project's lib."
+    ]
+    s.open("src/core/config.ts")  # the first folder still answers from its own store
+    assert [h.label for h in await s.inlay("src/core/config.ts")] == [
+        "Loads layered config; env beats file."
+    ]
+
+
+async def test_logging_reaches_the_client(s: Session):
+    """SPEC §10: Python logging is forwarded to window/logMessage."""
+    await s.checked()
+    await s.until(
+        lambda: any("canon checked" in m.message for m in s.client.log_messages),
+        what="the check's log line",
+    )
+
+
+async def test_search_sees_an_agent_write(s: Session):
+    """SPEC §10 workspace symbols stay current: the searcher re-reads changed articles."""
+    await s.checked()
+    text = await s.command(
+        "canon.write", {"path": "src/app.ts", "capsule": "Zanzibar quokka entry point."}
+    )
+    assert text.startswith("Wrote src/app")
+
+    async def found() -> list[str]:
+        result = await s.client.workspace_symbol_async(
+            types.WorkspaceSymbolParams(query="zanzibar quokka")
+        )
+        return [sym.name for sym in result or []]
+
+    assert (await s.until(found, what="the new article in search"))[0] == "src/app"
