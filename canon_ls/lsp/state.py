@@ -173,7 +173,7 @@ class Folder:
                 self._index_links(article.address)
         return sorted(s for s in self._links_in.get(address, ()) if s != address)
 
-    async def warm_links(self, step: int = 200) -> None:
+    async def warm_links(self, step: int = 25) -> None:
         """Build the inverse link map in small steps between requests (startup)."""
         store = self.store
         if store is None or self._links_in is not None:

@@ -106,7 +106,7 @@ def on_did_change_watched_files(
 
 FULL_BUDGET = 0.01  # share of the loop a full `Store.refresh()` safety pass may use
 FULL_EVERY = 60.0  # seconds, at least, between full passes (one blocks ~0.3 s at 10k articles)
-CHUNK = 400  # directories stat'ed between yields to the event loop
+CHUNK = 200  # directories stat'ed between yields to the event loop
 
 
 class DirWatch:
