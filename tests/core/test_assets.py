@@ -303,3 +303,31 @@ def test_change_times_cache_follows_the_cache_rules(repo: Path, tmp_path: Path, 
     times = ChangeTimes(repo)
     assert times.cache_dir is None and times.of("a.py") == T0
     assert not (tmp_path / "xdg2").exists()
+
+
+def test_without_a_git_executable_everything_falls_back(repo: Path, tmp_path: Path, monkeypatch):
+    """No git on PATH: the walk lists files and mtimes date them; nothing raises."""
+    commit(repo, T0, "a.py")
+    os.utime(repo / "a.py", (T0 + DAY, T0 + DAY))
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assets = Assets(repo)
+    assert not assets.git and assets.files() == ["a.py"]
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert not times.git and times.of("a.py") == T0 + DAY
+
+
+def test_non_utf8_file_names_do_not_crash(repo: Path, tmp_path: Path):
+    raw = os.fsencode(str(repo)) + b"/bad\xff.py"
+    with open(raw, "wb") as f:
+        f.write(b"x\n")
+    commit(repo, T0, "ok.py")
+    name = os.fsdecode(b"bad\xff.py")
+    assets = Assets(repo)
+    assert name in assets.files()
+    assert assets.of(os.fsdecode(b"bad\xff")) == [name]
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert times.of(name) == T0
+    again = ChangeTimes(repo, cache_dir=tmp_path / "cache")  # the cache holds such names too
+    assert again.full_passes == 0 and again.of(name) == T0
