@@ -11,6 +11,7 @@ fsync dir).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
@@ -33,7 +34,7 @@ from canon_ls.core.address import (
     parent,
 )
 from canon_ls.core.article import Article
-from canon_ls.core.search import SearchIndex
+from canon_ls.core.search import SearchIndex, cached_index, default_cache_file
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 RACY_NS = 3 * 10**9  # files modified this recently are re-read on refresh (coarse mtimes)
@@ -792,10 +793,17 @@ class Store:
         with self._lock:
             self._ensure()
             if self._search is None:
-                index = SearchIndex()
-                for address, article in self._index.items():
-                    index.add(address, _search_text(article))
-                self._search = index
+                # Reuse the on-disk snapshot for articles whose stat key is unchanged (a racy
+                # file gets no stamp and is always re-tokenized): first search at 10k articles
+                # drops from ~2 s to ~0.05 s (docs/BENCHMARKS.md).
+                docs = {
+                    address: (
+                        None if address in self._racy else self._stat.get(address),
+                        functools.partial(_search_text, article),
+                    )
+                    for address, article in self._index.items()
+                }
+                self._search = cached_index(default_cache_file(self.root, self.project), docs)
             return self._search.query(query, limit)
 
     def search_journal(

@@ -297,3 +297,26 @@ def test_old_snapshots_are_pruned(project: Path, xdg: Path, settled: None) -> No
     loaded(project)
     assert not stale.exists()
     assert recent.exists()
+
+
+def test_spec_6_search_from_the_snapshot_sees_edits_made_while_no_process_ran(
+    project: Path, xdg: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §6 search through the persisted index: an article edited between two processes is
+    re-tokenized (its stat key changed), unchanged ones come from the snapshot, and the answers
+    equal a fresh build."""
+    fill(project)
+    put(project, "src/alpha", "---\ncapsule: Alpha retries with backoff.\n---\n# alpha\n")
+    first = Store(project)
+    assert [a for a, _ in first.search_articles("backoff", 10)[0]] == ["src/alpha"]
+    assert list(xdg.rglob("search-articles-*.bin")), "the first build saved a snapshot"
+
+    put(project, "src/alpha", "---\ncapsule: Alpha now streams pages lazily.\n---\n# alpha\n")
+    second = Store(project)
+    assert second.search_articles("backoff", 10) == ([], 0)
+    assert [a for a, _ in second.search_articles("streams", 10)[0]] == ["src/alpha"]
+
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    fresh = Store(project)
+    for query in ("alpha", "streams lazily", "article"):
+        assert second.search_articles(query, 10) == fresh.search_articles(query, 10)
