@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -167,3 +167,16 @@ def address_of_file(articles_dir: Path, file: Path) -> str | None:
     if any(seg.startswith(".") and seg.endswith(".tmp") for seg in text.split("/")):
         return None
     return text[:-3]
+
+
+def governing_in(address: str, articles: Container[str]) -> str | None:
+    """SPEC §4 over any set of article addresses: the exact address, else the nearest ancestor
+    in `articles`, else None. A str.rfind walk: about a microsecond, whatever the store's size."""
+    while address:
+        if address in articles:
+            return address
+        cut = address.rfind("/")
+        if cut < 0:
+            return None
+        address = address[:cut]
+    return None

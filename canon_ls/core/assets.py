@@ -18,7 +18,6 @@ import marshal
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from canon_ls.core import cache, lint
 from canon_ls.core import schema as schema_mod
+from canon_ls.core.address import governing_in
 from canon_ls.core.clock import today as _today
 from canon_ls.core.lint import Finding
 
@@ -426,16 +426,7 @@ class ChangeTimes:
         file = self._cache_file()
         if file is None:
             return
-        data = marshal.dumps((self.VERSION, self.head, self._committed))
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".changes-", suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, file)
-        except OSError:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
+        cache.write_file(file, marshal.dumps((self.VERSION, self.head, self._committed)))
 
     # -- queries --------------------------------------------------------------------------
     def committed(self) -> dict[str, int]:
@@ -504,17 +495,6 @@ def _day(ts: float) -> str:
     return _dt.date.fromtimestamp(ts).isoformat()
 
 
-def _governing_in(address: str, articles: set[str] | frozenset[str]) -> str | None:
-    while address:
-        if address in articles:
-            return address
-        cut = address.rfind("/")
-        if cut < 0:
-            return None
-        address = address[:cut]
-    return None
-
-
 def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
     """Files whose change counts for `address`: its exact-address files, and files under its
     directory that no nearer article governs (SPEC §9)."""
@@ -523,7 +503,7 @@ def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator
             yield path
     if assets.is_dir(address):
         for path in assets.under(address):
-            if _governing_in(address_of_path(path), articles) == address:
+            if governing_in(address_of_path(path), articles) == address:
                 yield path
 
 
@@ -533,7 +513,7 @@ def _newest_changes(
     """Article -> (newest change, that file) over all governed files, in one pass."""
     newest: dict[str, tuple[float, str]] = {}
     for path in assets.files():
-        gov = _governing_in(address_of_path(path), articles)
+        gov = governing_in(address_of_path(path), articles)
         if gov is None:
             continue
         ts = times.of(path)

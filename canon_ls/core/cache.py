@@ -147,21 +147,28 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
         )
     except (ValueError, OSError):
         return False
+    if not write_file(file, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload):
+        return False
+    _prune(file)
+    return True
+
+
+def write_file(file: Path, data: bytes) -> bool:
+    """Replace a cache file atomically (temp file in the same directory + rename), so a reader
+    in another process never sees half a snapshot; False when it could not be written. Shared
+    by every cache of canon-ls (parse, search, change times). Never raises."""
     tmp = None
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".store-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.stem}-", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC)
-            fh.write(zlib.crc32(payload).to_bytes(4, "big"))
-            fh.write(payload)
+            fh.write(data)
         os.replace(tmp, file)
     except OSError:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         return False
-    _prune(file)
     return True
 
 

@@ -16,7 +16,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -355,19 +354,7 @@ def _cached_index(
         stamps[key] = stamp
         changed = True
     if changed and cache_file is not None:
-        _write_snapshot(cache_file, index.snapshot(stamps))
+        from canon_ls.core import cache
+
+        cache.write_file(cache_file, index.snapshot(stamps))
     return index
-
-
-def _write_snapshot(path: Path, data: bytes) -> None:
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".search-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)

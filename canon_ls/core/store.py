@@ -30,6 +30,7 @@ from canon_ls.core.address import (
     OutsideStore,
     article_file,
     contained,
+    governing_in,
     normalise,
     parent,
 )
@@ -395,15 +396,7 @@ class Store:
     def governing(self, address: str) -> str | None:
         """§4: the exact article, else the nearest ancestor with one, else None."""
         self._ensure()
-        index = self._index
-        while address:
-            if address in index:
-                return address
-            cut = address.rfind("/")
-            if cut < 0:
-                return None
-            address = address[:cut]
-        return None
+        return governing_in(address, self._index)
 
     def address_of(self, path_or_address: str) -> str:
         """Normalise a path, URI or address against the project and mounts (§3, §8).
