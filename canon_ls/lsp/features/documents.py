@@ -14,7 +14,7 @@ from . import checks, diagnostics, sync
 
 log = logging.getLogger(__name__)
 
-SAVE_DEBOUNCE = 2.0  # seconds: a saved asset may change staleness; re-check once per burst
+SAVE_DEBOUNCE = 5.0  # seconds: a saved asset may change staleness; re-check once per burst
 
 
 def on_did_open(ls: CanonLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -34,7 +34,8 @@ def on_did_save(ls: CanonLanguageServer, params: types.DidSaveTextDocumentParams
             changed = where.folder.store.reload_file(Path(os.path.abspath(fs)))
             sync.store_changed(ls, where.folder, changed)
             sync.schedule_notify(ls)
-    elif where.kind == "asset" and where.folder.serving and not ls.watched_by_client:
+    elif where.kind == "asset" and where.folder.serving and where.governing():
+        # Client file events cover creations and deletions; content changes arrive as saves.
         checks.schedule(ls, where.folder, SAVE_DEBOUNCE)
 
 
