@@ -137,8 +137,13 @@ class Folder:
         """The article file's URI (cached: `path_of` resolves the path on disk, ~80 µs)."""
         uri = self._uris.get(address)
         if uri is None:
-            assert self.store is not None
-            uri = from_fs_path(str(self.store.path_of(address))) or ""
+            store = self.store
+            assert store is not None
+            if ":" not in address and store.has(address):  # an indexed, normalised address
+                path = f"{store.articles_dir}{os.sep}{address}.md"
+            else:  # anything else goes through the store's containment check
+                path = str(store.path_of(address))
+            uri = from_fs_path(path) or ""
             if len(self._uris) < 100_000:
                 self._uris[address] = uri
         return uri
