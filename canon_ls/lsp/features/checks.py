@@ -7,7 +7,9 @@ that change meanwhile are re-checked in-process once the child's answer lands.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import time
 import uuid
 from collections import defaultdict
 
@@ -67,16 +69,18 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.generation += 1
         for address in changed_meanwhile:
             sync.recheck(folder, address)
-        log.info(
-            "canon checked %s: %d findings in %.2fs",
-            folder.project,
-            len(snapshot.findings),
-            snapshot.seconds,
-        )
+        pushed = time.perf_counter()
         if ls.pull_diagnostics:
             await sync.refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
         else:
             await _push_in_steps(ls, folder)
+        log.info(
+            "canon checked %s: %d findings in %.2fs (child), sent in %.2fs",
+            folder.project,
+            len(snapshot.findings),
+            snapshot.seconds,
+            time.perf_counter() - pushed,
+        )
         await sync.refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
         await sync.refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
     except asyncio.CancelledError:
@@ -87,6 +91,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.changed_during_check = None
         _end(ls, token)
         ls.checks_done += 1
+        gc.freeze()  # the store's long-lived objects leave the collector's scans (p99)
         if folder.rerun and not ls.shutting_down and ls.folders.get(folder.uri) is folder:
             folder.rerun = False
             ls.check_tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, RERUN_DELAY))
