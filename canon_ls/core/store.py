@@ -650,24 +650,10 @@ class Store:
             )
         body = _valid_text(body) or body
         date = clock.today()
-        subjects: list[str] = []
-        if isinstance(subject, list):
-            for item in subject:
-                if isinstance(item, str):
-                    address = self.address_of(item)
-                    if address and address not in subjects:
-                        subjects.append(address)
         stem = sanitise_slug(slug) if isinstance(slug, str) and slug else ""
         stem = stem or slug_from_body(body)
-        lines = ["---\n", f"date: {date}\n"]
-        if subjects:
-            lines.append("subject:\n")
-            lines += [f"  - {art.format_scalar(s)}\n" for s in subjects]
-        lines.append(f"source: {art.format_scalar(source or 'cli')}\n")
-        if session:
-            lines.append(f"session: {art.format_scalar(str(session))}\n")
-        lines.append("---\n")
-        text = "".join(lines) + (body if body.endswith("\n") else body + "\n")
+        text = self._journal_header(date, subject, source, session)
+        text += body if body.endswith("\n") else body + "\n"
         data = text.encode("utf-8", errors="replace")
         with self._lock:
             self._ensure_store()
@@ -688,6 +674,43 @@ class Store:
                 _fsync_dir(self.journal_dir)
                 return path
         raise BadInput("Too many journal entries with this name today; give a different slug.")
+
+    def journal_draft(
+        self, subject: list[str] | None = None, slug: str | None = None, source: str = "lsp"
+    ) -> tuple[Path, str]:
+        """The file an editor would create for a new entry it lets a person write: the next free
+        name under journal/ and the entry's front matter (the same header `journal` writes).
+        Nothing is written here; the editor creates the file through an undoable edit."""
+        date = clock.today()
+        stem = (sanitise_slug(slug) if isinstance(slug, str) and slug else "") or "entry"
+        for n in range(1, 100000):
+            name = f"{date}-{stem}.md" if n == 1 else f"{date}-{stem}-{n}.md"
+            path = contained(self.journal_dir / name, self.root)
+            if not os.path.lexists(path):
+                return path, self._journal_header(date, subject, source, None) + "\n"
+        raise BadInput("Too many journal entries with this name today; give a different slug.")
+
+    def _journal_header(
+        self, date: str, subject: list[str] | None, source: str, session: str | None
+    ) -> str:
+        """Front matter of a journal entry (§6): date, subject (addresses, normalised, only when
+        a list is given), source, session."""
+        subjects: list[str] = []
+        if isinstance(subject, list):
+            for item in subject:
+                if isinstance(item, str):
+                    address = self.address_of(item)
+                    if address and address not in subjects:
+                        subjects.append(address)
+        lines = ["---\n", f"date: {date}\n"]
+        if subjects:
+            lines.append("subject:\n")
+            lines += [f"  - {art.format_scalar(s)}\n" for s in subjects]
+        lines.append(f"source: {art.format_scalar(source or 'cli')}\n")
+        if session:
+            lines.append(f"session: {art.format_scalar(str(session))}\n")
+        lines.append("---\n")
+        return "".join(lines)
 
     def _refresh_journal(self) -> None:
         """Re-list the journal unless its directory is unchanged since the last listing (new

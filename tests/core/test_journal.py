@@ -123,3 +123,17 @@ def test_journal_listing_cached_until_directory_changes(store: Store, project: P
     store.reload_file(entry)
     assert store.journal_index("a") == [f"{TODAY}-two.md"]
     assert store.journal_index("b") == [f"{TODAY}-one.md"]
+
+
+def test_spec_6_journal_draft_names_the_next_free_file_and_writes_nothing(store: Store) -> None:
+    """SPEC §6 journal / §10 code action "Journal an entry about <address>": the editor gets the
+    entry's name and front matter from the core (the same header `journal` writes) and creates
+    the file itself through an undoable edit; the draft touches nothing on disk."""
+    first, text = store.journal_draft(["src/feed.py"], slug="src-feed")
+    assert first.name == f"{TODAY}-src-feed.md"
+    assert text.startswith("---\ndate: ") and "subject:\n  - src/feed\n" in text
+    assert "source: lsp\n" in text and text.endswith("---\n\n")
+    assert not store.root.exists()
+    store.journal("Split the feed parser.", subject=["src/feed"], slug="src-feed")
+    second, _ = store.journal_draft(["src/feed"], slug="src-feed")
+    assert second.name == f"{TODAY}-src-feed-2.md"

@@ -17,8 +17,6 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from canon_ls.core import tool
-from canon_ls.core.clock import today
-from canon_ls.core.store import sanitise_slug
 
 from .. import edits
 from ..state import CanonLanguageServer, Folder
@@ -155,27 +153,12 @@ async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
             types.ShowMessageParams(type=types.MessageType.Info, message=result.text)
         )
         return result.text
-    journal_dir = folder.store.journal_dir
-    slug = sanitise_slug(address.replace("/", "-")) or "entry"
-    name = f"{today()}-{slug}.md"
-    n = 2
-    while (journal_dir / name).exists():
-        name = f"{today()}-{slug}-{n}.md"
-        n += 1
-    path = journal_dir / name
-    text = f"---\ndate: {today()}\nsubject:\n  - {_yaml_item(address)}\nsource: lsp\n---\n\n"
+    path, text = folder.store.journal_draft([address], slug=address.replace("/", "-"))
     uri = edits.path_uri(path)
     ok = await _apply(ls, edits.workspace_edit(edits.create_file(uri, text)), "Journal entry")
     if ok:
         await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
     return uri if ok else "The editor did not create the journal entry."
-
-
-def _yaml_item(address: str) -> str:
-    import json
-
-    plain = address.replace("/", "").replace("-", "").replace("_", "").replace(".", "")
-    return address if plain.isalnum() else json.dumps(address, ensure_ascii=False)
 
 
 async def _apply(ls: CanonLanguageServer, edit: types.WorkspaceEdit | str, label: str) -> bool:
