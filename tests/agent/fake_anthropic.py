@@ -13,8 +13,10 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 Block = dict[str, Any]
 
@@ -45,7 +47,7 @@ class Recorded:
 
 
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     """Scripted Messages API. `script(turn, request)` returns the next assistant blocks."""
 
     script: Callable[[int, Recorded], list[Block]]
@@ -53,21 +55,11 @@ class FakeAnthropic:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serve(self._handler())
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin
 
     def main_requests(self) -> list[Recorded]:
         with self._lock:

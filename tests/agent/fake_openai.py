@@ -11,8 +11,10 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 Item = dict[str, Any]
 
@@ -59,7 +61,7 @@ class Request:
 
 
 @dataclass
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """Scripted Responses API. `script(turn, request)` returns the next output items."""
 
     script: Callable[[int, Request], list[Item]]
@@ -67,21 +69,11 @@ class FakeOpenAI:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._serve(self._handler())
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin + "/v1"
 
     def responses(self) -> list[Request]:
         with self._lock:
