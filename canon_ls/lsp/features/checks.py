@@ -12,14 +12,20 @@ import logging
 import time
 import uuid
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+
+from canon_ls.core import assets as core_assets
 
 from .. import background
 from ..searcher import Searcher
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics, sync
+
+if TYPE_CHECKING:
+    from canon_ls.core.assets import Finding
 
 log = logging.getLogger(__name__)
 
@@ -47,16 +53,23 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     changed_meanwhile: set[str] = set()
     folder.changed_during_check = changed_meanwhile
     try:
+        first: dict[str, list[Finding]] | None = None  # what the partial snapshot published
+
+        async def on_partial(partial: background.Snapshot) -> None:
+            nonlocal first
+            first = _land_partial(folder, partial)
+            await _publish(ls, folder)
+
         snapshot = await background.run(
-            folder.project, folder.settings.store_options(), folder.settings.staleness_enabled
+            folder.project,
+            folder.settings.store_options(),
+            folder.settings.staleness_enabled,
+            on_partial,
         )
         if snapshot.error:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
             return
-        grouped: dict[str, list] = defaultdict(list)
-        for finding in snapshot.findings:
-            grouped[finding.address].append(finding)
-        folder.findings = dict(grouped)
+        folder.findings = _grouped(snapshot.findings)
         folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
         folder.newest = snapshot.newest
         folder.moves = snapshot.moves
@@ -70,15 +83,22 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         for address in changed_meanwhile:
             sync.recheck(folder, address)
         pushed = time.perf_counter()
-        if ls.pull_diagnostics:
-            await sync.refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
-        else:
-            await _push_in_steps(ls, folder)
+        if first is None:
+            await _publish(ls, folder)
+        else:  # only what staleness (or an edit meanwhile) changed since the partial push
+            only = {
+                a
+                for a in set(first) | set(folder.findings)
+                if first.get(a) != folder.findings.get(a)
+            }
+            await _publish(ls, folder, only | changed_meanwhile)
         log.info(
-            "canon checked %s: %d findings in %.2fs (child), sent in %.2fs",
+            "canon checked %s: %d findings in %.2fs (child; git pass %.2fs alongside), "
+            "sent in %.2fs",
             folder.project,
             len(snapshot.findings),
             snapshot.seconds,
+            snapshot.git_seconds,
             time.perf_counter() - pushed,
         )
         await sync.refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
@@ -97,12 +117,50 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             ls.check_tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, RERUN_DELAY))
 
 
-async def _push_in_steps(ls: CanonLanguageServer, folder: Folder) -> None:
-    """Publish every article's findings, yielding to the loop between small batches."""
+def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:
+    grouped: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        grouped[finding.address].append(finding)
+    return dict(grouped)
+
+
+def _land_partial(folder: Folder, partial: background.Snapshot) -> dict[str, list[Finding]]:
+    """Take everything but staleness now (git is still running in the child).
+
+    Stale findings the previous check found are kept meanwhile (a re-check must not make them
+    flicker); the final snapshot replaces them. Returns the findings as landed.
+    """
+    grouped = _grouped(partial.findings)
+    for address, reason in folder.stale.items():
+        if address in grouped or (folder.store is not None and folder.store.has(address)):
+            found = grouped.setdefault(address, [])
+            found.append(core_assets.Finding(address, "stale", "info", reason))
+            found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
+    folder.findings = grouped
+    folder.moves = partial.moves
+    folder.generation += 1
+    return {a: list(f) for a, f in grouped.items()}
+
+
+async def _publish(ls: CanonLanguageServer, folder: Folder, only: set[str] | None = None) -> None:
+    """Tell the client: a refresh request (pull) or the findings pushed in steps."""
+    if ls.pull_diagnostics:
+        await sync.refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
+    else:
+        await _push_in_steps(ls, folder, only)
+
+
+async def _push_in_steps(
+    ls: CanonLanguageServer, folder: Folder, only: set[str] | None = None
+) -> None:
+    """Publish every article's findings (or those of `only`, plus clearing what went away),
+    yielding to the loop between small batches."""
     live = set()
     for i, address in enumerate(list(folder.findings)):
         uri = folder.finding_uri(address)
         live.add(uri)
+        if only is not None and address not in only:
+            continue
         diagnostics.publish(ls, uri, diagnostics.for_article(ls, folder, address, uri))
         if i % 10 == 9:
             await asyncio.sleep(0)
