@@ -49,25 +49,38 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         await asyncio.sleep(delay)  # debounce bursts of file events
     if not folder.serving:
         return
-    token = await _begin(ls, f"canon: checking {folder.project.name}")
     changed_meanwhile: set[str] = set()
     folder.changed_during_check = changed_meanwhile
-    try:
-        first: dict[str, list[Finding]] | None = None  # what the partial snapshot published
+    store, options = folder.store, folder.settings.store_options()
+    staleness = folder.settings.staleness_enabled
 
-        async def on_partial(partial: background.Snapshot) -> None:
-            nonlocal first
+    def current() -> bool:
+        """False when the store was reopened or staleness toggled meanwhile (a re-run is
+        queued): this check's answer no longer applies."""
+        return (
+            folder.store is store
+            and folder.settings.store_options() == options
+            and folder.settings.staleness_enabled == staleness
+        )
+
+    first: dict[str, list[Finding]] | None = None  # what the partial snapshot published
+
+    async def on_partial(partial: background.Snapshot) -> None:
+        nonlocal first
+        if current():
             first = _land_partial(folder, partial)
             await _publish(ls, folder)
 
-        snapshot = await background.run(
-            folder.project,
-            folder.settings.store_options(),
-            folder.settings.staleness_enabled,
-            on_partial,
-        )
+    # The child starts before the progress round trip: its git pass is the long pole.
+    run = asyncio.ensure_future(background.run(folder.project, options, staleness, on_partial))
+    token = None
+    try:
+        token = await _begin(ls, f"canon: checking {folder.project.name}")
+        snapshot = await run
         if snapshot.error:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
+            return
+        if not current():
             return
         folder.findings = _grouped(snapshot.findings)
         folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
@@ -108,6 +121,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     except Exception:
         log.exception("whole-store check of %s failed", folder.project)
     finally:
+        run.cancel()  # a no-op once it finished; else the child is killed
         folder.changed_during_check = None
         _end(ls, token)
         ls.checks_done += 1

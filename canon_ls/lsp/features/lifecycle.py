@@ -45,13 +45,19 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
         ls.log_handler.attach()
     for message in ls.initial_errors:
         show(ls, message)
+    # The whole-store check starts first: its git pass is the long pole of cold diagnostics,
+    # and a first hover (the in-process store load) must not delay its child. A root, mounts
+    # or staleness setting from workspace/configuration re-runs it (`apply`).
+    for folder in list(ls.folders.values()):
+        if folder.serving:
+            checks.schedule(ls, folder)
     await load_configuration(ls)
     for folder in ls.folders.values():
         if folder.error:
             show(ls, folder.error)
     await watch.start(ls)
     for folder in list(ls.folders.values()):
-        if folder.serving:
+        if folder.serving and not folder.check_requested:
             checks.schedule(ls, folder)
     ls.started = True
 
@@ -86,13 +92,14 @@ async def load_configuration(ls: CanonLanguageServer) -> None:
 def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings) -> None:
     reopen = parsed.store_options() != folder.settings.store_options()
     restale = parsed.staleness_enabled != folder.settings.staleness_enabled
+    requested = folder.check_requested  # `open` resets it
     folder.settings = parsed
     if reopen:
         folder.open()
         if folder.error:
             show(ls, folder.error)
-    if (reopen or restale) and ls.started and folder.serving:
-        checks.schedule(ls, folder)  # before `started`, initialized schedules the first check
+    if (reopen or restale) and (ls.started or requested) and folder.serving:
+        checks.schedule(ls, folder)  # a running check with the old settings is discarded
 
 
 async def on_did_change_configuration(
