@@ -148,6 +148,15 @@ class Folder:
                 self._uris[address] = uri
         return uri
 
+    def article_path(self, address: str) -> str:
+        """The article file's path as a string, without `Store.path_of`'s on-disk resolve
+        (~80 µs) for indexed-shaped project addresses; hovers stat it on every request."""
+        store = self.store
+        assert store is not None
+        if ":" not in address and address and core_address.normalise(address) == address:
+            return f"{store.articles_dir}{os.sep}{address}.md"
+        return str(store.path_of(address))
+
     def journal_names(self, address: str) -> list[str]:
         """Entry file names whose subject names `address`, newest first.
 
@@ -286,6 +295,7 @@ class CanonLanguageServer(LanguageServer):
         self.notify_pending = False
         self.started = False  # initialized has run (first checks scheduled)
         self.initial_errors: list[str] = []  # bad initializationOptions, shown once initialized
+        self._where: dict[str, tuple[Any, Where]] = {}  # uri -> (its folder's store, Where)
 
     # -- folders --------------------------------------------------------------------------
     def add_folder(self, uri: str, settings: Settings | None = None) -> Folder | None:
@@ -295,6 +305,7 @@ class CanonLanguageServer(LanguageServer):
         folder = Folder(uri=uri, project=Path(path).resolve(), settings=settings or Settings())
         folder.open()
         self.folders[uri] = folder
+        self._where.clear()  # a nested folder may own some paths now
         return folder
 
     def folder_of(self, path: Path) -> Folder | None:
@@ -313,7 +324,18 @@ class CanonLanguageServer(LanguageServer):
         return None
 
     def where(self, uri: str) -> Where | None:
-        """Locate a document URI; None outside every served project (or for non-file URIs)."""
+        """Locate a document URI; None outside every served project (or for non-file URIs).
+
+        Cached per URI while its folder and store stay the same (the answer depends only on
+        the folders' layout): the path arithmetic and `Store.address_of` (a realpath) were a
+        third of a hover's time.
+        """
+        cached = self._where.get(uri)
+        if cached is not None:
+            store, where = cached
+            owner = where.folder
+            if self.folders.get(owner.uri) is owner and owner.store is store:
+                return where
         fs = to_fs_path(uri) if uri.startswith("file:") else None
         if not fs:
             return None
@@ -321,7 +343,12 @@ class CanonLanguageServer(LanguageServer):
         folder = self.folder_of(path)
         if folder is None:
             return None
-        return folder.where(path)
+        found = folder.where(path)
+        if found is not None:
+            if len(self._where) >= 10_000:
+                self._where.clear()
+            self._where[uri] = (folder.store, found)
+        return found
 
     # -- documents ------------------------------------------------------------------------
     def text_of(self, uri: str) -> Text | None:

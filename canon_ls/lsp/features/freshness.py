@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from canon_ls.core.address import ancestors
 
@@ -25,16 +26,16 @@ def check_article(ls: CanonLanguageServer, folder: Folder, address: str) -> None
     changed: set[str] = set()
     try:
         for candidate in ancestors(address):
-            path = store.path_of(candidate)
+            path = folder.article_path(candidate)
             article = store.article(candidate)
             try:
                 st = os.stat(path)
             except OSError:
                 if article is not None:
-                    changed |= store.reload_file(path)
+                    changed |= store.reload_file(Path(path))
                 continue
             if article is None or (article.mtime_ns, article.size) != (st.st_mtime_ns, st.st_size):
-                changed |= store.reload_file(path)
+                changed |= store.reload_file(Path(path))
             if store.article(candidate) is not None:
                 break
     except Exception:  # a freshness probe must never fail the request it serves
