@@ -1,0 +1,69 @@
+"""The whole-store pass in its child process (SPEC §10 diagnostics, §9 staleness): the git pass
+runs alongside the rest, a partial answer (everything but staleness) comes first, and the
+final answer is exactly `core.assets.check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsp_harness import SERVER_ENV, build_workspace
+
+from canon_ls.core import assets as core_assets
+from canon_ls.core.project import open_store
+from canon_ls.lsp import background
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CANON_TODAY", SERVER_ENV["CANON_TODAY"])  # the child inherits both
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return build_workspace(tmp_path / "proj")
+
+
+def _reference(project: Path, staleness: bool) -> list[core_assets.Finding]:
+    store = open_store(project, {})
+    times = core_assets.ChangeTimes(project) if staleness else None
+    assets = core_assets.Assets(project, store_root=store.root)
+    return core_assets.check(store, assets, times, staleness=staleness)
+
+
+def test_partial_then_final_equal_check_without_and_with_staleness(project: Path):
+    """SPEC §10 diagnostics: the partial snapshot is check() without stale findings, the final
+    one is check() itself (same findings, same order), plus the stale set (SPEC §9)."""
+    partials: list[background.Snapshot] = []
+    final = background.compute(project, {}, True, partial=partials.append)
+    assert len(partials) == 1 and partials[0].partial and not final.partial
+    assert partials[0].findings == _reference(project, staleness=False)
+    assert final.findings == _reference(project, staleness=True)
+    assert any(f.code == "stale" for f in final.findings)
+    assert set(final.stale) == {f.address for f in final.findings if f.code == "stale"}
+    assert final.newest and partials[0].moves == final.moves
+
+
+def test_no_partial_without_staleness(project: Path):
+    """SPEC §10 settings `staleness.enabled: false`: no git pass, one answer, no stale finding."""
+    partials: list[background.Snapshot] = []
+    final = background.compute(project, {}, False, partial=partials.append)
+    assert partials == []
+    assert final.findings == _reference(project, staleness=False)
+    assert final.stale == {} and final.newest == {}
+
+
+async def test_child_process_streams_partial_then_final(project: Path):
+    """The real child (`python -m canon_ls.lsp.background`): both frames arrive, in order."""
+    seen: list[background.Snapshot] = []
+
+    async def on_partial(snapshot: background.Snapshot) -> None:
+        seen.append(snapshot)
+
+    final = await background.run(project, {}, True, on_partial)
+    assert final.error is None, final.error
+    assert [s.partial for s in seen] == [True]
+    assert final.findings == _reference(project, staleness=True)
+
+
+async def test_child_failure_is_a_sentence(tmp_path: Path):
+    """Bad input never crashes the server: a failing child answers an error, not an exception."""
+    final = await background.run(tmp_path, {"root": 42}, True)
+    assert final.error
