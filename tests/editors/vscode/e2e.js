@@ -29,10 +29,10 @@ async function waitFor(page, fn, arg, timeout = 30000) {
 
 /**
  * Opens `rel` through Quick Open (Ctrl+P) and returns once its tab is the active one; throws
- * otherwise. Enter accepts the *focused* row, and file-search results arrive asynchronously and
- * re-sort the list, so Enter waits until the focused row is this file for the full query (on a
- * loaded machine an early Enter opened .canon/schema.json instead, and every later step then
- * ran against the wrong editor).
+ * otherwise. Enter accepts the *focused* row, and the list is filtered asynchronously: on a loaded
+ * machine the input already read "src/util.py" while the rows were still an earlier query's, with
+ * app.py focused, so Enter opened app.py and the quick fix step ran against the wrong file. Enter
+ * now waits until the focused row is this file for the full query.
  */
 async function openFile(page, rel) {
   const name = path.basename(rel);
