@@ -303,8 +303,14 @@ def _last_progress_end(client: Client) -> float:
 
 
 def _count_published(client: Client) -> int:
-    return sum(
-        1 for _, m in list(client.notes.queue) if m["method"] == "textDocument/publishDiagnostics"
+    """Distinct documents with diagnostics (the partial push and the stale pass may both
+    publish one article; the figure's time is the progress end, after the last of them)."""
+    return len(
+        {
+            m["params"]["uri"]
+            for _, m in list(client.notes.queue)
+            if m["method"] == "textDocument/publishDiagnostics" and m["params"]["diagnostics"]
+        }
     )
 
 
