@@ -55,6 +55,8 @@ def compute(
     the listing, the articles' parse, the lints, links, relations and orphans. Those are
     handed to `partial` (when given and staleness is on) before waiting for git."""
     from canon_ls.core import assets as core_assets
+    from canon_ls.core.address import governing_in
+    from canon_ls.core.clock import today
     from canon_ls.core.project import open_store
 
     started = time.perf_counter()
@@ -79,17 +81,34 @@ def compute(
                     partial=True,
                 )
             )
+        # Which article governs each file does not depend on git: map it while git runs, so
+        # only the times are left for after (core's stale() walks the 100k files itself).
+        mounts = store.mounts
+        projects = [
+            a for a in store.addresses() if not (":" in a and a.partition(":")[0] in mounts)
+        ]
+        articles = set(projects)
+        governed = []
+        for path in assets.files():
+            governing = governing_in(core_assets.address_of_path(path), articles)
+            if governing is not None:
+                governed.append((path, governing))
         worker.join()
         if "error" in box:
             raise box["error"]
         times, snapshot.git_seconds = box["times"], box["seconds"]
-        stale = core_assets.stale(store, assets, times)
+        snapshot.newest = _newest(governed, times)
+        now = today()
+        stale = {}
+        for address in projects:  # the same reasons as core's stale(), from the same newest
+            reason = core_assets.stale_reason(store, address, snapshot.newest.get(address), now)
+            if reason:
+                stale[address] = reason
         findings += [core_assets.Finding(a, "stale", "info", r) for a, r in stale.items()]
         # the order check() gives (a stable sort: stale after the others at the same place)
         order = {a: i for i, a in enumerate(store.addresses())}
         findings.sort(key=lambda f: (order.get(f.address, -1), f.line, f.start))
-        snapshot.stale = dict(stale)
-        snapshot.newest = _newest(store, assets, times, core_assets.address_of_path)
+        snapshot.stale = stale
     snapshot.findings = list(findings)
     snapshot.seconds = time.perf_counter() - started
     return snapshot
@@ -104,13 +123,10 @@ def _times(core_assets: Any, project: Path, box: dict[str, Any]) -> None:
         box["error"] = exc
 
 
-def _newest(store: Any, assets: Any, times: Any, address_of: Any) -> dict[str, tuple[float, str]]:
+def _newest(governed: list[tuple[str, str]], times: Any) -> dict[str, tuple[float, str]]:
     """Article -> (newest change, file) over the files it governs (SPEC §9), one pass."""
     newest: dict[str, tuple[float, str]] = {}
-    for path in assets.files():
-        governing = store.governing(address_of(path))
-        if governing is None or ":" in governing:
-            continue
+    for path, governing in governed:
         ts = times.of(path)
         seen = newest.get(governing)
         if seen is None or ts > seen[0]:
