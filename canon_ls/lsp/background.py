@@ -11,8 +11,10 @@ thread of ours holds the GIL while requests are answered. The child imports only
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import pickle
 import sys
 import threading
@@ -65,6 +67,7 @@ def compute(
     if staleness:  # git works in its own process; this thread mostly waits for its output
         worker = threading.Thread(target=_times, args=(core_assets, project, box), daemon=True)
         worker.start()
+        _yield_cpu()
     store = open_store(project, options)
     assets = core_assets.Assets(project, store_root=store.root)
     findings = core_assets.check(store, assets, None, staleness=False)
@@ -112,6 +115,14 @@ def compute(
     snapshot.findings = list(findings)
     snapshot.seconds = time.perf_counter() - started
     return snapshot
+
+
+def _yield_cpu() -> None:
+    """Lower this thread's priority only (Linux niceness is per thread): git, forked from the
+    worker thread, and the server answering its first hover (the in-process store load) go
+    first on a 2-core machine; this work is not on the critical path while git runs."""
+    with contextlib.suppress(Exception):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5)
 
 
 def _times(core_assets: Any, project: Path, box: dict[str, Any]) -> None:

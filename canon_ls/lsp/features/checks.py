@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RERUN_DELAY = 0.5  # seconds between a finished check and a queued one
+PUSH_SLICE = 0.0005  # seconds of publishing between yields (10 articles took ~3 ms: p99)
 
 
 def schedule(ls: CanonLanguageServer, folder: Folder, delay: float = 0.0) -> None:
@@ -170,14 +171,16 @@ async def _push_in_steps(
     """Publish every article's findings (or those of `only`, plus clearing what went away),
     yielding to the loop between small batches."""
     live = set()
-    for i, address in enumerate(list(folder.findings)):
+    resume = time.perf_counter()
+    for address in list(folder.findings):
         uri = folder.finding_uri(address)
         live.add(uri)
         if only is not None and address not in only:
             continue
         diagnostics.publish(ls, uri, diagnostics.for_article(ls, folder, address, uri))
-        if i % 10 == 9:
+        if time.perf_counter() - resume > PUSH_SLICE:
             await asyncio.sleep(0)
+            resume = time.perf_counter()
     for uri in list(ls.published):
         where = ls.where(uri)
         ours = where is not None and where.folder is folder and where.kind in ("article", "store")
