@@ -507,15 +507,23 @@ def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator
                 yield path
 
 
-def _newest_changes(
-    articles: set[str], assets: Assets, times: ChangeTimes
-) -> dict[str, tuple[float, str]]:
-    """Article -> (newest change, that file) over all governed files, in one pass."""
-    newest: dict[str, tuple[float, str]] = {}
+def governed_pairs(articles: set[str], assets: Assets) -> list[tuple[str, str]]:
+    """(file, governing article) for every project file some article governs (SPEC §4, §9).
+    Independent of git, so the language server computes it while the git pass runs."""
+    pairs = []
     for path in assets.files():
         gov = governing_in(address_of_path(path), articles)
-        if gov is None:
-            continue
+        if gov is not None:
+            pairs.append((path, gov))
+    return pairs
+
+
+def newest_changes(
+    governed: Iterable[tuple[str, str]], times: ChangeTimes
+) -> dict[str, tuple[float, str]]:
+    """Article -> (newest change, that file) over the files it governs, in one pass."""
+    newest: dict[str, tuple[float, str]] = {}
+    for path, gov in governed:
         ts = times.of(path)
         seen = newest.get(gov)
         if seen is None or ts > seen[0]:
@@ -551,7 +559,7 @@ def stale_reason(
 def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
     """Address -> reason sentence for every stale article of the project store (SPEC §9)."""
     addresses = _project_addresses(store)
-    newest = _newest_changes(set(addresses), assets, times)
+    newest = newest_changes(governed_pairs(set(addresses), assets), times)
     now = _today()
     out = {}
     for address in addresses:

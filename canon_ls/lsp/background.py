@@ -57,7 +57,6 @@ def compute(
     the listing, the articles' parse, the lints, links, relations and orphans. Those are
     handed to `partial` (when given and staleness is on) before waiting for git."""
     from canon_ls.core import assets as core_assets
-    from canon_ls.core.address import governing_in
     from canon_ls.core.clock import today
     from canon_ls.core.project import open_store
 
@@ -91,16 +90,12 @@ def compute(
             a for a in store.addresses() if not (":" in a and a.partition(":")[0] in mounts)
         ]
         articles = set(projects)
-        governed = []
-        for path in assets.files():
-            governing = governing_in(core_assets.address_of_path(path), articles)
-            if governing is not None:
-                governed.append((path, governing))
+        governed = core_assets.governed_pairs(articles, assets)
         worker.join()
         if "error" in box:
             raise box["error"]
         times, snapshot.git_seconds = box["times"], box["seconds"]
-        snapshot.newest = _newest(governed, times)
+        snapshot.newest = core_assets.newest_changes(governed, times)
         now = today()
         stale = {}
         for address in projects:  # the same reasons as core's stale(), from the same newest
@@ -132,17 +127,6 @@ def _times(core_assets: Any, project: Path, box: dict[str, Any]) -> None:
         box["seconds"] = time.perf_counter() - started
     except Exception as exc:  # re-raised by compute on the main thread
         box["error"] = exc
-
-
-def _newest(governed: list[tuple[str, str]], times: Any) -> dict[str, tuple[float, str]]:
-    """Article -> (newest change, file) over the files it governs (SPEC §9), one pass."""
-    newest: dict[str, tuple[float, str]] = {}
-    for path, governing in governed:
-        ts = times.of(path)
-        seen = newest.get(governing)
-        if seen is None or ts > seen[0]:
-            newest[governing] = (ts, path)
-    return newest
 
 
 def _move_guesses(
