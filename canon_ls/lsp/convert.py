@@ -60,6 +60,12 @@ class Text:
         return line, offset - starts[line]
 
 
+# The start of a file: where a code lens, a location of a whole article or a file-level
+# diagnostic points. Line 0, column 0 reads the same in every position encoding.
+_ORIGIN = types.Position(line=0, character=0)
+TOP = types.Range(start=_ORIGIN, end=_ORIGIN)
+
+
 def to_column(codec: PositionCodec, line_text: str, character: int) -> int:
     """Client column on `line_text` -> code-point column."""
     position = types.Position(line=0, character=max(0, character))

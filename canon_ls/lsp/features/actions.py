@@ -55,26 +55,18 @@ def on_code_action(
         subject = where.address
     if governing and where.kind == "asset":
         out.append(
-            types.CodeAction(
-                title=f"Update governing article {governing}",
-                kind=QUICKFIX,
-                command=types.Command(
-                    title=f"Update governing article {governing}",
-                    command="canon.open",
-                    arguments=[folder.article_uri(governing)],
-                ),
+            _command_action(
+                f"Update governing article {governing}",
+                "canon.open",
+                folder.article_uri(governing),
             )
         )
     if subject and folder.serving:
         out.append(
-            types.CodeAction(
-                title=f"Journal an entry about {subject}",
-                kind=QUICKFIX,
-                command=types.Command(
-                    title=f"Journal an entry about {subject}",
-                    command="canon.journalAbout",
-                    arguments=[{"address": subject, "folder": folder.uri}],
-                ),
+            _command_action(
+                f"Journal an entry about {subject}",
+                "canon.journalAbout",
+                {"address": subject, "folder": folder.uri},
             )
         )
     if governing and governing in folder.stale:
@@ -174,6 +166,16 @@ def _edit_action(
         title=title,
         kind=kind,
         command=types.Command(title=title, command="canon.applyAction", arguments=[data]),
+    )
+
+
+def _command_action(title: str, command: str, argument: object) -> types.CodeAction:
+    """A quick fix that runs a server command (opening a document, asking for a journal body):
+    nothing to edit up front, so no WorkspaceEdit."""
+    return types.CodeAction(
+        title=title,
+        kind=QUICKFIX,
+        command=types.Command(title=title, command=command, arguments=[argument]),
     )
 
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from .. import convert
 from ..state import CanonLanguageServer
 from . import freshness
-
-_FIRST = types.Range(
-    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-)
 
 
 def on_code_lens(
@@ -29,7 +26,7 @@ def on_code_lens(
             command="canon.createArticle",
             arguments=[{"uri": uri}],
         )
-        return [types.CodeLens(range=_FIRST, command=command)]
+        return [types.CodeLens(range=convert.TOP, command=command)]
     article = where.store.article(governing)
     if article is None:
         return None
@@ -38,4 +35,4 @@ def on_code_lens(
     command = types.Command(
         title=title, command="canon.open", arguments=[where.folder.article_uri(governing)]
     )
-    return [types.CodeLens(range=_FIRST, command=command)]
+    return [types.CodeLens(range=convert.TOP, command=command)]

@@ -69,12 +69,7 @@ def on_definition(ls: CanonLanguageServer, params: types.DefinitionParams) -> ty
     )
     if target is None:
         return None
-    return types.Location(uri=target.where.folder.article_uri(target.governing), range=_TOP)
-
-
-_TOP = types.Range(
-    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-)
+    return types.Location(uri=target.where.folder.article_uri(target.governing), range=convert.TOP)
 
 
 def on_references(
@@ -107,7 +102,7 @@ def on_references(
                     )
                 )
     for name in folder.journal_names(address):
-        out.append(types.Location(uri=edits.path_uri(store.journal_dir / name), range=_TOP))
+        out.append(types.Location(uri=edits.path_uri(store.journal_dir / name), range=convert.TOP))
     if params.context.include_declaration and where.kind != "article" and store.has(address):
-        out.insert(0, types.Location(uri=folder.article_uri(address), range=_TOP))
+        out.insert(0, types.Location(uri=folder.article_uri(address), range=convert.TOP))
     return out

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from .. import convert
 from ..state import CanonLanguageServer, Folder
 
 LIMIT = 50  # symbols per answer; the client asks again as the query grows
-_TOP = types.Range(
-    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-)
 
 
 async def on_workspace_symbol(
@@ -33,7 +31,7 @@ async def on_workspace_symbol(
                 types.SymbolInformation(
                     name=address,
                     kind=types.SymbolKind.File,
-                    location=types.Location(uri=folder.article_uri(address), range=_TOP),
+                    location=types.Location(uri=folder.article_uri(address), range=convert.TOP),
                     container_name=article.capsule[:120] or None,
                 )
             )
