@@ -288,6 +288,7 @@ class CanonLanguageServer(LanguageServer):
         self.log_handler: ClientLogHandler | None = None
         self.background: Any = None  # features.background.Background, set at initialized
         self.poller: Any = None
+        self.inotify: Any = None  # inotify.Inotify while it reports store writes (Linux)
         self.shutting_down = False
         self.check_tasks: dict[str, Any] = {}  # folder uri -> asyncio.Task of its check
         self.checks_done = 0

@@ -1,10 +1,12 @@
-"""External changes (agents, git, hand edits): client file events when offered, else a poll.
+"""External changes (agents, git, hand edits): client file events, else inotify, else a poll.
 
 With dynamic registration (VS Code) the client reports `.canon/**` changes and asset
-creations/deletions. Without it (Neovim's profile) an asyncio loop watches the articles tree's
-directory mtimes every `pollInterval` (chunked, so requests keep flowing), runs a full
-`Store.refresh()` now and then within a small time budget, and watches git's index/HEAD and
-schema.json for store-wide changes. Either way one changed article re-reads one article.
+creations/deletions. Without it (Neovim's profile) on Linux inotify reports `.canon/**` writes
+at once (`..inotify`), through the same handling as the client's events. Always, an asyncio
+loop watches the articles tree's directory mtimes every `pollInterval` (chunked, so requests
+keep flowing; slower as a safety net when events arrive), runs a full `Store.refresh()` now and
+then within a small time budget, and watches git's HEAD and schema.json for store-wide
+changes. Either way one changed article re-reads one article.
 """
 
 from __future__ import annotations
@@ -13,21 +15,25 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core.address import address_of_file
 
+from .. import inotify
 from ..state import CanonLanguageServer, Folder
 from . import checks, sync
 
 log = logging.getLogger(__name__)
 
 ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout) re-checks once
+CLIENT_SAFETY = 4.0  # x pollInterval: the directory watch when the client reports events
+INOTIFY_SAFETY = 8.0  # x pollInterval: the directory watch when inotify reports them
 
 
 async def start(ls: CanonLanguageServer) -> None:
@@ -60,20 +66,84 @@ async def start(ls: CanonLanguageServer) -> None:
             log.info("canon watches files through the client")
         except Exception as exc:
             log.info("client refused file watching (%s); polling instead", exc)
-    # Without client events poll at the configured period; with them, a slow safety poll
-    # catches what a client may drop (events outside the workspace, overflowed watchers).
-    ls.poller = asyncio.ensure_future(poll(ls, 4.0 if ls.watched_by_client else 1.0))
+    if not ls.watched_by_client:
+        start_inotify(ls)
+    # Without events poll at the configured period; with them, a slow safety poll catches
+    # what a client may drop (events outside the workspace, overflowed watchers).
+    ls.poller = asyncio.ensure_future(poll(ls))
+
+
+def start_inotify(ls: CanonLanguageServer) -> None:
+    """Watch every store through inotify, or say once why the poll stays in charge."""
+    if os.environ.get("CANON_NO_INOTIFY"):
+        log.info("inotify disabled (CANON_NO_INOTIFY); canon polls the store")
+        return
+    ls.inotify = inotify.Inotify.open(
+        lambda paths, in_place, full: on_inotify(ls, paths, in_place, full)
+    )
+    if ls.inotify is None:
+        log.info("inotify unavailable; canon polls the store")
+        return
+    for folder in list(ls.folders.values()):
+        if not watch_store(ls, folder):
+            return
+    log.info("canon watches the store through inotify")
+
+
+def watch_store(ls: CanonLanguageServer, folder: Folder) -> bool:
+    """Add `folder`'s store tree to inotify (once); False after falling back to the poll."""
+    if ls.inotify is None:
+        return False
+    if folder.store is None or not folder.store.exists():
+        return True
+    try:
+        ls.inotify.add_root(folder.store.root)
+    except inotify.WatchLimit as exc:
+        log.warning("inotify watch limit reached (%s); canon polls the store instead", exc)
+        ls.inotify.close()
+        ls.inotify = None
+        return False
+    return True
+
+
+def on_inotify(ls: CanonLanguageServer, paths: set[Path], in_place: set[Path], full: bool) -> None:
+    """One loop tick's inotify events: as the client's events would be, or a full refresh.
+
+    An in-place write to a document the client has open is left to its `didSave` (the
+    editor's own save), as the directory poll always left it: disk and buffer may differ.
+    """
+    if full:
+        for folder in list(ls.folders.values()):
+            store = folder.store
+            if store is None or not store.exists():
+                continue
+            changed = store.refresh()
+            if changed:
+                sync.store_changed(ls, folder, changed)
+            checks.schedule(ls, folder, ASSET_DEBOUNCE)
+            watch_store(ls, folder)  # a deleted and re-created root is watched again
+    if in_place:
+        opened = ls.workspace.text_documents
+        paths = {p for p in paths if p not in in_place or from_fs_path(str(p)) not in opened}
+    if paths:
+        handle_paths(ls, paths)
 
 
 def on_did_change_watched_files(
     ls: CanonLanguageServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    assets: set[str] = set()
+    paths = []
     for event in params.changes:
         fs = to_fs_path(event.uri)
-        if not fs:
-            continue
-        path = Path(os.path.abspath(fs))
+        if fs:
+            paths.append(Path(os.path.abspath(fs)))
+    handle_paths(ls, paths)
+
+
+def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
+    """Changed files on disk (client events or inotify): re-read articles, re-check assets."""
+    assets: set[str] = set()
+    for path in paths:
         folder = ls.folder_of(path)
         if folder is None:
             continue
@@ -203,30 +273,42 @@ def _vanished(store: Any, directory: Path, seen: set[str]) -> set[str]:
     return changed
 
 
-async def poll(ls: CanonLanguageServer, factor: float) -> None:
-    """Every `pollInterval` (x factor): the directory watch; without client events, a full
-    refresh now and then, at most every FULL_EVERY and FULL_BUDGET of the loop's time."""
+async def poll(ls: CanonLanguageServer) -> None:
+    """Every `pollInterval` (slower with events): the directory watch; without client events,
+    a full refresh now and then, at most every FULL_EVERY and FULL_BUDGET of the loop's time."""
     marks: dict[str, tuple[float, ...]] = {}
     watches: dict[str, DirWatch] = {}
     full_cost = 0.0
     last_full = time.perf_counter()
-    while not ls.shutting_down:
-        interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
-        await asyncio.sleep(interval * factor)
-        # The full pass only catches in-place edits that keep their directory's mtime; with
-        # client file events there is no need for it at all.
-        full = not ls.watched_by_client and time.perf_counter() - last_full > max(
-            FULL_EVERY, full_cost / FULL_BUDGET
-        )
-        started = time.perf_counter()
-        for folder in list(ls.folders.values()):
-            try:
-                await poll_folder(ls, folder, marks, watches, full)
-            except Exception:
-                log.exception("polling %s failed", folder.project)
-            await asyncio.sleep(0)  # let queued requests run between folders
-        if full:
-            full_cost, last_full = time.perf_counter() - started, time.perf_counter()
+    try:
+        while not ls.shutting_down:
+            # The full pass only catches in-place edits that keep their directory's mtime (or
+            # events inotify dropped); with client file events there is no need for it at all.
+            full = not ls.watched_by_client and time.perf_counter() - last_full > max(
+                FULL_EVERY, full_cost / FULL_BUDGET
+            )
+            started = time.perf_counter()
+            for folder in list(ls.folders.values()):
+                try:
+                    watch_store(ls, folder)  # a store created or a folder added since
+                    await poll_folder(ls, folder, marks, watches, full)
+                except Exception:
+                    log.exception("polling %s failed", folder.project)
+                await asyncio.sleep(0)  # let queued requests run between folders
+            if full:
+                full_cost, last_full = time.perf_counter() - started, time.perf_counter()
+            # The first pass ran at once: it records the mtimes later passes compare with,
+            # so a write right after startup is not folded into that baseline unseen.
+            interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
+            if ls.watched_by_client:
+                interval *= CLIENT_SAFETY
+            elif ls.inotify is not None:
+                interval *= INOTIFY_SAFETY
+            await asyncio.sleep(interval)
+    finally:
+        if ls.inotify is not None:
+            ls.inotify.close()
+            ls.inotify = None
 
 
 async def poll_folder(

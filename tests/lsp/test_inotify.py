@@ -1,0 +1,132 @@
+"""SPEC §10 external changes without client file events (Neovim): inotify, else the poll.
+
+On Linux the server watches `.canon/**` through inotify, so an agent's write reaches the
+article's pushed diagnostics without waiting for the 0.5 s directory poll. With
+`CANON_NO_INOTIFY=1` (and wherever inotify is unavailable) the poll alone still finds it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, capabilities
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+from test_external import CONFIG, agent_write
+
+PROFILE = "neovim@0.11"
+SLOW_POLL = {"pollInterval": 60}  # neither the directory poll nor the full pass runs in a test
+
+
+async def start(client: LanguageClient, workspace: Path, settings: dict) -> Session:
+    """Initialize as Neovim 0.11 does (no dynamic watcher registration)."""
+
+    def refreshed(client: LanguageClient, params: None) -> None:
+        return None
+
+    client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)(refreshed)
+    client.feature(types.WORKSPACE_CODE_LENS_REFRESH)(refreshed)
+    client.set_configuration(settings, section="canon")
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(PROFILE),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="proj")],
+        )
+    )
+    encoding = str(result.capabilities.position_encoding or "utf-16")
+    return Session(client, workspace, PROFILE, encoding)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV))
+async def watched_client(lsp_client: LanguageClient, workspace: Path):
+    lsp_client.session = await start(lsp_client, workspace, SLOW_POLL)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=SERVER_COMMAND, server_env={**SERVER_ENV, "CANON_NO_INOTIFY": "1"}
+    )
+)
+async def polled_client(lsp_client: LanguageClient, workspace: Path):
+    lsp_client.session = await start(lsp_client, workspace, {})  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def watched(watched_client: LanguageClient) -> Session:
+    return watched_client.session  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def polled(polled_client: LanguageClient) -> Session:
+    return polled_client.session  # type: ignore[attr-defined]
+
+
+def logged(s: Session, text: str) -> bool:
+    return any(text in m.message for m in s.client.log_messages)
+
+
+async def broken_link(s: Session, rel: str) -> bool:
+    return any(d.code == "broken-link" for d in await s.diagnostics(rel))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+async def test_inotify_delivers_writes_without_the_poll(watched: Session):
+    """SPEC §10 external changes: with a 60 s poll only inotify can deliver these in time —
+    a changed article, and one in a directory that did not exist when the watch started."""
+    s = watched
+    await s.checked()
+    await s.until(lambda: logged(s, "through inotify"), what="the inotify log line")
+    assert not await broken_link(s, CONFIG)
+
+    await agent_write(
+        s,
+        {
+            "action": "write",
+            "path": "src/core/config.ts",
+            "capsule": "Config now comes from env only.",
+            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
+        },
+    )
+    await s.until(lambda: broken_link(s, CONFIG), what="the changed article's broken link")
+
+    assert not (s.root / ".canon/articles/lib/widgets").exists()
+    await agent_write(
+        s,
+        {
+            "action": "write",
+            "path": "lib/widgets/widget.ts",
+            "capsule": "The widget itself.",
+            "body": "# Widget\n\nSee [[no/such/thing]].\n",
+        },
+    )
+    [new] = [p for p in (s.root / ".canon/articles/lib/widgets").rglob("*.md")]
+    rel = new.relative_to(s.root).as_posix()
+    await s.until(lambda: broken_link(s, rel), what="the new directory's article")
+
+
+async def test_poll_fallback_without_inotify(polled: Session):
+    """SPEC §10 external changes: with inotify disabled (CANON_NO_INOTIFY=1) the server's
+    directory poll still brings an agent's write to the article's diagnostics."""
+    s = polled
+    await s.checked()
+    await s.until(lambda: logged(s, "inotify disabled"), what="the fallback log line")
+    assert not logged(s, "through inotify")
+
+    await agent_write(
+        s,
+        {
+            "action": "write",
+            "path": "src/core/config.ts",
+            "capsule": "Config now comes from env only.",
+            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
+        },
+    )
+    await s.until(lambda: broken_link(s, CONFIG), what="the polled article's broken link")
