@@ -49,8 +49,8 @@ MASK = (
 )
 HEADER = struct.Struct("iIII")  # wd, mask, cookie, name length
 
-# (changed paths, those of them only written in place, full refresh wanted)
-OnChange = Callable[[set[Path], set[Path], bool], None]
+# (changed paths, full refresh wanted)
+OnChange = Callable[[set[Path], bool], None]
 
 
 class WatchLimit(Exception):
@@ -181,9 +181,8 @@ class Inotify:
         self.flush_scheduled = False
         pending, full = self.pending, self.full
         self.pending, self.full = {}, False
-        in_place = {path for path, mask in pending.items() if mask == IN_CLOSE_WRITE}
         try:
-            self.on_change(set(pending), in_place, full)
+            self.on_change(set(pending), full)
         except Exception:
             log.exception("handling file events failed")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from canon_ls.core.address import address_of_file
 
@@ -78,9 +78,7 @@ def start_inotify(ls: CanonLanguageServer) -> None:
     if os.environ.get("CANON_NO_INOTIFY"):
         log.info("inotify disabled (CANON_NO_INOTIFY); canon polls the store")
         return
-    ls.inotify = inotify.Inotify.open(
-        lambda paths, in_place, full: on_inotify(ls, paths, in_place, full)
-    )
+    ls.inotify = inotify.Inotify.open(lambda paths, full: on_inotify(ls, paths, full))
     if ls.inotify is None:
         log.info("inotify unavailable; canon polls the store")
         return
@@ -106,12 +104,10 @@ def watch_store(ls: CanonLanguageServer, folder: Folder) -> bool:
     return True
 
 
-def on_inotify(ls: CanonLanguageServer, paths: set[Path], in_place: set[Path], full: bool) -> None:
+def on_inotify(ls: CanonLanguageServer, paths: set[Path], full: bool) -> None:
     """One loop tick's inotify events: as the client's events would be, or a full refresh.
-
-    An in-place write to a document the client has open is left to its `didSave` (the
-    editor's own save), as the directory poll always left it: disk and buffer may differ.
-    """
+    Every write counts, in place or by rename, open in the editor or not: the store follows
+    the disk (SPEC §10 external changes), as it does for the client's own file events."""
     if full:
         for folder in list(ls.folders.values()):
             store = folder.store
@@ -122,9 +118,6 @@ def on_inotify(ls: CanonLanguageServer, paths: set[Path], in_place: set[Path], f
                 sync.store_changed(ls, folder, changed)
             checks.schedule(ls, folder, ASSET_DEBOUNCE)
             watch_store(ls, folder)  # a deleted and re-created root is watched again
-    if in_place:
-        opened = ls.workspace.text_documents
-        paths = {p for p in paths if p not in in_place or from_fs_path(str(p)) not in opened}
     if paths:
         handle_paths(ls, paths)
 
