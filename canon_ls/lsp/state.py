@@ -79,8 +79,6 @@ class Folder:
     changed_during_check: set[str] | None = None  # set while a whole-store check runs
     check_requested: bool = False  # a whole-store check was started for this store
     rerun: bool = False  # another check was asked for while one ran
-    _journal_stamp: int = -1
-    _journal_by_subject: dict[str, list[str]] = field(default_factory=dict)
 
     def open(self) -> None:
         """(Re)open the store with the current settings; a bad option becomes `error`."""
@@ -158,26 +156,8 @@ class Folder:
         return str(store.path_of(address))
 
     def journal_names(self, address: str) -> list[str]:
-        """Entry file names whose subject names `address`, newest first.
-
-        `Store.journal_entries()` re-validates the whole journal on every call (100 ms at 5k
-        entries); hovers and lenses need this per request, so the grouping is cached here and
-        rebuilt when the journal directory's mtime moves (entries are only ever added).
-        """
-        store = self.store
-        if store is None:
-            return []
-        try:
-            stamp = os.stat(store.journal_dir).st_mtime_ns
-        except OSError:
-            return []
-        if stamp != self._journal_stamp:
-            grouped: dict[str, list[str]] = {}
-            for entry in store.journal_entries():  # newest first
-                for subject in entry.subject:
-                    grouped.setdefault(subject, []).append(entry.name)
-            self._journal_by_subject, self._journal_stamp = grouped, stamp
-        return self._journal_by_subject.get(address, [])
+        """Entry file names whose subject names `address`, newest first (core keeps them)."""
+        return self.store.journal_names(address) if self.store is not None else []
 
     def backlinks(self, address: str) -> list[str]:
         """Articles linking to `address` (same answer as `Store.backlinks`, indexed).

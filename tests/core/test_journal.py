@@ -137,3 +137,16 @@ def test_spec_6_journal_draft_names_the_next_free_file_and_writes_nothing(store:
     store.journal("Split the feed parser.", subject=["src/feed"], slug="src-feed")
     second, _ = store.journal_draft(["src/feed"], slug="src-feed")
     assert second.name == f"{TODAY}-src-feed-2.md"
+
+
+def test_spec_6_journal_index_follows_new_and_removed_entries(store: Store) -> None:
+    """SPEC §6 read's journal index: the cached grouping by subject never hides a change."""
+    first = store.journal("Chose WAL mode.", subject=["src/core/db"], slug="wal")
+    assert store.journal_names("src/core/db") == [first.name]
+    second = store.journal("Moved to a queue.", subject=["src/core/db", "src/feed"], slug="queue")
+    assert set(store.journal_names("src/core/db")) == {first.name, second.name}
+    assert store.journal_index("src/feed") == [second.name]
+    second.unlink()
+    store.refresh()
+    assert store.journal_names("src/core/db") == [first.name]
+    assert store.journal_index("src/feed") == []
