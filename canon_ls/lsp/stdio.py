@@ -1,0 +1,148 @@
+"""stdin read on the event loop instead of pygls' thread pool.
+
+pygls 2.1 reads each header line and each body through `run_in_executor`: three thread hops
+and GIL handoffs per message, which is most of a hover's round trip and the source of its
+scheduling tail on a busy machine. Here the pipe is an asyncio transport: one wakeup per chunk
+of bytes, and a message already in the buffer is parsed without any hop.
+
+Only pipes and sockets qualify, and only when stdin is not the very object stdout writes to
+(a tty or one socket for both): the transport makes stdin non-blocking, which would then make
+pygls' blocking stdout writes fail. Otherwise the server falls back to pygls' own reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+import sys
+import threading
+from collections.abc import Coroutine
+from typing import Any, BinaryIO
+
+log = logging.getLogger("canon_ls.lsp")
+
+MAX_MESSAGE = 256 * 1024 * 1024  # bytes; a larger Content-Length is treated as garbage
+MAX_HEADER_LINE = 64 * 1024  # bytes; a longer "header" line is skipped as garbage
+
+
+class LoopStdin:
+    """pygls' AsyncReader (readline / readexactly) over an asyncio pipe transport."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.reader: asyncio.StreamReader | None = None
+
+    async def _connect(self) -> asyncio.StreamReader:
+        if self.reader is None:
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader(limit=MAX_HEADER_LINE, loop=loop)
+            pipe = open(self.stream.fileno(), "rb", buffering=0, closefd=False)  # noqa: SIM115
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+            self.reader = reader
+        return self.reader
+
+    async def readline(self) -> bytes:
+        reader = await self._connect()
+        try:
+            return await reader.readline()
+        except ValueError:  # no newline within the limit: the reader dropped it; go on
+            log.warning("ignored a header line longer than %d bytes", MAX_HEADER_LINE)
+            return b"?\r\n"  # not blank and not a header: pygls keeps reading headers
+
+    async def readexactly(self, n: int) -> bytes:
+        if n > MAX_MESSAGE:
+            # A lying header must not allocate gigabytes; one space is invalid JSON (logged and
+            # skipped) and the stream stays where it is, so the next header resynchronises.
+            log.warning("ignored a message claiming %d bytes (limit %d)", n, MAX_MESSAGE)
+            return b" "
+        reader = await self._connect()
+        try:
+            return await reader.readexactly(n)
+        except asyncio.IncompleteReadError as exc:  # the client went away mid-message
+            return exc.partial
+
+
+class GuardedStdin:
+    """Blocking stdin for pygls' own (threaded) reader, with the same Content-Length guard."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+
+    def readline(self) -> bytes:
+        return self.stream.readline()
+
+    def read(self, n: int) -> bytes:
+        if n > MAX_MESSAGE:
+            log.warning("ignored a message claiming %d bytes (limit %d)", n, MAX_MESSAGE)
+            return b" "
+        return self.stream.read(n)
+
+
+def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
+    """True when stdin can be an asyncio pipe without affecting stdout."""
+    if os.environ.get("CANON_LS_THREADED_STDIN"):  # the pygls reader, for comparisons
+        return False
+    try:
+        into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not (stat.S_ISFIFO(into.st_mode) or stat.S_ISSOCK(into.st_mode)):
+        return False
+    return (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
+
+
+def serve(server: object) -> None:
+    """Run a pygls LanguageServer over stdio with the loop-native reader where possible."""
+    from pygls.io_ import StdoutWriter, run_async
+    from pygls.lsp.server import LanguageServer
+
+    assert isinstance(server, LanguageServer)
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    if not loop_readable(stdin, stdout):
+        server.start_io(stdin=GuardedStdin(stdin), stdout=stdout)  # type: ignore[arg-type]
+        return
+    # What pygls' `_start_io_async` does, with LoopStdin in place of its executor reader.
+    server._stop_event = stop = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout))
+    try:
+        _run(
+            run_async(
+                stop_event=stop,
+                reader=LoopStdin(stdin),
+                protocol=server.protocol,
+                logger=log,
+                error_handler=server.report_server_error,
+            )
+        )
+    except BrokenPipeError:
+        log.error("the client closed the connection; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+
+
+def _run(main: Coroutine[Any, Any, None], grace: float = 2.0) -> None:
+    """`asyncio.run`, except that tasks still running at exit get `grace` seconds to end
+    after cancellation instead of an unbounded wait: `exit` must end the process."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main)
+    finally:
+        try:
+            tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                _done, stuck = loop.run_until_complete(asyncio.wait(tasks, timeout=grace))
+                for task in stuck:
+                    print(
+                        f"canon-ls: a task ignored cancellation at exit: {task!r}", file=sys.stderr
+                    )
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
