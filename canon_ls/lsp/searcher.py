@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import sys
@@ -26,6 +27,9 @@ def serve(project: Path, options: dict[str, Any]) -> None:
 
     store = open_store(project, options)
     store.search_articles("warm", 1)  # build the index before the first question
+    # The build ran with the collector paused; without this, the first collections after it
+    # scan millions of index objects, a CPU burst that competes with the server for a core.
+    gc.freeze()
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         try:
