@@ -74,3 +74,16 @@ async def test_search_sees_an_agent_write(s: Session):
         return [sym.name for sym in result or []]
 
     assert (await s.until(found, what="the new article in search"))[0] == "src/app"
+
+
+async def test_symbols_match_part_of_an_address_while_typed(s: Session):
+    """SPEC §10 workspace symbols: a picker asks on every keystroke; a partial word inside an
+    address ("idge", "CORE/CO") finds it, whether or not the BM25 index is ready yet."""
+
+    async def names(query: str) -> list[str]:
+        result = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query))
+        return [sym.name for sym in result or []]
+
+    assert "lib/widget" in await names("idge")
+    assert (await names("CORE/CO"))[:1] == ["src/core/config"]
+    assert await names("no such thing anywhere") == []

@@ -6,6 +6,8 @@ addresses containing the query answer, so the request never waits on indexing.
 
 from __future__ import annotations
 
+import bisect
+
 from lsprotocol import types
 
 from .. import convert
@@ -39,15 +41,65 @@ async def on_workspace_symbol(
 
 
 async def ranked(folder: Folder, query: str) -> list[str]:
+    """Addresses typed as such first, then BM25 over body and capsule, then addresses that
+    merely contain the query (what a picker needs while a word is still being typed)."""
     store = folder.store
     assert store is not None
+    names = AddressNames.of(folder)
     if not query:
-        return store.addresses()[:LIMIT]
+        return names.addresses[:LIMIT]
     lowered = query.lower()
-    named = [a for a, low in folder.lowered_addresses() if lowered in low]
     hits = await folder.searcher.query(query, LIMIT) if folder.searcher is not None else None
-    if hits is None:
-        return named[:LIMIT]
-    # An address typed as such ranks first even when BM25 has nothing to say about it.
-    exact = [a for a in named if a.lower().startswith(lowered)][:5]
-    return list(dict.fromkeys(exact + hits))[:LIMIT]
+    ranked = names.starting_with(lowered, 5) + (hits or [])
+    if len(ranked) < LIMIT:
+        ranked += names.containing(lowered, LIMIT)
+    return list(dict.fromkeys(ranked))[:LIMIT]
+
+
+class AddressNames:
+    """The folder's addresses lower-cased, sorted for prefix search and joined into one string
+    for substring search (`str.find` runs in C: ~50 µs over 10k addresses where a Python scan
+    took ~0.5 ms per keystroke). Rebuilt once per store change."""
+
+    _cache: dict[str, AddressNames] = {}
+
+    def __init__(self, folder: Folder) -> None:
+        self.folder, self.generation = folder, folder.generation
+        pairs = folder.lowered_addresses()  # sorted by address
+        self.addresses = [a for a, _ in pairs]
+        self.blob = "\n".join(low for _, low in pairs) + "\n"
+        self.starts = [0]
+        for _, low in pairs:
+            self.starts.append(self.starts[-1] + len(low) + 1)
+        by_lowered = sorted((low, a) for a, low in pairs)
+        self.lows = [low for low, _ in by_lowered]
+        self.by_lowered = [a for _, a in by_lowered]
+
+    @classmethod
+    def of(cls, folder: Folder) -> AddressNames:
+        names = cls._cache.get(folder.uri)
+        if names is None or names.folder is not folder or names.generation != folder.generation:
+            names = cls._cache[folder.uri] = cls(folder)
+        return names
+
+    def starting_with(self, lowered: str, limit: int) -> list[str]:
+        out: list[str] = []
+        for i in range(bisect.bisect_left(self.lows, lowered), len(self.lows)):
+            if len(out) >= limit or not self.lows[i].startswith(lowered):
+                break
+            out.append(self.by_lowered[i])
+        return out
+
+    def containing(self, lowered: str, limit: int) -> list[str]:
+        if "\n" in lowered:
+            return []
+        out: list[str] = []
+        find, at = self.blob.find, 0
+        while len(out) < limit:
+            at = find(lowered, at)
+            if at < 0:
+                break
+            i = bisect.bisect_right(self.starts, at) - 1
+            out.append(self.addresses[i])
+            at = self.starts[i + 1]  # one hit per address
+        return out
