@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from stat import S_ISREG
@@ -35,6 +35,7 @@ from canon_ls.core.address import (
     parent,
 )
 from canon_ls.core.article import Article
+from canon_ls.core.backlinks import LinkIndex, targets_of
 from canon_ls.core.search import SearchIndex, cached_index, default_cache_file
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
@@ -194,6 +195,7 @@ class Store:
         self._parsed = 0  # files parsed since the parse cache was last written
         self._loaded = False
         self._search: SearchIndex | None = None
+        self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
         self._journal: dict[str, JournalEntry] = {}
         self._by_subject: dict[str, list[str]] | None = None  # address -> names, newest first
         self._journal_text: dict[str, str] = {}
@@ -286,10 +288,14 @@ class Store:
             self._racy.discard(address)
             if self._search is not None:
                 self._search.remove(address)
+            if self._links is not None:
+                self._links.set(address, frozenset())
             return
         self._index[address] = article
         if self._search is not None:
             self._search.add(address, _search_text(article))
+        if self._links is not None:
+            self._links.set(address, targets_of(article))
 
     def refresh(self) -> set[str]:
         """Re-validate against disk (one scandir walk, stat compare); return changed addresses."""
@@ -429,13 +435,33 @@ class Store:
         return article_file(self.articles_dir, address)
 
     def backlinks(self, address: str) -> list[str]:
-        """Articles whose wikilinks target `address`, sorted."""
+        """Articles whose wikilinks target `address`, sorted (the article itself excluded).
+
+        Answered from an inverse index built on first use and kept current by `_set`."""
+        with self._lock:
+            links = self._link_index()
+            links.step(len(links.pending), self._index.get)
+            return links.sources(address)
+
+    def build_backlinks(self, step: int = 25) -> Iterator[int]:
+        """Build the backlinks index `step` articles at a time, yielding how many are left
+        between chunks, so an event loop can answer requests meanwhile (never a thread).
+
+        Abandoning the generator is harmless: the next `backlinks()` finishes the build, and
+        articles that change meanwhile are indexed at once."""
+        while True:
+            with self._lock:
+                links = self._link_index()
+                if not links.step(max(1, step), self._index.get):
+                    return
+                left = len(links.pending)
+            yield left
+
+    def _link_index(self) -> LinkIndex:
         self._ensure()
-        return sorted(
-            a
-            for a, article in self._index.items()
-            if a != address and any(link.target == address for link in article.links)
-        )
+        if self._links is None:
+            self._links = LinkIndex(self._index)
+        return self._links
 
     def schema(self) -> sch.Schema:
         """schema.json (defaults when absent), cached by (mtime_ns, size)."""

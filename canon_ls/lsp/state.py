@@ -66,9 +66,8 @@ class Folder:
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
     searcher: Any = None  # searcher.Searcher once started
-    _links_in: dict[str, set[str]] | None = None  # target -> sources (None: not built yet)
-    _links_out: dict[str, set[str]] = field(default_factory=dict)
-    _links_pending: set[str] = field(default_factory=set)  # changed while warm_links ran
+    # source uri -> (text identity, [(target, range)]): references' per-source link ranges
+    link_ranges: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     _lowered: tuple[int, list[tuple[str, str]]] = (-1, [])
     _uris: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
@@ -92,7 +91,7 @@ class Folder:
         if self.searcher is not None:
             self.searcher.stop()
             self.searcher = None
-        self._links_in = None
+        self.link_ranges = {}
         self._uris = {}
         self.findings.clear()
         self.stale.clear()
@@ -160,66 +159,21 @@ class Folder:
         return self.store.journal_names(address) if self.store is not None else []
 
     def backlinks(self, address: str) -> list[str]:
-        """Articles linking to `address` (same answer as `Store.backlinks`, indexed).
-
-        `Store.backlinks` scans every article (50 ms at 10k); references, renames and each
-        incremental re-check ask for it, so the inverse link map is kept here and updated
-        per changed article (`links_changed`).
-        """
-        store = self.store
-        if store is None:
-            return []
-        if self._links_in is None:
-            self._links_in, self._links_out = {}, {}
-            for article in store.articles():
-                self._index_links(article.address)
-        return sorted(s for s in self._links_in.get(address, ()) if s != address)
+        """Articles linking to `address`: core's inverse link index (`Store.backlinks`)."""
+        return self.store.backlinks(address) if self.store is not None else []
 
     async def warm_links(self, step: int = 25) -> None:
-        """Build the inverse link map in small steps between requests (startup)."""
+        """Build core's backlinks index in small steps between requests (after startup), so
+        the first references or re-check never pays for the whole build."""
         store = self.store
-        if store is None or self._links_in is not None:
+        if store is None:
             return
         import asyncio
 
-        links_in: dict[str, set[str]] = {}
-        links_out: dict[str, set[str]] = {}
-        addresses = store.addresses()
-        for i, address in enumerate(addresses):
-            article = store.article(address)
-            if article is not None:
-                targets = {link.target for link in article.links}
-                links_out[address] = targets
-                for target in targets:
-                    links_in.setdefault(target, set()).add(address)
-            if i % step == step - 1:
-                await asyncio.sleep(0)
-                if self._links_in is not None or self.store is not store:
-                    return  # built on demand meanwhile, or the store was reopened
-        self._links_in, self._links_out = links_in, links_out
-        pending, self._links_pending = self._links_pending, set()
-        self.links_changed(pending)  # articles that changed while this ran
-
-    def links_changed(self, addresses: set[str]) -> None:
-        if self._links_in is None:
-            self._links_pending |= addresses
-            return
-        for address in addresses:
-            for target in self._links_out.pop(address, ()):
-                sources = self._links_in.get(target)
-                if sources is not None:
-                    sources.discard(address)
-            self._index_links(address)
-
-    def _index_links(self, address: str) -> None:
-        assert self.store is not None and self._links_in is not None
-        article = self.store.article(address)
-        if article is None:
-            return
-        targets = {link.target for link in article.links}
-        self._links_out[address] = targets
-        for target in targets:
-            self._links_in.setdefault(target, set()).add(address)
+        for _ in store.build_backlinks(step):
+            await asyncio.sleep(0)
+            if self.store is not store:
+                return  # reopened: the old store's half-built index goes with it
 
     def lowered_addresses(self) -> list[tuple[str, str]]:
         """(address, lower-cased address) pairs, sorted; rebuilt once per store change."""

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
+from urllib.parse import unquote
 
 from lsprotocol import types
 
 from canon_ls.core.links import wikilinks
 
 from .. import convert, edits, resolve
-from ..state import CanonLanguageServer
+from ..convert import Text
+from ..state import MAX_DISK_BYTES, CanonLanguageServer, Folder
 
+RACY_NS = 3_000_000_000  # a file modified this recently may change again within its mtime tick
+MAX_RANGES = 20_000  # cached sources per folder before the cache starts over
 MAX_SCAN = 1_000_000  # characters: longer documents get no document links (never a slow scan)
 _PATH = re.compile(
     r"(?<![\w/.:-])((?:[\w@+~-]+/)+[\w@+~.-]*\w|[\w@+~-]+\.[A-Za-z0-9]{1,8})(?![\w/])"
@@ -87,22 +93,77 @@ def on_references(
         return None
     store = where.store
     folder = where.folder
-    codec = ls.workspace.position_codec
     out = []
     for source in folder.backlinks(address):
         source_uri = folder.article_uri(source)
-        text = ls.text_of(source_uri)
-        if text is None:
-            continue
-        for link in wikilinks(text.source):
-            if link.target == address:
-                out.append(
-                    types.Location(
-                        uri=source_uri, range=convert.offsets(codec, text, link.start, link.end)
-                    )
-                )
+        for linked, rng in link_ranges(ls, folder, source, source_uri):
+            if linked == address:
+                out.append(types.Location(uri=source_uri, range=rng))
     for name in folder.journal_names(address):
         out.append(types.Location(uri=edits.path_uri(store.journal_dir / name), range=convert.TOP))
     if params.context.include_declaration and where.kind != "article" and store.has(address):
         out.insert(0, types.Location(uri=folder.article_uri(address), range=convert.TOP))
     return out
+
+
+def link_ranges(
+    ls: CanonLanguageServer, folder: Folder, source: str, uri: str
+) -> list[tuple[str, types.Range]]:
+    """Every wikilink of one article as (target, range in the client's encoding).
+
+    Ranges come from the editor's text when the article is open (unsaved edits included),
+    else from the file. Re-reading and re-parsing each source made references ~2 ms, so the
+    answer is cached per source, keyed by the exact open text or the file's stat identity
+    (mtime, size, inode, ctime; never for a file changed in the last 3 s, git's racy rule),
+    and by the position encoding.
+    """
+    encoding = ls.workspace.position_codec.encoding
+    docs = ls.workspace.text_documents
+    doc = docs.get(uri) or docs.get(unquote(uri))
+    cached = folder.link_ranges.get(uri)
+    if doc is not None:
+        source_text = doc.source
+        if cached is not None:
+            (enc, kind, ident), ranges = cached
+            if enc == encoding and kind == "open" and ident == source_text:  # `is` first
+                return ranges
+        ranges = _ranges_of(ls, Text(source_text, doc.version))
+        _remember(folder, uri, (encoding, "open", source_text), ranges)
+        return ranges
+    path = folder.article_path(source)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (encoding, "disk", (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
+    if st.st_size > MAX_DISK_BYTES:
+        return []
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        text = Text(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return []
+    ranges = _ranges_of(ls, text)
+    if now - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS:
+        _remember(folder, uri, key, ranges)
+    else:
+        folder.link_ranges.pop(uri, None)
+    return ranges
+
+
+def _ranges_of(ls: CanonLanguageServer, text: Text) -> list[tuple[str, types.Range]]:
+    codec = ls.workspace.position_codec
+    return [
+        (link.target, convert.offsets(codec, text, link.start, link.end))
+        for link in wikilinks(text.source)
+    ]
+
+
+def _remember(folder: Folder, uri: str, key: object, ranges: list) -> None:
+    if len(folder.link_ranges) >= MAX_RANGES:
+        folder.link_ranges.clear()
+    folder.link_ranges[uri] = (key, ranges)

@@ -31,7 +31,6 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
         return
     if folder.searcher is not None:
         folder.searcher.changed.update(addresses)
-    folder.links_changed(addresses)
     affected = set(addresses)
     for address in addresses:
         affected.update(folder.backlinks(address))
