@@ -211,12 +211,12 @@ class DirWatch:
                 if mtime != self.mtimes[directory]:
                     dirty.append(directory)
         changed: set[str] = set()
-        listed = 0
+        resume = time.perf_counter()
         while dirty:
             directory = dirty.pop()
-            listed += 1
-            if listed % 10 == 0:
+            if time.perf_counter() - resume > SLICE:
                 await asyncio.sleep(0)
+                resume = time.perf_counter()
             try:
                 self.mtimes[directory] = os.stat(directory).st_mtime_ns
                 entries = list(os.scandir(directory))
@@ -274,6 +274,7 @@ async def poll(ls: CanonLanguageServer) -> None:
     full_cost = 0.0
     last_full = time.perf_counter()
     try:
+        await _after_startup_checks(ls)
         while not ls.shutting_down:
             # The full pass only catches in-place edits that keep their directory's mtime (or
             # events inotify dropped); with client file events there is no need for it at all.
@@ -302,6 +303,24 @@ async def poll(ls: CanonLanguageServer) -> None:
         if ls.inotify is not None:
             ls.inotify.close()
             ls.inotify = None
+
+
+STARTUP_WAIT = 60.0  # seconds the safety-net watch waits, at most, for the startup checks
+
+
+async def _after_startup_checks(ls: CanonLanguageServer) -> None:
+    """With client events or inotify, the directory watch is only a safety net: its first
+    pass (a listing of every articles directory, ~0.1 s of CPU at 10k articles) waits until
+    the startup checks are over instead of competing with requests while they land. Without
+    either, it is the watcher itself and starts at once."""
+    deadline = time.perf_counter() + STARTUP_WAIT
+    while (
+        not ls.shutting_down
+        and (ls.watched_by_client or ls.inotify is not None)
+        and time.perf_counter() < deadline
+        and any(not task.done() for task in list(ls.check_tasks.values()))
+    ):
+        await asyncio.sleep(0.1)
 
 
 async def poll_folder(
