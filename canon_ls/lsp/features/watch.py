@@ -211,6 +211,7 @@ class DirWatch:
                 if mtime != self.mtimes[directory]:
                     dirty.append(directory)
         changed: set[str] = set()
+        seen_everywhere: set[str] = set()
         resume = time.perf_counter()
         while dirty:
             directory = dirty.pop()
@@ -228,13 +229,20 @@ class DirWatch:
                     if entry.path not in self.mtimes:
                         dirty.append(entry.path)  # a new directory: list it too
                     continue
-                if first or not entry.name.endswith(".md"):
+                if not entry.name.endswith(".md"):
                     continue
                 seen.add(entry.path)
+                # The first pass compares too: it may run well after the store was loaded
+                # (after the startup checks), and what changed meanwhile must not become
+                # part of the baseline unseen.
                 if _differs(store, Path(entry.path), entry):
                     changed |= store.reload_file(Path(entry.path))
-            if not first:
+            if first:
+                seen_everywhere |= seen
+            else:
                 changed |= _vanished(store, Path(directory), seen)
+        if first:
+            changed |= await _vanished_anywhere(folder, seen_everywhere)
         return changed
 
 
@@ -263,6 +271,24 @@ def _vanished(store: Any, directory: Path, seen: set[str]) -> set[str]:
             path = store.path_of(address)
             if str(path) not in seen:
                 changed |= store.reload_file(path)
+    return changed
+
+
+async def _vanished_anywhere(folder: Folder, seen: set[str]) -> set[str]:
+    """Project articles indexed whose file the first listing did not see (in slices)."""
+    store = folder.store
+    assert store is not None
+    changed: set[str] = set()
+    resume = time.perf_counter()
+    for address in store.addresses():
+        if ":" in address:
+            continue
+        path = folder.article_path(address)
+        if path not in seen:
+            changed |= store.reload_file(Path(path))
+        if time.perf_counter() - resume > SLICE:
+            await asyncio.sleep(0)
+            resume = time.perf_counter()
     return changed
 
 
