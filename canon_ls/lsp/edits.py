@@ -11,7 +11,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from canon_ls.core.links import wikilinks
+from canon_ls.core.links import Link, wikilinks
 
 from . import convert
 from .convert import Text
@@ -66,9 +66,16 @@ def create_file(uri: str, text: str) -> list[AnyChange]:
 
 
 def link_rewrites(
-    ls: CanonLanguageServer, folder: Folder, moves: dict[str, str]
+    ls: CanonLanguageServer,
+    folder: Folder,
+    moves: dict[str, str],
+    anchors: dict[str, str] | None = None,
 ) -> list[types.TextDocumentEdit]:
-    """Rewrite inbound `[[old]]` targets to their new addresses; labels and headings stay."""
+    """Rewrite inbound `[[old]]` targets to their new addresses; labels and headings stay.
+
+    `anchors` (old -> heading) points links that name no heading of their own at a section
+    of the new article: a merged article lives on as a heading of its parent.
+    """
     store = folder.store
     if store is None or not moves:
         return []
@@ -85,7 +92,7 @@ def link_rewrites(
         edits = [
             types.TextEdit(
                 range=convert.offsets(codec, text, link.target_start, link.target_end),
-                new_text=moves[link.target],
+                new_text=new_target(link, moves, anchors),
             )
             for link in wikilinks(text.source)
             if link.target in moves
@@ -100,6 +107,25 @@ def link_rewrites(
                 )
             )
     return out
+
+
+def new_target(link: Link, moves: dict[str, str], anchors: dict[str, str] | None) -> str:
+    """What replaces the link's target text: the new address, plus `#heading` when the link
+    named none and the old article became a section."""
+    moved = moves[link.target]
+    anchor = (anchors or {}).get(link.target)
+    if anchor and "#" not in link.raw.split("|", 1)[0]:
+        return f"{moved}#{anchor}"
+    return moved
+
+
+def rewrite_links(source: str, moves: dict[str, str], anchors: dict[str, str] | None = None) -> str:
+    """`source` with the targets of its links to `moves` replaced (as `link_rewrites` does)."""
+    for link in reversed(wikilinks(source)):
+        if link.target in moves:
+            replacement = new_target(link, moves, anchors)
+            source = source[: link.target_start] + replacement + source[link.target_end :]
+    return source
 
 
 def path_uri(path: object) -> str:

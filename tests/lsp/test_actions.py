@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from lsp_harness import TODAY, Session
+from lsp_harness import TODAY, Session, article, write
 from lsprotocol import types
 
 WIDGET = ".canon/articles/lib/widget.md"
@@ -161,3 +161,37 @@ async def test_journal_without_body_opens_a_new_entry_file(s: Session):
     assert isinstance(create, types.CreateFile) and create.uri == uri
     assert uri.startswith(s.uri(f".canon/journal/{TODAY}-src-core-config"))
     assert s.client.shown_documents[-1].uri == uri
+
+
+async def test_merge_into_parent_points_links_at_the_new_section(s: Session):
+    """SPEC §10 "Merge into parent" on an orphan: its text becomes a section of the parent and
+    every `[[orphan]]` (in the parent too) now names that section; no broken link is left."""
+    await s.checked()
+    orphan_rel = ".canon/articles/src/old_thing.md"
+    write(s.root, orphan_rel, article("Gone but remembered.", "2026-01-01", "# old\n\nNotes.\n"))
+    src = s.root / ".canon/articles/src.md"
+    src.write_text(src.read_text() + "Also [[src/old_thing]].\n")
+    config = s.root / CONFIG
+    config.write_text(config.read_text() + "See [[ src/old_thing | the old thing ]].\n")
+    events = [(orphan_rel, types.FileChangeType.Created)] + [
+        (rel, types.FileChangeType.Changed) for rel in (".canon/articles/src.md", CONFIG)
+    ]
+    s.client.workspace_did_change_watched_files(  # as an editor's watcher reports them
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=s.uri(rel), type=kind) for rel, kind in events]
+        )
+    )
+    s.open(orphan_rel, "markdown")
+
+    async def merge() -> types.CodeAction | None:
+        found = [a for a in await actions(s, orphan_rel) if a.title == "Merge into parent"]
+        return found[0] if found else None
+
+    edit = await edit_of(s, await s.until(merge, what="the merge action on the new orphan"))
+    apply(s, edit)
+    deleted = [c.uri for c in edit.document_changes or [] if isinstance(c, types.DeleteFile)]
+    assert deleted == [s.uri(orphan_rel)]
+    merged = src.read_text()
+    assert "## old_thing\n\nGone but remembered.\n\nNotes." in merged
+    assert "Also [[src#old_thing]]." in merged and "[[src/old_thing" not in merged
+    assert "See [[ src#old_thing | the old thing ]]." in config.read_text()

@@ -272,17 +272,21 @@ def _merge(
     lines = body.splitlines(keepends=True)
     if lines and lines[0].startswith("# "):
         body = "".join(lines[1:]).lstrip("\n")
-    addition = f"\n## {address.rsplit('/', 1)[-1]}\n\n{body.rstrip()}\n"
-    if orphan.capsule:
-        addition = f"\n## {address.rsplit('/', 1)[-1]}\n\n{orphan.capsule}\n\n{body.rstrip()}\n"
+    section = address.rsplit("/", 1)[-1]
+    intro = f"{orphan.capsule}\n\n" if orphan.capsule else ""
+    addition = f"\n## {section}\n\n{intro}{body.rstrip()}\n"
     source = (
         target.source if target.source.endswith("\n") or not target.source else target.source + "\n"
     )
-    change = edits.replace_text(ls, target_uri, target, source + addition)
+    # Links to the merged article now point at its section, in the parent itself too (a
+    # `[[orphan]]` left there would be a broken link the moment the orphan is deleted).
+    anchors = {address: section}
+    merged = edits.rewrite_links(source + addition, {address: into}, anchors)
+    change = edits.replace_text(ls, target_uri, target, merged)
     changes: list[edits.AnyChange] = [c for c in [change] if c is not None]
     changes.extend(
         c
-        for c in edits.link_rewrites(ls, folder, {address: into})
+        for c in edits.link_rewrites(ls, folder, {address: into}, anchors)
         if c.text_document.uri != target_uri
     )
     changes.append(
