@@ -66,8 +66,8 @@ class Folder:
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
     searcher: Any = None  # searcher.Searcher once started
-    # source uri -> (text identity, [(target, range)]): references' per-source link ranges
-    link_ranges: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    # source uri -> (text identity, [(target, range)], file path): references' link ranges
+    link_ranges: dict[str, tuple[Any, Any, str | None]] = field(default_factory=dict)
     _lowered: tuple[int, list[tuple[str, str]]] = (-1, [])
     _uris: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list

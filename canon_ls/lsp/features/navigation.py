@@ -124,13 +124,13 @@ def link_ranges(
     if doc is not None:
         source_text = doc.source
         if cached is not None:
-            (enc, kind, ident), ranges = cached
+            (enc, kind, ident), ranges, _ = cached
             if enc == encoding and kind == "open" and ident == source_text:  # `is` first
                 return ranges
         ranges = _ranges_of(ls, Text(source_text, doc.version))
-        _remember(folder, uri, (encoding, "open", source_text), ranges)
+        _remember(folder, uri, (encoding, "open", source_text), ranges, None)
         return ranges
-    path = folder.article_path(source)
+    path = cached[2] if cached is not None and cached[2] else folder.article_path(source)
     try:
         st = os.stat(path)
     except OSError:
@@ -149,7 +149,7 @@ def link_ranges(
         return []
     ranges = _ranges_of(ls, text)
     if now - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS:
-        _remember(folder, uri, key, ranges)
+        _remember(folder, uri, key, ranges, path)
     else:
         folder.link_ranges.pop(uri, None)
     return ranges
@@ -163,7 +163,7 @@ def _ranges_of(ls: CanonLanguageServer, text: Text) -> list[tuple[str, types.Ran
     ]
 
 
-def _remember(folder: Folder, uri: str, key: object, ranges: list) -> None:
+def _remember(folder: Folder, uri: str, key: object, ranges: list, path: str | None) -> None:
     if len(folder.link_ranges) >= MAX_RANGES:
         folder.link_ranges.clear()
-    folder.link_ranges[uri] = (key, ranges)
+    folder.link_ranges[uri] = (key, ranges, path)
