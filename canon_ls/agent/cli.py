@@ -196,22 +196,19 @@ def _missing(store: Store) -> str:
     return f"No canon store at {store.root} yet; the first write or journal creates it."
 
 
-def _plural(n: int, word: str, many: str = "") -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
-
-
 def _status_line(store: Store) -> str:
     """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
     from canon_ls.core import assets
+    from canon_ls.core.tool import plural
 
     parts = [
-        _plural(len(store.addresses()), "article"),
-        _plural(len(store.journal_entries()), "journal entry", "journal entries"),
+        plural(len(store.addresses()), "article"),
+        plural(len(store.journal_entries()), "journal entry", "journal entries"),
         _schema_state(store),
     ]
     try:
         project_assets = assets.Assets(store.project, store.root)
-        parts.append(_plural(len(assets.orphans(store, project_assets)), "orphan"))
+        parts.append(plural(len(assets.orphans(store, project_assets)), "orphan"))
         times = assets.ChangeTimes(store.project)
         parts.append(f"{len(assets.stale(store, project_assets, times))} stale")
     except OSError:
@@ -237,20 +234,22 @@ def _finding_file(store: Store, address: str) -> str:
 
 def _findings_text(store: Store, findings: list[Any]) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
+    from canon_ls.core.tool import plural
+
     lines = [
         f"{_finding_file(store, f.address)}:{f.line + 1}:"
         f"{f.start + 1}: {f.severity}: {f.message} [{f.code}]"
         for f in findings
     ]
     if not findings:
-        lines.append(f"canon check: no findings in {_plural(len(store.addresses()), 'article')}.")
+        lines.append(f"canon check: no findings in {plural(len(store.addresses()), 'article')}.")
         return "\n".join(lines)
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     order = ("error", "warning", "info", "hint")
-    summary = ", ".join(_plural(counts[s], s) for s in order if s in counts)
-    lines.append(f"canon check: {summary} in {_plural(len(store.addresses()), 'article')}.")
+    summary = ", ".join(plural(counts[s], s) for s in order if s in counts)
+    lines.append(f"canon check: {summary} in {plural(len(store.addresses()), 'article')}.")
     return "\n".join(lines)
 
 

@@ -36,6 +36,11 @@ class _Bad(Exception):
     pass
 
 
+def plural(n: int, word: str, many: str = "") -> str:
+    """ "1 orphan", "2 orphans": counts in status lines read as sentences (CLI and editor)."""
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
 def input_schema() -> dict[str, Any]:
     """JSON Schema of the §6 action object (the MCP tool's inputSchema)."""
     return {

@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from canon_ls.core import tool
+from canon_ls.core.tool import plural
 
 from .. import edits
 from ..state import CanonLanguageServer, Folder
@@ -87,11 +88,14 @@ def status(ls: CanonLanguageServer, *args: Any) -> str:
     errors = sum(1 for f in findings if f.severity == "error")
     orphans = sum(1 for f in findings if f.code == "orphan")
     state = "checked" if folder.checked else "checking"
-    return (
-        f"canon store {store.root}: {len(store.addresses())} articles, "
-        f"{len(store.journal_entries())} journal entries, {len(findings)} findings "
-        f"({errors} errors), {orphans} orphans, {len(folder.stale)} stale ({state})."
-    )
+    counts = [
+        plural(len(store.addresses()), "article"),
+        plural(len(store.journal_entries()), "journal entry", "journal entries"),
+        f"{plural(len(findings), 'finding')} ({plural(errors, 'error')})",
+        plural(orphans, "orphan"),
+        f"{len(folder.stale)} stale ({state})",
+    ]
+    return f"canon store {store.root}: {', '.join(counts)}."
 
 
 async def open_article(ls: CanonLanguageServer, *args: Any) -> bool:
