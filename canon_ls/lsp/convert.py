@@ -68,13 +68,20 @@ TOP = types.Range(start=_ORIGIN, end=_ORIGIN)
 
 def to_column(codec: PositionCodec, line_text: str, character: int) -> int:
     """Client column on `line_text` -> code-point column."""
+    if line_text.isascii():  # every encoding counts ASCII alike; pygls walks char by char
+        return max(0, min(character, len(line_text)))
+    if character >= codec.client_num_units(line_text):  # past the end means the end (LSP)
+        return len(line_text)
     position = types.Position(line=0, character=max(0, character))
     return codec.position_from_client_units([line_text], position).character
 
 
 def to_client_column(codec: PositionCodec, line_text: str, column: int) -> int:
+    column = max(0, min(column, len(line_text)))
+    if line_text[:column].isascii():  # the common case, without pygls' per-character walk
+        return column
     return codec.position_to_client_units(
-        [line_text], ServerTextPosition(line=0, character=max(0, min(column, len(line_text))))
+        [line_text], ServerTextPosition(line=0, character=column)
     ).character
 
 
