@@ -717,7 +717,8 @@ def check(
     for address in addresses:
         art = store.article(address)
         if art is not None:
-            found += _lint_findings(store, address, art, schema)
+            judge = schema if ":" not in address else store.schema_for(address)
+            found += _lint_findings(store, address, art, judge)
     rel = schema.relations if not schema.error else None
     if rel is not None and rel.orphan_warn:
         for address in unreferenced(store):
@@ -757,7 +758,7 @@ def article_findings(
     if art is None:
         return []
     schema = store.schema()
-    found = _lint_findings(store, address, art, schema)
+    found = _lint_findings(store, address, art, store.schema_for(address))
     rel = schema.relations if not schema.error else None
     if rel is not None and rel.orphan_warn and not _linked_from_others(store, address):
         found.append(

@@ -474,6 +474,14 @@ class Store:
             self._schema = (key, sch.load(self.schema_file))
         return self._schema[1]
 
+    def schema_for(self, address: str) -> sch.Schema:
+        """The schema that judges one article: a mount's own `.canon/schema.json` for its
+        articles (SPEC §8: each mount has its own `.canon/`), else the project's."""
+        name, sep, _rest = address.partition(":")
+        if sep and name in self._subs:
+            return self._subs[name].schema()
+        return self.schema()
+
     # --- writes --------------------------------------------------------------------------------
 
     def _ensure_store(self) -> None:

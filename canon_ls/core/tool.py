@@ -175,7 +175,7 @@ def _read(store: Store, path: str) -> ToolResult:
     if article.scope == "rule":
         lines.append("scope: rule")
     lines += [f"problem: {p}" for p in article.problems]
-    schema = store.schema()
+    schema = store.schema_for(governing)
     values = {"capsule": article.capsule, "title": article.title, "body": article.body}
     lines += [f"schema: {v}" for v in sch.violations(schema, values)]
     body = article.body.strip("\n")
