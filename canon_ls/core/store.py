@@ -117,6 +117,21 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+ABANDONED_S = 15 * 60  # a temp file this old belongs to no live writer (a write takes ms)
+
+
+def _sweep_abandoned(entry: os.DirEntry[str]) -> None:
+    """Remove `atomic_write`'s temp file left by a killed writer (`.x.md.<random>.tmp`).
+
+    It never was an article (the rename that would publish it did not happen), so nothing is
+    lost; the walk that lists articles sees it anyway, so the sweep costs nothing extra.
+    """
+    with contextlib.suppress(OSError):
+        st = entry.stat(follow_symlinks=False)
+        if S_ISREG(st.st_mode) and time.time() - st.st_mtime > ABANDONED_S:
+            os.unlink(entry.path)
+
+
 def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Temp file in the same directory, fsync, os.replace, fsync the directory."""
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
@@ -236,6 +251,8 @@ class Store:
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         self._walk(entry.path, prefix + name + "/", base, out, seen)
+                    elif name.startswith(".") and name.endswith(".tmp") and ".md." in name:
+                        _sweep_abandoned(entry)
                     elif name.endswith(".md") and len(name) > 3:
                         st = entry.stat(follow_symlinks=False)
                         if S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article

@@ -138,3 +138,26 @@ def test_spec_12_sigkill_mid_write(project: Path) -> None:
     print(f"{trials} kills, {len(torn)} interrupted mid-write (temp files left behind)")
     store = Store(project)
     assert store.addresses() == ["src/crash"]
+
+
+def test_spec_12_abandoned_temp_files_are_swept(project: Path) -> None:
+    """SPEC §12 nothing is lost and nothing piles up: a killed writer's temp file (never an
+    article) is removed by the next listing once it is old enough to belong to no live writer;
+    a fresh one (a writer in flight) and other dot-files stay."""
+    from canon_ls.core.store import ABANDONED_S
+
+    store = Store(project)
+    store.write("src/a.ts", capsule="A.")
+    folder = project / ".canon/articles/src"
+    old = folder / ".a.md.k3j2h1.tmp"
+    fresh = folder / ".a.md.z9y8x7.tmp"
+    mine = folder / ".notes.tmp"
+    for path in (old, fresh, mine):
+        path.write_text("half a write")
+    past = time.time() - ABANDONED_S - 60
+    os.utime(old, (past, past))
+    os.utime(mine, (past, past))
+    again = Store(project)
+    assert again.addresses() == ["src/a"]
+    assert not old.exists()
+    assert fresh.exists() and mine.exists()
