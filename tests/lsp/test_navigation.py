@@ -86,13 +86,18 @@ async def test_workspace_symbols_ranked_by_search(s: Session):
         result = await s.client.workspace_symbol_async(
             types.WorkspaceSymbolParams(query="layered config")
         )
-        return [sym.name for sym in result or []]
+        return [sym.name.split(" — ")[0] for sym in result or []]
 
     # The BM25 index is built in a child process after startup; until then nothing matches.
     found = await s.until(names, what="BM25 workspace symbols")
     assert found[0] == "src/core/config"
     prefix = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="lib/wid"))
-    assert [sym.name for sym in prefix or []][:1] == ["lib/widget"]
+    assert [sym.name.split(" — ")[0] for sym in prefix or []][:1] == ["lib/widget"]
+    # the capsule is part of the name: VS Code keeps only symbols whose name matches the query
+    config = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="env beats"))
+    assert "src/core/config — Loads layered config; env beats file." in [
+        sym.name for sym in config or []
+    ]
 
 
 async def test_tool_commands_return_the_tool_text(s: Session):

@@ -71,7 +71,7 @@ async def test_search_sees_an_agent_write(s: Session):
         result = await s.client.workspace_symbol_async(
             types.WorkspaceSymbolParams(query="zanzibar quokka")
         )
-        return [sym.name for sym in result or []]
+        return [sym.name.split(" — ")[0] for sym in result or []]
 
     assert (await s.until(found, what="the new article in search"))[0] == "src/app"
 
@@ -82,7 +82,7 @@ async def test_symbols_match_part_of_an_address_while_typed(s: Session):
 
     async def names(query: str) -> list[str]:
         result = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query))
-        return [sym.name for sym in result or []]
+        return [sym.name.split(" — ")[0] for sym in result or []]
 
     assert "lib/widget" in await names("idge")
     assert (await names("CORE/CO"))[:1] == ["src/core/config"]

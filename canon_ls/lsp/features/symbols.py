@@ -31,13 +31,32 @@ async def on_workspace_symbol(
                 continue
             out.append(
                 types.SymbolInformation(
-                    name=address,
+                    name=symbol_name(address, article.capsule),
                     kind=types.SymbolKind.File,
                     location=types.Location(uri=folder.article_uri(address), range=convert.TOP),
-                    container_name=article.capsule[:120] or None,
                 )
             )
     return out
+
+
+SEPARATOR = " — "
+CAPSULE_CHARS = 120
+
+
+def symbol_name(address: str, capsule: str) -> str:
+    """`address — capsule`: the capsule belongs in the name, not only in the container.
+
+    VS Code filters workspace symbols itself and keeps only those whose *name* fuzzy-matches
+    the query (its own scorer; the container is consulted only for the words after the
+    first): with the address alone as the name, an article found by a word of its capsule
+    ("routes" for src/app) was dropped before the person saw it. Every client shows the
+    name, so the capsule reads at a glance in a picker or a quickfix list too.
+    """
+    if not capsule:
+        return address
+    if len(capsule) > CAPSULE_CHARS:
+        capsule = capsule[: CAPSULE_CHARS - 1].rstrip() + "…"
+    return f"{address}{SEPARATOR}{capsule}"
 
 
 async def ranked(folder: Folder, query: str) -> list[str]:

@@ -264,6 +264,27 @@ async function hoverCapsule(page) {
       return tab && tab.textContent.includes('app.md') ? tab.getAttribute('aria-label') || tab.textContent : false;
     }, null, 20000);
     check('the status bar item opens .canon/articles/src/app.md', !!opened, opened);
+
+    // 8. Go to Symbol in Workspace (Ctrl+T) finds an article by a word of its capsule that its
+    // address does not contain (SPEC §10 workspace symbols): VS Code drops every symbol whose
+    // name does not fuzzy-match the query, so the capsule must be part of the name it sees.
+    let symbolRows = null;
+    for (let attempt = 0; attempt < 6 && !symbolRows; attempt++) {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+T');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible', timeout: 20000 });
+      await input.fill('#routes');
+      symbolRows = await waitFor(page, () => {
+        const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')]
+          .map((r) => (r.getAttribute('aria-label') || r.innerText).replace(/\u00a0/g, ' '));
+        return rows.some((r) => r.includes('src/app')) ? rows : false;
+      }, null, 5000);
+    }
+    note('workspace symbols');
+    check('Ctrl+T "routes" lists src/app (a word of its capsule)', !!symbolRows, symbolRows ||
+      await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.innerText)));
+    await page.keyboard.press('Escape');
   } catch (e) {
     check('no exception', false, String((e && e.stack) || e));
     if (shot) {
