@@ -257,14 +257,14 @@ def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
 
         # During the startup check (git pass + full check in the child process).
         client.progress_begin.wait(timeout=30)
-        during_hover = timings(
-            client, "textDocument/hover", hover_params(uri), n, client.progress_end
-        )
-        during_inlay = timings(
-            client, "textDocument/inlayHint", inlay_params(uri), n, client.progress_end
-        )
+        # Hover and inlay in turns for the whole check (not just its first n requests): the
+        # child's parse, the git pass and the landing of both snapshots all fall inside.
+        during_hover, during_inlay = [], []
+        while not client.progress_end.is_set() and len(during_hover) < 100_000:
+            during_hover += timings(client, "textDocument/hover", hover_params(uri), 1)
+            during_inlay += timings(client, "textDocument/inlayHint", inlay_params(uri), 1)
         client.progress_end.wait(timeout=600)
-        # the same cold start, while this client sent 4,000 requests as fast as it could
+        # the same cold start, while this client sent requests back to back throughout
         figures["diagnostics_cold_loaded_s"] = _last_progress_end(client) - t0
         figures["hover_during"] = during_hover
         figures["inlay_during"] = during_inlay
@@ -703,8 +703,8 @@ def report(ours: dict[str, Any]) -> None:
         f"({ours['published']} articles published)"
     )
     print(
-        f"  the same while answering 4,000 requests {ours['diagnostics_cold_loaded_s']:.2f} s "
-        "(hover/inlay measured during the check)"
+        f"  the same, requests back to back      {ours['diagnostics_cold_loaded_s']:.2f} s "
+        f"(the {len(ours['hover_during']) * 2:,} hover/inlay requests above)"
     )
     print(f"full-store diagnostics, warm start     {ours['diagnostics_warm_s']:.2f} s")
     print(f"incremental diagnostics (one article)  {ms(ours['incremental_diag_ms'])}")
