@@ -8,42 +8,20 @@ Columns are checked in the negotiated encoding (non-ASCII text precedes every li
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-from pathlib import Path
-
-from lsp_harness import SERVER_ENV, Session
+from lsp_harness import Session
 from lsprotocol import types
+from test_external import agent_write, report
 
 CONFIG = ".canon/articles/src/core/config.md"
 WIDGET = ".canon/articles/lib/widget.md"
 GUIDE = ".canon/articles/docs/guide.md"
-CANON = str(Path(sys.executable).parent / "canon")
 LINK = "[[src/core/config]]"
 
 
 async def agent(s: Session, obj: dict) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        CANON,
-        "tool",
-        json.dumps(obj),
-        cwd=s.root,
-        env=SERVER_ENV,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    if any(
-        r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-        for r in getattr(s.client, "registrations", [])
-    ):  # a watching client (VS Code) reports the write; Neovim relies on the server's watcher
-        s.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=s.uri(GUIDE), type=types.FileChangeType.Changed)]
-            )
-        )
+    """Write through `canon tool` (a subprocess); a watching client then reports the file."""
+    await agent_write(s, obj)
+    report(s, GUIDE, types.FileChangeType.Changed)
 
 
 async def references(s: Session) -> list[types.Location]:
