@@ -102,8 +102,9 @@ def serve(server: object) -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     if not loop_readable(stdin, stdout):
         server.start_io(stdin=GuardedStdin(stdin), stdout=stdout)  # type: ignore[arg-type]
-        return
+        sys.exit(0 if getattr(server.protocol, "_shutdown", False) else 1)  # as `exit` asks
     # What pygls' `_start_io_async` does, with LoopStdin in place of its executor reader.
+    code: int | str | None = 0
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
@@ -118,10 +119,13 @@ def serve(server: object) -> None:
         )
     except BrokenPipeError:
         log.error("the client closed the connection; shutting down")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as exc:  # `exit`: 0 after `shutdown`, 1 without (LSP); pygls drops it
+        code = exc.code
     finally:
         server.shutdown()
+    sys.exit(code)
 
 
 def _run(main: Coroutine[Any, Any, None], grace: float = 2.0) -> None:

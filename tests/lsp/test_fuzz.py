@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsp_harness import FIRST_LINE, SERVER_COMMAND, SERVER_ENV, build_workspace
 
 METHODS = [
@@ -261,3 +262,27 @@ async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path
 async def _drain(stream: asyncio.StreamReader) -> None:
     while await stream.read(65536):
         pass
+
+
+@pytest.mark.parametrize("polite", [True, False], ids=["shutdown-then-exit", "exit-only"])
+async def test_exit_code_follows_the_protocol(tmp_path: Path, polite: bool):
+    """LSP `exit`: the process ends with 0 after `shutdown`, with 1 without it."""
+    root = build_workspace(tmp_path / "proj")
+    proc = await asyncio.create_subprocess_exec(
+        *SERVER_COMMAND,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=SERVER_ENV,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    drain = asyncio.ensure_future(_drain(proc.stdout))
+    send(proc, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}, 1)
+    send(proc, "initialized", {})
+    if polite:
+        send(proc, "shutdown", None, 2)
+    send(proc, "exit", None)
+    await proc.stdin.drain()
+    proc.stdin.close()  # as editors do once they sent `exit`
+    assert await asyncio.wait_for(proc.wait(), 30) == (0 if polite else 1)
+    drain.cancel()
