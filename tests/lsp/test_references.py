@@ -105,3 +105,20 @@ async def test_spec_10_references_use_the_unsaved_text(s: Session):
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
     assert found(await references(s), uri) == expected(s, uri, disk)
+
+
+async def test_spec_10_references_count_links_only_in_the_editor(s: Session):
+    """SPEC §10 references: a link typed into an open article (not saved yet) is a reference;
+    one deleted from an open article (still on disk) is not."""
+    await s.checked()
+    s.open(CONFIG, "markdown")
+    guide = s.uri(GUIDE)
+    await agent(s, {"action": "write", "path": "docs/guide", "capsule": "G.", "body": "# G\n"})
+    s.open(GUIDE, "markdown")
+    typed = (s.root / GUIDE).read_text(encoding="utf-8") + "See " + LINK + ".\n"
+    change(s, GUIDE, typed)
+    assert found(await references(s), guide) == expected(s, guide, typed)
+    widget = s.open(WIDGET, "markdown")
+    assert found(await references(s), widget) != []
+    change(s, WIDGET, (s.root / WIDGET).read_text(encoding="utf-8").replace(LINK, "config"))
+    assert found(await references(s), widget) == []
