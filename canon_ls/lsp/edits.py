@@ -79,7 +79,7 @@ def link_rewrites(
     store = folder.store
     if store is None or not moves:
         return []
-    sources: set[str] = set()
+    sources: set[str] = ls.open_articles(folder)  # unsaved links are rewritten too
     for old in moves:
         sources.update(folder.backlinks(old))
     out = []

@@ -286,6 +286,12 @@ class CanonLanguageServer(LanguageServer):
         return found
 
     # -- documents ------------------------------------------------------------------------
+    def open_articles(self, folder: Folder) -> set[str]:
+        """Addresses of `folder`'s articles open in the editor: their unsaved text may link
+        where the file on disk does not (references and renames read it). They are few."""
+        places = [self.where(uri) for uri in list(self.workspace.text_documents)]
+        return {w.address for w in places if w and w.folder is folder and w.kind == "article"}
+
     def text_of(self, uri: str) -> Text | None:
         """The editor's text when the document is open, else the file on disk (bounded).
 

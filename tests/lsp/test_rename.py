@@ -88,3 +88,31 @@ async def test_rename_article_file_rewrites_inbound_links_only(s: Session):
 async def test_rename_of_ungoverned_file_changes_nothing(s: Session):
     """SPEC §10: a file without its own article moves nothing."""
     assert await will_rename(s, "src/app.ts", "src/main.ts") is None
+
+
+async def test_rename_rewrites_a_link_typed_but_not_saved(s: Session):
+    """SPEC §10 file operations: a wikilink in an open article's unsaved text follows the
+    rename too (an edit against that document's version), not only links on disk."""
+    await s.checked()
+    rel = ".canon/articles/src.md"
+    uri = s.open(rel, "markdown")
+    disk = (s.root / rel).read_text(encoding="utf-8")
+    assert "[[lib/widget]]" not in disk
+    s.versions[uri] += 1
+    s.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=s.versions[uri]),
+            content_changes=[
+                types.TextDocumentContentChangeWholeDocument(text=disk + "And [[lib/widget]].\n")
+            ],
+        )
+    )
+    edit = await will_rename(s, ".canon/articles/lib/widget.md", ".canon/articles/lib/gadget.md")
+    assert edit is not None
+    mine = [
+        c
+        for c in edit.document_changes or []
+        if isinstance(c, types.TextDocumentEdit) and c.text_document.uri == uri
+    ]
+    assert len(mine) == 1 and mine[0].text_document.version == s.versions[uri]
+    assert [e.new_text for e in mine[0].edits] == ["lib/gadget"]

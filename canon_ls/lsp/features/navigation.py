@@ -94,7 +94,9 @@ def on_references(
     store = where.store
     folder = where.folder
     out = []
-    for source in sorted(set(folder.backlinks(address)) | _open_articles(ls, folder, address)):
+    # Open articles count by their unsaved text: a link just typed is found, one deleted is not.
+    sources = (set(folder.backlinks(address)) | ls.open_articles(folder)) - {address}
+    for source in sorted(sources):
         source_uri = folder.article_uri(source)
         for linked, rng in link_ranges(ls, folder, source, source_uri):
             if linked == address:
@@ -104,18 +106,6 @@ def on_references(
     if params.context.include_declaration and where.kind != "article" and store.has(address):
         out.insert(0, types.Location(uri=folder.article_uri(address), range=convert.TOP))
     return out
-
-
-def _open_articles(ls: CanonLanguageServer, folder: Folder, address: str) -> set[str]:
-    """Articles open in the editor: their unsaved text may link (or no longer link) to
-    `address`. The index knows the files on disk; `link_ranges` reads the open text, so an
-    added link counts and a deleted one does not. Open documents are few."""
-    places = [ls.where(uri) for uri in list(ls.workspace.text_documents)]
-    return {
-        w.address
-        for w in places
-        if w is not None and w.folder is folder and w.kind == "article" and w.address != address
-    }
 
 
 def link_ranges(
