@@ -153,6 +153,19 @@ class Client:
                     values[line[:5]] = int(line.split()[1]) / 1024
         return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
+    def workers_rss_mb(self) -> float:
+        """Resident set of the server's child processes (the BM25 worker once it is up)."""
+        total = 0.0
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{self.proc.pid}/task"):
+                with open(f"/proc/{self.proc.pid}/task/{task}/children", encoding="ascii") as f:
+                    for child in f.read().split():
+                        with contextlib.suppress(OSError), open(f"/proc/{child}/status") as st:
+                            for line in st:
+                                if line.startswith("VmRSS:"):
+                                    total += int(line.split()[1]) / 1024
+        return total
+
     def close(self) -> None:
         try:
             self.request("shutdown", None, timeout=30)
@@ -278,6 +291,7 @@ def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
         figures["write_to_hover_ms"] = external_write(client, article, uri, profile)
         figures["incremental_diag_ms"] = incremental_diagnostics(client, article, profile)
         figures["rss_mb"], figures["peak_rss_mb"] = client.rss_mb()
+        figures["workers_rss_mb"] = client.workers_rss_mb()
     finally:
         client.close()
         subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
@@ -710,7 +724,7 @@ def report(ours: dict[str, Any]) -> None:
     print(f"incremental diagnostics (one article)  {ms(ours['incremental_diag_ms'])}")
     print(
         f"server RSS (current / peak)            {ours['rss_mb']:.0f} / "
-        f"{ours['peak_rss_mb']:.0f} MB"
+        f"{ours['peak_rss_mb']:.0f} MB; BM25 worker {ours.get('workers_rss_mb', 0):.0f} MB"
     )
 
 
