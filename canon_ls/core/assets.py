@@ -230,6 +230,10 @@ class Assets:
         """Every listed file, sorted."""
         return self._files
 
+    def dirs(self) -> set[str]:
+        """Every directory holding listed files, at any depth (not the project root)."""
+        return self._dirs
+
     def is_dir(self, relpath: str) -> bool:
         """Whether the listing holds files under this directory."""
         return relpath.strip("/") in self._dirs

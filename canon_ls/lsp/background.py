@@ -41,6 +41,7 @@ class Snapshot:
     stale: dict[str, str] = field(default_factory=dict)
     newest: dict[str, tuple[float, str]] = field(default_factory=dict)
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> renamed-asset guesses
+    dirs: list[str] = field(default_factory=list)  # asset directories ('' = the project root)
     seconds: float = 0.0
     git_seconds: float = 0.0  # the ChangeTimes pass (git log + status), running alongside
     partial: bool = False  # True: no staleness yet (stale, newest empty); the final follows
@@ -74,6 +75,7 @@ def compute(
     orphans = [f.address for f in findings if f.code == "orphan"]
     snapshot = Snapshot()
     snapshot.moves = _move_guesses(store, assets.files(), orphans, core_assets.address_of_path)
+    snapshot.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
     if worker is not None:
         if partial is not None:
             partial(

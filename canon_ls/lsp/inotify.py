@@ -47,6 +47,9 @@ MASK = (
     | IN_MOVE_SELF
     | IN_ONLYDIR
 )
+# Asset directories: only what changes the asset set (files and directories appearing or
+# going); content writes to assets do not change orphans, and saves arrive from the editor.
+ASSET_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR
 HEADER = struct.Struct("iIII")  # wd, mask, cookie, name length
 
 # (changed paths, full refresh wanted)
@@ -60,11 +63,16 @@ class WatchLimit(Exception):
 class Inotify:
     """One inotify instance watching whole directory trees; reports to `on_change`."""
 
-    def __init__(self, fd: int, libc: ctypes.CDLL, on_change: OnChange) -> None:
+    def __init__(
+        self, fd: int, libc: ctypes.CDLL, on_change: OnChange, mask: int, trees: bool
+    ) -> None:
         self.fd = fd
         self.libc = libc
         self.on_change = on_change
+        self.mask = mask
+        self.trees = trees  # new directories are watched too (else only reported)
         self.dirs: dict[int, Path] = {}  # watch descriptor -> directory
+        self.watched: set[Path] = set()
         self.roots: set[Path] = set()
         self.pending: dict[Path, int] = {}  # path -> its events' masks, or'ed
         self.full = False
@@ -73,8 +81,11 @@ class Inotify:
         self.loop.add_reader(fd, self._read)
 
     @classmethod
-    def open(cls, on_change: OnChange) -> Inotify | None:
-        """An instance on the running loop, or None where inotify is unavailable."""
+    def open(cls, on_change: OnChange, mask: int = MASK, trees: bool = True) -> Inotify | None:
+        """An instance on the running loop, or None where inotify is unavailable.
+
+        `trees`: whole directory trees, following new directories (the store); otherwise the
+        directories given to `watch_dirs` only, new ones merely reported (assets)."""
         if not sys.platform.startswith("linux"):
             return None
         try:
@@ -88,7 +99,7 @@ class Inotify:
         if fd < 0:
             log.info("inotify_init1 failed: %s", os.strerror(ctypes.get_errno()))
             return None
-        return cls(fd, libc, on_change)
+        return cls(fd, libc, on_change, mask, trees)
 
     def watch_tree(self, root: Path) -> list[Path]:
         """Watch `root` and every directory below it; the files found there.
@@ -104,6 +115,13 @@ class Inotify:
             found.extend(Path(directory, name) for name in files)
         return found
 
+    def watch_dirs(self, directories: list[Path]) -> None:
+        """Watch these directories (not their subtrees); vanished ones are skipped.
+        Raises WatchLimit when the kernel refuses a watch."""
+        for directory in directories:
+            if directory not in self.watched:
+                self._add(directory)
+
     def add_root(self, root: Path) -> None:
         """Watch the tree under `root` once (again after it was deleted)."""
         if root not in self.roots and root.is_dir():
@@ -111,13 +129,14 @@ class Inotify:
             self.roots.add(root)
 
     def _add(self, directory: Path) -> bool:
-        wd = self.libc.inotify_add_watch(self.fd, os.fsencode(directory), MASK)
+        wd = self.libc.inotify_add_watch(self.fd, os.fsencode(directory), self.mask)
         if wd < 0:
             errno = ctypes.get_errno()
             if errno in (28, 24, 12):  # ENOSPC (max_user_watches), EMFILE, ENOMEM
                 raise WatchLimit(os.strerror(errno))
             return False  # vanished meanwhile, not a directory, no permission
         self.dirs[wd] = directory
+        self.watched.add(directory)
         return True
 
     def _read(self) -> None:
@@ -151,6 +170,7 @@ class Inotify:
                 continue
             if mask & IN_IGNORED:
                 del self.dirs[wd]
+                self.watched.discard(directory)
                 if directory in self.roots:
                     self.roots.discard(directory)
                     self.full = True
@@ -160,6 +180,9 @@ class Inotify:
                     self.full = True
                 continue
             path = directory / os.fsdecode(raw)
+            if mask & IN_ISDIR and not self.trees:
+                self.pending[path] = self.pending.get(path, 0) | mask  # reported, not watched
+                continue
             if mask & IN_ISDIR:
                 if mask & (IN_CREATE | IN_MOVED_TO):
                     self._new_directory(path)

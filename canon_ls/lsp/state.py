@@ -65,6 +65,7 @@ class Folder:
     newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
+    asset_dirs: list[str] = field(default_factory=list)  # where assets live (last check)
     searcher: Any = None  # searcher.Searcher once started
     # source uri -> (text identity, [(target, range)], file path): references' link ranges
     link_ranges: dict[str, tuple[Any, Any, str | None]] = field(default_factory=dict)
@@ -223,6 +224,7 @@ class CanonLanguageServer(LanguageServer):
         self.background: Any = None  # features.background.Background, set at initialized
         self.poller: Any = None
         self.inotify: Any = None  # inotify.Inotify while it reports store writes (Linux)
+        self.asset_inotify: Any = None  # inotify.Inotify for asset creations and deletions
         self.shutting_down = False
         self.check_tasks: dict[str, Any] = {}  # folder uri -> asyncio.Task of its check
         self.checks_done = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -130,3 +131,29 @@ async def test_poll_fallback_without_inotify(polled: Session):
         },
     )
     await s.until(lambda: broken_link(s, CONFIG), what="the polled article's broken link")
+
+
+async def orphan(s: Session, rel: str) -> bool:
+    return any(d.code == "orphan" for d in await s.diagnostics(rel))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+async def test_assets_created_or_deleted_reach_orphans_without_a_save(watched: Session):
+    """SPEC §10 external changes (assets) + §9 orphans, without client file events: a file an
+    agent creates heals the orphan named like it, a deleted one makes its article an orphan —
+    no save, commit or restart (the poll is 60 s here: only inotify can bring them)."""
+    s = watched
+    widget, config = ".canon/articles/lib/widget.md", CONFIG
+    await s.checked()
+    await s.until(lambda: logged(s, "asset directories through inotify"), what="asset watch")
+    assert await orphan(s, widget) and not await orphan(s, config)
+
+    (s.root / "lib/widget.ts").write_text("export const widget = 1;\n")
+    await s.until(lambda: not_(orphan(s, widget)), what="the healed orphan")
+
+    (s.root / "src/core/config.ts").unlink()
+    await s.until(lambda: orphan(s, config), what="the new orphan")
+
+
+async def not_(check: Any) -> bool:
+    return not await check

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RERUN_DELAY = 0.5  # seconds between a finished check and a queued one
+ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout, a build) re-checks once
 PUSH_SLICE = 0.0005  # seconds of publishing between yields (10 articles took ~3 ms: p99)
 
 
@@ -87,6 +88,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
         folder.newest = snapshot.newest
         folder.moves = snapshot.moves
+        folder.asset_dirs = snapshot.dirs
         folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
         asyncio.ensure_future(folder.warm_links())  # backlinks ready before the first question

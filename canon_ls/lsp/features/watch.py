@@ -27,11 +27,11 @@ from canon_ls.core.address import address_of_file
 
 from .. import inotify
 from ..state import CanonLanguageServer, Folder
-from . import checks, sync
+from . import asset_watch, checks, sync
 
 log = logging.getLogger(__name__)
 
-ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout) re-checks once
+ASSET_DEBOUNCE = checks.ASSET_DEBOUNCE
 CLIENT_SAFETY = 4.0  # x pollInterval: the directory watch when the client reports events
 INOTIFY_SAFETY = 8.0  # x pollInterval: the directory watch when inotify reports them
 
@@ -326,6 +326,7 @@ async def poll(ls: CanonLanguageServer) -> None:
                 interval *= INOTIFY_SAFETY
             await asyncio.sleep(interval)
     finally:
+        asset_watch.close(ls)
         if ls.inotify is not None:
             ls.inotify.close()
             ls.inotify = None
@@ -362,6 +363,7 @@ async def poll_folder(
     watch = watches.get(folder.uri)
     if watch is None or watch.base != store.articles_dir:
         watch = watches[folder.uri] = DirWatch(store.articles_dir)
+    await asset_watch.follow(ls, folder)  # the last check's asset directories (own watcher)
     changed = store.refresh() if full else await watch.changed_files(folder)
     if changed:
         sync.store_changed(ls, folder, changed)
