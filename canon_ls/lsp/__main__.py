@@ -1,4 +1,8 @@
-"""`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws)."""
+"""`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws).
+
+`--stdio` is accepted and is the default (clients such as vscode-languageclient's stdio
+transport append it); `--version` prints the version.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,15 @@ import sys
 
 
 def main() -> None:
+    args = [a for a in sys.argv[1:] if a != "--stdio"]
+    if args in (["--version"], ["-V"]):
+        from .state import _version
+
+        print(f"canon-ls {_version()}")
+        return
     from .server import create_server
 
     server = create_server()
-    args = sys.argv[1:]
     if args:
         from pygls.cli import start_server
 

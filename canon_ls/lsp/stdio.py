@@ -102,9 +102,8 @@ def serve(server: object) -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     if not loop_readable(stdin, stdout):
         server.start_io(stdin=GuardedStdin(stdin), stdout=stdout)  # type: ignore[arg-type]
-        sys.exit(0 if getattr(server.protocol, "_shutdown", False) else 1)  # as `exit` asks
+        sys.exit(_exit_code(server))
     # What pygls' `_start_io_async` does, with LoopStdin in place of its executor reader.
-    code: int | str | None = 0
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
@@ -119,13 +118,18 @@ def serve(server: object) -> None:
         )
     except BrokenPipeError:
         log.error("the client closed the connection; shutting down")
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):  # pygls raises SystemExit on `exit`
         pass
-    except SystemExit as exc:  # `exit`: 0 after `shutdown`, 1 without (LSP); pygls drops it
-        code = exc.code
     finally:
         server.shutdown()
-    sys.exit(code)
+    sys.exit(_exit_code(server))
+
+
+def _exit_code(server: object) -> int:
+    """0 when the session ended with the `shutdown` handshake, else 1 (LSP `exit`; also a
+    client that vanished without it)."""
+    protocol = getattr(server, "protocol", None)
+    return 0 if getattr(protocol, "_shutdown", False) else 1
 
 
 def _run(main: Coroutine[Any, Any, None], grace: float = 2.0) -> None:
