@@ -84,6 +84,8 @@ def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
     """True when stdin can be an asyncio pipe without affecting stdout."""
     if os.environ.get("CANON_LS_THREADED_STDIN"):  # the pygls reader, for comparisons
         return False
+    if os.name != "posix":  # Windows' proactor needs overlapped handles; stdin is not one
+        return False
     try:
         into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
     except (OSError, ValueError, AttributeError):
