@@ -7,12 +7,15 @@ of bytes, and a message already in the buffer is parsed without any hop.
 
 Only pipes and sockets qualify, and only when stdin is not the very object stdout writes to
 (a tty or one socket for both): the transport makes stdin non-blocking, which would then make
-pygls' blocking stdout writes fail. Otherwise the server falls back to pygls' own reader.
+pygls' blocking stdout writes fail. Otherwise (and on Windows) one daemon thread feeds the same
+buffer with blocking reads: still one hop per chunk, not per line, and a read still waiting at
+`exit` never holds the process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import stat
@@ -28,18 +31,26 @@ MAX_HEADER_LINE = 64 * 1024  # bytes; a longer "header" line is skipped as garba
 
 
 class LoopStdin:
-    """pygls' AsyncReader (readline / readexactly) over an asyncio pipe transport."""
+    """pygls' AsyncReader (readline / readexactly) over a buffer the event loop fills: from an
+    asyncio pipe transport, or (`threaded`) from one daemon thread's blocking reads."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: BinaryIO, threaded: bool = False) -> None:
         self.stream = stream
+        self.threaded = threaded
         self.reader: asyncio.StreamReader | None = None
 
     async def _connect(self) -> asyncio.StreamReader:
         if self.reader is None:
             loop = asyncio.get_running_loop()
             reader = asyncio.StreamReader(limit=MAX_HEADER_LINE, loop=loop)
-            pipe = open(self.stream.fileno(), "rb", buffering=0, closefd=False)  # noqa: SIM115
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+            if self.threaded:
+                feed = threading.Thread(
+                    target=_feed, args=(self.stream, reader, loop), name="stdin", daemon=True
+                )
+                feed.start()
+            else:
+                pipe = open(self.stream.fileno(), "rb", buffering=0, closefd=False)  # noqa: SIM115
+                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
             self.reader = reader
         return self.reader
 
@@ -64,25 +75,25 @@ class LoopStdin:
             return exc.partial
 
 
-class GuardedStdin:
-    """Blocking stdin for pygls' own (threaded) reader, with the same Content-Length guard."""
+def _feed(stream: BinaryIO, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    """The fallback's thread: blocking reads handed to the loop whole (no per-line hop).
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
-
-    def readline(self) -> bytes:
-        return self.stream.readline()
-
-    def read(self, n: int) -> bytes:
-        if n > MAX_MESSAGE:
-            log.warning("ignored a message claiming %d bytes (limit %d)", n, MAX_MESSAGE)
-            return b" "
-        return self.stream.read(n)
+    `os.read` on the descriptor, not the buffered stream: a daemon thread blocked inside
+    `BufferedReader.read` holds its lock, and the interpreter aborts at exit when it finds it
+    taken."""
+    fd = stream.fileno()
+    try:
+        while chunk := os.read(fd, 65536):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+    except (OSError, ValueError, RuntimeError):  # stdin unusable, or the loop already closed
+        return
+    with contextlib.suppress(RuntimeError):  # the loop may be closed already
+        loop.call_soon_threadsafe(reader.feed_eof)
 
 
 def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
     """True when stdin can be an asyncio pipe without affecting stdout."""
-    if os.environ.get("CANON_LS_THREADED_STDIN"):  # the pygls reader, for comparisons
+    if os.environ.get("CANON_LS_THREADED_STDIN"):  # the threaded fallback, for comparisons
         return False
     if os.name != "posix":  # Windows' proactor needs overlapped handles; stdin is not one
         return False
@@ -102,9 +113,7 @@ def serve(server: object) -> None:
 
     assert isinstance(server, LanguageServer)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    if not loop_readable(stdin, stdout):
-        server.start_io(stdin=GuardedStdin(stdin), stdout=stdout)  # type: ignore[arg-type]
-        sys.exit(_exit_code(server))
+    threaded = not loop_readable(stdin, stdout)
     # What pygls' `_start_io_async` does, with LoopStdin in place of its executor reader.
     server._stop_event = stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
@@ -112,7 +121,7 @@ def serve(server: object) -> None:
         _run(
             run_async(
                 stop_event=stop,
-                reader=LoopStdin(stdin),
+                reader=LoopStdin(stdin, threaded),
                 protocol=server.protocol,
                 logger=log,
                 error_handler=server.report_server_error,
