@@ -85,8 +85,10 @@ def _feed(stream: BinaryIO, reader: asyncio.StreamReader, loop: asyncio.Abstract
     try:
         while chunk := os.read(fd, 65536):
             loop.call_soon_threadsafe(reader.feed_data, chunk)
-    except (OSError, ValueError, RuntimeError):  # stdin unusable, or the loop already closed
+    except RuntimeError:  # the loop is closed: the server is exiting
         return
+    except (OSError, ValueError):  # stdin unusable: treated as its end
+        pass
     with contextlib.suppress(RuntimeError):  # the loop may be closed already
         loop.call_soon_threadsafe(reader.feed_eof)
 
