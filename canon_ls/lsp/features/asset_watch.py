@@ -24,6 +24,7 @@ from . import checks
 log = logging.getLogger(__name__)
 
 STEP = 200  # watches added between yields to the event loop (~1 ms)
+MAX_DIRS = 50_000  # beyond this the kernel memory (~1 KB a watch) outweighs the gain
 
 # Files editors and tools create and delete around a save: never an asset change.
 _NOISE_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp")
@@ -40,6 +41,15 @@ async def follow(ls: CanonLanguageServer, folder: Folder) -> None:
         if ls.asset_inotify is None:
             return
     watcher = ls.asset_inotify
+    if len(folder.asset_dirs) > MAX_DIRS:
+        log.info(
+            "%d asset directories (over %d): new or deleted assets show after a save, a commit "
+            "or a branch switch",
+            len(folder.asset_dirs),
+            MAX_DIRS,
+        )
+        folder.asset_dirs = []
+        return
     wanted = (folder.project / d if d else folder.project for d in folder.asset_dirs)
     new = [path for path in wanted if path not in watcher.watched]
     if not new:
