@@ -225,6 +225,7 @@ class CanonLanguageServer(LanguageServer):
         self.poller: Any = None
         self.inotify: Any = None  # inotify.Inotify while it reports store writes (Linux)
         self.asset_inotify: Any = None  # inotify.Inotify for asset creations and deletions
+        self.asset_watch_off = False  # given up (watch limit or too many directories): said once
         self.shutting_down = False
         self.check_tasks: dict[str, Any] = {}  # folder uri -> asyncio.Task of its check
         self.checks_done = 0

@@ -32,7 +32,16 @@ _NOISE_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp")
 
 async def follow(ls: CanonLanguageServer, folder: Folder) -> None:
     """Watch `folder`'s asset directories not watched yet (own-watcher mode, Linux only)."""
-    if ls.watched_by_client or ls.inotify is None or not folder.asset_dirs:
+    if ls.watched_by_client or ls.inotify is None or ls.asset_watch_off or not folder.asset_dirs:
+        return
+    if len(folder.asset_dirs) > MAX_DIRS:
+        log.info(
+            "%d asset directories (over %d): new or deleted assets show after a save, a commit "
+            "or a branch switch",
+            len(folder.asset_dirs),
+            MAX_DIRS,
+        )
+        ls.asset_watch_off = True
         return
     if ls.asset_inotify is None:
         ls.asset_inotify = inotify.Inotify.open(
@@ -41,15 +50,6 @@ async def follow(ls: CanonLanguageServer, folder: Folder) -> None:
         if ls.asset_inotify is None:
             return
     watcher = ls.asset_inotify
-    if len(folder.asset_dirs) > MAX_DIRS:
-        log.info(
-            "%d asset directories (over %d): new or deleted assets show after a save, a commit "
-            "or a branch switch",
-            len(folder.asset_dirs),
-            MAX_DIRS,
-        )
-        folder.asset_dirs = []
-        return
     wanted = (folder.project / d if d else folder.project for d in folder.asset_dirs)
     new = [path for path in wanted if path not in watcher.watched]
     if not new:
@@ -66,7 +66,7 @@ async def follow(ls: CanonLanguageServer, folder: Folder) -> None:
         )
         watcher.close()
         ls.asset_inotify = None
-        folder.asset_dirs = []  # do not try again for this check's listing
+        ls.asset_watch_off = True
         return
     log.info("canon watches %d asset directories through inotify", len(watcher.watched))
 
