@@ -53,17 +53,21 @@ def prepare(target: Path, git: bool = False) -> Path:
     return project
 
 
-def run(project: Path, *args: str) -> str:
-    env = dict(os.environ, CANON_TODAY=TODAY)
-    proc = subprocess.run(
+def canon(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real `canon` CLI on `project`, with the demo's fixed "today"."""
+    return subprocess.run(
         [*canon_command(), *args],
         cwd=project,
-        env=env,
+        env=dict(os.environ, CANON_TODAY=TODAY),
         capture_output=True,
         text=True,
         encoding="utf-8",
         timeout=120,
     )
+
+
+def run(project: Path, *args: str) -> str:
+    proc = canon(project, *args)
     out = proc.stdout + proc.stderr
     return out.rstrip("\n") + f"\n[exit {proc.returncode}]"
 

@@ -23,6 +23,11 @@ class Link:
     target_start: int
     target_end: int
 
+    @property
+    def names_heading(self) -> bool:
+        """Whether the link points into a section (`[[a#heading]]`, labelled or not)."""
+        return "#" in self.raw.split("|", 1)[0]
+
 
 def _masked(text: str) -> str:
     """The text with fenced code blocks and inline code spans blanked (same length)."""

@@ -114,7 +114,7 @@ def new_target(link: Link, moves: dict[str, str], anchors: dict[str, str] | None
     named none and the old article became a section."""
     moved = moves[link.target]
     anchor = (anchors or {}).get(link.target)
-    if anchor and "#" not in link.raw.split("|", 1)[0]:
+    if anchor and not link.names_heading:
         return f"{moved}#{anchor}"
     return moved
 

@@ -65,11 +65,10 @@ class Folder:
     newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
-    asset_dirs: list[str] = field(default_factory=list)  # where assets live (last check)
+    asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
     searcher: Any = None  # searcher.Searcher once started
     # source uri -> (text identity, [(target, range)], file path): references' link ranges
     link_ranges: dict[str, tuple[Any, Any, str | None]] = field(default_factory=dict)
-    _lowered: tuple[int, list[tuple[str, str]]] = (-1, [])
     _uris: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
@@ -175,12 +174,6 @@ class Folder:
             await asyncio.sleep(0)
             if self.store is not store:
                 return  # reopened: the old store's half-built index goes with it
-
-    def lowered_addresses(self) -> list[tuple[str, str]]:
-        """(address, lower-cased address) pairs, sorted; rebuilt once per store change."""
-        if self._lowered[0] != self.generation and self.store is not None:
-            self._lowered = (self.generation, [(a, a.lower()) for a in self.store.addresses()])
-        return self._lowered[1]
 
     def finding_uri(self, address: str) -> str:
         """Where a finding is shown: its article, or schema.json for store-wide ones ('')."""
@@ -295,18 +288,24 @@ class CanonLanguageServer(LanguageServer):
         places = [self.where(uri) for uri in list(self.workspace.text_documents)]
         return {w.address for w in places if w and w.folder is folder and w.kind == "article"}
 
+    def open_text(self, uri: str) -> Text | None:
+        """The editor's text of an open document (its URI as sent or percent-decoded)."""
+        docs = self.workspace.text_documents
+        doc = docs.get(uri)
+        if doc is None:
+            from urllib.parse import unquote
+
+            doc = docs.get(unquote(uri))
+        return Text(doc.source, doc.version) if doc is not None else None
+
     def text_of(self, uri: str) -> Text | None:
         """The editor's text when the document is open, else the file on disk (bounded).
 
         Non-UTF-8 and oversized files on disk give None: nothing is computed from a guess.
         """
-        doc = self.workspace.text_documents.get(uri)
-        if doc is None:
-            from urllib.parse import unquote
-
-            doc = self.workspace.text_documents.get(unquote(uri))
-        if doc is not None:
-            return Text(doc.source, doc.version)
+        text = self.open_text(uri)
+        if text is not None:
+            return text
         fs = to_fs_path(uri)
         if not fs:
             return None

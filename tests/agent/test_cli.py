@@ -66,14 +66,6 @@ def write_article(project: Path, address: str, text: str | bytes) -> Path:
     return path
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / "src" / "core").mkdir(parents=True)
-    (root / "src" / "core" / "config.py").write_text("X = 1\n", encoding="utf-8")
-    return root
-
-
 # ---------------------------------------------------------------- canon tool '<json>'
 
 

@@ -7,7 +7,6 @@ The demo promises exactly one broken link, one orphan and one stale article (SPE
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,18 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 import tour  # noqa: E402
 
-
-def canon(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, CANON_TODAY=tour.TODAY)
-    return subprocess.run(
-        [*tour.canon_command(), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-    )
+canon = tour.canon  # the tour's own call of the real CLI
 
 
 @pytest.fixture(scope="module")

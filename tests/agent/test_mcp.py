@@ -36,14 +36,6 @@ def server_params(
     )
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / "src" / "core").mkdir(parents=True)
-    (root / "src" / "core" / "config.py").write_text("X = 1\n", encoding="utf-8")
-    return root
-
-
 def text_of(result: object) -> str:
     content = result.content  # type: ignore[attr-defined]
     assert len(content) == 1

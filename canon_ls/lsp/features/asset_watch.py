@@ -31,7 +31,8 @@ _NOISE_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp")
 
 
 async def follow(ls: CanonLanguageServer, folder: Folder) -> None:
-    """Watch `folder`'s asset directories not watched yet (own-watcher mode, Linux only)."""
+    """Watch the asset directories the last check listed that are not watched yet
+    (own-watcher mode, Linux only); the listing is consumed, so later polls cost nothing."""
     if ls.watched_by_client or ls.inotify is None or ls.asset_watch_off or not folder.asset_dirs:
         return
     if len(folder.asset_dirs) > MAX_DIRS:
@@ -50,7 +51,8 @@ async def follow(ls: CanonLanguageServer, folder: Folder) -> None:
         if ls.asset_inotify is None:
             return
     watcher = ls.asset_inotify
-    wanted = (folder.project / d if d else folder.project for d in folder.asset_dirs)
+    listed, folder.asset_dirs = folder.asset_dirs, []  # taken once per check, not per poll
+    wanted = (folder.project / d if d else folder.project for d in listed)
     new = [path for path in wanted if path not in watcher.watched]
     if not new:
         return

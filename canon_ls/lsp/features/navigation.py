@@ -6,17 +6,17 @@ from __future__ import annotations
 import os
 import re
 import time
-from urllib.parse import unquote
+from pathlib import Path
 
 from lsprotocol import types
 
 from canon_ls.core.links import wikilinks
+from canon_ls.core.store import RACY_NS
 
 from .. import convert, edits, resolve
 from ..convert import Text
-from ..state import MAX_DISK_BYTES, CanonLanguageServer, Folder
+from ..state import CanonLanguageServer, Folder, read_text
 
-RACY_NS = 3_000_000_000  # a file modified this recently may change again within its mtime tick
 MAX_RANGES = 20_000  # cached sources per folder before the cache starts over
 MAX_SCAN = 1_000_000  # characters: longer documents get no document links (never a slow scan)
 _PATH = re.compile(
@@ -120,17 +120,15 @@ def link_ranges(
     and by the position encoding.
     """
     encoding = ls.workspace.position_codec.encoding
-    docs = ls.workspace.text_documents
-    doc = docs.get(uri) or docs.get(unquote(uri))
     cached = folder.link_ranges.get(uri)
-    if doc is not None:
-        source_text = doc.source
+    opened = ls.open_text(uri)
+    if opened is not None:
         if cached is not None:
             (enc, kind, ident), ranges, _ = cached
-            if enc == encoding and kind == "open" and ident == source_text:  # `is` first
+            if enc == encoding and kind == "open" and ident == opened.source:  # `is` first
                 return ranges
-        ranges = _ranges_of(ls, Text(source_text, doc.version))
-        _remember(folder, uri, (encoding, "open", source_text), ranges, None)
+        ranges = _ranges_of(ls, opened)
+        _remember(folder, uri, (encoding, "open", opened.source), ranges, None)
         return ranges
     path = cached[2] if cached is not None and cached[2] else folder.article_path(source)
     try:
@@ -141,13 +139,8 @@ def link_ranges(
     if cached is not None and cached[0] == key:
         return cached[1]
     now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
-    if st.st_size > MAX_DISK_BYTES:
-        return []
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-        text = Text(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError):
+    text = read_text(Path(path))
+    if text is None:
         return []
     ranges = _ranges_of(ls, text)
     if now - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS:

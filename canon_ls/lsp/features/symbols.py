@@ -62,8 +62,6 @@ def symbol_name(address: str, capsule: str) -> str:
 async def ranked(folder: Folder, query: str) -> list[str]:
     """Addresses typed as such first, then BM25 over body and capsule, then addresses that
     merely contain the query (what a picker needs while a word is still being typed)."""
-    store = folder.store
-    assert store is not None
     names = AddressNames.of(folder)
     if not query:
         return names.addresses[:LIMIT]
@@ -84,7 +82,8 @@ class AddressNames:
 
     def __init__(self, folder: Folder) -> None:
         self.folder, self.generation = folder, folder.generation
-        pairs = folder.lowered_addresses()  # sorted by address
+        store = folder.store
+        pairs = [(a, a.lower()) for a in (store.addresses() if store is not None else [])]
         self.addresses = [a for a, _ in pairs]
         self.blob = "\n".join(low for _, low in pairs) + "\n"
         self.starts = [0]

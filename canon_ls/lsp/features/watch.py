@@ -31,7 +31,6 @@ from . import asset_watch, checks, sync
 
 log = logging.getLogger(__name__)
 
-ASSET_DEBOUNCE = checks.ASSET_DEBOUNCE
 CLIENT_SAFETY = 4.0  # x pollInterval: the directory watch when the client reports events
 INOTIFY_SAFETY = 8.0  # x pollInterval: the directory watch when inotify reports them
 
@@ -116,7 +115,7 @@ def on_inotify(ls: CanonLanguageServer, paths: set[Path], full: bool) -> None:
             changed = store.refresh()
             if changed:
                 sync.store_changed(ls, folder, changed)
-            checks.schedule(ls, folder, ASSET_DEBOUNCE)
+            checks.schedule(ls, folder, checks.ASSET_DEBOUNCE)
             watch_store(ls, folder)  # a deleted and re-created root is watched again
     if paths:
         handle_paths(ls, paths)
@@ -164,7 +163,7 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
     for uri in assets:
         folder = ls.folders.get(uri)
         if folder is not None:
-            checks.schedule(ls, folder, ASSET_DEBOUNCE)
+            checks.schedule(ls, folder, checks.ASSET_DEBOUNCE)
 
 
 FULL_BUDGET = 0.01  # share of the loop a full `Store.refresh()` safety pass may use
@@ -373,7 +372,7 @@ async def poll_folder(
     if not folder.check_requested:
         checks.schedule(ls, folder)  # the folder gained a store since startup
     elif previous is not None and mark != previous:
-        checks.schedule(ls, folder, ASSET_DEBOUNCE)
+        checks.schedule(ls, folder, checks.ASSET_DEBOUNCE)
 
 
 def _git_mark(folder: Folder) -> tuple[float, ...]:
