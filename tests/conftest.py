@@ -14,13 +14,13 @@ TODAY = "2026-11-29"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep the suite's caches and agent state out of the user's home (~/.cache, ~/.local/state).
+    """Keep the suite's caches, agent state and settings out of the user's home (~/.cache, …).
 
     Set before any test starts so that every subprocess (CLI, MCP, hooks, language server)
     inherits it; the npm installs of agent CLIs use their own CANON_NPM_CACHE and stay shared.
     """
     scratch = Path(tempfile.mkdtemp(prefix="canon-tests-"))
-    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME"):
+    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
         os.environ[name] = str(scratch / name.lower())
 
 

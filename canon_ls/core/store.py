@@ -24,7 +24,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 from canon_ls.core import article as art
-from canon_ls.core import cache, clock, lint
+from canon_ls.core import cache, clock, layout, lint
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
     OutsideStore,
@@ -182,26 +182,15 @@ class Store:
         mounts: Sequence[str | Path] = (),
     ) -> None:
         self.project = Path(os.path.abspath(project))
-        if root is None or root == "":
-            self.root = self.project / ".canon"
-        else:
-            r = Path(root).expanduser()
-            self.root = Path(os.path.abspath(r if r.is_absolute() else self.project / r))
-        self.articles_dir = self.root / "articles"
-        self.journal_dir = self.root / "journal"
-        self.schema_file = self.root / "schema.json"
-        self.mounts: dict[str, Path] = {}
-        self._subs: dict[str, Store] = {}
-        for m in mounts:
-            directory = Path(m).expanduser()
-            if not directory.is_absolute():
-                directory = self.project / directory
-            directory = Path(os.path.abspath(directory))
-            name = directory.name
-            if not name or name in self.mounts:
-                raise BadInput(f"The mount {m} has no usable name or repeats the name {name!r}.")
-            self.mounts[name] = directory
-            self._subs[name] = Store(directory)
+        self.root = layout.store_root(self.project, root)
+        self.articles_dir = self.root / layout.ARTICLES_DIR
+        self.journal_dir = self.root / layout.JOURNAL_DIR
+        self.schema_file = self.root / layout.SCHEMA_FILE
+        try:
+            self.mounts: dict[str, Path] = layout.mount_dirs(self.project, mounts)
+        except layout.OptionError as exc:
+            raise BadInput(str(exc)) from None
+        self._subs: dict[str, Store] = {name: Store(d) for name, d in self.mounts.items()}
         self._lock = threading.RLock()
         self._index: dict[str, Article] = {}
         self._stat: dict[str, _Key] = {}
@@ -218,6 +207,7 @@ class Store:
         self._journal_dir_key: tuple[int, int] | None = None
         self._schema: tuple[tuple[int, int] | None, sch.Schema] | None = None
         self._mapped = False
+        self.options: layout.Options | None = None  # §13, set by project.open_store
         self.retrieval = "none"  # §11.4 options, set by project.open_store
         self.standout = 1.4
 

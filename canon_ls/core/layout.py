@@ -1,0 +1,316 @@
+"""Where a project's memory lives and which options apply (SPEC §2, §8, §13).
+
+The one home of the store's directory names, of finding the project root and of resolving the
+six options, highest first: explicit options (CLI flags, the language server's
+`workspace/configuration`) > the user's `$XDG_CONFIG_HOME/canon/settings.json` (behaviour keys)
+> the project's `canon.toml` (topology and behaviour) > defaults. Every adapter resolves through
+`resolve`, the hook process of every agent tool call included, so this module imports the
+standard library only (`tomllib` only when a `canon.toml` exists).
+
+A bad key or value in a file never stops anything: it becomes one sentence naming the file, the
+key and the fix (`Options.problems`) and the default applies for that key. A bad explicit
+option is the caller's bad input: `OptionError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+STORE_DIR = ".canon"  # the default store root, relative to the project (option `root`)
+ARTICLES_DIR = "articles"
+JOURNAL_DIR = "journal"
+SCHEMA_FILE = "schema.json"
+PROJECT_FILE = "canon.toml"  # at the project root, committed, shared by the team
+SETTINGS_FILE = "settings.json"  # under $XDG_CONFIG_HOME/canon, the user's own
+
+TOPOLOGY_KEYS = ("root", "mounts")
+BEHAVIOUR_KEYS = ("surface", "resurface", "retrieval", "standout")
+OPTION_KEYS = TOPOLOGY_KEYS + BEHAVIOUR_KEYS
+RETRIEVERS = ("none", "lexical")
+DEFAULTS: dict[str, Any] = {
+    "root": STORE_DIR,
+    "mounts": (),
+    "surface": True,
+    "resurface": True,
+    "retrieval": "none",
+    "standout": 1.4,
+}
+DEFAULT_SOURCE = "default"
+
+
+class OptionError(ValueError):
+    """An option the store does not know or cannot use; the message names it."""
+
+
+# --------------------------------------------------------------------------- places
+
+
+def find_project(start: Path) -> Path:
+    """SPEC §2: the nearest ancestor of `start` (itself included) holding `.canon/` or a
+    `canon.toml` (a project whose store moved with `root`), else `start`."""
+    start = Path(os.path.abspath(start))
+    for directory in (start, *start.parents):
+        if os.path.isdir(os.path.join(directory, STORE_DIR)) or os.path.isfile(
+            os.path.join(directory, PROJECT_FILE)
+        ):
+            return directory
+    return start
+
+
+def store_root(project: Path, root: str | Path | None) -> Path:
+    """The store directory: option `root`, absolute or relative to the project (SPEC §2)."""
+    if root is None or str(root) == "":
+        return Path(os.path.abspath(project)) / STORE_DIR
+    r = Path(root).expanduser()
+    return Path(os.path.abspath(r if r.is_absolute() else Path(project) / r))
+
+
+def mount_dirs(project: Path, mounts: Any) -> dict[str, Path]:
+    """SPEC §8: each mount by its directory's basename (`/data/lake` -> `lake`)."""
+    out: dict[str, Path] = {}
+    for m in mounts or ():
+        directory = Path(m).expanduser()
+        if not directory.is_absolute():
+            directory = Path(project) / directory
+        directory = Path(os.path.abspath(directory))
+        name = directory.name
+        if not name or name in out or ":" in name:
+            raise OptionError(f"The mount {m} has no usable name or repeats the name {name!r}.")
+        out[name] = directory
+    return out
+
+
+def mount_articles(directory: Path) -> Path:
+    """A mount keeps its store next to its assets, always at `.canon/` (SPEC §8)."""
+    return Path(directory) / STORE_DIR / ARTICLES_DIR
+
+
+def settings_file(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/canon/settings.json` (default `~/.config/canon/settings.json`)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec ignores relative values
+        base = os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base, "canon", SETTINGS_FILE)
+
+
+def project_file(project: Path) -> Path:
+    return Path(project) / PROJECT_FILE
+
+
+# --------------------------------------------------------------------------- values
+
+
+_RULES = {
+    "root": "must be a directory path (a non-empty string)",
+    "mounts": "must be a list of directory paths",
+    "surface": "must be true or false",
+    "resurface": "must be true or false",
+    "retrieval": 'must be "none" or "lexical"',
+    "standout": "must be a number of at least 1",
+}
+
+
+def check(key: str, value: object, project: Path | None = None) -> Any:
+    """One option value, validated and normalised (mounts -> tuple, standout -> float).
+
+    Raises OptionError naming the key. Mount directories must exist when `project` is given
+    (relative mounts are relative to it)."""
+    if key not in OPTION_KEYS:
+        known = ", ".join(OPTION_KEYS)
+        raise OptionError(f"Unknown canon option {key!r}; known options are {known}.")
+    bad = OptionError(f"Option {key!r} {_RULES[key]}.")
+    if key == "root":
+        if not isinstance(value, str | Path) or not str(value).strip():
+            raise bad
+        return str(value)
+    if key == "mounts":
+        if isinstance(value, str | Path) or not isinstance(value, list | tuple):
+            raise bad
+        if not all(isinstance(m, str | Path) and str(m) for m in value):
+            raise OptionError("Option 'mounts' must be a list of non-empty directory paths.")
+        mounts = tuple(str(m) for m in value)
+        if project is not None:
+            for mount in mounts:
+                path = Path(mount).expanduser()
+                if not (path if path.is_absolute() else Path(project) / path).is_dir():
+                    raise OptionError(f"Mount {mount} is not a directory (option 'mounts').")
+            mount_dirs(project, mounts)
+        return mounts
+    if key in ("surface", "resurface"):
+        if not isinstance(value, bool):
+            raise bad
+        return value
+    if key == "retrieval":
+        if value not in RETRIEVERS:
+            raise bad
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
+        raise bad  # standout; `not >=` also refuses NaN
+    return float(value)
+
+
+def parse_text(key: str, text: str) -> Any:
+    """A value typed on a command line (`canon settings set KEY VALUE`, `--standout 1.2`)."""
+    if key in ("surface", "resurface"):
+        low = text.strip().lower()
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        return text
+    if key == "standout":
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text
+
+
+def show(value: object) -> str:
+    """A value as the files write it (TOML/JSON alike): true, 1.4, "lexical", ["a"]."""
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+class Options:
+    """The effective options of one project: values, where each came from, file problems."""
+
+    __slots__ = ("project", "values", "sources", "problems")
+
+    def __init__(self, project: Path) -> None:
+        self.project = Path(os.path.abspath(project))
+        self.values: dict[str, Any] = dict(DEFAULTS)
+        self.sources: dict[str, str] = dict.fromkeys(OPTION_KEYS, DEFAULT_SOURCE)
+        self.problems: list[str] = []  # one sentence per bad file, key or value
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def root(self) -> Path:
+        """The store directory these options place."""
+        return store_root(self.project, self.values["root"])
+
+    @property
+    def articles_dir(self) -> Path:
+        return self.root / ARTICLES_DIR
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.root / JOURNAL_DIR
+
+    @property
+    def mounts(self) -> dict[str, Path]:
+        return mount_dirs(self.project, self.values["mounts"])
+
+    @property
+    def lane(self) -> bool:
+        """The retrieval lane is on (SPEC §11.4)."""
+        return self.values["retrieval"] != "none"
+
+    def store_options(self) -> dict[str, Any]:
+        """root and mounts, as `Store(...)` takes them."""
+        return {"root": self.values["root"], "mounts": self.values["mounts"]}
+
+
+def resolve(
+    project: Path,
+    explicit: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    explicit_source: str = "flag",
+) -> Options:
+    """SPEC §13: explicit > user settings.json > project canon.toml > defaults.
+
+    Explicit options are validated strictly (OptionError); files never raise: their problems
+    are sentences in `Options.problems` and the default applies for a bad key."""
+    options = Options(project)
+    given = _explicit(explicit, options.project)
+    toml_path = project_file(options.project)
+    for key, value in _read_file(toml_path, OPTION_KEYS, options).items():
+        options.values[key], options.sources[key] = value, str(toml_path)
+    user = settings_file(env)
+    for key, value in _read_file(user, BEHAVIOUR_KEYS, options).items():
+        options.values[key], options.sources[key] = value, str(user)
+    for key, value in given.items():
+        options.values[key], options.sources[key] = value, explicit_source
+    return options
+
+
+def _explicit(explicit: Mapping[str, Any] | None, project: Path) -> dict[str, Any]:
+    if explicit is None:
+        return {}
+    if not isinstance(explicit, Mapping):
+        raise OptionError("canon options must be an object of keys and values.")
+    return {k: check(k, v, project) for k, v in explicit.items() if v is not None}
+
+
+def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[str, Any]:
+    """The valid options of one file; every problem becomes a sentence in options.problems."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        options.problems.append(f"{path} cannot be read ({exc.strerror or exc}); defaults apply.")
+        return {}
+    raw = _decode(path, data, options)
+    if raw is None:
+        return {}
+    found: dict[str, Any] = {}
+    for key, value in raw.items():
+        where = f"{path}: option {key!r}"
+        if key not in OPTION_KEYS:
+            options.problems.append(
+                f"{path}: unknown option {key!r}; remove it (the options are "
+                f"{', '.join(OPTION_KEYS)})."
+            )
+            continue
+        if key not in allowed:
+            options.problems.append(
+                f"{where} is project topology, not a personal setting; move it to "
+                f"{PROJECT_FILE} at the project root (or pass --{key}); ignored here."
+            )
+            continue
+        try:
+            found[key] = check(key, value, options.project)
+        except OptionError as exc:
+            why = str(exc).rstrip(".")
+            options.problems.append(
+                f"{path}: {why[0].lower() + why[1:]}; fix the value "
+                f"(default {show(DEFAULTS[key])} applies meanwhile)."
+            )
+    return found
+
+
+def _decode(path: Path, data: bytes, options: Options) -> dict[str, Any] | None:
+    try:
+        text = data.decode("utf-8")
+        if path.name == PROJECT_FILE:
+            import tomllib  # only projects that have a canon.toml pay for the import
+
+            raw: object = tomllib.loads(text)
+        else:
+            raw = json.loads(text) if text.strip() else {}
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        kind = "TOML" if path.name == PROJECT_FILE else "JSON"
+        detail = " ".join(str(exc).split())[:160]
+        options.problems.append(
+            f"{path} is not valid {kind} ({detail}); fix its syntax; defaults apply meanwhile."
+        )
+        return None
+    if not isinstance(raw, dict):
+        options.problems.append(
+            f"{path} must hold one object of option keys; defaults apply meanwhile."
+        )
+        return None
+    return raw
