@@ -51,7 +51,7 @@ def _project(args: argparse.Namespace) -> Path:
             raise UsageError(f"--project {args.project} is not a directory.")
         project = project.resolve()
     else:
-        from canon_ls.core.project import find_project
+        from canon_ls.core.layout import find_project
 
         project = find_project(Path.cwd()).resolve()
     args._project_dir = project

@@ -1,7 +1,8 @@
 """`canon hook claude-code|codex`: one agent hook event in on stdin, the agent's JSON out.
 
-A hook process starts for every tool call, so this module imports only the standard library
-and `canon_ls.core.surfacing` (never pygls or the MCP SDK) and never loads the store index.
+This module only translates: the decisions are `canon_ls.agent.events` (shared with the Pi
+bridge). A hook process starts for every tool call, so the path imports only the standard
+library and light core modules (never pygls or the MCP SDK) and never loads the store index.
 Whatever arrives, the agent is never broken: empty or invalid input, unknown events, a
 missing store or an internal failure all end with exit 0 and no output.
 
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 AGENTS = ("claude-code", "codex")
-EVENTS = frozenset({"SessionStart", "PreToolUse", "PostToolUse", "Stop"})
+EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"})
 
 
 def main(agent: str) -> int:
@@ -63,58 +64,41 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
 
     cwd = _directory(payload.get("cwd")) or Path.cwd()
     start = _directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
-    project = find_project(start or cwd)
-    if not (project / ".canon" / "articles").is_dir():
-        return None  # no store: do nothing, create nothing (and skip importing the core)
+    from canon_ls.agent.events import open_session, prune
 
-    from canon_ls.core.surfacing import (
-        Resolver,
-        Surfacer,
-        prune_states,
-        session_state,
-        write_trace,
-    )
-
-    resolver = Resolver(project, cwd)
-    if not resolver.active():
-        return None
     session = str(payload.get("session_id") or "default")
     reply: dict[str, Any] | None = None
-    with session_state(agent, session) as state:
-        agent_id = payload.get("agent_id")
-        surfacer = Surfacer(resolver, state, agent_id if isinstance(agent_id, str) else "")
+    with open_session(agent, session, cwd, project=start, env=env) as hook:
+        if hook is None:
+            return None  # no store: do nothing, create nothing
         if event == "SessionStart":
-            surfacer.session_start(str(payload.get("source") or ""))
+            hook.session_start(str(payload.get("source") or ""))
+        elif event == "UserPromptSubmit":
+            prompt = payload.get("prompt")
+            reply = _context(event, hook.user_prompt(prompt if isinstance(prompt, str) else ""))
         elif event == "PostToolUse":
-            text = surfacer.post_tool(
+            agent_id = payload.get("agent_id")
+            text = hook.post_tool(
                 str(payload.get("tool_name") or ""),
                 payload.get("tool_input"),
                 payload.get("tool_response"),
+                agent_id if isinstance(agent_id, str) else "",
             )
-            if text:
-                reply = {
-                    "hookSpecificOutput": {
-                        "hookEventName": "PostToolUse",
-                        "additionalContext": text,
-                    }
-                }
+            reply = _context(event, text)
         elif event == "Stop":
-            reason = surfacer.stop(payload.get("stop_hook_active") is True)
+            reason = hook.stop(payload.get("stop_hook_active") is True)
             if reason:
                 reply = {"decision": "block", "reason": reason}
-    write_trace(env.get("CANON_TRACE", ""), agent, session, str(event), surfacer.trace)
     if event == "SessionStart" and payload.get("source") == "startup":
-        prune_states()
+        prune()
     return reply
 
 
-def find_project(start: Path) -> Path:
-    """SPEC §2: the nearest ancestor holding `.canon/`, else the start directory."""
-    here = start
-    for candidate in (here, *here.parents):
-        if (candidate / ".canon").is_dir():
-            return candidate
-    return here
+def _context(event: str, text: str) -> dict[str, Any] | None:
+    """`hookSpecificOutput.additionalContext` (both agents), or None for nothing to say."""
+    if not text:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
 def _directory(value: object) -> Path | None:

@@ -25,11 +25,20 @@ def canon_command() -> list[str]:
     ]
 
 
-def article(root: Path, address: str, capsule: str | None, body: str = "") -> Path:
+def article(
+    root: Path,
+    address: str,
+    capsule: str | None,
+    body: str = "",
+    *,
+    store: str = ".canon",
+    scope: str = "",
+) -> Path:
     """Write an article file the way a person would (SPEC §5 format)."""
-    path = root / ".canon" / "articles" / f"{address}.md"
+    path = root / store / "articles" / f"{address}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     front = f"capsule: {capsule}\n" if capsule is not None else ""
+    front += f"scope: {scope}\n" if scope else ""
     path.write_text(f"---\n{front}updated: 2026-01-01\n---\n# {address}\n{body}\n", "utf-8")
     return path
 
@@ -62,10 +71,13 @@ class Hook:
     agent: str
     state_home: Path
     trace: Path | None = None
+    config_home: Path | None = None  # $XDG_CONFIG_HOME: where canon/settings.json is read
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CANON_", "CLAUDE_"))}
         env["XDG_STATE_HOME"] = str(self.state_home)
+        if self.config_home:
+            env["XDG_CONFIG_HOME"] = str(self.config_home)
         if self.trace:
             env["CANON_TRACE"] = str(self.trace)
         return env

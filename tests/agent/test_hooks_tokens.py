@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from canon_ls.core.surfacing import (
+from canon_ls.agent.tokens import (
     Token,
     canon_cli_calls,
     is_canon_tool,

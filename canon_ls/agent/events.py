@@ -1,0 +1,120 @@
+"""The hook decisions of every agent: one call per agent event, text out (SPEC §11.3–§11.5).
+
+Agent adapters translate their own event shapes into these calls and wrap the returned text in
+their own reply: `canon hook claude-code|codex` (hooks.py) and the Pi bridge (`canon hook pi`),
+so every agent surfaces, ranks, captures and reminds identically.
+
+    with open_session("codex", session_id, cwd) as hook:
+        if hook is not None:              # None: no store in this project, do nothing
+            text = hook.post_tool(tool_name, tool_input, tool_response)
+
+One `open_session` holds the session's state under its lock; several calls may run inside it
+(Pi batches a turn's tool calls). Each method returns '' when there is nothing to say. The
+project is the nearest ancestor of `project` (or `cwd`) holding `.canon/` or `canon.toml`; its
+options are resolved by `core.layout` (SPEC §13), so a store moved with `root`, mounts and the
+behaviour keys apply here exactly as in the CLI and the language server. A bad settings file
+never breaks the turn: the defaults apply and the trace says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from canon_ls.agent.session import SessionState, prune_states, session_state, write_trace
+from canon_ls.agent.surfacing import Resolver, Surfacer
+from canon_ls.core import layout
+
+
+class HookSession:
+    """The decisions for one agent session, over its locked state (see `open_session`)."""
+
+    def __init__(
+        self,
+        agent: str,
+        session: str,
+        options: layout.Options,
+        resolver: Resolver,
+        state: SessionState,
+        env: Mapping[str, str],
+    ) -> None:
+        self.agent = agent
+        self.session = session
+        self.options = options
+        self.resolver = resolver
+        self.state = state
+        self.env = env
+        self.traces: list[tuple[str, list[dict[str, Any]]]] = []  # (event, decisions)
+        state.project = str(options.project)
+
+    def _surfacer(self, agent_id: str = "") -> Surfacer:
+        return Surfacer(self.resolver, self.state, agent_id)
+
+    def _record(self, event: str, decisions: list[dict[str, Any]]) -> None:
+        if decisions:
+            self.traces.append((event, decisions))
+
+    def session_start(self, source: str) -> str:
+        """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing
+        (nothing is replayed)."""
+        surfacer = self._surfacer()
+        surfacer.session_start(source, resurface=bool(self.options["resurface"]))
+        for problem in self.options.problems:
+            surfacer.trace.append({"decision": "settings", "problem": problem})
+        self._record("SessionStart", surfacer.trace)
+        return ""
+
+    def user_prompt(self, prompt: str) -> str:
+        """The user's words (quick capture, the lane's intent): additional context, or ''."""
+        return ""
+
+    def post_tool(
+        self, tool_name: str, tool_input: object, tool_response: object, agent_id: str = ""
+    ) -> str:
+        """The address spine of a finished tool call: additional context, or ''."""
+        if not self.options["surface"]:
+            return ""
+        surfacer = self._surfacer(agent_id)
+        text = surfacer.post_tool(tool_name, tool_input, tool_response)
+        self._record("PostToolUse", surfacer.trace)
+        return text
+
+    def stop(self, stop_hook_active: bool) -> str:
+        """The reminder to update the articles of changed files (the block reason), or ''."""
+        surfacer = self._surfacer()
+        reason = surfacer.stop(stop_hook_active) if self.options["surface"] else ""
+        self._record("Stop", surfacer.trace)
+        return reason
+
+
+@contextlib.contextmanager
+def open_session(
+    agent: str,
+    session: str,
+    cwd: Path,
+    *,
+    project: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[HookSession | None]:
+    """The session's decisions under its lock, or None where the project has no store (the
+    hooks then do nothing and create nothing, SPEC §11.3)."""
+    env = os.environ if env is None else env
+    root = layout.find_project(project or cwd)
+    options = layout.resolve(root, env=env)
+    resolver = Resolver(options, cwd)
+    if not resolver.active():
+        yield None
+        return
+    with session_state(agent, session or "default") as state:
+        hook = HookSession(agent, session or "default", options, resolver, state, env)
+        yield hook
+    for event, decisions in hook.traces:
+        write_trace(env.get("CANON_TRACE", ""), agent, hook.session, event, decisions)
+
+
+def prune() -> None:
+    """Delete session state untouched for two weeks (at a session's startup)."""
+    prune_states()

@@ -1,0 +1,165 @@
+"""Per-session hook state and the decision trace (SPEC §11.3, §13 `canon stats`).
+
+State lives per agent and session under `$XDG_STATE_HOME/canon/` (never inside the store): the
+addresses surfaced this compaction cycle, the reminders pending for the stop hook, the lane's
+intent and deliveries, and running totals for `canon stats`. An agent may run several hook
+processes for one session at once (parallel tool calls), so the file is read and written under
+an exclusive lock and replaced atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+STATE_DAYS = 14  # session state older than this is deleted when a new session starts
+
+
+def state_dir() -> Path:
+    """`$XDG_STATE_HOME/canon`, default `~/.local/state/canon` (never inside a store)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
+    return Path(base, "canon")
+
+
+def _strings(value: object) -> list[str]:
+    return [a for a in value if isinstance(a, str)] if isinstance(value, list) else []
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if isinstance(k, str)} if isinstance(value, dict) else {}
+
+
+class SessionState:
+    """What one session has seen this cycle and what the stop hook still has to say.
+
+    A plain class, not a dataclass: importing and building dataclasses costs about 10 ms,
+    paid by every hook process."""
+
+    def __init__(self, data: object = None) -> None:
+        raw = _dict(data)
+        self.project: str = _text(raw.get("project"))
+        self.surfaced: list[str] = _strings(raw.get("surfaced"))
+        # governing address -> {"assets": [relpath, ...], "mtime": article mtime_ns at the edit}
+        self.pending: dict[str, dict[str, Any]] = {
+            k: v for k, v in _dict(raw.get("pending")).items() if isinstance(v, dict)
+        }
+        # subagent id -> addresses surfaced to that subagent (its context is not the main one)
+        self.subagents: dict[str, list[str]] = {
+            k: _strings(v) for k, v in _dict(raw.get("subagents")).items()
+        }
+        # the retrieval lane (SPEC §11.4): recent prompts (newest first), this turn's calls,
+        # the addresses it delivered this cycle, the intent it last ranked
+        self.prompts: list[str] = _strings(raw.get("prompts"))
+        self.turn: list[str] = _strings(raw.get("turn"))
+        self.ranked: list[str] = _strings(raw.get("ranked"))
+        self.intent: str = _text(raw.get("intent"))
+        # running totals for `canon stats`
+        self.stats: dict[str, Any] = _dict(raw.get("stats"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "surfaced": self.surfaced,
+            "pending": self.pending,
+            "subagents": self.subagents,
+            "prompts": self.prompts,
+            "turn": self.turn,
+            "ranked": self.ranked,
+            "intent": self.intent,
+            "stats": self.stats,
+        }
+
+    def count(self, key: str, n: int = 1) -> None:
+        """Add to one running total of `canon stats`."""
+        value = self.stats.get(key)
+        self.stats[key] = (value if isinstance(value, int) else 0) + n
+
+
+def _safe_name(agent: str, session: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9_.-]", "_", session)[:120].lstrip(".") or "default"
+    return f"{re.sub(r'[^a-z0-9-]', '_', agent)}-{clean}"
+
+
+@contextlib.contextmanager
+def session_state(agent: str, session: str) -> Iterator[SessionState]:
+    """Load, lock and atomically save one session's state around a hook's decision."""
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    name = _safe_name(agent, session)
+    target = folder / f"{name}.json"
+    lock_fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        _lock(lock_fd)
+        try:
+            state = SessionState(json.loads(target.read_text("utf-8")))
+        except (OSError, ValueError, RecursionError):
+            state = SessionState()
+        yield state
+        tmp = folder / f".{name}.{os.getpid()}.tmp"
+        # Atomic, not durable: no fsync (it costs milliseconds per tool call, and losing the
+        # last decision in a power cut only repeats a capsule).
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(state.to_json(), fh)
+        os.replace(tmp, target)
+    finally:
+        os.close(lock_fd)  # closing releases the lock
+
+
+def states() -> Iterator[tuple[str, SessionState]]:
+    """Every stored session state: (file stem `<agent>-<session>`, state), for `canon stats`."""
+    try:
+        entries = sorted(state_dir().glob("*.json"))
+    except OSError:
+        return
+    for path in entries:
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            yield path.stem, SessionState(json.loads(path.read_text("utf-8")))
+
+
+def prune_states(days: int = STATE_DAYS) -> None:
+    """Delete session state files not touched for `days` (best effort, never fatal)."""
+    folder = state_dir()
+    cutoff = time.time() - days * 86400
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_file() and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the atomic replace still holds
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def write_trace(path: str, agent: str, session: str, event: str, entries: list[dict]) -> None:
+    """CANON_TRACE: one JSON line per surfacing decision, appended (never fatal)."""
+    if not path or not entries:
+        return
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    lines = "".join(
+        json.dumps({"ts": stamp, "agent": agent, "session": session, "event": event, **e}) + "\n"
+        for e in entries
+    )
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, lines.encode("utf-8"))
+        finally:
+            os.close(fd)
