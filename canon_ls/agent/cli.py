@@ -232,13 +232,31 @@ def _finding_file(store: Store, address: str) -> str:
         return str(path)
 
 
+def _cli_message(finding: Any) -> str:
+    """A finding's sentence in CLI words: a stale one names the commands that act on it."""
+    evidence = finding.evidence
+    if evidence is None:
+        return str(finding.message)
+    import shlex
+
+    address = shlex.quote(evidence.address)
+    if evidence.changed:
+        advice = (
+            f"update it with `canon write {address} --capsule …`, or run `canon review "
+            f"{address}` if it still holds (`canon history {address} --diff` shows what changed)"
+        )
+    else:
+        advice = f"check it (`canon read {address}`), then update it or move its stale_after date"
+    return f"{evidence.address} is {evidence.line()}; {advice}."
+
+
 def _findings_text(store: Store, findings: list[Any]) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
     from canon_ls.core.tool import plural
 
     lines = [
         f"{_finding_file(store, f.address)}:{f.line + 1}:"
-        f"{f.start + 1}: {f.severity}: {f.message} [{f.code}]"
+        f"{f.start + 1}: {f.severity}: {_cli_message(f)} [{f.code}]"
         for f in findings
     ]
     if not findings:
@@ -259,6 +277,8 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
     rows = []
     for f in findings:
         row = dataclasses.asdict(f)
+        row["message"] = _cli_message(f)
+        row["evidence"] = f.evidence.to_json() if f.evidence is not None else None
         row["file"] = _finding_file(store, f.address)
         rows.append(row)
     return json.dumps(rows, ensure_ascii=False, indent=2)
@@ -289,6 +309,109 @@ def _cmd_check(args: argparse.Namespace) -> int:
         else _findings_text(store, findings)
     )
     return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _governing(store: Store, raw: str) -> tuple[str, str]:
+    """(the address PATH names, its governing article); a miss is bad input (exit 2)."""
+    from canon_ls.core.address import OutsideStore
+
+    try:
+        asked = store.address_of(raw)
+    except OutsideStore as exc:
+        raise UsageError(f"Refused: {exc}; canon only reads and writes inside its store.") from None
+    if not asked:
+        raise UsageError("The project root has no article; give a file or directory path.")
+    store.refresh()
+    governing = store.governing(asked)
+    if governing is None:
+        raise UsageError(
+            f"No article governs {asked} yet; write one with `canon write {asked} --capsule …`."
+        )
+    return asked, governing
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    """SPEC §11.1: `reviewed: <today>` on the governing article (Store.set_reviewed, the
+    editor's "Mark reviewed"); `updated` never changes."""
+    from canon_ls.core.assets import evidence_for
+    from canon_ls.core.clock import today
+    from canon_ls.core.store import BadInput
+
+    store = _store(args)
+    asked, governing = _governing(store, _path(args, args.path))
+    before = _quiet_evidence(evidence_for, store, governing)
+    try:
+        store.set_reviewed(governing)
+    except (BadInput, OSError) as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    article = store.article(governing)
+    updated = article.updated if article is not None and article.updated else "unset"
+    lines = [f"Marked {governing} reviewed on {today()}; updated stays {updated}."]
+    after = _quiet_evidence(evidence_for, store, governing)
+    if after is not None:
+        lines.append(
+            f"It is still {after.line()}; update it or move its stale_after date "
+            f"(`canon read {governing}` shows it)."
+        )
+    elif before is not None:
+        lines.append(f"It is no longer stale (it was {before.line()}).")
+    print("\n".join(lines))
+    return 0
+
+
+def _quiet_evidence(evidence_for: Any, store: Store, address: str) -> Any:
+    try:
+        return evidence_for(store, address)
+    except Exception:  # staleness is advisory: a git failure never fails the command
+        return None
+
+
+def _cmd_links(args: argparse.Namespace) -> int:
+    """SPEC §11.1: outbound wikilinks and backlinks (core's inverse link index), one a line."""
+    from canon_ls.core.tool import plural
+
+    store = _store(args)
+    asked, governing = _governing(store, _path(args, args.path))
+    article = store.article(governing)
+    targets: list[str] = []
+    for link in article.links if article is not None else []:
+        if link.target not in targets:
+            targets.append(link.target)
+    backlinks = store.backlinks(governing)
+    journal = store.journal_names(governing)
+    title = governing if asked == governing else f"{governing} governs {asked}"
+    counts = [
+        plural(len(targets), "outbound link"),
+        plural(len(backlinks), "backlink"),
+        plural(len(journal), "journal entry", "journal entries"),
+    ]
+    lines = [f"{title}: {', '.join(counts)}"]
+    for target in targets:
+        missing = "" if store.article(target) is not None else " (no such article)"
+        lines.append(f"links to {target}{missing}")
+    lines += [f"linked from {source}" for source in backlinks]
+    lines += [f"named by journal/{name}" for name in journal]
+    print("\n".join(lines))
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    """SPEC §9.2: commits of the article and its governed files, the reference date marked,
+    then the journal; --diff prints what changed in the governed files since that date."""
+    from canon_ls.core import history
+    from canon_ls.core.store import BadInput
+
+    store = _store(args)
+    path = _path(args, args.path)
+    try:
+        if args.diff:
+            text = history.changes(store, path)
+        else:
+            text = history.history(store, path, since_updated=args.since_updated)
+    except BadInput as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
 
 
 def _cmd_graph(args: argparse.Namespace) -> int:
@@ -408,6 +531,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("check", _cmd_check, "whole-store lint for CI; exit 1 when errors are found")
     p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("review", _cmd_review, "mark the article governing PATH reviewed today (not updated)")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("links", _cmd_links, "outbound wikilinks and backlinks of the article governing PATH")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("history", _cmd_history, "commits of the article governing PATH and of its files")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument(
+        "--since-updated",
+        action="store_true",
+        help="only what happened after the article was last updated or reviewed",
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the diff of the governed files since the article was last updated",
+    )
 
     p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")

@@ -45,9 +45,29 @@ class Article:
         value = self.meta.get("stale_after")
         return value.strip() if isinstance(value, str) else ""
 
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """`tags:` as a list or a string (commas or spaces between), '#' dropped, no repeats."""
+        return tags_of(self.meta.get("tags"))
+
     @cached_property
     def links(self) -> list[Link]:
         return wikilinks(self.body)
+
+
+def tags_of(value: object) -> tuple[str, ...]:
+    """Front matter tags in Obsidian's forms: a list, or one string of tags separated by
+    commas or spaces; a leading '#' is dropped, empties and repeats are skipped."""
+    items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        for part in item.replace(",", " ").split():
+            tag = part.lstrip("#")
+            if tag and tag not in out:
+                out.append(tag)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------

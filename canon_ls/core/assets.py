@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import datetime as _dt
 import hashlib
 import marshal
 import os
-import re
 import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from canon_ls.core import cache, lint
 from canon_ls.core import schema as schema_mod
 from canon_ls.core.address import governing_in
 from canon_ls.core.clock import today as _today
+from canon_ls.core.evidence import Evidence, date_of, day, gather, is_stale, reference_of
 from canon_ls.core.lint import Finding
 
 if TYPE_CHECKING:
@@ -37,21 +36,26 @@ if TYPE_CHECKING:
 __all__ = [
     "Assets",
     "ChangeTimes",
+    "Commit",
     "Finding",
     "address_of_path",
     "article_findings",
     "check",
+    "evidence_for",
+    "evidence_one",
     "children_unlisted",
     "governed_files",
     "orphans",
+    "parse_history",
     "parse_log",
     "stale",
+    "stale_evidence",
+    "stale_finding",
     "stale_one",
     "unreferenced",
 ]
 
 _SKIP_DIRS = frozenset({".git", ".canon"})
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _GIT_TIMEOUT = 120.0
 
 
@@ -144,8 +148,13 @@ class Assets:
     the files: `src/core/config/` has the address `src/core/config`.
     """
 
-    def __init__(self, project: Path, store_root: Path | None = None) -> None:
+    def __init__(
+        self, project: Path, store_root: Path | None = None, scope: str | None = None
+    ) -> None:
+        """`scope`: list only the files an article at that address can govern (its exact-address
+        files and its directory), for a one-article question such as `canon read`."""
         self.project = Path(project)
+        self._scope = scope.strip("/") if scope else None
         self._skip_prefix = ""
         if store_root is not None:
             with contextlib.suppress(ValueError):
@@ -168,11 +177,20 @@ class Assets:
         files = sorted({f for f in files if not _ignored(f) and not (skip and f.startswith(skip))})
         self._build(files)
 
+    def _pathspecs(self) -> tuple[str, ...]:
+        """The scope as pathspecs: the address itself (a file, or a directory and all below)
+        and the address plus one extension."""
+        if self._scope is None:
+            return ()
+        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self._scope)
+        return ("--", f":(literal){self._scope}", f":(glob){escaped}.*")
+
     def _git_files(self) -> list[str] | None:
+        spec = self._pathspecs()
         listed, gone = _git_many(
             self.project,
-            ("ls-files", "-z", "--cached", "--others", "--exclude-standard"),
-            ("ls-files", "-z", "--deleted"),
+            ("ls-files", "-z", "--cached", "--others", "--exclude-standard", *spec),
+            ("ls-files", "-z", "--deleted", *spec),
         )
         if listed is None:
             return None
@@ -181,10 +199,31 @@ class Assets:
         return [n for n in names if n and n not in missing]
 
     def _walk_files(self) -> list[str]:
+        if self._scope is None:
+            return self._walk(str(self.project))
+        parent, _, leaf = self._scope.rpartition("/")
+        base = os.path.join(self.project, parent) if parent else str(self.project)
+        prefix = parent + "/" if parent else ""
+        out: list[str] = []
+        try:
+            names = os.listdir(base)
+        except OSError:
+            return out
+        for name in names:
+            if name != leaf and not name.startswith(leaf + "."):
+                continue
+            full = os.path.join(base, name)
+            if os.path.isdir(full) and name not in _SKIP_DIRS:
+                out.extend(self._walk(full))
+            elif os.path.isfile(full):
+                out.append(prefix + name)
+        return out
+
+    def _walk(self, top: str) -> list[str]:
         out: list[str] = []
         root = str(self.project)
         cut = len(root.rstrip(os.sep)) + 1
-        for dirpath, dirnames, filenames in os.walk(root):
+        for dirpath, dirnames, filenames in os.walk(top):
             dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
             rel = dirpath[cut:].replace(os.sep, "/")
             prefix = rel + "/" if rel else ""
@@ -299,19 +338,47 @@ def _default_cache_dir(project: Path) -> Path | None:
     return None if file is None else file.parent
 
 
+class Commit(NamedTuple):
+    """One commit of the history pass: committer time, abbreviated hash, author, subject."""
+
+    time: int
+    hash: str
+    author: str
+    subject: str
+
+
+# The pass's format: an empty field (NUL) then one header field per commit; `%x1f` separates
+# the parts that may hold spaces (author, subject), the subject last so nothing can split it.
+_LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
+
+
+class History(NamedTuple):
+    """What one `git log --name-status` pass says about every path it saw.
+
+    `commits` holds only commits that touched a path of the project; the others hold indices
+    into it, newest event first (ties and clock skew: the largest committer time leads).
+    """
+
+    commits: list[Commit]
+    newest: dict[str, int]  # kept path -> its newest commit (that commit did not delete it)
+    older: dict[str, list[int]]  # kept path -> its other commits, when there are any
+    gone: dict[str, list[int]]  # path whose newest commit deleted it -> all its commits
+
+
 class ChangeTimes:
     """When each file last changed: committer date of the last commit touching it, or its
-    mtime when it is dirty or untracked, or without git (SPEC §9).
+    mtime when it is dirty or untracked, or without git (SPEC §9); and which commits touched
+    it, for the staleness evidence and history (SPEC §9.1, §9.2).
 
     One `git log --no-renames --name-status` pass, never a process per file. Paths whose
-    newest event is a deletion are dropped, so every path kept is tracked at HEAD and anything
+    newest event is a deletion are set aside, so every path kept is tracked at HEAD and anything
     else (untracked) falls back to its mtime. The result is kept by HEAD (in memory and in a
     cache file under $XDG_CACHE_HOME/canon-ls, never inside the store); a later HEAD that
     descends from the cached one costs only `git log OLD..HEAD`. `git status -uno` finds the
     dirty files on every refresh.
     """
 
-    VERSION = 2
+    VERSION = 3
 
     def __init__(self, project: Path, cache_dir: Path | None = None) -> None:
         self.project = Path(project)
@@ -319,7 +386,7 @@ class ChangeTimes:
         self.git = False
         self.head: str | None = None
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
-        self._committed: dict[str, int] = {}
+        self._history = History([], {}, {}, {})
         self._dirty: set[str] = set()
         self.refresh()
 
@@ -329,7 +396,7 @@ class ChangeTimes:
         top = _git(self.project, "rev-parse", "--is-inside-work-tree")
         self.git = top is not None and top.strip() == b"true"
         if not self.git:
-            self.head, self._committed, self._dirty = None, {}, set()
+            self.head, self._history, self._dirty = None, History([], {}, {}, {}), set()
             return
         head_out = _git(self.project, "rev-parse", "--verify", "-q", "HEAD")
         head = head_out.strip().decode() if head_out else None
@@ -339,41 +406,38 @@ class ChangeTimes:
 
     def _advance(self, head: str | None) -> None:
         if head is None:  # a repository without commits
-            self.head, self._committed = None, {}
+            self.head, self._history = None, History([], {}, {}, {})
             return
         if self.head is None:
             self._load_cache()
         old = self.head
         if old and old != head and self._is_ancestor(old, head):
-            times = dict(self._committed)
-            changed, deleted = self._log(f"{old}..{head}")
-            for path in deleted:
-                times.pop(path, None)
-            times.update(changed)  # every new commit is newer than the cached ones
+            history = _merged(self._history, self._log(f"{old}..{head}"))
         elif old == head:
-            times = self._committed
+            history = self._history
         else:
-            times, _deleted = self._log(head)
+            history = self._log(head)
             self.full_passes += 1
-        self.head, self._committed = head, times
+        self.head, self._history = head, history
         self._save_cache()
 
     def _is_ancestor(self, old: str, head: str) -> bool:
         return _git(self.project, "merge-base", "--is-ancestor", old, head) is not None
 
-    def _log(self, revs: str) -> tuple[dict[str, int], dict[str, int]]:
+    def _log(self, revs: str) -> History:
         out = _git(
             self.project,
             "log",
             "--no-renames",
+            "--no-show-signature",
             "--name-status",
             "--relative",
             "-z",
-            "--format=%x00%ct",
+            _LOG_FORMAT,
             revs,
             "--",
         )
-        return parse_log(out or b"")
+        return parse_history(out or b"")
 
     def _read_status(self) -> None:
         out = _git(
@@ -419,84 +483,171 @@ class ChangeTimes:
             return
         try:
             with open(file, "rb") as f:
-                version, head, times = marshal.loads(f.read())
-            if version != self.VERSION or not isinstance(head, str) or not isinstance(times, dict):
+                version, head, commits, newest, older, gone = marshal.loads(f.read())
+            if (
+                version != self.VERSION
+                or not isinstance(head, str)
+                or not isinstance(commits, list)
+                or not all(isinstance(x, dict) for x in (newest, older, gone))
+            ):
                 return
-            self.head, self._committed = head, times
+            self.head = head
+            self._history = History([Commit(*c) for c in commits], newest, older, gone)
         except (OSError, ValueError, EOFError, TypeError):
-            self.head, self._committed = None, {}
+            self.head, self._history = None, History([], {}, {}, {})
 
     def _save_cache(self) -> None:
         file = self._cache_file()
         if file is None:
             return
-        cache.write_file(file, marshal.dumps((self.VERSION, self.head, self._committed)))
+        h = self._history
+        state = (self.VERSION, self.head, [tuple(c) for c in h.commits], h.newest, h.older, h.gone)
+        cache.write_file(file, marshal.dumps(state))
 
     # -- queries --------------------------------------------------------------------------
     def committed(self) -> dict[str, int]:
-        """Path -> committer time of the last commit touching it (a copy-free view)."""
-        return self._committed
+        """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""
+        commits = self._history.commits
+        return {path: commits[i].time for path, i in self._history.newest.items()}
 
     def of(self, relpath: str) -> float:
         """Epoch seconds of the file's last change; 0.0 when it does not exist."""
         if self.git and relpath not in self._dirty:
-            ct = self._committed.get(relpath)
-            if ct is not None:
-                return float(ct)
+            i = self._history.newest.get(relpath)
+            if i is not None:
+                return float(self._history.commits[i].time)
+        return self.mtime(relpath)
+
+    def mtime(self, relpath: str) -> float:
+        """The file's mtime; 0.0 when it does not exist."""
         try:
             return os.stat(os.path.join(self.project, relpath)).st_mtime
         except (OSError, ValueError):
             return 0.0
 
+    def committed_only(self, relpath: str) -> bool:
+        """Whether the file's change time is a commit's (tracked, unmodified) rather than its
+        mtime (dirty, untracked, or no git)."""
+        return self.git and relpath not in self._dirty and relpath in self._history.newest
 
-def parse_log(out: bytes) -> tuple[dict[str, int], dict[str, int]]:
-    """`git log -z --name-status --format=%x00%ct` -> (changed, deleted): each path's newest
-    committer time, split by whether that newest event kept the file or deleted it.
+    def commits_of(self, relpath: str) -> list[Commit]:
+        """The commits that touched a path still tracked at HEAD, newest first."""
+        h = self._history
+        first = h.newest.get(relpath)
+        if first is None:
+            return []
+        commits = h.commits
+        return [commits[first], *(commits[i] for i in h.older.get(relpath, ()))]
 
-    Each commit is NUL, its time, NUL, then (when it touched files) a newline and pairs of
-    status and path, each ended by NUL; an empty field always precedes a commit's time.
+
+def _commit(header: str) -> Commit:
+    """One header field of the pass: '<ct> <hash>\\x1f<author>\\x1f<subject>' (the older
+    '<ct>' alone gives empty parts)."""
+    stamp, _, rest = header.partition(" ")
+    short, _, rest = rest.partition("\x1f")
+    author, _, subject = rest.partition("\x1f")
+    try:
+        ct = int(stamp)
+    except ValueError:
+        ct = 0
+    return Commit(ct, short, author, subject)
+
+
+def parse_history(out: bytes) -> History:
+    """`git log -z --name-status` in the pass's format -> History.
+
+    Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
+    status and path, each ended by NUL; an empty field always precedes a commit's header.
     """
-    newest: dict[str, tuple[int, bool]] = {}
+    commits: list[Commit] = []
+    newest: dict[str, int] = {}
+    older: dict[str, list[int]] = {}
+    deleted: set[str] = set()
     get = newest.get
     fields = _decode(out).split("\0")
     n = len(fields)
     i = 0
+    header = ""
+    idx = -1  # the current commit's index, -1 until its first path
     ct = 0
     while i < n:
         field = fields[i]
-        if not field:  # a commit: its time follows
+        if not field:  # a commit: its header follows
             i += 1
-            if i < n:
-                try:
-                    ct = int(fields[i])
-                except ValueError:
-                    ct = 0
+            header = fields[i] if i < n else ""
+            idx = -1
             i += 1
             continue
         if i + 1 >= n:
             break
         path = fields[i + 1]
         i += 2
+        if idx < 0:
+            commits.append(_commit(header))
+            idx = len(commits) - 1
+            ct = commits[idx].time
         seen = get(path)
-        if seen is None or ct > seen[0]:
-            newest[path] = (ct, field.lstrip("\n")[:1] == "D")
-    changed = {p: t for p, (t, gone) in newest.items() if not gone}
-    deleted = {p: t for p, (t, gone) in newest.items() if gone}
+        if seen is None:
+            newest[path] = idx
+            if field[-1] == "D":
+                deleted.add(path)
+            continue
+        if ct > commits[seen].time:  # clock skew: a commit listed later is the newer one
+            newest[path] = idx
+            older.setdefault(path, []).insert(0, seen)
+            if field[-1] == "D":
+                deleted.add(path)
+            else:
+                deleted.discard(path)
+            continue
+        lst = older.get(path)
+        if lst is None:
+            older[path] = [idx]
+        else:
+            lst.append(idx)
+    gone: dict[str, list[int]] = {}
+    for path in deleted:
+        gone[path] = [newest.pop(path), *older.pop(path, ())]
+    return History(commits, newest, older, gone)
+
+
+def _merged(old: History, new: History) -> History:
+    """The history of OLD..HEAD laid over the cached one: every new commit is newer."""
+    offset = len(old.commits)
+    newest, older, gone = dict(old.newest), dict(old.older), dict(old.gone)
+    for path, events, deleted in _events(new):
+        shifted = [i + offset for i in events]
+        kept = path in newest
+        before = [newest.pop(path), *older.pop(path, ())] if kept else gone.pop(path, [])
+        every = shifted + before
+        if deleted:
+            gone[path] = every
+        else:
+            newest[path] = every[0]
+            if len(every) > 1:
+                older[path] = every[1:]
+    return History(old.commits + new.commits, newest, older, gone)
+
+
+def _events(h: History) -> Iterator[tuple[str, list[int], bool]]:
+    """(path, its commits newest first, whether the newest deleted it) for every path."""
+    for path, first in h.newest.items():
+        yield path, [first, *h.older.get(path, ())], False
+    for path, events in h.gone.items():
+        yield path, events, True
+
+
+def parse_log(out: bytes) -> tuple[dict[str, int], dict[str, int]]:
+    """(changed, deleted): each path's newest committer time, split by whether that newest
+    event kept the file or deleted it (parse_history, reduced to times)."""
+    h = parse_history(out)
+    changed = {p: h.commits[i].time for p, i in h.newest.items()}
+    deleted = {p: h.commits[events[0]].time for p, events in h.gone.items()}
     return changed, deleted
 
 
 # ---------------------------------------------------------------------------------------
 # Staleness (SPEC §9)
-
-
-def _date(value: object) -> str:
-    """A 'YYYY-MM-DD' front matter value, or '' when absent or not a date."""
-    text = str(value or "").strip()
-    return text if _DATE.fullmatch(text) else ""
-
-
-def _day(ts: float) -> str:
-    return _dt.date.fromtimestamp(ts).isoformat()
 
 
 def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
@@ -538,50 +689,105 @@ def newest_changes(
 def stale_reason(
     store: Store, address: str, newest: tuple[float, str] | None, today: str
 ) -> str | None:
-    """Why the article is stale, or None (SPEC §9)."""
+    """The verdict with a short reason when no history is at hand, or None (SPEC §9): the
+    language server's re-check after an edit, until the next pass brings the evidence."""
     art = store.article(address)
     if art is None:
         return None
-    stale_after = _date(art.stale_after)
+    stale_after = date_of(art.stale_after)
     if stale_after and stale_after <= today:
         return f"{address} is past its stale_after date {stale_after}; review it or update it."
-    updated, reviewed = _date(art.updated), _date(art.reviewed)
-    reference = max(updated, reviewed)
+    reference, basis = reference_of(art)
     if newest is None or not reference:
         return None  # no reference date: the front matter finding already says so
     ts, path = newest
-    day = _day(ts)
-    if day > reference:
-        which = "reviewed" if reviewed and reviewed >= updated else "updated"
+    changed = day(ts)
+    if changed > reference:
         return (
-            f"{address} is stale: {path} changed on {day}, after the article was last {which} "
-            f"on {reference}; update it, or mark it reviewed if it still holds."
+            f"{address} is stale: {path} changed on {changed}, after the article was last "
+            f"{basis} on {reference}; update it, or mark it reviewed if it still holds."
         )
     return None
 
 
-def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
-    """Address -> reason sentence for every stale article of the project store (SPEC §9)."""
+def stale_evidence(
+    store: Store,
+    assets: Assets,
+    times: ChangeTimes,
+    governed: list[tuple[str, str]] | None = None,
+    newest: dict[str, tuple[float, str]] | None = None,
+) -> dict[str, Evidence]:
+    """Address -> evidence for every stale article of the project store (SPEC §9, §9.1).
+
+    The verdict comes from each article's newest governed change (one walk over the files);
+    the evidence is gathered for the stale ones only, from the same history pass. Callers that
+    already hold the (file, article) pairs or the newest changes pass them in.
+    """
     addresses = _project_addresses(store)
-    newest = newest_changes(governed_pairs(set(addresses), assets), times)
+    if governed is None:
+        governed = governed_pairs(set(addresses), assets)
+    if newest is None:
+        newest = newest_changes(governed, times)
     now = _today()
-    out = {}
+    verdicts: dict[str, Article] = {}
     for address in addresses:
-        reason = stale_reason(store, address, newest.get(address), now)
-        if reason:
-            out[address] = reason
+        art = store.article(address)
+        if art is None:
+            continue
+        seen = newest.get(address)
+        if is_stale(art, day(seen[0]) if seen else "", now):
+            verdicts[address] = art
+    files: dict[str, list[str]] = {a: [] for a in verdicts}
+    if verdicts:
+        for path, gov in governed:
+            bucket = files.get(gov)
+            if bucket is not None:
+                bucket.append(path)
+    out = {}
+    for address, art in verdicts.items():
+        found = gather(address, art, files[address], times, now)
+        if found is not None:
+            out[address] = found
     return out
+
+
+def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
+    """Address -> reason sentence (with its evidence) for every stale article (SPEC §9.1)."""
+    return {a: e.message() for a, e in stale_evidence(store, assets, times).items()}
+
+
+def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> Evidence | None:
+    """stale_evidence() for one article, touching only its governed files."""
+    art = store.article(address)
+    if art is None or _mount_of(store, address):
+        return None
+    articles = set(_project_addresses(store))
+    files = list(governed_files(address, assets, articles))
+    newest = max((times.of(path) for path in files), default=0.0)
+    if not is_stale(art, day(newest) if files else "", _today()):
+        return None
+    return gather(address, art, files, times, _today())
+
+
+def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
+    """The evidence of one article read on its own (`canon read`): lists only the files it
+    can govern and dates them from the shared history pass (its cache, or the new commits).
+    None when the article is not stale; never raises for a project git cannot read."""
+    art = store.article(address)
+    if art is None or _mount_of(store, address):
+        return None
+    stale_after = date_of(art.stale_after)
+    reference, _ = reference_of(art)
+    if not reference and not (stale_after and stale_after <= _today()):
+        return None  # nothing to compare against (the front matter finding says so)
+    assets = Assets(store.project, store.root, scope=address)
+    return evidence_one(store, address, assets, times or ChangeTimes(store.project))
 
 
 def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> str | None:
     """stale() for one article, touching only its governed files (incremental re-check)."""
-    articles = set(_project_addresses(store))
-    best: tuple[float, str] | None = None
-    for path in governed_files(address, assets, articles):
-        ts = times.of(path)
-        if best is None or ts > best[0]:
-            best = (ts, path)
-    return stale_reason(store, address, best, _today())
+    found = evidence_one(store, address, assets, times)
+    return found.message() if found is not None else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -696,6 +902,11 @@ def _lint_findings(store: Store, address: str, art: Article, schema: Schema) -> 
     return found + _schema_findings(address, art, schema)
 
 
+def stale_finding(evidence: Evidence) -> Finding:
+    """The stale finding of an article, carrying its evidence (SPEC §9.1)."""
+    return Finding(evidence.address, "stale", "info", evidence.message(), evidence=evidence)
+
+
 def _orphan_finding(address: str) -> Finding:
     return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
 
@@ -743,8 +954,7 @@ def check(
     if staleness:
         if times is None:
             times = ChangeTimes(store.project)
-        for address, reason in stale(store, assets, times).items():
-            found.append(Finding(address, "stale", "info", reason))
+        found += [stale_finding(e) for e in stale_evidence(store, assets, times).values()]
     order = {a: i for i, a in enumerate(addresses)}
     found.sort(key=lambda f: (order.get(f.address, -1), f.line, f.start))
     return found
@@ -783,9 +993,9 @@ def article_findings(
     if assets is not None and project_article and _is_orphan(store, address, art, assets):
         found.append(_orphan_finding(address))
     if assets is not None and times is not None and project_article:
-        reason = stale_one(store, address, assets, times)
-        if reason:
-            found.append(Finding(address, "stale", "info", reason))
+        evidence = evidence_one(store, address, assets, times)
+        if evidence is not None:
+            found.append(stale_finding(evidence))
     return found
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from canon_ls.core.address import parent
 from canon_ls.core.article import Article
 from canon_ls.core.links import wikilinks
 from canon_ls.core.schema import Schema
+
+if TYPE_CHECKING:
+    from canon_ls.core.evidence import Evidence
 
 BODY_WARN = 8000
 BODY_SPLIT = 20000
@@ -49,6 +53,7 @@ class Finding:
     line: int = 0
     start: int = 0
     end: int = 0
+    evidence: Evidence | None = None  # a stale finding's facts (SPEC §9.1)
 
 
 # --- the individual lints (each returns sentences) -------------------------------------------

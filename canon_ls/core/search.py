@@ -66,6 +66,20 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+TAG = "#"  # prefix of tag tokens: tokenize never yields it, so tags are a field of their own
+
+
+def tag_tokens(tags: Iterable[str]) -> list[str]:
+    """The tokens of an article's `tags:` as tag-field tokens ('#retry')."""
+    return [TAG + token for tag in tags for token in tokenize(tag)]
+
+
+def boosted(tokens: list[str]) -> list[str]:
+    """A query's tokens plus their tag-field forms: an article tagged with a query word scores
+    it twice (in its text and as a tag), above one whose body merely mentions it."""
+    return tokens + [TAG + token for token in tokens]
+
+
 _ID, _TF = "I", "H"  # doc ids (4 bytes), term frequencies (2 bytes, capped)
 _TF_MAX = 65535
 _LAYOUT = (_ID, array(_ID).itemsize, _TF, array(_TF).itemsize, sys.byteorder)
@@ -206,7 +220,7 @@ class SearchIndex:
         return scores
 
     # -- persistence (marshal: plain data only, nothing executes on load) ------------------
-    SNAPSHOT_VERSION = 2
+    SNAPSHOT_VERSION = 3  # 3: article documents carry tag-field tokens (old snapshots rebuild)
 
     def snapshot(self, stamps: Mapping[str, object] | None = None) -> bytes:
         """The index as bytes, with an optional stamp per key (e.g. (mtime_ns, size))."""
@@ -305,9 +319,10 @@ def default_cache_file(
 
 
 def cached_index(
-    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str]]]
+    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> SearchIndex:
-    """An index over `docs` (key -> (stamp, text thunk)), reusing a snapshot on disk.
+    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), reusing a
+    snapshot on disk.
 
     Keys whose stamp matches the snapshot are not re-tokenized (a None stamp never matches:
     pass it for files modified too recently to trust their mtime); the rest are added, vanished
@@ -331,7 +346,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _cached_index(
-    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str]]]
+    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> SearchIndex:
     index: SearchIndex | None = None
     stamps: dict[str, object] = {}
@@ -350,7 +365,11 @@ def _cached_index(
     for key, (stamp, text) in docs.items():
         if stamp is not None and key in index and stamps.get(key) == stamp:
             continue  # unchanged since it was indexed (None: never trust, e.g. racy mtimes)
-        index.add(key, text())
+        value = text()
+        if isinstance(value, str):
+            index.add(key, value)
+        else:
+            index.add_tokens(key, value)
         stamps[key] = stamp
         changed = True
     if changed and cache_file is not None:

@@ -36,7 +36,14 @@ from canon_ls.core.address import (
 )
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
-from canon_ls.core.search import SearchIndex, cached_index, default_cache_file
+from canon_ls.core.search import (
+    SearchIndex,
+    boosted,
+    cached_index,
+    default_cache_file,
+    tag_tokens,
+    tokenize,
+)
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 RACY_NS = 3 * 10**9  # files modified this recently are re-read on refresh (coarse mtimes)
@@ -300,7 +307,7 @@ class Store:
             return
         self._index[address] = article
         if self._search is not None:
-            self._search.add(address, _search_text(article))
+            self._search.add_tokens(address, _search_tokens(article))
         if self._links is not None:
             self._links.set(address, targets_of(article))
 
@@ -667,8 +674,16 @@ class Store:
                 data = real.read_bytes()
             except FileNotFoundError:
                 raise BadInput(f"There is no article {address} to mark reviewed.") from None
-            text = data.decode("utf-8")
-            atomic_write(file, art.set_meta(text, "reviewed", date).encode("utf-8"))
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise BadInput(
+                    f"The article file for {address} is not UTF-8 text; fix it by hand first."
+                ) from None
+            marked = art.set_meta(text, "reviewed", date)
+            if marked == text:
+                return  # already reviewed on that date: the file keeps its bytes and mtime
+            atomic_write(file, marked.encode("utf-8"))
             if name:
                 self._subs[name].reload_file(file)
                 self._set(address, self._subs[name].article(rest))
@@ -861,7 +876,8 @@ class Store:
     # --- search --------------------------------------------------------------------------------
 
     def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
-        """BM25 over address, title, capsule and body; (hits best first, total matches)."""
+        """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,
+        total matches)."""
         with self._lock:
             self._ensure()
             if self._search is None:
@@ -871,12 +887,12 @@ class Store:
                 docs = {
                     address: (
                         None if address in self._racy else self._stat.get(address),
-                        functools.partial(_search_text, article),
+                        functools.partial(_search_tokens, article),
                     )
                     for address, article in self._index.items()
                 }
                 self._search = cached_index(default_cache_file(self.root, self.project), docs)
-            return self._search.query(query, limit)
+            return self._search.query_tokens(boosted(tokenize(query)), limit)
 
     def search_journal(
         self, query: str, limit: int
@@ -899,7 +915,13 @@ def _newest_first(entries: Iterable[JournalEntry]) -> list[JournalEntry]:
 
 
 def _search_text(article: Article) -> str:
-    return f"{article.address} {article.title} {article.capsule} {article.body}"
+    tags = " ".join(article.tags)
+    return f"{article.address} {article.title} {article.capsule} {tags} {article.body}"
+
+
+def _search_tokens(article: Article) -> list[str]:
+    """The article's text tokens plus its tags as a boosted field (search.tag_tokens)."""
+    return tokenize(_search_text(article)) + tag_tokens(article.tags)
 
 
 def iter_addresses(store: Store, prefix: str) -> Iterable[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from canon_ls.core import schema as sch
 from canon_ls.core.address import OutsideStore
+from canon_ls.core.evidence import Evidence
 from canon_ls.core.store import BadInput, JournalEntry, Store, iter_addresses
 
 ACTIONS = ("read", "write", "journal", "map", "search")
@@ -172,8 +173,13 @@ def _read(store: Store, path: str) -> ToolResult:
         return ToolResult(_miss(address), 0)
     title = governing if governing == address else f"{governing} governs {address}"
     lines = [title, f"capsule: {article.capsule}", f"updated: {article.updated}"]
+    if article.reviewed:
+        lines.append(f"reviewed: {article.reviewed}")
     if article.scope == "rule":
         lines.append("scope: rule")
+    evidence = _evidence(store, governing)
+    if evidence is not None:
+        lines.append(evidence.line())
     lines += [f"problem: {p}" for p in article.problems]
     schema = store.schema_for(governing)
     values = {"capsule": article.capsule, "title": article.title, "body": article.body}
@@ -186,6 +192,17 @@ def _read(store: Store, path: str) -> ToolResult:
     index = store.journal_index(governing)
     lines.append(f"journal: {', '.join(index)}" if index else f"journal: none about {governing}")
     return ToolResult("\n".join(lines), 0)
+
+
+def _evidence(store: Store, address: str) -> Evidence | None:
+    """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
+    cannot read, or any other failure here, leaves the read without it."""
+    from canon_ls.core.assets import evidence_for
+
+    try:
+        return evidence_for(store, address)
+    except Exception:  # noqa: BLE001 - staleness never breaks a read
+        return None
 
 
 def _write(store: Store, args: dict[str, Any]) -> ToolResult:
@@ -350,4 +367,5 @@ def _head(query: str, shown: int, total: int, what: str) -> str:
 def _article_line(store: Store, address: str) -> str:
     article = store.article(address)
     capsule = article.capsule if article and article.capsule else "(no capsule)"
-    return f"{address}: {capsule}"
+    tags = article.tags if article is not None else ()
+    return f"{address}: {capsule}" + (f" (tags: {', '.join(tags)})" if tags else "")

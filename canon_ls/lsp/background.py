@@ -39,6 +39,7 @@ class Snapshot:
 
     findings: list[Any] = field(default_factory=list)
     stale: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)  # stale article -> core Evidence
     newest: dict[str, tuple[float, str]] = field(default_factory=dict)
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> renamed-asset guesses
     dirs: list[str] = field(default_factory=list)  # asset directories ('' = the project root)
@@ -59,7 +60,6 @@ def compute(
     the listing, the articles' parse, the lints, links, relations and orphans. Those are
     handed to `partial` (when given and staleness is on) before waiting for git."""
     from canon_ls.core import assets as core_assets
-    from canon_ls.core.clock import today
     from canon_ls.core.project import open_store
 
     started = time.perf_counter()
@@ -99,13 +99,11 @@ def compute(
             raise box["error"]
         times, snapshot.git_seconds = box["times"], box["seconds"]
         snapshot.newest = core_assets.newest_changes(governed, times)
-        now = today()
-        stale = {}
-        for address in projects:  # the same reasons as core's stale(), from the same newest
-            reason = core_assets.stale_reason(store, address, snapshot.newest.get(address), now)
-            if reason:
-                stale[address] = reason
-        findings += [core_assets.Finding(a, "stale", "info", r) for a, r in stale.items()]
+        # the same verdicts and evidence as core's stale(), from the same pairs and times
+        evidence = core_assets.stale_evidence(store, assets, times, governed, snapshot.newest)
+        findings += [core_assets.stale_finding(e) for e in evidence.values()]
+        snapshot.evidence = evidence
+        stale = {a: e.message() for a, e in evidence.items()}
         # the order check() gives (a stable sort: stale after the others at the same place)
         order = {a: i for i, a in enumerate(store.addresses())}
         findings.sort(key=lambda f: (order.get(f.address, -1), f.line, f.start))

@@ -331,3 +331,67 @@ def test_non_utf8_file_names_do_not_crash(repo: Path, tmp_path: Path):
     assert times.of(name) == T0
     again = ChangeTimes(repo, cache_dir=tmp_path / "cache")  # the cache holds such names too
     assert again.full_passes == 0 and again.of(name) == T0
+
+
+# -- the history the pass keeps (SPEC §9.1 evidence, §9.2 history) --------------------------
+
+
+def _history(times: ChangeTimes, *paths: str) -> dict[str, list[tuple[int, str, str]]]:
+    return {p: [(c.time, c.author, c.subject) for c in times.commits_of(p)] for p in paths}
+
+
+def test_spec_9_1_the_pass_keeps_every_commit_of_a_path_newest_first(repo: Path, tmp_path):
+    """SPEC §9.1: the one pass knows which commits touched each path (time, hash, author,
+    subject), newest first; deleted paths are set aside, a recreated path keeps its past."""
+    commit(repo, T0, "a.py", "b.py", message="first: one")
+    commit(repo, T0 + DAY, "a.py", message="second")
+    git(repo, "rm", "-q", "b.py")
+    git(repo, "commit", "-q", "-m", "drop b", when=T0 + 2 * DAY)
+    commit(repo, T0 + 3 * DAY, "b.py", message="b is back")
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert _history(times, "a.py", "b.py", "gone.py") == {
+        "a.py": [(T0 + DAY, "t", "second"), (T0, "t", "first: one")],
+        "b.py": [
+            (T0 + 3 * DAY, "t", "b is back"),
+            (T0 + 2 * DAY, "t", "drop b"),
+            (T0, "t", "first: one"),
+        ],
+        "gone.py": [],
+    }
+    short = git(repo, "log", "-1", "--format=%h").strip()
+    assert times.commits_of("b.py")[0].hash == short
+
+
+def test_spec_9_1_incremental_history_equals_a_full_pass(repo: Path, tmp_path: Path) -> None:
+    """The history after OLD..HEAD laid over the cache equals a fresh full pass, deletions
+    and re-creations included, and survives a restart from the cache file."""
+    cache = tmp_path / "cache"
+    commit(repo, T0, "a.py", "b.py", "c/d.py")
+    times = ChangeTimes(repo, cache_dir=cache)
+    commit(repo, T0 + DAY, "b.py", "新/文件.py", message="more")
+    git(repo, "rm", "-q", "a.py")
+    git(repo, "commit", "-q", "-m", "rm a", when=T0 + 2 * DAY)
+    commit(repo, T0 + 3 * DAY, "a.py", "c/d.py", message="a again")
+    times.refresh()
+    fresh = ChangeTimes(repo, cache_dir=tmp_path / "other")
+    restarted = ChangeTimes(repo, cache_dir=cache)
+    paths = ("a.py", "b.py", "c/d.py", "新/文件.py")
+    assert times.full_passes == 1 and restarted.full_passes == 0
+    assert _history(times, *paths) == _history(fresh, *paths) == _history(restarted, *paths)
+    assert [c.subject for c in fresh.commits_of("a.py")] == ["a again", "rm a", "c"]
+
+
+def test_parse_history_clock_skew_and_odd_subjects() -> None:
+    """A commit listed later with a later committer time is the newest; subjects keep spaces,
+    colons and the separator-free rest; empty commits leave no trace."""
+    out = (
+        b"\x00100 aaa\x1fAnn\x1fold: one\x00\nM\x00x.py\x00"
+        b"\x00150 eee\x1fEve\x1fempty\x00"
+        b"\x00200 bbb\x1fBob Ray\x1fskewed \x1f subject\x00\nM\x00x.py\x00"
+    )
+    from canon_ls.core.assets import parse_history
+
+    h = parse_history(out)
+    assert [c.hash for c in h.commits] == ["aaa", "bbb"]
+    assert h.commits[h.newest["x.py"]].subject == "skewed \x1f subject"
+    assert [h.commits[i].author for i in h.older["x.py"]] == ["Ann"]

@@ -1,0 +1,268 @@
+"""Staleness evidence (SPEC §9.1): why an article is stale, as facts every interface shows.
+
+A stale verdict alone says "a file changed after a date"; the evidence says how many commits
+touched the governed files since the article's reference date, which was newest, which files
+changed outside git, or which `stale_after` date passed. It is computed from the one history
+pass (`assets.ChangeTimes`), only for the articles found stale, and it is plain data: the
+language server receives it from its background process and re-dates it after an edit.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+    from canon_ls.core.assets import ChangeTimes
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+SUBJECT_MAX = 80  # characters of a commit subject shown in the one-line form
+FILES_SHOWN = 3  # uncommitted files named before "and N more"
+
+
+def date_of(value: object) -> str:
+    """A 'YYYY-MM-DD' front matter value, or '' when absent or not a date."""
+    text = str(value or "").strip()
+    return text if _DATE.fullmatch(text) else ""
+
+
+def day(ts: float) -> str:
+    """The local calendar day of an epoch time (the day staleness compares, SPEC §9)."""
+    try:
+        return _dt.date.fromtimestamp(ts).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return "0001-01-01"
+
+
+def days_between(start: str, end: str) -> int:
+    """Whole days from one 'YYYY-MM-DD' to another (0 when either is not a date)."""
+    try:
+        return (_dt.date.fromisoformat(end) - _dt.date.fromisoformat(start)).days
+    except ValueError:
+        return 0
+
+
+def reference_of(article: Article) -> tuple[str, str]:
+    """(reference date, 'updated' | 'reviewed'): max(updated, reviewed), SPEC §9."""
+    updated, reviewed = date_of(article.updated), date_of(article.reviewed)
+    if reviewed and reviewed > updated:
+        return reviewed, "reviewed"
+    return updated, "updated"
+
+
+def plural(n: int, word: str, many: str = "") -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit after the reference day that touched governed files."""
+
+    hash: str
+    time: int
+    date: str
+    author: str
+    subject: str
+    paths: tuple[str, ...]  # the governed files it touched, sorted
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The facts behind one stale verdict (SPEC §9.1)."""
+
+    address: str
+    reference: str  # 'YYYY-MM-DD', '' when the article has none (stale_after alone)
+    basis: str  # 'updated' | 'reviewed': which key gave the reference date
+    today: str
+    commits: tuple[Change, ...] = ()  # newest first
+    uncommitted: tuple[tuple[str, str], ...] = ()  # (path, day) changed outside git, newest first
+    stale_after: str = ""  # the stale_after date when it has passed
+    git: bool = True  # False: no repository, every change is a file's mtime
+
+    @property
+    def days(self) -> int:
+        """Days from the reference date to today."""
+        return days_between(self.reference, self.today) if self.reference else 0
+
+    @property
+    def newest(self) -> Change | None:
+        return self.commits[0] if self.commits else None
+
+    @property
+    def files(self) -> list[str]:
+        """Governed files the commits touched, the newest commit's first."""
+        seen: dict[str, None] = {}
+        for change in self.commits:
+            for path in change.paths:
+                seen.setdefault(path, None)
+        return list(seen)
+
+    @property
+    def changed(self) -> bool:
+        """Stale because governed files changed (not only because stale_after passed)."""
+        return bool(self.commits or self.uncommitted)
+
+    def line(self) -> str:
+        """The one-line form every interface shows, e.g. `stale: 7 commits in 41 days since
+        updated 2026-10-21 touched src/feed/fetch.py (newest 3f2a9c1 2026-11-30 "Retry on
+        429")`."""
+        parts = []
+        if self.stale_after:
+            ago = days_between(self.stale_after, self.today)
+            when = "today" if ago <= 0 else f"{plural(ago, 'day')} ago"
+            parts.append(f"stale_after {self.stale_after} passed {when}")
+        since = f"since {self.basis} {self.reference}"
+        span = f"in {plural(self.days, 'day')} {since}"
+        newest = self.newest
+        if newest is not None:
+            files = self.files
+            touched = files[0] if len(files) == 1 else f"{files[0]} and {_others(len(files) - 1)}"
+            parts.append(
+                f"{plural(len(self.commits), 'commit')} {span} touched {touched} "
+                f'(newest {newest.hash} {newest.date} "{_cut(newest.subject)}")'
+            )
+        if self.uncommitted:
+            label = "changed uncommitted" if self.git else "changed"
+            names = [path for path, _ in self.uncommitted[:FILES_SHOWN]]
+            more = len(self.uncommitted) - len(names)
+            listed = ", ".join(names) + (f" and {more} more" if more else "")
+            count = plural(len(self.uncommitted), "file")
+            if newest is not None:
+                parts.append(f"{count} {label}: {listed}")
+            else:
+                parts.append(f"{count} {label} {span}: {listed}")
+        return "stale: " + "; ".join(parts)
+
+    def short(self) -> str:
+        """The code lens form: `stale · 7 commits since 2026-10-21`."""
+        bits = []
+        if self.commits:
+            bits.append(plural(len(self.commits), "commit"))
+        if self.uncommitted:
+            label = "uncommitted file" if self.git else "changed file"
+            bits.append(plural(len(self.uncommitted), label))
+        if bits:
+            return f"stale · {', '.join(bits)} since {self.reference}"
+        return f"stale · stale_after {self.stale_after} passed"
+
+    def advice(self) -> str:
+        """What to do about it, in the words of an editor or the JSON tool."""
+        if self.changed:
+            return "update it, or mark it reviewed if it still holds"
+        return "review it, then update it or move its stale_after date"
+
+    def message(self) -> str:
+        """The stale finding's sentence (check, diagnostics)."""
+        return f"{self.address} is {self.line()}; {self.advice()}."
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields `canon check --format json` carries for a stale finding."""
+        newest = self.newest
+        return {
+            "line": self.line(),
+            "reference": self.reference,
+            "reference_key": self.basis,
+            "days": self.days,
+            "commits": len(self.commits),
+            "newest": None
+            if newest is None
+            else {
+                "hash": newest.hash,
+                "date": newest.date,
+                "author": newest.author,
+                "subject": newest.subject,
+            },
+            "files": self.files,
+            "uncommitted": [path for path, _ in self.uncommitted],
+            "stale_after": self.stale_after,
+        }
+
+    def since(self, reference: str, basis: str, today: str, stale_after: str) -> Evidence | None:
+        """The same evidence for a later reference date (after an edit or a review), or None
+        when the reference moved earlier: then the facts must be gathered again."""
+        if reference < self.reference:
+            return None
+        commits = tuple(c for c in self.commits if c.date > reference)
+        uncommitted = tuple(u for u in self.uncommitted if u[1] > reference)
+        passed = stale_after if stale_after and stale_after <= today else ""
+        if not (commits or uncommitted or passed):
+            return None
+        return replace(
+            self,
+            reference=reference,
+            basis=basis,
+            today=today,
+            commits=commits,
+            uncommitted=uncommitted,
+            stale_after=passed,
+        )
+
+
+def _others(n: int) -> str:
+    return plural(n, "other file")
+
+
+def _cut(subject: str) -> str:
+    subject = " ".join(subject.split())
+    return subject if len(subject) <= SUBJECT_MAX else subject[: SUBJECT_MAX - 1] + "…"
+
+
+def is_stale(article: Article, newest_day: str, today: str) -> bool:
+    """The verdict alone (SPEC §9): stale_after passed, or the newest governed change falls
+    on a later day than the reference date."""
+    stale_after = date_of(article.stale_after)
+    if stale_after and stale_after <= today:
+        return True
+    reference, _ = reference_of(article)
+    return bool(reference and newest_day and newest_day > reference)
+
+
+def gather(
+    address: str, article: Article, files: Iterable[str], times: ChangeTimes, today: str
+) -> Evidence | None:
+    """The evidence for one article from its governed files, or None when it is not stale.
+
+    Reads only what the history pass holds (commits per path) plus a stat per file that git
+    does not date (dirty, untracked, or no repository): no git process.
+    """
+    stale_after = date_of(article.stale_after)
+    passed = stale_after if stale_after and stale_after <= today else ""
+    reference, basis = reference_of(article)
+    changes: dict[str, tuple[Any, list[str]]] = {}
+    uncommitted: list[tuple[float, str, str]] = []
+    if reference:
+        for path in files:
+            for commit in times.commits_of(path):
+                when = day(commit.time)
+                if when <= reference:
+                    continue
+                entry = changes.get(commit.hash)
+                if entry is None:
+                    changes[commit.hash] = (commit, [path])
+                else:
+                    entry[1].append(path)
+            if not times.committed_only(path):
+                mtime = times.mtime(path)
+                if mtime and day(mtime) > reference:
+                    uncommitted.append((mtime, path, day(mtime)))
+    commits = tuple(
+        Change(c.hash, c.time, day(c.time), c.author, c.subject, tuple(sorted(paths)))
+        for c, paths in sorted(changes.values(), key=lambda e: (-e[0].time, e[0].hash))
+    )
+    if not (commits or uncommitted or passed):
+        return None
+    uncommitted.sort(key=lambda u: (-u[0], u[1]))
+    return Evidence(
+        address=address,
+        reference=reference,
+        basis=basis,
+        today=today,
+        commits=commits,
+        uncommitted=tuple((path, when) for _, path, when in uncommitted),
+        stale_after=passed,
+        git=times.git,
+    )

@@ -1,0 +1,300 @@
+"""An article's history (SPEC §9.2): the commits of its file and of the files it governs,
+interleaved newest first around its reference date, then the journal entries about it; and
+the diff of the governed files since the reference date.
+
+The list comes from the one history pass (`assets.ChangeTimes`, cached by HEAD), so its
+counts are the staleness evidence's (SPEC §9.1). Only the diff runs git on demand, read-only
+and without repository-configured programs (`--no-ext-diff --no-textconv`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from canon_ls.core import cache
+from canon_ls.core.assets import Assets, ChangeTimes, Commit, evidence_one, governed_files
+from canon_ls.core.clock import today as _today
+from canon_ls.core.evidence import day, days_between, plural, reference_of
+from canon_ls.core.store import BadInput, sanitise_slug
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+    from canon_ls.core.store import Store
+
+FILES_SHOWN = 3  # files named on an asset line of a directory article
+DIFF_MAX = 4 * 1024 * 1024  # bytes of diff a document shows before it is cut
+PATHSPEC_CHUNK = 64 * 1024  # characters of paths per git diff command line
+
+
+def _git(project: Path, *args: str) -> bytes | None:
+    """Every git call of this module goes through here: the project's one runner."""
+    from canon_ls.core.assets import _git as run
+
+    return run(project, *args)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the history: a commit, an uncommitted change, in date order."""
+
+    time: float
+    date: str
+    side: str  # 'article' | 'asset' | 'both'
+    hash: str  # '' for an uncommitted change
+    author: str
+    subject: str
+    paths: tuple[str, ...]  # the governed files it touched (asset side)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a history or a diff is about: the governing article, its file and governed files."""
+
+    address: str  # the governing article
+    asked: str  # the address the user named
+    article: Article
+    article_path: str  # project-relative path of the article file ('' outside the project)
+    files: list[str]
+
+
+def subject(store: Store, path: str) -> Subject:
+    """The governing article of `path` and what it governs; BadInput (a sentence) otherwise."""
+    asked = store.address_of(path)
+    if not asked:
+        raise BadInput("The project root has no article; give a file or directory path.")
+    store.refresh()
+    governing = store.governing(asked)
+    article = store.article(governing) if governing else None
+    if governing is None or article is None:
+        raise BadInput(f"No article governs {asked} yet, so it has no history to show.")
+    if ":" in governing and governing.partition(":")[0] in store.mounts:
+        raise BadInput(f"{governing} lives in a mount; its history is in that directory's git.")
+    try:
+        rel = store.path_of(governing).relative_to(store.project).as_posix()
+    except ValueError:
+        rel = ""
+    assets = Assets(store.project, store.root, scope=governing)
+    files = list(governed_files(governing, assets, set(store.addresses())))
+    return Subject(governing, asked, article, rel, files)
+
+
+def entries(about: Subject, times: ChangeTimes) -> list[Entry]:
+    """Commits touching the article file or its governed files, and uncommitted changes,
+    newest first."""
+    by_hash: dict[str, tuple[Commit, set[str], list[str]]] = {}
+    sides = [("article", about.article_path)] if about.article_path else []
+    sides += [("asset", path) for path in about.files]
+    out: list[Entry] = []
+    for side, path in sides:
+        for commit in times.commits_of(path):
+            seen = by_hash.setdefault(commit.hash, (commit, set(), []))
+            seen[1].add(side)
+            if side == "asset":
+                seen[2].append(path)
+        if times.git and not times.committed_only(path):
+            mtime = times.mtime(path)
+            if mtime:
+                out.append(Entry(mtime, day(mtime), side, "", "", "uncommitted", (path,)))
+    for c, found, paths in by_hash.values():
+        side = "both" if len(found) == 2 else next(iter(found))
+        out.append(
+            Entry(
+                float(c.time), day(c.time), side, c.hash, c.author, c.subject, tuple(sorted(paths))
+            )
+        )
+    out.sort(key=lambda e: (-e.time, e.hash))
+    return out
+
+
+def history(
+    store: Store, path: str, since_updated: bool = False, times: ChangeTimes | None = None
+) -> str:
+    """The text of `canon history PATH [--since-updated]` and of `canon.history {path}`."""
+    about = subject(store, path)
+    times = times or ChangeTimes(store.project)
+    reference, basis = reference_of(about.article)
+    today = _today()
+    listed = entries(about, times)
+    after = [e for e in listed if reference and e.date > reference]
+    before = [e for e in listed if not (reference and e.date > reference)]
+    several = len(about.files) > 1
+    lines = [_head(about, listed, after, reference, basis, times.git)]
+    lines += [_line(e, several) for e in after]
+    if reference:
+        ago = days_between(reference, today)
+        lines.append(
+            f"-- {basis} {reference}: the article's reference date ({plural(ago, 'day')} ago) --"
+        )
+    if not since_updated:
+        lines += [_line(e, several) for e in before]
+    journal = [
+        e
+        for e in store.journal_entries()
+        if about.address in e.subject and not (since_updated and reference and e.date <= reference)
+    ]
+    lines += [f"journal {e.date or 'undated'} {e.name}" for e in journal]
+    if not journal:
+        lines.append(f"journal: no entry names {about.address}")
+    return "\n".join(lines)
+
+
+def _head(
+    about: Subject, listed: list[Entry], after: list[Entry], reference: str, basis: str, git: bool
+) -> str:
+    commits = sum(1 for e in listed if e.hash)
+    recent = sum(1 for e in after if e.hash)
+    governs = about.address if about.asked == about.address else f"{about.address} governs "
+    what = (
+        f"{plural(len(about.files), 'governed file')}"
+        if len(about.files) != 1
+        else f"governs {about.files[0]}"
+    )
+    title = (
+        f"History of {about.address}"
+        if about.asked == about.address
+        else f"History of {governs}{about.asked}"
+    )
+    if not git:
+        return f"{title} ({what}): no git repository here, so no commits to list."
+    since = f", {recent} after {basis} {reference}" if reference else ""
+    return f"{title} ({what}), newest first: {plural(commits, 'commit')}{since}."
+
+
+def _line(entry: Entry, several: bool) -> str:
+    if not entry.hash:
+        return f"uncommitted {entry.date} {entry.side} {entry.paths[0]}"
+    files = ""
+    if several and entry.paths:
+        shown = ", ".join(entry.paths[:FILES_SHOWN])
+        more = len(entry.paths) - FILES_SHOWN
+        files = f" [{shown}{f' and {more} more' if more > 0 else ''}]"
+    subject = " ".join(entry.subject.split())
+    return f"{entry.hash} {entry.date} {entry.side} {entry.author}: {subject}{files}"
+
+
+# ---------------------------------------------------------------------------------------
+# The diff since the reference date (the editor's "Show changes since <address> was updated")
+
+
+def base_commit(project: Path, reference: str) -> str | None:
+    """The last commit at or before the reference day (local time, as staleness counts days),
+    or None when the history starts later."""
+    out = _git(project, "rev-list", "-1", f"--before={reference} 23:59:59", "HEAD", "--")
+    text = (out or b"").decode("ascii", "replace").strip()
+    return text or None
+
+
+def _empty_tree(project: Path) -> str | None:
+    out = _git(project, "hash-object", "-t", "tree", os.devnull)
+    return (out or b"").decode("ascii", "replace").strip() or None
+
+
+def _diff(project: Path, base: str, files: list[str]) -> str:
+    """`git diff BASE -- FILES` against the work tree, in chunks of command line."""
+    chunks: list[list[str]] = [[]]
+    size = 0
+    for path in files:
+        if size + len(path) > PATHSPEC_CHUNK and chunks[-1]:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(path)
+        size += len(path) + 1
+    out: list[str] = []
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = _git(
+            project,
+            "--literal-pathspecs",
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--relative",
+            base,
+            "--",
+            *chunk,
+        )
+        if data:
+            out.append(data.decode("utf-8", "replace"))
+    return "".join(out)
+
+
+def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str:
+    """The read-only document of what changed in `address`'s governed files since its
+    reference date: a commented header (the evidence, the base commit), then the diff."""
+    about = subject(store, address)
+    reference, basis = reference_of(about.article)
+    if not reference:
+        raise BadInput(
+            f"{about.address} has no updated or reviewed date, so there is no 'since' to diff from."
+        )
+    times = times or ChangeTimes(store.project)
+    if not times.git:
+        raise BadInput(f"{store.project} is not a git work tree; there is no history to diff.")
+    head = [f"# Changes to the files {about.address} governs since {basis} {reference}"]
+    scoped = Assets(store.project, store.root, scope=about.address)
+    found = evidence_one(store, about.address, scoped, times)
+    if found is not None:
+        head.append(f"# {found.line()}")
+    base = base_commit(store.project, reference)
+    if base is None:
+        head.append(f"# base: none (the history starts after {reference}); compared with empty")
+        base = _empty_tree(store.project) or "HEAD"
+    else:
+        shown = next((c for c in _commit_line(store.project, base)), base[:12])
+        head.append(f"# base: {shown}, the last commit at or before {reference}")
+    head.append("# compared with the working tree (uncommitted edits included)")
+    tracked = [p for p in about.files if times.commits_of(p) or times.committed_only(p)]
+    untracked = [p for p in about.files if p not in tracked]
+    if not about.files:
+        head.append(f"# {about.address} governs no file at the moment.")
+    if untracked:
+        head.append("# untracked, not in the diff: " + ", ".join(untracked))
+    diff = _diff(store.project, base, tracked) if tracked else ""
+    if len(diff) > DIFF_MAX:
+        diff = diff[:DIFF_MAX] + f"\n# … cut at {DIFF_MAX:,} characters.\n"
+    if not diff.strip():
+        head.append(f"# No differences: the governed files read as they did on {reference}.")
+    return "\n".join(head) + "\n\n" + diff
+
+
+def _commit_line(project: Path, rev: str) -> list[str]:
+    out = _git(project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", rev, "--")
+    text = (out or b"").decode("utf-8", "replace").strip()
+    return [text] if text else []
+
+
+def changes_file(store: Store, address: str, times: ChangeTimes | None = None) -> Path:
+    """Write `changes()` to a read-only file under the canon-ls cache directory (never inside
+    the project) and return it, for an editor to open with window/showDocument."""
+    text = changes(store, address, times)
+    about = store.governing(store.address_of(address)) or address
+    directory = _changes_dir(store)
+    key = hashlib.sha256(os.path.realpath(store.project).encode("utf-8", "surrogateescape"))
+    slug = sanitise_slug(about.replace("/", "-")) or "article"
+    file = directory / key.hexdigest()[:12] / f"{slug}.since-updated.diff"
+    if not cache.write_file(file, text.encode("utf-8", "surrogateescape")):
+        raise BadInput(f"canon could not write the changes document under {file.parent}.")
+    os.chmod(file, 0o444)  # a document to read, not to save
+    return file
+
+
+_session_dir: Path | None = None
+
+
+def _changes_dir(store: Store) -> Path:
+    """<cache dir>/changes, or a private temporary directory when the cache is off."""
+    global _session_dir
+    file = cache.cache_file(store.root, store.project)
+    if file is not None:
+        return file.parent / "changes"
+    if _session_dir is None:
+        import tempfile
+
+        _session_dir = Path(tempfile.mkdtemp(prefix="canon-changes-"))
+    return _session_dir

@@ -1,0 +1,101 @@
+"""SPEC §9.1 staleness evidence in core: the one-line form and its variants, the verdict it
+agrees with, and re-dating it after a review (what the language server does after an edit)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from stale_repo import Repo, build, noon
+
+from canon_ls.core import assets as core_assets
+from canon_ls.core.evidence import Change, Evidence
+from canon_ls.core.store import Store
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    monkeypatch.setenv("CANON_TODAY", "2026-11-29")
+    return build(tmp_path / "proj")
+
+
+def test_spec_9_1_whole_store_and_one_article_agree(repo: Repo, tmp_path: Path):
+    """stale_evidence (check, the language server) and evidence_for (read) give equal facts."""
+    store = Store(repo.root)
+    assets = core_assets.Assets(repo.root, store.root)
+    times = core_assets.ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
+    every = core_assets.stale_evidence(store, assets, times)
+    assert set(every) == {"src/feed/fetch", "src/feed", "notes/policy"}
+    for address, found in every.items():
+        assert core_assets.evidence_for(store, address, times) == found
+    assert core_assets.evidence_for(store, "src/app", times) is None
+    fetch = every["src/feed/fetch"]
+    assert [c.subject for c in fetch.commits] == [
+        "Retry on 429",
+        "Fix fetch and its article",
+        "Add backoff",
+    ]
+    assert fetch.short() == "stale · 3 commits since 2026-10-21"
+    assert every["src/feed"].short() == "stale · 1 commit, 1 uncommitted file since 2026-11-05"
+    assert every["notes/policy"].short() == "stale · stale_after 2026-11-01 passed"
+
+
+def test_spec_9_1_since_redates_after_a_review_or_an_update(repo: Repo, tmp_path: Path):
+    """A later reference date keeps only what came after it; an earlier one cannot be told
+    from the evidence alone (None: gather again)."""
+    store = Store(repo.root)
+    times = core_assets.ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
+    fetch = core_assets.evidence_for(store, "src/feed/fetch", times)
+    assert fetch is not None
+    later = fetch.since("2026-11-10", "reviewed", "2026-11-29", "")
+    assert later is not None and later.line().startswith(
+        "stale: 2 commits in 19 days since reviewed 2026-11-10 touched src/feed/fetch.py"
+    )
+    assert fetch.since("2026-11-28", "reviewed", "2026-11-29", "") is None  # nothing after
+    assert fetch.since("2026-10-01", "updated", "2026-11-29", "") is None  # earlier: unknown
+
+
+def test_spec_9_1_without_git_changes_are_file_times(tmp_path: Path, monkeypatch):
+    """No repository: the evidence counts changed files by mtime, without 'uncommitted'."""
+    monkeypatch.setenv("CANON_TODAY", "2026-11-29")
+    root = tmp_path / "plain"
+    (root / "src").mkdir(parents=True)
+    for name, date in (("a.py", "2026-11-20"), ("b.py", "2026-11-25"), ("c.py", "2026-10-01")):
+        (root / "src" / name).write_text("x\n", encoding="utf-8")
+        os.utime(root / "src" / name, (noon(date), noon(date)))
+    store = Store(root)
+    store.write("src", capsule="The sources.", body="# src\n")
+    (root / ".canon/articles/src.md").write_text(
+        "---\ncapsule: The sources.\nupdated: 2026-11-01\n---\n# src\n", encoding="utf-8"
+    )
+    store.refresh()
+    found = core_assets.evidence_for(store, "src", core_assets.ChangeTimes(root))
+    assert found is not None and not found.git
+    assert found.line() == (
+        "stale: 2 files changed in 28 days since updated 2026-11-01: src/b.py, src/a.py"
+    )
+
+
+def test_spec_9_1_one_line_form_for_many_files_and_long_subjects():
+    change = Change("3f2a9c1", noon("2026-11-30"), "2026-11-30", "A", "x" * 100, ("b.py", "a.py"))
+    older = Change("1111111", noon("2026-11-01"), "2026-11-01", "A", "older", ("c.py",))
+    found = Evidence(
+        address="src/feed",
+        reference="2026-10-21",
+        basis="updated",
+        today="2026-12-01",
+        commits=(change, older),
+        uncommitted=(
+            ("d.py", "2026-11-30"),
+            ("e.py", "2026-11-29"),
+            ("f.py", "2026-11-29"),
+            ("g.py", "2026-11-28"),
+        ),
+    )
+    assert found.line() == (
+        "stale: 2 commits in 41 days since updated 2026-10-21 touched b.py and 2 other files "
+        f'(newest 3f2a9c1 2026-11-30 "{"x" * 79}…"); 4 files changed uncommitted: d.py, e.py, '
+        "f.py and 1 more"
+    )
+    assert found.message().endswith("; update it, or mark it reviewed if it still holds.")
