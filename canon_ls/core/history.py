@@ -269,14 +269,12 @@ def _commit_line(project: Path, rev: str) -> list[str]:
     return [text] if text else []
 
 
-def changes_file(store: Store, address: str, times: ChangeTimes | None = None) -> Path:
-    """Write `changes()` to a read-only file under the canon-ls cache directory (never inside
-    the project) and return it, for an editor to open with window/showDocument."""
-    text = changes(store, address, times)
-    about = store.governing(store.address_of(address)) or address
+def changes_file(store: Store, address: str, text: str) -> Path:
+    """Write a `changes()` text to a read-only file under the canon-ls cache directory (never
+    inside the project) and return it, for an editor to open with window/showDocument."""
     directory = _changes_dir(store)
     key = hashlib.sha256(os.path.realpath(store.project).encode("utf-8", "surrogateescape"))
-    slug = sanitise_slug(about.replace("/", "-")) or "article"
+    slug = sanitise_slug(address.replace("/", "-")) or "article"
     file = directory / key.hexdigest()[:12] / f"{slug}.since-updated.diff"
     if not cache.write_file(file, text.encode("utf-8", "surrogateescape")):
         raise BadInput(f"canon could not write the changes document under {file.parent}.")

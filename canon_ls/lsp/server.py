@@ -20,6 +20,7 @@ from .features import (
     commands,
     completion,
     documents,
+    history,
     hover,
     inlay,
     lens,
@@ -44,6 +45,8 @@ COMMANDS = (
     "canon.createArticle",
     "canon.journalAbout",
     "canon.applyAction",
+    "canon.history",
+    "canon.showChanges",
 )
 
 
@@ -133,4 +136,6 @@ def create_server() -> CanonLanguageServer:
     ls.command("canon.createArticle")(guard(commands.create_article, False))
     ls.command("canon.journalAbout")(guard(commands.journal_about, _command_failed))
     ls.command("canon.applyAction")(guard(commands.apply_action, False))
+    ls.command("canon.history")(guard(history.history, _command_failed))
+    ls.command("canon.showChanges")(guard(history.show_changes, _command_failed))
     return ls

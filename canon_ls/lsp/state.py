@@ -23,6 +23,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from canon_ls.core.assets import Finding
+    from canon_ls.core.evidence import Evidence
     from canon_ls.core.store import Store
 
     from .logs import ClientLogHandler
@@ -72,6 +73,8 @@ class Folder:
     _uris: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
+    evidence_pending: bool = False  # an edit made a verdict the last pass has no facts for
     checked: bool = False  # the whole-store check has landed
     generation: int = 0  # bumps on every change; pull diagnostics' result ids
     error: str | None = None  # why the store could not be opened
@@ -95,6 +98,7 @@ class Folder:
         self._uris = {}
         self.findings.clear()
         self.stale.clear()
+        self.evidence.clear()
         self.checked = False
         self.check_requested = False
         self.generation += 1

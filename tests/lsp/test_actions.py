@@ -66,7 +66,8 @@ def apply(s: Session, edit: types.WorkspaceEdit) -> None:
 
 
 async def test_titles_on_a_governed_stale_file(s: Session):
-    """SPEC §10: create (no exact article), update governing, journal, mark reviewed (stale)."""
+    """SPEC §10: create (no exact article), update governing, journal, mark reviewed (stale);
+    SPEC §9.2: show the changes since the article was updated (stale)."""
     await s.checked()
     s.open("src/core/util.py")
     titles = [a.title for a in await actions(s, "src/core/util.py")]
@@ -81,6 +82,7 @@ async def test_titles_on_a_governed_stale_file(s: Session):
         "Update governing article src/core/config",
         "Journal an entry about src/core/config",
         "Mark src/core/config reviewed",
+        "Show changes since src/core/config was updated",
     ]
 
 

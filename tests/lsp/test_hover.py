@@ -63,7 +63,9 @@ async def test_inlay_hint_at_end_of_first_line(s: Session):
 
 
 async def test_code_lens_names_article_or_offers_create(s: Session):
-    """SPEC §10 code lens: `canon: <address> · updated <date> · N journal`, or create."""
+    """SPEC §10 code lens: `canon: <address> · updated <date> · N journal`, or create; on a
+    stale article's file, SPEC §9.1's short evidence too (once the check has measured it)."""
+    await s.checked()
     s.open("src/core/config.ts")
     lenses = await s.client.text_document_code_lens_async(
         types.CodeLensParams(
@@ -72,7 +74,8 @@ async def test_code_lens_names_article_or_offers_create(s: Session):
     )
     assert lenses is not None
     assert [lens.command.title for lens in lenses if lens.command] == [
-        "canon: src/core/config · updated 2026-01-01 · 1 journal"
+        "canon: src/core/config · updated 2026-01-01 · 1 journal",
+        "stale · 1 commit since 2026-01-01",
     ]
     lenses = await s.client.text_document_code_lens_async(
         types.CodeLensParams(

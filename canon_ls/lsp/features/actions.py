@@ -1,4 +1,5 @@
-"""Code actions (SPEC §10): create, update, journal, mark reviewed, orphan remedies, links.
+"""Code actions (SPEC §10): create, update, journal, mark reviewed, show changes (§9.2),
+orphan remedies, links.
 
 Titles are exactly the SPEC's. Edits are built when the action is *applied*, never when the
 menu is shown: through `codeAction/resolve` when the client can resolve `edit`, else through
@@ -76,6 +77,13 @@ def on_code_action(
                 f"Mark {governing} reviewed",
                 QUICKFIX,
                 {"op": "reviewed", "folder": folder.uri, "address": governing},
+            )
+        )
+        out.append(  # SPEC §9.2: a read-only document with the diff since the reference date
+            _command_action(
+                f"Show changes since {governing} was updated",
+                "canon.showChanges",
+                {"address": governing, "folder": folder.uri},
             )
         )
     if where.kind == "article":

@@ -86,6 +86,8 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             return
         folder.findings = _grouped(snapshot.findings)
         folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
+        folder.evidence = snapshot.evidence if folder.settings.staleness_enabled else {}
+        folder.evidence_pending = False
         folder.newest = snapshot.newest
         folder.moves = snapshot.moves
         folder.asset_dirs = snapshot.dirs
@@ -151,7 +153,12 @@ def _land_partial(folder: Folder, partial: background.Snapshot) -> dict[str, lis
     for address, reason in folder.stale.items():
         if address in grouped or (folder.store is not None and folder.store.has(address)):
             found = grouped.setdefault(address, [])
-            found.append(core_assets.Finding(address, "stale", "info", reason))
+            evidence = folder.evidence.get(address)
+            found.append(
+                core_assets.stale_finding(evidence)
+                if evidence is not None
+                else core_assets.Finding(address, "stale", "info", reason)
+            )
             found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
     folder.findings = grouped
     folder.moves = partial.moves

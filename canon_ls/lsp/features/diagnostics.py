@@ -73,10 +73,11 @@ def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
     text = ls.text_of(_uri(where)) or Text("")
     first = text.first_line()
     codec = ls.workspace.position_codec
-    reason = where.folder.stale[governing]
-    message = f"governing article {governing} is stale"
-    if reason:
-        message += f": {reason}"
+    evidence = where.folder.evidence.get(governing)
+    if evidence is not None:  # SPEC §9.1: the same one line as read, check and the hover
+        message = f"governing article {governing} is {evidence.line()}"
+    else:
+        message = f"governing article {governing} is stale: {where.folder.stale[governing]}"
     return [
         types.Diagnostic(
             range=types.Range(

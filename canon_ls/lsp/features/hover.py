@@ -45,9 +45,14 @@ def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) ->
     facts = [f"updated {article.updated or 'never'}"]
     if article.reviewed:
         facts.append(f"reviewed {article.reviewed}")
-    if governing in target.where.folder.stale:
+    folder = target.where.folder
+    evidence = folder.evidence.get(governing)
+    if evidence is None and governing in folder.stale:
         facts.append("**stale**")
     lines.append(" · ".join(facts))
+    if evidence is not None:  # SPEC §9.1: how many commits, since when, which was newest
+        lines.append("")
+        lines.append("**stale**: " + _escape(evidence.line().removeprefix("stale: ")))
     journal = target.where.folder.journal_names(governing)[:3]
     if journal:
         lines.append("")

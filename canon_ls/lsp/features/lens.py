@@ -1,11 +1,12 @@
-"""Code lens on line 1: which article governs the file, or an offer to create one (SPEC §10)."""
+"""Code lens on line 1: which article governs the file, or an offer to create one (SPEC §10);
+on a stale article and its files, the staleness in short, opening what changed (SPEC §9.1)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
 from .. import convert
-from ..state import CanonLanguageServer
+from ..state import CanonLanguageServer, Folder
 from . import freshness
 
 
@@ -14,10 +15,13 @@ def on_code_lens(
 ) -> list[types.CodeLens] | None:
     uri = params.text_document.uri
     where = ls.where(uri)
-    if where is None or where.kind != "asset" or not where.address:
+    if where is None or where.kind not in ("asset", "article") or not where.address:
         return None
     if not where.folder.settings.code_lens_enabled:
         return None
+    if where.kind == "article":
+        stale = stale_lens(where.folder, where.address)
+        return [stale] if stale is not None else None
     freshness.check_article(ls, where.folder, where.address)
     governing = where.governing()
     if not governing:
@@ -35,4 +39,22 @@ def on_code_lens(
     command = types.Command(
         title=title, command="canon.open", arguments=[where.folder.article_uri(governing)]
     )
-    return [types.CodeLens(range=convert.TOP, command=command)]
+    lenses = [types.CodeLens(range=convert.TOP, command=command)]
+    stale = stale_lens(where.folder, governing)
+    if stale is not None:
+        lenses.append(stale)
+    return lenses
+
+
+def stale_lens(folder: Folder, governing: str) -> types.CodeLens | None:
+    """`stale · 7 commits since 2026-10-21` (SPEC §9.1); it opens the changes since then."""
+    if governing not in folder.stale or not folder.settings.staleness_enabled:
+        return None
+    evidence = folder.evidence.get(governing)
+    title = evidence.short() if evidence is not None else "stale"
+    command = types.Command(
+        title=title,
+        command="canon.showChanges",
+        arguments=[{"address": governing, "folder": folder.uri}],
+    )
+    return types.CodeLens(range=convert.TOP, command=command)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -16,9 +17,14 @@ from pygls.capabilities import get_capability
 from canon_ls.core import assets as core_assets
 from canon_ls.core.address import parent
 from canon_ls.core.clock import today
+from canon_ls.core.evidence import date_of, day, is_stale, reference_of
 
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+    from canon_ls.core.lint import Finding
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +53,12 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
     folder.generation += 1
     ls.dirty_uris.update(folder.finding_uri(a) for a in affected)
     schedule_notify(ls)
-    if new and folder.checked:
+    if (new or folder.evidence_pending) and folder.checked:
         from . import checks
 
-        checks.schedule(ls, folder, NEW_ARTICLE_DEBOUNCE)  # a new article: orphan? governs?
+        folder.evidence_pending = False
+        # a new article (orphan? governs?) or a verdict without its evidence yet
+        checks.schedule(ls, folder, NEW_ARTICLE_DEBOUNCE)
 
 
 def recheck(folder: Folder, address: str) -> bool:
@@ -79,18 +87,47 @@ def recheck(folder: Folder, address: str) -> bool:
     if orphan and article.scope != "rule":
         found += orphan
     if folder.checked and folder.settings.staleness_enabled and ":" not in address:
-        reason = core_assets.stale_reason(store, address, folder.newest.get(address), today())
-        if reason:
-            folder.stale[address] = reason
-            found.append(core_assets.Finding(address, "stale", "info", reason))
-        else:
-            folder.stale.pop(address, None)
+        stale = _restale(folder, address, article)
+        if stale is not None:
+            found.append(stale)
     if found:
         folder.findings[address] = found
     else:
         folder.findings.pop(address, None)
     # New since the last whole-store check (one running now will see it anyway).
     return address not in folder.known and folder.changed_during_check is None
+
+
+def _restale(folder: Folder, address: str, article: Article) -> Finding | None:
+    """The stale finding after an edit, from what the last whole-store pass measured (SPEC
+    §9.1): the verdict from the article's newest governed change, the evidence re-dated to the
+    new reference date (a review or an update keeps only what came after it). When the pass
+    has no facts for the new verdict (newly stale, or the date moved back), a short reason
+    stands in and `evidence_pending` asks for the next pass."""
+    store = folder.store
+    assert store is not None
+    now = today()
+    newest = folder.newest.get(address)
+    if not is_stale(article, day(newest[0]) if newest else "", now):
+        folder.stale.pop(address, None)
+        folder.evidence.pop(address, None)
+        return None
+    reference, basis = reference_of(article)
+    known = folder.evidence.get(address)
+    evidence = (
+        known.since(reference, basis, now, date_of(article.stale_after))
+        if known is not None
+        else None
+    )
+    if evidence is None:
+        folder.evidence.pop(address, None)
+        folder.evidence_pending = True
+        reason = core_assets.stale_reason(store, address, newest, now) or f"{address} is stale."
+        folder.stale[address] = reason
+        return core_assets.Finding(address, "stale", "info", reason)
+    folder.evidence[address] = evidence
+    folder.stale[address] = evidence.message()
+    return core_assets.stale_finding(evidence)
 
 
 def schedule_notify(ls: CanonLanguageServer) -> None:

@@ -1,0 +1,112 @@
+"""`canon.history {path}` and `canon.showChanges {address}` (SPEC §9.2).
+
+Both need the history pass and git, so they run the `canon` CLI in a child process (the
+same core functions, hence the same text as `canon history`): the server's event loop and
+its memory never carry a second copy of the project's history. The changes document is
+written under the canon-ls cache directory, read-only, and opened with window/showDocument.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from canon_ls.core import history as core_history
+from canon_ls.core.store import BadInput
+
+from ..state import CanonLanguageServer, Folder
+from .commands import pick_folder
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 120.0  # seconds for the child (a first history pass on a big repository)
+
+
+async def run_cli(folder: Folder, *args: str) -> tuple[int, str]:
+    """Run `canon <args>` for the folder's project and options; (exit code, text)."""
+    options = folder.settings.store_options()
+    argv = [sys.executable, "-m", "canon_ls.agent.cli", *args, "--project", str(folder.project)]
+    if options.get("root"):
+        argv += ["--root", str(options["root"])]
+    for mount in options.get("mounts", ()):
+        argv += ["--mount", str(mount)]
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=str(folder.project),
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=TIMEOUT)
+    except (TimeoutError, asyncio.CancelledError):
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
+    code = proc.returncode or 0
+    text = (out if code == 0 else err or out).decode("utf-8", "replace")
+    return code, text.rstrip("\n")
+
+
+def _argument(ls: CanonLanguageServer, args: tuple[Any, ...]) -> tuple[Folder | None, str, dict]:
+    """(folder, path or address, the object): `{path}`, `{address}`, `{uri}` or a bare string."""
+    obj = args[0] if args else {}
+    if isinstance(obj, str):
+        obj = {"path": obj}
+    if not isinstance(obj, dict):
+        return None, "", {}
+    raw = obj.get("path") or obj.get("address") or obj.get("uri") or ""
+    if not isinstance(raw, str):
+        raw = ""
+    if raw.startswith("file:"):
+        raw = to_fs_path(raw) or raw
+    folder = pick_folder(ls, obj)
+    return folder, raw, obj
+
+
+async def history(ls: CanonLanguageServer, *args: Any) -> str:
+    """`canon.history {path, sinceUpdated?}`: the text of `canon history PATH`."""
+    folder, path, obj = _argument(ls, args)
+    if folder is None or folder.store is None or not path:
+        return 'canon.history needs {"path": …}, a file or an address.'
+    since = bool(obj.get("sinceUpdated") or obj.get("since_updated"))
+    _, text = await run_cli(folder, "history", path, *(["--since-updated"] if since else []))
+    return text
+
+
+async def show_changes(ls: CanonLanguageServer, *args: Any) -> str:
+    """`canon.showChanges {address}`: open the diff of the article's governed files since its
+    reference date as a read-only document; returns its URI, or the sentence saying why not."""
+    folder, address, _ = _argument(ls, args)
+    if folder is None or folder.store is None or not address:
+        return 'canon.showChanges needs {"address": …}.'
+    code, text = await run_cli(folder, "history", address, "--diff")
+    if code != 0:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=text)
+        )
+        return text
+    store = folder.store
+    try:
+        governing = store.governing(store.address_of(address)) or address
+        file = core_history.changes_file(store, governing, text + "\n")
+    except (BadInput, OSError, ValueError) as exc:
+        message = f"canon could not write the changes document: {exc}"
+        _warn(ls, message)
+        return message
+    uri = from_fs_path(str(Path(file))) or ""
+    result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    if result is None or not result.success:
+        log.info("the client did not show %s", uri)
+    return uri
+
+
+def _warn(ls: CanonLanguageServer, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
