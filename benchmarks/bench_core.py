@@ -329,6 +329,8 @@ def stage_check(store: Store, repo: Path, manifest: dict[str, Any]) -> None:
         say("assets_s", t_assets, f"Assets (git ls-files): {t_assets:.2f} s")
         t_cold, times = timed(ChangeTimes, repo, Path(cache))
         say("change_times_cold_s", t_cold, f"ChangeTimes, full git log pass: {t_cold:.2f} s")
+        size = sum(f.stat().st_size for f in Path(cache).glob("changes-*.bin")) / 1e6
+        say("change_times_cache_mb", size, f"ChangeTimes cache file: {size:.1f} MB")
         t_warm, times2 = timed(ChangeTimes, repo, Path(cache))
         say(
             "change_times_cached_s", t_warm, f"ChangeTimes from cache (new process): {t_warm:.2f} s"
@@ -338,6 +340,13 @@ def stage_check(store: Store, repo: Path, manifest: dict[str, Any]) -> None:
             "change_times_refresh_s",
             t_refresh,
             f"ChangeTimes.refresh, HEAD unchanged: {t_refresh:.2f} s",
+        )
+        t_stale, stale_found = timed(stale, store, assets, times)
+        say(
+            "stale_s",
+            t_stale,
+            f"stale(): verdicts (and evidence) of {len(stale_found)} stale articles: "
+            f"{t_stale:.3f} s",
         )
         t_check, found = timed(check, store, assets, times)
         codes: dict[str, int] = {}

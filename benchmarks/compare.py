@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Interleaved runs of bench_core.py over two code trees: this checkout and a base revision.
+
+    python benchmarks/compare.py --repo benchmarks/repos/m10k --base da6b119 --rounds 5
+
+The base revision's `canon_ls/` is extracted (git archive) into a temporary directory beside a
+copy of this checkout's benchmark scripts, so both trees run the same measuring code; the runs
+alternate (base, new, new, base, ...) so that load on a shared machine falls on both alike.
+Each run has its own cache directory. Prints the median, minimum and maximum of each figure for
+both trees and the ratio of the medians. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from common import median  # noqa: E402
+
+FIGURES = (
+    "assets_s",
+    "change_times_cold_s",
+    "change_times_cache_mb",
+    "change_times_cached_s",
+    "change_times_refresh_s",
+    "stale_s",
+    "check_s",
+    "article_findings_p50_ms",
+)
+
+
+def extract(rev: str, into: Path) -> Path:
+    """`canon_ls/` of `rev` plus this checkout's benchmarks/ scripts, under `into`."""
+    data = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "canon_ls"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    (into / "benchmarks").mkdir()
+    for script in HERE.glob("*.py"):
+        shutil.copy(script, into / "benchmarks" / script.name)
+    return into
+
+
+def run(tree: Path, repo: Path, skip: str, cache: Path, out: Path) -> dict[str, float]:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    cmd = [sys.executable, str(tree / "benchmarks" / "bench_core.py"), "--repo", str(repo)]
+    cmd += ["--skip", skip, "--json", str(out)]
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    return {k: float(figures[k]) for k in FIGURES if isinstance(figures.get(k), (int, float))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", required=True, help="a gen_repo.py output directory")
+    ap.add_argument("--base", required=True, help="the git revision to compare against")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--skip", default="cold,resolve,search,write")
+    args = ap.parse_args()
+    repo = Path(args.repo).resolve()
+    with tempfile.TemporaryDirectory(prefix="canon-compare-") as tmp:
+        work = Path(tmp)
+        trees = {"base": extract(args.base, work / "base"), "new": ROOT}
+        runs: dict[str, list[dict[str, float]]] = {"base": [], "new": []}
+        for n in range(args.rounds):
+            order = ("base", "new") if n % 2 == 0 else ("new", "base")
+            for name in order:
+                cache = work / f"cache-{name}-{n}"
+                got = run(trees[name], repo, args.skip, cache, work / f"{name}-{n}.json")
+                runs[name].append(got)
+                shown = ", ".join(f"{k} {v:.3f}" for k, v in got.items())
+                print(f"round {n + 1} {name}: {shown}", flush=True)
+        print(f"\nmedian (min-max) of {args.rounds} interleaved runs; base {args.base}")
+        print(f"{'figure':26} {'base':>22} {'new':>22} {'new/base':>9}")
+        for key in FIGURES:
+            cols = []
+            for name in ("base", "new"):
+                values = [r[key] for r in runs[name] if key in r]
+                cols.append(values)
+            if not cols[0] or not cols[1]:
+                continue
+            b, w = median(cols[0]), median(cols[1])
+            fmt = [f"{median(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in cols]
+            print(f"{key:26} {fmt[0]:>22} {fmt[1]:>22} {w / b if b else float('nan'):>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
