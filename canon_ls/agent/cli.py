@@ -452,7 +452,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
     from canon_ls.agent.init import main as init_main
 
     directory = Path(args.dir) if args.dir else None
-    return init_main(args.target, _project(args), directory)
+    return init_main(args.target, _project(args), directory, args.user)
 
 
 # ---------------------------------------------------------------- parser
@@ -557,11 +557,17 @@ def build_parser() -> argparse.ArgumentParser:
     add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
 
     p = add("hook", _cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
-    p.add_argument("agent", choices=("claude-code", "codex"))
+    p.add_argument("agent", choices=("claude-code", "codex", "pi"))
 
     p = add("init", _cmd_init, "write hook and MCP configuration for an agent")
-    p.add_argument("target", choices=("claude-code", "codex", "claude-plugin"))
+    p.add_argument("target", choices=("claude-code", "codex", "claude-plugin", "pi"))
     p.add_argument("dir", metavar="DIR", nargs="?", help="where to write (default: the project)")
+    p.add_argument(
+        "--global",
+        dest="user",
+        action="store_true",
+        help="pi: install the extension for every project (Pi's user extension folder)",
+    )
     return parser
 
 

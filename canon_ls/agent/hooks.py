@@ -1,4 +1,4 @@
-"""`canon hook claude-code|codex`: one agent hook event in on stdin, the agent's JSON out.
+"""`canon hook claude-code|codex|pi`: one agent hook event in on stdin, the agent's JSON out.
 
 This module only translates: the decisions are `canon_ls.agent.events` (shared with the Pi
 bridge). A hook process starts for every tool call, so the path imports only the standard
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-AGENTS = ("claude-code", "codex")
+AGENTS = ("claude-code", "codex", "pi")
 EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"})
 
 
@@ -52,6 +52,11 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     """The reply object for one raw hook input, or None for no output."""
     if not raw.strip():
         return None
+    if agent == "pi":  # the Pi extension speaks its own event objects (canon_ls.agent.pi)
+        from canon_ls.agent import pi
+
+        event = pi.decode(raw)
+        return pi.handle(event, env) if event is not None else None
     try:
         payload = json.loads(raw)
     except ValueError:

@@ -1,4 +1,4 @@
-"""`canon init claude-code|codex|claude-plugin [DIR]`: write an agent's hook and MCP config.
+"""`canon init claude-code|codex|claude-plugin [DIR]|pi [--global]`: write an agent's config.
 
 Idempotent and conservative (SPEC §11.3): JSON files are parsed, only canon's entries are
 added, and a file that already holds them is not rewritten; in `.codex/config.toml` only the
@@ -15,17 +15,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-TARGETS = ("claude-code", "codex", "claude-plugin")
+TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 # PreToolUse is deliberately absent: the hook does nothing there (see canon_ls.agent.hooks).
 HOOK_EVENTS = ("SessionStart", "PostToolUse", "Stop")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
 VERSION = "0.1.0"
 
 
-def main(target: str, project: Path, directory: Path | None) -> int:
-    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input."""
+def main(target: str, project: Path, directory: Path | None, user: bool = False) -> int:
+    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input.
+    `user` (`--global`) writes to the agent's user directory instead of the project (Pi)."""
     try:
-        if target == "claude-code":
+        if user and target != "pi":
+            print("--global applies to canon init pi only.")
+            return 2
+        if target == "pi":
+            lines = init_pi(directory or project, user)
+        elif target == "claude-code":
             lines = init_claude_code(directory or project)
         elif target == "codex":
             lines = init_codex(directory or project)
@@ -173,6 +179,45 @@ def init_claude_plugin(directory: Path) -> list[str]:
         else:
             _write(path, text)
             lines.append(f"{rel}: written.")
+    return lines
+
+
+def pi_extension_dir(project: Path, user: bool) -> Path:
+    """`.pi/extensions/canon` in the project, or in Pi's agent directory with `--global`."""
+    if not user:
+        return project / ".pi" / "extensions" / "canon"
+    agent = os.environ.get("PI_CODING_AGENT_DIR") or os.path.join(
+        os.path.expanduser("~"), ".pi/agent"
+    )
+    return Path(agent) / "extensions" / "canon"
+
+
+def init_pi(project: Path, user: bool) -> list[str]:
+    """The Pi extension (package data `pi_extension/index.ts`), a bridge to `canon hook pi`."""
+    from importlib.resources import files
+
+    text = files("canon_ls.agent").joinpath("pi_extension/index.ts").read_text("utf-8")
+    target = pi_extension_dir(project, user) / "index.ts"
+    shown = str(target) if user else _rel(target, project)
+    if _read(target) == text:
+        lines = [f"{shown}: up to date."]
+    else:
+        _write(target, text)
+        lines = [f"{shown}: wrote the canon extension for Pi."]
+    if user:
+        lines.append(
+            "Pi loads it in every project; it stays quiet where there is no .canon/ store."
+        )
+    else:
+        lines.append(
+            "Pi loads project extensions only once you trust the project: accept Pi's trust "
+            "prompt when it next starts here (or run /trust in Pi)."
+        )
+    if not (project / ".canon" / "articles").is_dir() and not user:
+        lines.append("There is no .canon/ store here yet; the first canon write creates it.")
+    lines.append(
+        "The extension runs `canon hook pi`: keep canon on the PATH Pi sees, or set CANON_BIN."
+    )
     return lines
 
 

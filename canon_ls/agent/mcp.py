@@ -39,21 +39,8 @@ from canon_ls.core.store import Store
 
 TOOL_NAME = "canon"
 
-DESCRIPTION = (
-    "Project memory (.canon/ in the repository): one article per file or folder, plus an "
-    "append-only journal. Actions: "
-    "read {path} - the article governing a path (read it before changing that code); "
-    "write {path, capsule?, body?, scope?} - create or update that article (absent fields stay "
-    "unchanged); "
-    "journal {body, subject?, slug?} - record what happened and why; "
-    "map {path?} - list articles as 'address: capsule'; "
-    "search {query, journal?} - BM25 search over articles (and the journal)."
-)
-
-INSTRUCTIONS = (
-    "Use the canon tool to read the article governing a file before changing it, update the "
-    "article when the code's current state changes, and journal decisions and history."
-)
+DESCRIPTION = tool.DESCRIPTION  # shared with the Pi extension (canon_ls.agent.pi)
+INSTRUCTIONS = tool.GUIDELINE
 
 _SESSION_KEYS = ("sessionId", "session_id", "session")
 

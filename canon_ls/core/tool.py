@@ -42,6 +42,24 @@ def plural(n: int, word: str, many: str = "") -> str:
     return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
+# How the tool presents itself to an agent (MCP server, Pi extension).
+DESCRIPTION = (
+    "Project memory (.canon/ in the repository): one article per file or folder, plus an "
+    "append-only journal. Actions: "
+    "read {path} - the article governing a path (read it before changing that code); "
+    "write {path, capsule?, body?, scope?} - create or update that article (absent fields stay "
+    "unchanged); "
+    "journal {body, subject?, slug?} - record what happened and why; "
+    "map {path?} - list articles as 'address: capsule'; "
+    "search {query, journal?} - BM25 search over articles (and the journal)."
+)
+
+GUIDELINE = (
+    "Use the canon tool to read the article governing a file before changing it, update the "
+    "article when the code's current state changes, and journal decisions and history."
+)
+
+
 def input_schema() -> dict[str, Any]:
     """JSON Schema of the §6 action object (the MCP tool's inputSchema)."""
     return {

@@ -35,11 +35,12 @@ def tool_use(name: str, arguments: dict[str, Any], ident: str) -> list[Block]:
 class Recorded:
     path: str
     body: dict[str, Any]
+    main_tool: str = "Read"  # a request declaring this tool is the agent's main loop
 
     @property
     def is_main(self) -> bool:
         names = {t.get("name") for t in self.body.get("tools") or [] if isinstance(t, dict)}
-        return "Read" in names
+        return self.main_tool in names
 
     def flat(self) -> str:
         """All message text of the request (tool results and system reminders included)."""
@@ -51,6 +52,7 @@ class FakeAnthropic(LoopbackServer):
     """Scripted Messages API. `script(turn, request)` returns the next assistant blocks."""
 
     script: Callable[[int, Recorded], list[Block]]
+    main_tool: str = "Read"  # Claude Code's file reader; Pi's is "read"
     requests: list[Recorded] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -102,7 +104,7 @@ class FakeAnthropic(LoopbackServer):
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {}
-                rec = Recorded(self.path, body if isinstance(body, dict) else {})
+                rec = Recorded(self.path, body if isinstance(body, dict) else {}, fake.main_tool)
                 with fake._lock:
                     fake.requests.append(rec)
                 if "count_tokens" in self.path:

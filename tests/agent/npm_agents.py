@@ -10,22 +10,33 @@ A failed install fails the test loudly (never a skip). CI can install ahead of t
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332", "@anthropic-ai/claude-code-*/claude")
 CODEX = ("@openai/codex", "0.171.0", "@openai/codex-*/vendor/*/bin/codex")
+# Pi is a Node program needing Node >= 22.19; the machine's Node may be older, so a pinned Node
+# comes from npm too (the `node-<os>-<cpu>` packages ship the official binary).
+PI = (
+    "@earendil-works/pi-coding-agent",
+    "1.6.0",
+    "@earendil-works/pi-coding-agent/dist/bundle/cli.js",
+)
+PI_NODE = "22.23.5"
 
 
 def cache_root() -> Path:
     return Path(os.environ.get("CANON_NPM_CACHE") or os.path.expanduser("~/.cache/canon-tests"))
 
 
-def install(package: str, version: str, binary_glob: str) -> Path:
-    """The native binary of `package@version`, installing it into the cache when missing."""
+def install(package: str, version: str, binary_glob: str, *extra: str) -> Path:
+    """The native binary of `package@version`, installing it into the cache when missing;
+    `extra` packages (`name@version`) are installed beside it."""
     prefix = cache_root() / f"{package.rsplit('/', 1)[-1]}-{version}"
     found = sorted(prefix.glob(f"node_modules/{binary_glob}"))
     if not found:
@@ -35,7 +46,7 @@ def install(package: str, version: str, binary_glob: str) -> Path:
         prefix.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-             f"{package}@{version}"],
+             f"{package}@{version}", *extra],
             capture_output=True, text=True, timeout=1200,
         )  # fmt: skip
         found = sorted(prefix.glob(f"node_modules/{binary_glob}"))
@@ -53,6 +64,25 @@ def checked(binary: Path, version: str) -> Path:
     return binary
 
 
+def pi_command() -> list[str]:
+    """`pi` as [node, cli.js]: the pinned Pi and the pinned Node it runs on."""
+    cpu = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine().lower()
+    )
+    node_package = f"node-{'win' if sys.platform == 'win32' else sys.platform}-{cpu}"
+    cli = install(*PI, f"{node_package}@{PI_NODE}")
+    node = cli.parents[4] / node_package / "bin" / "node"
+    if not node.exists():
+        pytest.fail(
+            f"{node_package}@{PI_NODE} is missing in {cli.parents[4]}; delete it to reinstall."
+        )
+    command = [str(node), str(cli)]
+    done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=120)
+    assert PI[1] in done.stdout + done.stderr, done.stdout + done.stderr
+    return command
+
+
 if __name__ == "__main__":  # pre-install for CI: python tests/agent/npm_agents.py
     for spec in (CLAUDE_CODE, CODEX):
         print(checked(install(*spec), spec[1]))
+    print(" ".join(pi_command()))

@@ -1,4 +1,4 @@
-"""`canon init claude-code|codex|claude-plugin`: idempotent, preserving the user's settings.
+"""`canon init claude-code|codex|claude-plugin|pi`: idempotent, preserving the user's settings.
 
 SPEC §11.3 last item. Runs the real `canon init` as a subprocess.
 """
@@ -6,6 +6,7 @@ SPEC §11.3 last item. Runs the real `canon init` as a subprocess.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tomllib
 from pathlib import Path
@@ -168,3 +169,39 @@ def test_existing_canon_hook_with_a_full_path_is_recognised(tmp_path: Path) -> N
     (tmp_path / ".claude/settings.json").write_text(text)
     assert init("claude-code", cwd=tmp_path).returncode == 0
     assert (tmp_path / ".claude/settings.json").read_text() == text
+
+
+def test_pi_writes_the_extension_and_says_trust_is_needed(tmp_path: Path) -> None:
+    """SPEC §11.6: `canon init pi` writes the bridge into .pi/extensions/canon, idempotently."""
+    from importlib.resources import files
+
+    done = init("pi", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = tmp_path / ".pi/extensions/canon/index.ts"
+    shipped = files("canon_ls.agent").joinpath("pi_extension/index.ts").read_text("utf-8")
+    assert written.read_text("utf-8") == shipped
+    assert "canon hook pi" in shipped and len(shipped.splitlines()) <= 200
+    assert "trust" in done.stdout and "no .canon/ store here yet" in done.stdout
+    before = snapshot(tmp_path)
+    again = init("pi", cwd=tmp_path)
+    assert again.returncode == 0 and "up to date" in again.stdout
+    assert snapshot(tmp_path) == before
+    assert not (tmp_path / ".canon").exists()
+
+
+def test_pi_global_writes_to_pi_s_agent_directory(tmp_path: Path) -> None:
+    agent = tmp_path / "pi-agent"
+    done = subprocess.run(
+        [*canon_command(), "init", "pi", "--global"], cwd=tmp_path, capture_output=True,
+        text=True, timeout=60, env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (agent / "extensions/canon/index.ts").is_file()
+    assert not (tmp_path / ".pi").exists()
+    assert "every project" in done.stdout
+
+
+def test_global_is_for_pi_only(tmp_path: Path) -> None:
+    done = init("codex", "--global", cwd=tmp_path)
+    assert done.returncode == 2 and "canon init pi" in done.stdout
+    assert not (tmp_path / ".codex").exists()

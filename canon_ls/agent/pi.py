@@ -1,0 +1,178 @@
+"""`canon hook pi`: the decisions behind the Pi extension that `canon init pi` writes (SPEC §11.6).
+
+The extension is a bridge: on each Pi event it sends one JSON object on stdin and acts on the
+JSON it gets back, so Pi surfaces, reminds and resets exactly as the Claude Code and Codex hooks
+do (the same `Surfacer`, the same session state). Like every hook, this never breaks the agent:
+bad input, an unknown event, a missing store or an internal failure give exit 0 and no output.
+
+Events (in → out; `cwd` and `session` ride on every event):
+- `session_start {reason}`: startup/new/fork start a compaction cycle, resume/reload keep it.
+  Out `{"tool": {description, snippet, guidelines, parameters}}` (the extension registers the
+  `canon` tool from it) and `"active": true` when the project has a store (surfacing wakes up).
+- `session_compact`: a new cycle (Pi compacted the context).
+- `turn_end {calls: [{tool, input, isError}]}`: every tool call of the turn, in order.
+  Out `{"message": text, "surfaced": [address, …]}`: one batched message for the turn.
+- `stop {again}`: the agent is about to settle. Out `{"message": reminder}` once when edited
+  files' articles were not written since; quiet when `again` (canon's own continuation).
+- `tool {input}`: the `canon` tool (SPEC §6). Out `{"text", "isError"}`; runs with or without
+  a store (a write creates it), journal entries carry `source: pi` and the session id.
+- `status {surfaced}`: out `{"text"}`, the `/canon` status line and what surfaced.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+AGENT = "pi"
+# Pi's built-in tools, in the vocabulary the surfacing scan reads: edit/write name the file
+# they change, bash carries a shell command, the native canon tool reads and writes articles.
+TOOL_NAMES = {"edit": "Edit", "write": "Write", "bash": "Bash", "canon": "mcp__pi__canon"}
+# Pi `session_start` reasons, as the session sources of SPEC §11.3 (`new` is Pi's /new).
+SESSION_SOURCES = {"startup": "startup", "new": "clear", "fork": "fork", "resume": "resume"}
+MAX_CALLS = 256  # tool calls considered per turn
+
+
+def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
+    """The reply for one decoded Pi event, or None for no output."""
+    from canon_ls.agent.hooks import _directory
+
+    event = payload.get("event")
+    cwd = _directory(payload.get("cwd")) or Path.cwd()
+    session = _text(payload.get("session")) or "default"
+    if event == "tool":
+        return run_tool(cwd, payload.get("input"), session)
+    if event == "status":
+        return {"text": status(cwd, payload.get("surfaced"))}
+    if event not in ("session_start", "session_compact", "prompt", "turn_end", "stop"):
+        return None
+
+    from canon_ls.agent.events import open_session, prune
+
+    reply: dict[str, Any] | None = None
+    with open_session(AGENT, session, cwd, env=env) as hook:
+        if hook is None:
+            # No store: no surfacing, no state; only the tool, whose first write creates it.
+            return {"tool": tool_spec()} if event == "session_start" else None
+        if event == "session_start":
+            source = SESSION_SOURCES.get(_text(payload.get("reason")), "resume")
+            if source == "startup" and payload.get("resumed") is True:
+                source = "resume"  # `pi --continue`: the context still holds what surfaced
+            hook.session_start(source)
+            reply = {"active": True, "tool": tool_spec()}
+        elif event == "session_compact":
+            hook.session_start("compact")
+        elif event == "prompt":
+            text = hook.user_prompt(_text(payload.get("prompt")))
+            reply = {"message": text} if text else None
+        elif event == "turn_end":
+            reply = turn_end(hook, payload.get("calls"))
+        else:
+            reason = hook.stop(payload.get("again") is True)
+            reply = {"message": reason} if reason else None
+    if event == "session_start" and payload.get("reason") == "startup":
+        prune()
+    return reply
+
+
+def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
+    """One message for everything this turn's calls surfaced (SPEC §11.6: Pi drains one
+    queued message per provider round trip, so a message per call would cost a model call
+    each). A `canon` read in the same turn withdraws its article's line before it goes out."""
+    if not isinstance(calls, list):
+        return None
+    lines: list[str] = []
+    surfaced: list[str] = []
+    withdrawn: set[str] = set()
+    for call in calls[:MAX_CALLS]:
+        if not isinstance(call, dict):
+            continue
+        tool = _text(call.get("tool"))
+        before = len(hook.traces)
+        text = hook.post_tool(
+            TOOL_NAMES.get(tool, tool), call.get("input"), {"isError": call.get("isError")}
+        )
+        for _event, decisions in hook.traces[before:]:
+            for decision in decisions:
+                if decision.get("decision") == "surfaced":
+                    surfaced.append(str(decision.get("governing")))
+                elif decision.get("decision") == "withdrawn":
+                    withdrawn.add(str(decision.get("governing")))
+        if "\n" in text:  # drop the per-call header; keep one chunk per delivered article
+            lines.extend(re.split(r"\n(?=- )", text.split("\n", 1)[1]))
+    kept = [line for line in lines if not any(_names(line, a) for a in withdrawn)]
+    if not kept:
+        return None
+    message = "canon project memory for the files this turn touched:\n" + "\n".join(kept)
+    return {"message": message, "surfaced": [a for a in surfaced if a not in withdrawn]}
+
+
+def _names(line: str, address: str) -> bool:
+    return line.startswith((f"- {address}:", f"- {address} ("))
+
+
+def tool_spec() -> dict[str, Any]:
+    """The `canon` tool as Pi registers it: the §6 schema and the MCP server's description."""
+    from canon_ls.core import tool
+
+    return {
+        "description": tool.DESCRIPTION,
+        "snippet": "Read and update the project memory (.canon/ articles and journal)",
+        "guidelines": [tool.GUIDELINE],
+        "parameters": tool.input_schema(),
+    }
+
+
+def _store(cwd: Path) -> Any:
+    """The project's store with its §13 options (canon.toml, the user's settings), as the
+    CLI opens it."""
+    from canon_ls.core.layout import find_project
+    from canon_ls.core.project import open_store
+
+    return open_store(find_project(cwd))
+
+
+def run_tool(cwd: Path, arguments: object, session: str) -> dict[str, Any]:
+    """The canon tool for Pi: one §6 action, journal entries marked as Pi's."""
+    from canon_ls.core import tool
+    from canon_ls.core.project import OptionError
+
+    try:
+        store = _store(cwd)
+    except OptionError as exc:
+        return {"text": str(exc), "isError": True}
+    result = tool.run(store, arguments, source=AGENT, session=session)
+    return {"text": result.text, "isError": result.code != 0}
+
+
+def status(cwd: Path, surfaced: object) -> str:
+    """`/canon`: the `canon status` line, then the articles surfaced in this session."""
+    from canon_ls.agent.cli import _missing, _status_line
+    from canon_ls.core.project import OptionError
+
+    try:
+        store = _store(cwd)
+    except OptionError as exc:
+        return str(exc)
+    if not store.exists():
+        return _missing(store)
+    line = _status_line(store)
+    names = [a for a in surfaced if isinstance(a, str)] if isinstance(surfaced, list) else []
+    if not names:
+        return line + "\nNothing surfaced in this session yet."
+    return line + f"\nSurfaced in this session ({len(names)}): " + ", ".join(names)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def decode(raw: str) -> dict[str, Any] | None:
+    """The event object of a raw stdin, or None when it is not one."""
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return payload if isinstance(payload, dict) else None

@@ -1,0 +1,269 @@
+"""Real Pi (pinned from npm) with the extension `canon init pi` writes (SPEC §11.6).
+
+Pi runs against a scripted loopback Messages API (fake_anthropic.py) with a throwaway
+PI_CODING_AGENT_DIR holding `models.json` (the fake provider), `settings.json` (compaction keeps
+no recent messages, so a compaction summarises everything) and `trust.json` with the project
+trusted, exactly as Pi's `/trust` saves it: project extensions load only in a trusted project.
+The long session runs in RPC mode (JSON commands on stdin, events on stdout), the one
+non-interactive mode that can compact between prompts; the short ones use `pi -p`. The
+requests the fake API receives are what reached the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_anthropic import Block, FakeAnthropic, Recorded, text, tool_use
+from hookrun import canon_command, make_project
+from npm_agents import pi_command
+
+# The first run on a fresh machine downloads Pi and its Node (~200 MB) inside the fixture.
+pytestmark = [pytest.mark.agent_cli, pytest.mark.timeout(1500)]
+
+CONFIG_CAPSULE = "Loads layered config; env beats file."
+SRC_CAPSULE = "Source root, one module per concern."
+BATCH_MARK = "canon project memory for the files this turn touched"
+STOP_MARK = "canon: these articles govern files you changed"
+
+
+@pytest.fixture(scope="session")
+def pi() -> list[str]:
+    return pi_command()
+
+
+def pi_env(tmp_path: Path, project: Path, base_url: str, **extra: str) -> dict[str, str]:
+    """HOME, Pi's agent directory (fake provider, trust) and canon's state, all throwaway."""
+    agent, home = tmp_path / "pi-agent", tmp_path / "home"
+    agent.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    provider = {"baseUrl": base_url, "api": "anthropic-messages", "apiKey": "sk-test-not-a-key",
+                "models": [{"id": "fake-model", "contextWindow": 200000}]}  # fmt: skip
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 0}}))
+    (agent / "trust.json").write_text(json.dumps({str(project.resolve()): True}))
+    bin_dir = str(Path(canon_command()[0]).parent) if len(canon_command()) == 1 else ""
+    path = os.pathsep.join(p for p in (bin_dir, str(Path(sys.executable).parent),
+                                       os.environ.get("PATH", "")) if p)  # fmt: skip
+    env = {
+        "PATH": path,
+        "HOME": str(home),
+        "PI_CODING_AGENT_DIR": str(agent),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "CANON_TRACE": str(tmp_path / "trace.jsonl"),
+        "CANON_TODAY": "2026-11-29",
+    }
+    env.update(extra)
+    return env
+
+
+def init_pi(project: Path) -> None:
+    done = subprocess.run([*canon_command(), "init", "pi"], cwd=project,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "trust" in done.stdout  # the user is told why Pi may not load it yet
+
+
+class Rpc:
+    """`pi --mode rpc`: commands on stdin; a reader thread queues the JSON records of stdout."""
+
+    def __init__(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [*command, "--mode", "rpc", "--provider", "fake", "--model", "fake-model"],
+            cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        self.records: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.records.put(json.loads(line))
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(command).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def wait_for(self, wanted: Callable[[dict[str, Any]], bool], limit: float = 120) -> dict:
+        deadline = time.monotonic() + limit
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                record = self.records.get(timeout=left)
+            except queue.Empty:
+                break
+            self.seen.append(record)
+            if wanted(record):
+                return record
+        raise AssertionError(f"Pi did not answer in time; last records: {self.seen[-5:]}")
+
+    def prompt(self, message: str) -> None:
+        """One prompt, run until Pi settles (no retry or continuation left)."""
+        self.send({"type": "prompt", "message": message})
+        self.wait_for(lambda r: r.get("type") == "agent_settled")
+
+    def close(self) -> str:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        return self.proc.stderr.read().decode() if self.proc.stderr else ""
+
+
+def canon_messages(rec: Recorded) -> list[str]:
+    """The texts of the user-role messages the extension added to a request."""
+    out = []
+    for message in rec.body.get("messages", []):
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            body = block.get("text") if isinstance(block, dict) else None
+            if isinstance(body, str) and body.startswith(("canon project memory", "canon: ")):
+                out.append(body)
+    return out
+
+
+def test_live_pi_session_surfaces_batches_resets_and_reminds(pi: list[str], tmp_path: Path) -> None:
+    """SPEC §11.6 with the real Pi: one batched message per turn, each capsule once per
+    compaction cycle and again after Pi compacts, the reminder once before Pi settles, the
+    native `canon` tool writing the article, `/canon` reporting what surfaced."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+    config = "src/core/config.py"
+    steps: list[list[Block]] = [
+        # one turn, two reads: both capsules ride one message
+        tool_use("read", {"path": config}, "t1") + tool_use("read", {"path": "src/a.py"}, "t2"),
+        tool_use("read", {"path": config}, "t3"),  # same cycle: nothing again
+        text("Read them."),
+        # after /compact
+        tool_use("read", {"path": config}, "t4"),
+        text("Read it again."),
+        tool_use(
+            "edit", {"path": config, "edits": [{"oldText": "x = 1", "newText": "x = 2"}]}, "t5"
+        ),  # fmt: skip
+        text("Bumped x."),
+        # the reminder continues the run; the model updates the article with the canon tool
+        tool_use(
+            "canon",
+            {"action": "write", "path": config, "capsule": "Config loader; x is now 2."},
+            "t6",
+        ),  # fmt: skip
+        text("Updated the article."),
+    ]
+
+    def script(turn: int, rec: Recorded) -> list[Block]:
+        return steps[turn] if turn < len(steps) else text("Nothing left.")
+
+    with FakeAnthropic(script, main_tool="read") as fake:
+        rpc = Rpc(pi, project, pi_env(tmp_path, project, fake.url))
+        try:
+            rpc.prompt("Read the config and module a.")
+            rpc.send({"id": "c", "type": "compact"})
+            done = rpc.wait_for(lambda r: r.get("type") == "response" and r.get("id") == "c")
+            assert done["success"], done
+            rpc.prompt("Look at the config again.")
+            rpc.prompt("Bump x in the config.")
+            rpc.send({"id": "s", "type": "prompt", "message": "/canon"})
+            status = rpc.wait_for(lambda r: r.get("method") == "notify")
+        finally:
+            stderr = rpc.close()
+        requests = fake.main_requests()
+    assert len(requests) == len(steps), (stderr[-3000:], [r.flat()[-300:] for r in requests])
+    tools = {t["name"] for t in requests[0].body["tools"]}
+    assert {"read", "edit", "canon"} <= tools  # the tool is registered natively
+
+    # Surfacing: nothing before a touch; both capsules in one message after the first turn.
+    assert canon_messages(requests[0]) == []
+    assert canon_messages(requests[1]) == [
+        f"{BATCH_MARK}:\n- src/core/config: {CONFIG_CAPSULE}"
+        f"\n- src (governs src/a.py): {SRC_CAPSULE}"
+    ]
+    assert requests[2].flat().count(CONFIG_CAPSULE) == 1  # once per cycle
+    # Compaction starts a new cycle: gone from the context, then back on the next touch, once.
+    assert CONFIG_CAPSULE not in requests[3].flat()
+    assert requests[4].flat().count(CONFIG_CAPSULE) == 1
+
+    # The reminder: after the edit's turn ends and the model would stop, once, naming the article.
+    assert STOP_MARK not in requests[6].flat()
+    assert [m for m in canon_messages(requests[7]) if m.startswith(STOP_MARK)] == [
+        m for m in canon_messages(requests[-1]) if m.startswith(STOP_MARK)
+    ]
+    assert "- src/core/config (you changed src/core/config.py)" in requests[7].flat()
+    assert requests[-1].flat().count(STOP_MARK) == 1
+    article = (project / ".canon/articles/src/core/config.md").read_text()
+    assert "Config loader; x is now 2." in article  # written by the native canon tool
+    assert (project / config).read_text() == "x = 2\n"
+
+    decisions = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert [d["decision"] for d in decisions].count("remind") == 1
+    assert [d["governing"] for d in decisions if d["decision"] == "written"] == ["src/core/config"]
+    assert [d["source"] for d in decisions if d["decision"] == "cycle"] == ["startup", "compact"]
+    assert "Surfaced in this session (2): src/core/config, src" in status["message"]
+
+
+def run_print(pi: list[str], project: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*pi, "-p", "--provider", "fake", "--model", "fake-model", "Read the config."],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def read_then_stop(turn: int, rec: Recorded) -> list[Block]:
+    if turn == 0:
+        return tool_use("read", {"path": "src/core/config.py"}, "t1")
+    return text("Read it.")
+
+
+def test_missing_canon_warns_once_and_pi_carries_on(pi: list[str], tmp_path: Path) -> None:
+    """SPEC §11.6: a canon that cannot run never breaks the Pi session: one warning, then
+    silence, and the agent's turn completes."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+    with FakeAnthropic(read_then_stop, main_tool="read") as fake:
+        env = pi_env(tmp_path, project, fake.url, CANON_BIN=str(tmp_path / "no-such-canon"))
+        run = run_print(pi, project, env)
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "Read it." in run.stdout
+    assert len(requests) == 2 and CONFIG_CAPSULE not in requests[1].flat()
+    assert run.stderr.count("canon: ") == 1, run.stderr
+
+
+def test_project_without_store_gets_nothing_but_the_tool(pi: list[str], tmp_path: Path) -> None:
+    """SPEC §11.6: in a project without a store the extension surfaces nothing, keeps no
+    state and creates no store; the canon tool is there for the first write."""
+    project = tmp_path / "bare"
+    (project / "src").mkdir(parents=True)
+    (project / "src/core.py").write_text("x = 1\n")
+    init_pi(project)
+
+    def script(turn: int, rec: Recorded) -> list[Block]:
+        return tool_use("read", {"path": "src/core.py"}, "t1") if turn == 0 else text("Read it.")
+
+    with FakeAnthropic(script, main_tool="read") as fake:
+        run = run_print(pi, project, pi_env(tmp_path, project, fake.url))
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert len(requests) == 2
+    assert "canon" in {t["name"] for t in requests[0].body["tools"]}
+    assert canon_messages(requests[1]) == []
+    assert not (project / ".canon").exists()
+    assert not (tmp_path / "state").exists() and not (tmp_path / "trace.jsonl").exists()
