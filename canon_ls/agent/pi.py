@@ -2,15 +2,18 @@
 
 The extension is a bridge: on each Pi event it sends one JSON object on stdin and acts on the
 JSON it gets back, so Pi surfaces, reminds and resets exactly as the Claude Code and Codex hooks
-do (the same `Surfacer`, the same session state). Like every hook, this never breaks the agent:
-bad input, an unknown event, a missing store or an internal failure give exit 0 and no output.
+do: the same `events.open_session` decisions over the same session state. Like every hook, this
+never breaks the agent: bad input, an unknown event, a missing store or an internal failure give
+exit 0 and no output.
 
 Events (in → out; `cwd` and `session` ride on every event):
-- `session_start {reason}`: startup/new/fork start a compaction cycle, resume/reload keep it.
+- `session_start {reason, resumed}`: startup/new/fork start a compaction cycle, resume/reload
+  keep it, and so does a startup that continues a stored session (`resumed`).
   Out `{"tool": {description, snippet, guidelines, parameters}}` (the extension registers the
   `canon` tool from it) and `"active": true` when the project has a store (surfacing wakes up).
 - `session_compact`: a new cycle (Pi compacted the context).
-- `turn_end {calls: [{tool, input, isError}]}`: every tool call of the turn, in order.
+- `prompt {prompt}`: the user's words (quick capture, the lane). Out `{"message"}` or nothing.
+- `turn_end {calls: [{id, tool, input, isError}]}`: the turn's tool calls, in the model's order.
   Out `{"message": text, "surfaced": [address, …]}`: one batched message for the turn.
 - `stop {again}`: the agent is about to settle. Out `{"message": reminder}` once when edited
   files' articles were not written since; quiet when `again` (canon's own continuation).

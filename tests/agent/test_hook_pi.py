@@ -87,6 +87,14 @@ def test_new_session_and_compaction_start_a_cycle(
     assert CONFIG in turn(hook, project, call("read", path="src/core/config.py"))
 
 
+def test_startup_of_a_stored_session_keeps_the_cycle(hook: Hook, project: Path) -> None:
+    """`pi --continue` starts with reason startup but the old context: like a resume."""
+    hook(event(project, "session_start", reason="startup"))
+    assert CONFIG in turn(hook, project, call("read", path="src/core/config.py"))
+    hook(event(project, "session_start", reason="startup", resumed=True))
+    assert turn(hook, project, call("read", path="src/core/config.py")) == ""
+
+
 def test_canon_read_in_the_same_turn_withdraws_the_line(hook: Hook, project: Path) -> None:
     """Reading the article through the tool withdraws its line before the message goes out."""
     message = turn(hook, project, call("read", path="src/core/config.py"),

@@ -267,3 +267,34 @@ def test_project_without_store_gets_nothing_but_the_tool(pi: list[str], tmp_path
     assert canon_messages(requests[1]) == []
     assert not (project / ".canon").exists()
     assert not (tmp_path / "state").exists() and not (tmp_path / "trace.jsonl").exists()
+
+
+def test_continue_keeps_the_cycle_and_a_new_session_starts_one(
+    pi: list[str], tmp_path: Path
+) -> None:
+    """SPEC §11.3/§11.6: `pi --continue` resumes the stored session with its context, so the
+    capsule is not sent again; a fresh session gets it afresh."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+
+    def script(turn: int, rec: Recorded) -> list[Block]:
+        if turn % 2 == 0:
+            return tool_use("read", {"path": "src/core/config.py"}, f"t{turn}")
+        return text("Read it.")
+
+    with FakeAnthropic(script, main_tool="read") as fake:
+        env = pi_env(tmp_path, project, fake.url)
+        for extra in ([], ["--continue"], []):
+            run = subprocess.run(
+                [*pi, "-p", *extra, "--provider", "fake", "--model", "fake-model", "Read it."],
+                cwd=project, env=env, capture_output=True, text=True, timeout=300,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        requests = fake.main_requests()
+    assert len(requests) == 6
+    assert requests[1].flat().count(CONFIG_CAPSULE) == 1  # first session: shown
+    assert requests[2].flat().count(CONFIG_CAPSULE) == 1  # continued: the old context holds it
+    assert requests[3].flat().count(CONFIG_CAPSULE) == 1  # … and it is not sent again
+    assert CONFIG_CAPSULE not in requests[4].flat()
+    assert requests[5].flat().count(CONFIG_CAPSULE) == 1  # new session: shown afresh

@@ -13,7 +13,7 @@ import { delimiter, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 type Reply = Record<string, any> | null;
-type Call = { tool: string; input: unknown; isError: boolean };
+type Call = { id: string; tool: string; input: unknown; isError: boolean };
 
 const MESSAGE_TYPE = "canon";
 const TIMEOUT_MS = 30_000;
@@ -97,7 +97,9 @@ export default function canon(pi: ExtensionAPI) {
     again = false;
     calls = [];
     surfaced.clear();
-    const reply = await bridge(ctx, { event: "session_start", reason: event.reason });
+    // A stored conversation (e.g. `pi --continue`) still holds what surfaced before.
+    const resumed = ctx.sessionManager.getBranch().some((entry) => entry.type === "message");
+    const reply = await bridge(ctx, { event: "session_start", reason: event.reason, resumed });
     active = reply?.active === true;
     const tool = reply?.tool;
     if (!tool) return;
@@ -128,12 +130,18 @@ export default function canon(pi: ExtensionAPI) {
   });
 
   pi.on("tool_result", async (event) => {
-    if (active) calls.push({ tool: event.toolName, input: event.input, isError: event.isError });
+    if (active) calls.push({ id: event.toolCallId, tool: event.toolName, input: event.input, isError: event.isError });
   });
 
   pi.on("turn_end", async (event, ctx) => {
     if (!active || calls.length === 0) return;
-    const batch = calls;
+    // Parallel calls finish in any order: send them in the order the model made them.
+    const order = event.toolResults.map((result) => result.toolCallId);
+    const rank = (call: Call) => {
+      const at = order.indexOf(call.id.split("/")[0]); // nested calls: `<parent id>/<n>`
+      return at < 0 ? order.length : at;
+    };
+    const batch = calls.sort((a, b) => rank(a) - rank(b));
     calls = [];
     const reply = await bridge(ctx, { event: "turn_end", calls: batch });
     if (!reply?.message) return;
