@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from canon_ls.core import address as core_address
 from canon_ls.core import tool
 from canon_ls.core.tool import plural
 
@@ -96,6 +97,63 @@ def status(ls: CanonLanguageServer, *args: Any) -> str:
         f"{len(folder.stale)} stale ({state})",
     ]
     return f"canon store {store.root}: {', '.join(counts)}."
+
+
+def resolve(ls: CanonLanguageServer, *args: Any) -> dict[str, Any] | str | None:
+    """`canon.resolve`: what a document, path or address is to canon (§3 address, §4 governing
+    article), so editor clients ask instead of re-implementing the rule.
+
+    One argument: `{"uri": …}` (a document), `{"path": …}` (project-relative or absolute) or
+    `{"address": …}` (as `canon map` prints it); `address` wins over `path` over `uri`, and a
+    `uri`/`folder` beside them only picks the workspace folder. Answers `{folder, kind, address,
+    governing, article, exists}`: `article` is the governing article's URI, else the URI the
+    exact article would get; null outside every served project.
+    """
+    obj = args[0] if args else None
+    if not isinstance(obj, dict):
+        return 'canon.resolve takes one argument, e.g. {"uri": "file:///…/src/a.ts"}.'
+    try:
+        return _resolve(ls, obj)
+    except ValueError as exc:  # OutsideStore: a NUL byte, a lone surrogate, an escaping address
+        return f"canon.resolve: {exc}."
+
+
+def _resolve(ls: CanonLanguageServer, obj: dict[str, Any]) -> dict[str, Any] | str | None:
+    address, path, uri = obj.get("address"), obj.get("path"), obj.get("uri")
+    if isinstance(address, str) or isinstance(path, str):
+        folder = pick_folder(ls, obj)
+        if folder is None or folder.store is None:
+            return None
+        kind = "asset"
+        if isinstance(address, str):
+            address = core_address.clean(address)
+        elif isinstance(path, str):
+            fs = to_fs_path(path) if path.startswith("file:") else path
+            located = folder.where(Path(os.path.abspath(folder.project / (fs or ""))))
+            if located is None:  # outside the project, or inside .git
+                return None
+            kind, address = located.kind, located.address
+    elif isinstance(uri, str):
+        where = ls.where(uri)
+        if where is None or where.folder.store is None:
+            return None
+        folder, kind, address = where.folder, where.kind, where.address
+    else:
+        return 'canon.resolve needs "uri", "path" or "address".'
+    store = folder.store
+    assert store is not None
+    governing = store.governing(address) if address and kind in ("asset", "article") else None
+    if kind == "article" and address and governing is None:
+        governing = address  # an article file not indexed yet (just created) governs itself
+    target = governing or (address if kind in ("asset", "article") else "")
+    return {
+        "folder": folder.uri,
+        "kind": kind,
+        "address": address,
+        "governing": governing,
+        "article": folder.article_uri(target) if target else None,
+        "exists": bool(governing) and os.path.isfile(folder.article_path(governing or "")),
+    }
 
 
 async def open_article(ls: CanonLanguageServer, *args: Any) -> bool:
