@@ -1,6 +1,8 @@
-"""VS Code for real: the packaged extension (.vsix) installed into code-server, driven by headless
-Chromium through playwright-core, against the real `canon-ls` (SPEC §10). Plus the extension's own
-unit tests (`node --test`, mocked `vscode`) for server resolution."""
+"""VS Code for real: the .vsix that `npm run package` builds (the extension bundled by esbuild,
+the server and its pure-Python libraries under bundled/libs) installed into code-server on a
+PATH with python3 but no `canon-ls`, driven by headless Chromium through playwright-core
+(SPEC §10). Plus the .vsix's contents and the extension's own unit tests (`node --test`, mocked
+`vscode`: server resolution, SPEC §12 workspace trust, the `canon.resolve` answer)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -57,11 +61,71 @@ def compiled() -> str:
 
 
 def test_vscode_unit_tests_server_resolution(compiled: str) -> None:
-    """Server resolution order (setting -> canon-ls on PATH -> Python extension interpreter) and
-    activation with a mocked `vscode`: `node --test` in editors/vscode."""
+    """Server resolution order (setting -> bundled server on Python >= 3.11 -> canon-ls on PATH),
+    SPEC §12 (machine-scoped server path, untrusted workspaces, relative paths against the
+    workspace folder) and activation with a mocked `vscode`: `node --test` in editors/vscode."""
     tests = sorted(str(p.relative_to(EXT)) for p in (EXT / "test").glob("*.test.js"))
     out = run([compiled, "--test", "--test-reporter=tap", *tests], cwd=EXT)
-    assert "# fail 0" in out and "# pass 11" in out, out
+    assert "# fail 0" in out and "# pass 19" in out, out
+
+
+def js_env() -> dict[str, str]:
+    """npm and node from the installer's cache; python3 is this venv's (pip fills bundled/libs)."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(venv_bin()), str(CACHE / "bin"), env.get("PATH", "")])
+    return env
+
+
+@pytest.fixture(scope="module")
+def vsix(compiled: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`npm run package`, the one step the docs give: tsc, esbuild, bundled/libs, vsce."""
+    need(CACHE / "bin" / "npm", "npm")
+    out = tmp_path_factory.mktemp("vsix") / "canon-ls.vsix"
+    run([str(CACHE / "bin" / "npm"), "run", "package", "--", "--out", str(out)], EXT, js_env())
+    return out
+
+
+def test_vsix_ships_the_bundled_server_and_no_node_modules(vsix: Path) -> None:
+    """The .vsix carries canon_ls and the pure-Python packages its server imports under
+    bundled/libs, one bundled dist/extension.js, and nothing from node_modules or the sources."""
+    names = zipfile.ZipFile(vsix).namelist()
+    libs = "extension/bundled/libs/"
+    for wanted in [
+        "canon_ls/__main__.py",
+        "canon_ls/lsp/server.py",
+        "pygls/__init__.py",
+        "lsprotocol/types.py",
+        "cattrs/__init__.py",
+        "attrs/__init__.py",
+        "yaml/__init__.py",
+        "typing_extensions.py",
+    ]:
+        assert libs + wanted in names, wanted
+    assert "extension/dist/extension.js" in names
+    assert "extension/package.json" in names and "extension/LICENSE.txt" in names
+    unwanted = [
+        n
+        for n in names
+        if "node_modules/" in n
+        or n.startswith(("extension/src/", "extension/out/", "extension/test/"))
+        or "__pycache__" in n
+        or n.endswith((".so", ".pyd", ".ts", ".map"))
+        or "/mcp/" in n
+    ]
+    assert unwanted == []
+    manifest = json.loads(zipfile.ZipFile(vsix).read("extension/package.json"))
+    assert manifest["main"] == "./dist/extension.js"
+
+
+def user_path(tmp_path: Path) -> str:
+    """A PATH as on a machine with Python but without canon-ls: python3 (this venv's base
+    interpreter, which has no canon_ls), node for code-server, and the system's directories."""
+    pybin = tmp_path / "pybin"
+    pybin.mkdir()
+    (pybin / "python3").symlink_to(getattr(sys, "_base_executable", sys.executable))
+    path = os.pathsep.join([str(pybin), str(CACHE / "bin"), "/usr/bin", "/bin"])
+    assert shutil.which("canon-ls", path=path) is None, "canon-ls must not be on this PATH"
+    return path
 
 
 def free_port() -> int:
@@ -96,25 +160,21 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -
 
 
 def test_vscode_extension_in_code_server(
-    compiled: str, workspace: Path, tmp_path: Path, canon_ls: Path
+    compiled: str, vsix: Path, workspace: Path, tmp_path: Path
 ) -> None:
-    """SPEC §10 in VS Code: hover shows the capsule, the inlay hint is on line 1, Problems counts
-    the orphan article (§6.1 item 5), and the "Create article" quick fix creates the file."""
+    """SPEC §10 in VS Code, with only the .vsix installed (no canon-ls on PATH): the status bar
+    says the bundled server runs, hover shows the capsule, the inlay hint is on line 1, Problems
+    counts the orphan article (§6.1 item 5), and the "Create article" quick fix creates the file."""
     code_server = need(CACHE / "code-server" / "bin" / "code-server", "code-server")
     playwright = need(CACHE / "pw" / "node_modules" / "playwright-core", "playwright-core")
     need("/usr/bin/chromium", "chromium (apt)")
-    vsix = tmp_path / "canon-ls.vsix"
-    run(
-        [compiled, "node_modules/@vscode/vsce/vsce", "package", "--out", str(vsix)],
-        cwd=EXT,
-    )
 
     home = tmp_path / "home"
     env = tool_env(home)
-    env["PATH"] = os.pathsep.join([str(venv_bin()), str(CACHE / "bin"), env["PATH"]])
+    env["PATH"] = user_path(tmp_path)
     env["NODE_PATH"] = str(Path(playwright).parent)
-    # Keep this PATH for the extension host (which finds canon-ls on it): without VSCODE_CLI the
-    # server replaces it with a login shell's PATH (/etc/profile's, on Debian).
+    # Keep this PATH for the extension host (which looks for python3 on it): without VSCODE_CLI
+    # the server replaces it with a login shell's PATH (/etc/profile's, on Debian).
     env["VSCODE_CLI"] = "1"
     data = tmp_path / "cs"
     (data / "user" / "User").mkdir(parents=True)

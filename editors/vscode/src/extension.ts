@@ -10,21 +10,37 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from 'vscode-languageclient/node';
-import { addressOf, articleFile, governingArticle, storeRoot } from './address';
-import { isExecutable, resolveServer, ServerCommand, ServerNotFound, which } from './serverCommand';
+import { journalSubject, parseResolved, Resolved, statusFor } from './resolve';
+import {
+  bundledLibs,
+  isExecutable,
+  PythonCandidate,
+  resolveServer,
+  ServerCommand,
+  ServerNotFound,
+  which,
+} from './serverCommand';
 
 let client: LanguageClient | undefined;
 let starting: Promise<LanguageClient | undefined> | undefined;
+let running: ServerCommand | undefined; // what the current client was started with
 let serverMissing = false; // set when no server was found: store events stop retrying until a restart
 let log: vscode.LogOutputChannel;
-let statusItem: vscode.StatusBarItem;
+let statusItem: vscode.StatusBarItem; // the active file's governing article
+let serverItem: vscode.StatusBarItem; // which server runs
+let extensionPath = '';
+let statusGeneration = 0;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   log = vscode.window.createOutputChannel('Canon', { log: true });
   statusItem = vscode.window.createStatusBarItem('canon.governing', vscode.StatusBarAlignment.Left, 50);
   statusItem.name = 'Canon governing article';
   statusItem.command = 'canon.client.openArticle';
-  context.subscriptions.push(log, statusItem);
+  serverItem = vscode.window.createStatusBarItem('canon.server', vscode.StatusBarAlignment.Left, 49);
+  serverItem.name = 'Canon server';
+  serverItem.command = 'canon.client.showLog';
+  extensionPath = context.extensionPath;
+  context.subscriptions.push(log, statusItem, serverItem);
 
   const command = (id: string, run: () => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, run));
@@ -34,6 +50,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('canon.client.map', showMap);
   command('canon.client.status', showStatus);
   command('canon.client.restart', restart);
+  command('canon.client.showLog', () => log.show());
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -42,22 +59,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void restart();
       }
     }),
-    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
+    vscode.window.onDidChangeActiveTextEditor(() => void updateStatus()),
+    // Trust granted later: the Python extension's interpreter may now be used.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      if (client || serverMissing) {
+        void restart();
+      }
+    }),
   );
+  void watchInterpreter(context);
   // A store created later (by an agent, the CLI or a code action) starts the server then.
   const watcher = vscode.workspace.createFileSystemWatcher('**/.canon/**');
   context.subscriptions.push(
     watcher,
     watcher.onDidCreate(() => {
-      updateStatus();
+      void updateStatus();
       if (!client && !starting && !serverMissing) {
         void ensureClient();
       }
     }),
-    watcher.onDidDelete(() => updateStatus()),
+    watcher.onDidDelete(() => void updateStatus()),
   );
 
-  updateStatus();
+  void updateStatus();
   if (foldersWithStore().length > 0) {
     await ensureClient();
   } else {
@@ -73,38 +97,77 @@ function settings(scope?: vscode.Uri): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('canon', scope);
 }
 
+/** Where a folder's store lives: the `canon.root` setting (absolute or folder-relative) or
+ * `<folder>/.canon`. Only to decide whether to start the server; addresses are the server's. */
+function hasStore(folder: vscode.WorkspaceFolder): boolean {
+  const root = (settings(folder.uri).get<string>('root') ?? '').trim();
+  const dir = !root ? path.join(folder.uri.fsPath, '.canon') : path.resolve(folder.uri.fsPath, root);
+  return fs.existsSync(dir);
+}
+
 function foldersWithStore(): vscode.WorkspaceFolder[] {
-  return (vscode.workspace.workspaceFolders ?? []).filter(
-    (f) =>
-      f.uri.scheme === 'file' &&
-      fs.existsSync(storeRoot(f.uri.fsPath, settings(f.uri).get<string>('root'))),
-  );
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file' && hasStore(f));
 }
 
 async function findServer(): Promise<ServerCommand> {
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
   return resolveServer({
-    settingPath: settings(folder).get<string>('server.path'),
+    settingPath: settings(folder?.uri).get<string>('server.path'),
+    workspaceFolder: folder?.uri.fsPath,
+    bundledLibs: bundledLibs(extensionPath),
+    pythons: () => pythonCandidates(folder?.uri),
+    pythonVersion,
     which: (name) => which(name),
     isExecutable,
-    pythonInterpreter: () => pythonInterpreter(folder),
-    hasModule: (python, module) =>
-      new Promise((resolve) => {
-        cp.execFile(python, ['-c', `import ${module}`], { timeout: 15000 }, (err) =>
-          resolve(!err),
-        );
-      }),
   });
 }
 
-/** The Python extension's interpreter for the workspace (new environments API, then the old one). */
-async function pythonInterpreter(resource?: vscode.Uri): Promise<string | undefined> {
+/** Interpreters for the bundled server: the Python extension's (trusted workspaces only: in an
+ * untrusted one it may be the workspace's own .venv), then python3 and python on PATH. */
+async function pythonCandidates(resource?: vscode.Uri): Promise<PythonCandidate[]> {
+  const found: PythonCandidate[] = [];
+  if (vscode.workspace.isTrusted) {
+    const selected = await pythonInterpreter(resource).catch((e: unknown) => {
+      log.warn(`the Python extension did not name an interpreter: ${String(e)}`);
+      return undefined;
+    });
+    if (selected) {
+      found.push({ path: selected, origin: 'the Python extension' });
+    }
+  }
+  for (const name of ['python3', 'python']) {
+    const onPath = which(name);
+    if (onPath && !found.some((c) => c.path === onPath)) {
+      found.push({ path: onPath, origin: 'PATH' });
+    }
+  }
+  return found;
+}
+
+/** `<python> -c 'print(version)'`, run in the extension's directory (not the workspace). */
+function pythonVersion(python: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    cp.execFile(
+      python,
+      ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'],
+      { timeout: 15000, cwd: extensionPath || undefined },
+      (err, stdout) => resolve(err ? undefined : stdout.trim() || undefined),
+    );
+  });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function pythonApi(): Promise<any> {
   const ext = vscode.extensions.getExtension('ms-python.python');
   if (!ext) {
     return undefined;
   }
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const api: any = ext.isActive ? ext.exports : await ext.activate();
+  return ext.isActive ? ext.exports : await ext.activate();
+}
+
+/** The Python extension's interpreter for the workspace (environments API, then the old one). */
+async function pythonInterpreter(resource?: vscode.Uri): Promise<string | undefined> {
+  const api = await pythonApi();
   const envs = api?.environments;
   if (envs?.getActiveEnvironmentPath) {
     const active = envs.getActiveEnvironmentPath(resource);
@@ -112,6 +175,22 @@ async function pythonInterpreter(resource?: vscode.Uri): Promise<string | undefi
     return resolved?.executable?.uri?.fsPath ?? active?.path;
   }
   return api?.settings?.getExecutionDetails?.(resource)?.execCommand?.[0];
+}
+
+/** A new interpreter chosen in the Python extension restarts a bundled server on it. */
+async function watchInterpreter(context: vscode.ExtensionContext): Promise<void> {
+  const api = await pythonApi().catch(() => undefined);
+  const event = api?.environments?.onDidChangeActiveEnvironmentPath;
+  if (typeof event === 'function') {
+    context.subscriptions.push(
+      event(() => {
+        if (running?.source === 'bundled' || serverMissing) {
+          log.info('the Python interpreter changed; restarting the server');
+          void restart();
+        }
+      }),
+    );
+  }
 }
 
 function ensureClient(): Promise<LanguageClient | undefined> {
@@ -138,9 +217,13 @@ async function startClient(): Promise<LanguageClient | undefined> {
     }
     return undefined;
   }
-  log.info(`starting ${server.command} ${server.args.join(' ')} (found via ${server.source})`);
+  log.info(`starting ${server.description}: ${server.command} ${server.args.join(' ')}`);
   // stdio without `transport`: with TransportKind.stdio the client would append `--stdio`.
-  const serverOptions: ServerOptions = { command: server.command, args: server.args };
+  const serverOptions: ServerOptions = {
+    command: server.command,
+    args: server.args,
+    options: server.env ? { env: { ...process.env, ...server.env } } : undefined,
+  };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: log,
@@ -159,12 +242,30 @@ async function startClient(): Promise<LanguageClient | undefined> {
     return undefined;
   }
   client = created;
+  running = server;
+  showServer(server, created.initializeResult?.serverInfo?.version);
+  void updateStatus();
   return client;
+}
+
+const SOURCE_LABEL: Record<ServerCommand['source'], string> = {
+  bundled: 'bundled',
+  path: 'PATH',
+  setting: 'setting',
+};
+
+/** The status bar says which server runs (bundled, from PATH, or the setting's). */
+function showServer(server: ServerCommand, version?: string): void {
+  serverItem.text = `$(server-process) canon-ls (${SOURCE_LABEL[server.source]})`;
+  serverItem.tooltip = `Canon: ${version ? `canon-ls ${version}, ` : ''}${server.description}. Click for the server log.`;
+  serverItem.show();
 }
 
 async function stopClient(): Promise<void> {
   const current = client ?? (await starting);
   client = undefined;
+  running = undefined;
+  serverItem.hide();
   if (current) {
     await current.stop().catch((e: unknown) => log.warn(`stopping the server: ${String(e)}`));
   }
@@ -174,38 +275,65 @@ async function restart(): Promise<void> {
   serverMissing = false;
   await stopClient();
   await ensureClient();
-  updateStatus();
+  void updateStatus();
 }
 
-/**
- * Runs one of the server's §6 commands (canon.read, canon.journal, ...) and returns its text.
- * `uri` (the active file's, else the first store folder's) tells a multi-root server which
- * workspace folder the command is about; the server strips it before running the action.
- */
-async function runServer(command: string, argument: object): Promise<string | undefined> {
-  const c = await ensureClient();
+/** The uri that tells a multi-root server which folder a command is about: the active file's,
+ * else the first store folder's (the server strips it before running the action). */
+function aboutUri(): vscode.Uri | undefined {
+  return activeFile() !== undefined
+    ? vscode.window.activeTextEditor?.document.uri
+    : foldersWithStore()[0]?.uri;
+}
+
+/** Sends `workspace/executeCommand` and returns the raw result; errors are logged and, unless
+ * `quiet`, shown. Starts the server first when needed (unless `start` is false). */
+async function callServer(
+  command: string,
+  argument: object,
+  opts: { quiet?: boolean; start?: boolean } = {},
+): Promise<unknown> {
+  const c = opts.start === false ? client : await ensureClient();
   if (!c) {
     return undefined;
   }
-  const about =
-    activeFile() !== undefined
-      ? vscode.window.activeTextEditor?.document.uri
-      : foldersWithStore()[0]?.uri;
+  const about = aboutUri();
   try {
-    const result: unknown = await c.sendRequest(ExecuteCommandRequest.type, {
+    return await c.sendRequest(ExecuteCommandRequest.type, {
       command,
       arguments: [about && !('uri' in argument) ? { ...argument, uri: about.toString() } : argument],
     });
-    return typeof result === 'string' ? result : JSON.stringify(result, null, 2);
   } catch (e) {
     log.error(`${command} failed: ${String(e)}`);
-    void vscode.window.showErrorMessage(`Canon: ${command} failed (${String(e)}).`);
+    if (!opts.quiet) {
+      void vscode.window.showErrorMessage(`Canon: ${command} failed (${String(e)}).`);
+    }
     return undefined;
   }
+}
+
+/** Runs one of the server's §6 commands (canon.read, canon.journal, ...) and returns its text. */
+async function runServer(command: string, argument: object): Promise<string | undefined> {
+  const result = await callServer(command, argument);
+  if (result === undefined) {
+    return undefined;
+  }
+  return typeof result === 'string' ? result : JSON.stringify(result, null, 2);
+}
+
+/** Asks the server what a file or address is (`canon.resolve`): address, governing article. */
+async function resolveWith(argument: object, start = true): Promise<Resolved | undefined> {
+  const result = await callServer('canon.resolve', argument, { quiet: true, start });
+  const resolved = parseResolved(result);
+  if (result !== undefined && result !== null && !resolved) {
+    log.warn(`canon.resolve answered ${JSON.stringify(result)}`);
+  }
+  return resolved;
 }
 
 interface ActiveFile {
   folder: vscode.WorkspaceFolder;
+  uri: vscode.Uri;
   file: string;
   rel: string;
 }
@@ -219,34 +347,27 @@ function activeFile(): ActiveFile | undefined {
   if (!folder) {
     return undefined;
   }
-  return { folder, file: uri.fsPath, rel: path.relative(folder.uri.fsPath, uri.fsPath) };
+  return { folder, uri, file: uri.fsPath, rel: path.relative(folder.uri.fsPath, uri.fsPath) };
 }
 
-function governingOf(active: ActiveFile) {
-  return governingArticle(
-    active.folder.uri.fsPath,
-    active.file,
-    settings(active.folder.uri).get<string>('root'),
-  );
-}
-
-function updateStatus(): void {
+/** The status bar item follows the active file; answers that arrive late are dropped. */
+async function updateStatus(): Promise<void> {
+  const mine = ++statusGeneration;
   const active = activeFile();
-  if (!active || !fs.existsSync(storeRoot(active.folder.uri.fsPath, settings(active.folder.uri).get<string>('root')))) {
+  if (!active || !client || !hasStore(active.folder)) {
     statusItem.hide();
     return;
   }
-  const gov = governingOf(active);
-  if (gov) {
-    statusItem.text = `$(book) ${gov.governing}`;
-    statusItem.tooltip =
-      gov.governing === gov.address
-        ? `Canon: ${gov.governing} governs this file. Click to open the article.`
-        : `Canon: ${gov.governing} governs ${gov.address}. Click to open the article.`;
-  } else {
-    statusItem.text = '$(book) no article';
-    statusItem.tooltip = 'Canon: no article governs this file. Click to create one.';
+  const status = statusFor(await resolveWith({ uri: active.uri.toString() }, false));
+  if (mine !== statusGeneration) {
+    return;
   }
+  if (!status) {
+    statusItem.hide();
+    return;
+  }
+  statusItem.text = status.text;
+  statusItem.tooltip = status.tooltip;
   statusItem.show();
 }
 
@@ -256,13 +377,16 @@ async function openArticle(): Promise<void> {
     void vscode.window.showInformationMessage('Canon: open a file of a workspace folder first.');
     return;
   }
-  const gov = governingOf(active);
-  if (gov) {
-    await vscode.window.showTextDocument(vscode.Uri.file(gov.file));
+  const resolved = await resolveWith({ uri: active.uri.toString() });
+  if (resolved?.exists && resolved.article) {
+    await vscode.window.showTextDocument(vscode.Uri.parse(resolved.article));
     return;
   }
+  if (!client) {
+    return; // no server: ensureClient already said why
+  }
   const capsule = await vscode.window.showInputBox({
-    title: `Create article for ${active.rel}`,
+    title: `Create article for ${resolved?.address || active.rel}`,
     prompt: 'No article governs this file yet. One dense line: what must a reader know about it?',
     placeHolder: 'capsule',
   });
@@ -273,18 +397,17 @@ async function openArticle(): Promise<void> {
   if (text) {
     log.info(text);
     void vscode.window.showInformationMessage(text.split('\n')[0]);
-    const created = governingOf(active);
-    if (created) {
-      await vscode.window.showTextDocument(vscode.Uri.file(created.file));
+    const created = await resolveWith({ uri: active.uri.toString() });
+    if (created?.exists && created.article) {
+      await vscode.window.showTextDocument(vscode.Uri.parse(created.article));
     }
-    updateStatus();
+    void updateStatus();
   }
 }
 
 async function newJournalEntry(): Promise<void> {
   const active = activeFile();
-  const gov = active ? governingOf(active) : undefined;
-  const subject = gov?.governing ?? (active ? addressOf(active.rel) : undefined);
+  const subject = active ? journalSubject(await resolveWith({ uri: active.uri.toString() })) : undefined;
   const body = await vscode.window.showInputBox({
     title: subject ? `Journal an entry about ${subject}` : 'New journal entry',
     prompt: 'What happened? (decisions, transitions, why; the entry is never rewritten)',
@@ -302,7 +425,6 @@ async function newJournalEntry(): Promise<void> {
     void vscode.window.showInformationMessage(text.split('\n')[0]);
   }
 }
-
 
 interface ArticleItem extends vscode.QuickPickItem {
   address?: string;
@@ -328,12 +450,10 @@ function articleItems(text: string): ArticleItem[] {
 }
 
 async function openAddress(address: string): Promise<void> {
-  for (const folder of foldersWithStore()) {
-    const file = articleFile(storeRoot(folder.uri.fsPath, settings(folder.uri).get<string>('root')), address);
-    if (fs.existsSync(file)) {
-      await vscode.window.showTextDocument(vscode.Uri.file(file));
-      return;
-    }
+  const resolved = await resolveWith({ address });
+  if (resolved?.exists && resolved.governing === address && resolved.article) {
+    await vscode.window.showTextDocument(vscode.Uri.parse(resolved.article));
+    return;
   }
   const text = await runServer('canon.read', { path: address });
   if (text) {

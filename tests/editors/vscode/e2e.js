@@ -146,13 +146,17 @@ async function hoverCapsule(page) {
     }, null, 20000);
     check('code lens names src/app and its date', !!lens && lens.includes('canon: src/app') && lens.includes('2026-11-20'), lens);
 
-    // 2. status bar item names the governing address
-    const status = await waitFor(page, () => {
+    // 2. status bar items: the governing address (asked of the server: canon.resolve), and which
+    // server runs (the .vsix's bundled one: canon-ls is not on this PATH)
+    const statusText = (id) => waitFor(page, (want) => {
       const items = [...document.querySelectorAll('#workbench\\.parts\\.statusbar .statusbar-item')];
-      const item = items.find((i) => (i.id || '').includes('canon'));
+      const item = items.find((i) => (i.id || '').includes(want.id) && i.textContent.includes(want.text));
       return item ? item.textContent : false;
-    }, null, 20000);
+    }, id, 20000);
+    const status = await statusText({ id: 'canon.governing', text: 'src/app' });
     check('status bar shows the governing address', !!status && status.includes('src/app'), status);
+    const server = await statusText({ id: 'canon.server', text: 'canon-ls' });
+    check('status bar says the bundled server runs', !!server && server.includes('canon-ls (bundled)'), server);
 
     // 3. hover on line 1 shows the governing article's capsule
     const hover = await hoverCapsule(page);
@@ -258,7 +262,7 @@ async function hoverCapsule(page) {
     // 7. a click on the status bar item opens the governing article
     await page.keyboard.press('Escape');
     await openFile(page, 'src/app.py');
-    await page.locator('#workbench\\.parts\\.statusbar .statusbar-item[id*="canon"]').first().click();
+    await page.locator('#workbench\\.parts\\.statusbar .statusbar-item[id*="canon.governing"]').first().click();
     const opened = await waitFor(page, () => {
       const tab = document.querySelector('.tabs-container .tab.active');
       return tab && tab.textContent.includes('app.md') ? tab.getAttribute('aria-label') || tab.textContent : false;
