@@ -1,8 +1,10 @@
--- Headless Neovim against the real canon-ls, with the plugin from editors/neovim.
--- usage: nvim --headless -u NONE -l e2e.lua <plugin dir> <workspace>
+-- Headless Neovim against the real canon-ls, with the plugin installed and set up by the init
+-- file the test wrote from editors/neovim/README.md (packadd, lazy.nvim, ...).
+-- usage: nvim --headless -u <init.lua> -i NONE -l e2e.lua <workspace> [full|install]
+-- `install` checks only what proves the installation: attach, hover, :CanonOpen.
 -- Prints "ok - <name>" / "FAIL - <name>: <detail>" lines and "N passed, M failed"; exit 0 only
 -- when everything passed. A watchdog ends a hung run with exit 2.
-local plugin_dir, ws = arg[1], arg[2]
+local ws, mode = arg[1], arg[2] or 'full'
 local APP_CAPSULE = 'Entry point: wires config and routes; never reads the environment directly.'
 local JOURNAL_TEXT = 'Decided to keep util.run synchronous for now.'
 
@@ -30,11 +32,9 @@ watchdog:start(90000, 0, vim.schedule_wrap(function()
   vim.cmd('cquit! 2')
 end))
 
-vim.opt.rtp:prepend(plugin_dir)
-vim.cmd('filetype on') -- off under -u NONE; vim.lsp.enable starts clients on FileType
+vim.cmd('filetype on') -- vim.lsp.enable starts clients on FileType
 vim.opt.swapfile = false
 vim.opt.hidden = true
-require('canon').setup()
 
 local function wait(ms, fn)
   local value
@@ -116,6 +116,7 @@ if not client then
   return finish()
 end
 check('root is the workspace (root_markers .canon/.git)', client.root_dir == ws, client.root_dir)
+check('the init file ran require("canon").setup()', vim.fn.exists(':CanonOpen') == 2, vim.o.rtp)
 
 -- 1b. :checkhealth canon finds the server and the store
 vim.cmd('checkhealth canon')
@@ -133,6 +134,22 @@ local hover, herr = request(buf, 'textDocument/hover', {
 local htext = hover and text_of(hover.contents) or ''
 check('hover shows the capsule', htext:find(APP_CAPSULE, 1, true) ~= nil, hover or herr)
 check('hover names the governing address', htext:find('src/app', 1, true) ~= nil, htext)
+
+-- 2b. :CanonOpen opens the governing article, which the server names (canon.resolve)
+vim.cmd('CanonOpen')
+local opened_article = wait(10000, function()
+  local name = vim.api.nvim_buf_get_name(0)
+  return name:find('/.canon/articles/src/app.md', 1, true) and name or nil
+end)
+check(':CanonOpen opens .canon/articles/src/app.md', opened_article ~= nil, vim.api.nvim_buf_get_name(0))
+vim.cmd.buffer(buf)
+if mode == 'install' then
+  client:stop()
+  wait(5000, function()
+    return client:is_stopped()
+  end)
+  return finish()
+end
 
 -- 3. inlay hint at the end of line 1 (the plugin's LspAttach turns hints on)
 local hints = wait(10000, function()

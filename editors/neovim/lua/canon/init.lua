@@ -30,16 +30,16 @@ function M.client(bufnr)
     or vim.lsp.get_clients({ name = M.name })[1]
 end
 
---- Runs a server command (`canon.read`, `canon.journal`, ...) with its one argument, the SPEC §6
---- object without `action`. `on_result(text)` gets the server's text; errors are notified.
-function M.exec(command, argument, on_result, bufnr)
+--- Sends `workspace/executeCommand` to the buffer's canon-ls client; `on_result(result)` gets
+--- the raw answer (nil for JSON null). `uri` (the buffer's) tells a multi-root server which
+--- workspace folder this is about; the server strips it. Errors are notified.
+local function request(command, argument, on_result, bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local client = M.client(bufnr)
   if not client then
     notify('canon-ls is not running for this buffer; see :checkhealth canon', vim.log.levels.WARN)
     return false
   end
-  -- `uri` tells a multi-root server which workspace folder this is about; it strips the key.
   if vim.api.nvim_buf_get_name(bufnr) ~= '' and vim.bo[bufnr].buftype == '' and argument.uri == nil then
     argument = vim.tbl_extend('force', argument, { uri = vim.uri_from_bufnr(bufnr) })
   end
@@ -49,67 +49,45 @@ function M.exec(command, argument, on_result, bufnr)
         notify(('%s failed: %s'):format(command, err.message or vim.inspect(err)), vim.log.levels.ERROR)
         return
       end
-      local text = type(result) == 'string' and result or vim.inspect(result)
       if on_result then
-        on_result(text)
+        on_result(result ~= vim.NIL and result or nil)
       end
     end)
   return true
 end
 
---- SPEC §3 address of a project-relative path: segments cleaned, extension stripped once.
-function M.address_of(rel)
-  local out = {}
-  for seg in rel:gsub('\\', '/'):gmatch('[^/]+') do
-    if seg == '..' then
-      table.remove(out)
-    elseif seg ~= '.' then
-      out[#out + 1] = seg
+--- Runs a server command (`canon.read`, `canon.journal`, ...) with its one argument, the
+--- command's object (e.g. `{ path = 'src/a.ts' }`). `on_result(text)` gets the server's text.
+function M.exec(command, argument, on_result, bufnr)
+  return request(command, argument, function(result)
+    if on_result then
+      on_result(type(result) == 'string' and result or vim.inspect(result))
     end
-  end
-  if #out == 0 then
-    return ''
-  end
-  -- `.+` is greedy, so only the last dot counts; a leading dot (.env) is part of the name.
-  out[#out] = out[#out]:match('^(.+)%.[^.]*$') or out[#out]
-  return table.concat(out, '/')
+  end, bufnr)
 end
 
-local function store_root(client)
-  local root = client.root_dir or vim.fn.getcwd()
-  local setting = vim.tbl_get(client.settings or {}, 'canon', 'root')
-  if type(setting) == 'string' and setting ~= '' then
-    return vim.startswith(setting, '/') and setting or vim.fs.joinpath(root, setting)
-  end
-  return vim.fs.joinpath(root, '.canon')
+--- Asks the server what a buffer or an address is (`canon.resolve`): the address and its
+--- governing article are the server's to decide, not the plugin's. `argument` is
+--- `{ uri = … }`, `{ path = … }` or `{ address = … }`; `on_result` gets
+--- `{ folder, kind, address, governing, article, exists }` (`article` a URI) or nil.
+function M.resolve(argument, on_result, bufnr)
+  return request('canon.resolve', argument, function(result)
+    on_result(type(result) == 'table' and result or nil)
+  end, bufnr)
 end
 
---- The governing article of a buffer (SPEC §4: the exact article, else the nearest ancestor's).
---- Returns { address, governing, file } with governing/file nil when no article governs it.
-function M.governing(bufnr)
+--- The governing article of a buffer, through `canon.resolve`; `on_result(resolved or nil)`.
+--- Returns false (and calls nothing) when the buffer has no file or no client.
+function M.governing(bufnr, on_result)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
-  local client = M.client(bufnr)
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  if not client or name == '' then
-    return nil
+  if vim.api.nvim_buf_get_name(bufnr) == '' then
+    return false
   end
-  local root = client.root_dir or vim.fn.getcwd()
-  local store = store_root(client)
-  local articles = vim.fs.joinpath(store, 'articles')
-  local rel = vim.fs.relpath(articles, name) or vim.fs.relpath(root, name)
-  if not rel then
-    return nil
-  end
-  local address = M.address_of(rel)
-  local current = address
-  while current ~= '' do
-    local file = vim.fs.joinpath(articles, current .. '.md')
-    if vim.uv.fs_stat(file) then
-      return { address = address, governing = current, file = file }
-    end
-    current = current:match('^(.*)/[^/]*$') or ''
-  end
-  return { address = address }
+  return M.resolve({ uri = vim.uri_from_bufnr(bufnr) }, on_result, bufnr)
+end
+
+local function edit_uri(uri)
+  vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(uri)))
 end
 
 --- Opens a scratch buffer with text (map, status, search results).
@@ -139,7 +117,6 @@ local function pick_article(title, text, bufnr)
     notify(vim.trim(text))
     return
   end
-  local client = M.client(bufnr)
   vim.ui.select(items, {
     prompt = title,
     format_item = function(item)
@@ -149,27 +126,33 @@ local function pick_article(title, text, bufnr)
     if not item then
       return
     end
-    local file = client and vim.fs.joinpath(store_root(client), 'articles', item.address .. '.md')
-    if file and vim.uv.fs_stat(file) then
-      vim.cmd.edit(vim.fn.fnameescape(file))
-    else
-      M.exec('canon.read', { path = item.address }, function(out)
-        show('read', out)
-      end, bufnr)
-    end
+    M.resolve({ address = item.address }, function(r)
+      if r and r.exists and r.governing == item.address and r.article then
+        edit_uri(r.article)
+      else
+        M.exec('canon.read', { path = item.address }, function(out)
+          show('read', out)
+        end, bufnr)
+      end
+    end, bufnr)
   end)
 end
 
 --- :CanonOpen — open the governing article of the current buffer.
 function M.open()
-  local gov = M.governing()
-  if not gov then
-    notify('canon-ls is not attached to this buffer', vim.log.levels.WARN)
-  elseif gov.file then
-    vim.cmd.edit(vim.fn.fnameescape(gov.file))
-  else
-    notify(('No article governs %s yet; use the "Create article" code action.'):format(gov.address))
+  if vim.api.nvim_buf_get_name(0) == '' then
+    notify('canon: this buffer has no file', vim.log.levels.WARN)
+    return
   end
+  M.governing(nil, function(r)
+    if not r or (r.kind ~= 'asset' and r.kind ~= 'article') then
+      notify('canon has no article for this buffer', vim.log.levels.WARN)
+    elseif r.exists and r.article then
+      edit_uri(r.article)
+    else
+      notify(('No article governs %s yet; use the "Create article" code action.'):format(r.address))
+    end
+  end)
 end
 
 --- :CanonSearch [query] — canon.search, then pick a result.
@@ -193,24 +176,31 @@ end
 --- :CanonJournal [text] — canon.journal with the current buffer's governing address as subject.
 function M.journal(body)
   local bufnr = vim.api.nvim_get_current_buf()
-  local gov = M.governing(bufnr)
-  local subject = gov and (gov.governing or (gov.address ~= '' and gov.address)) or nil
-  local function run(text)
-    if not text or vim.trim(text) == '' then
-      return
+  local function ask(subject)
+    local function run(text)
+      if not text or vim.trim(text) == '' then
+        return
+      end
+      local argument = { body = text }
+      if subject then
+        argument.subject = { subject }
+      end
+      M.exec('canon.journal', argument, function(out)
+        notify(out)
+      end, bufnr)
     end
-    local argument = { body = text }
-    if subject then
-      argument.subject = { subject }
+    if body and body ~= '' then
+      run(body)
+    else
+      vim.ui.input({ prompt = subject and ('journal about ' .. subject .. ': ') or 'journal: ' }, run)
     end
-    M.exec('canon.journal', argument, function(out)
-      notify(out)
-    end, bufnr)
   end
-  if body and body ~= '' then
-    run(body)
+  if vim.api.nvim_buf_get_name(bufnr) == '' then
+    ask(nil) -- a buffer without a file: an entry about no subject
   else
-    vim.ui.input({ prompt = subject and ('journal about ' .. subject .. ': ') or 'journal: ' }, run)
+    M.governing(bufnr, function(r)
+      ask(r and (r.governing or (r.address ~= '' and r.address)) or nil)
+    end)
   end
 end
 
