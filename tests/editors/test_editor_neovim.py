@@ -7,13 +7,12 @@ for a clone, a lazy.nvim spec for the repository), driving the real `canon-ls` o
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
-from editor_support import REPO, need, tool_env, venv_bin
+from editor_support import REPO, doc_block, need, tool_env, venv_bin
 
 pytestmark = pytest.mark.editor
 
@@ -23,11 +22,7 @@ README = REPO / "editors" / "neovim" / "README.md"
 
 
 def readme_block(first_line: str) -> str:
-    """The README's fenced code block that starts with `first_line`: the tests run the docs."""
-    for match in re.finditer(r"```\w*\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
-        if match.group(1).startswith(first_line):
-            return match.group(1)
-    raise AssertionError(f"editors/neovim/README.md has no code block starting {first_line!r}")
+    return doc_block(README, first_line)
 
 
 def user_home(tmp_path: Path) -> tuple[Path, dict[str, str]]:

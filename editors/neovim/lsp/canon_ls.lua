@@ -3,7 +3,8 @@
 --- canon_ls: the canon-ls language server for a repository's `.canon/` project memory
 --- (articles that govern files, and a journal). https://github.com/canon-ls/canon-ls
 ---
---- Install the server so `canon-ls` is on PATH (`pipx install canon-ls`), then:
+--- Install the server so `canon-ls` is on PATH (the canon-ls README's Install: `pipx install`
+--- from a clone of the repository), then:
 --- ```lua
 --- vim.lsp.enable('canon_ls')
 --- ```

@@ -23,7 +23,7 @@ function M.check()
     health.ok(('server command: %s (%s)'):format(table.concat(cmd, ' '), vim.fn.exepath(cmd[1])))
   else
     health.error(('%s is not executable'):format(cmd[1]), {
-      'pipx install canon-ls (or pip install canon-ls in the venv on PATH)',
+      'pipx install ~/src/canon-ls (a clone of the canon-ls repository; see its README, Install)',
       "or require('canon').setup({ cmd = { '/path/to/python', '-m', 'canon_ls' } })",
     })
   end
