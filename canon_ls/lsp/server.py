@@ -41,6 +41,7 @@ COMMANDS = (
     "canon.map",
     "canon.search",
     "canon.status",
+    "canon.resolve",
     "canon.open",
     "canon.createArticle",
     "canon.journalAbout",

@@ -48,6 +48,7 @@ COMMANDS = [
     "canon.map",
     "canon.search",
     "canon.status",
+    "canon.resolve",
     "canon.nope",
     "canon.write",
     "canon.journal",
