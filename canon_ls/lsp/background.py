@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from canon_ls.lsp.child import python_module
+
 log = logging.getLogger(__name__)
 
 
@@ -188,9 +190,7 @@ async def run(
     child's git pass goes on; the final snapshot is returned.
     """
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "canon_ls.lsp.background",
+        *python_module("canon_ls.lsp.background"),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

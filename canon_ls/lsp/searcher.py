@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from canon_ls.lsp.child import python_module
+
 log = logging.getLogger(__name__)
 
 
@@ -62,11 +64,7 @@ class Searcher:
 
     async def _start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "canon_ls.lsp.searcher",
-            str(self.project),
-            json.dumps(self.options),
+            *python_module("canon_ls.lsp.searcher", str(self.project), json.dumps(self.options)),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

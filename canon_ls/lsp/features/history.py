@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from canon_ls.core import history as core_history
 from canon_ls.core.store import BadInput
 
+from ..child import python_module
 from ..state import CanonLanguageServer, Folder
 from .commands import pick_folder
 
@@ -31,7 +31,7 @@ TIMEOUT = 120.0  # seconds for the child (a first history pass on a big reposito
 async def run_cli(folder: Folder, *args: str) -> tuple[int, str]:
     """Run `canon <args>` for the folder's project and options; (exit code, text)."""
     options = folder.settings.store_options()
-    argv = [sys.executable, "-m", "canon_ls.agent.cli", *args, "--project", str(folder.project)]
+    argv = python_module("canon_ls.agent.cli", *args, "--project", str(folder.project))
     if options.get("root"):
         argv += ["--root", str(options["root"])]
     for mount in options.get("mounts", ()):
