@@ -25,7 +25,6 @@ Events (in → out; `cwd` and `session` ride on every event):
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +85,7 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
     each). A `canon` read in the same turn withdraws its article's line before it goes out."""
     if not isinstance(calls, list):
         return None
-    lines: list[str] = []
+    sections: dict[str, list[str]] = {}  # header -> delivered lines, in the order they came
     surfaced: list[str] = []
     withdrawn: set[str] = set()
     for call in calls[:MAX_CALLS]:
@@ -103,13 +102,32 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
                     surfaced.append(str(decision.get("governing")))
                 elif decision.get("decision") == "withdrawn":
                     withdrawn.add(str(decision.get("governing")))
-        if "\n" in text:  # drop the per-call header; keep one chunk per delivered article
-            lines.extend(re.split(r"\n(?=- )", text.split("\n", 1)[1]))
-    kept = [line for line in lines if not any(_names(line, a) for a in withdrawn)]
-    if not kept:
+        for header, lines in _sections(text):
+            sections.setdefault(header, []).extend(lines)
+    parts = []
+    for header, lines in sections.items():
+        kept = [line for line in lines if not any(_names(line, a) for a in withdrawn)]
+        if kept:
+            parts.append(
+                "\n".join([header.replace("this call touched", "this turn touched"), *kept])
+            )
+    if not parts:
         return None
-    message = "canon project memory for the files this turn touched:\n" + "\n".join(kept)
-    return {"message": message, "surfaced": [a for a in surfaced if a not in withdrawn]}
+    return {"message": "\n".join(parts), "surfaced": [a for a in surfaced if a not in withdrawn]}
+
+
+def _sections(text: str) -> list[tuple[str, list[str]]]:
+    """A hook reply's sections: each `canon …:` header with its `- …` lines (the spine, and
+    the ranked articles of the lane when it is on)."""
+    out: list[tuple[str, list[str]]] = []
+    for line in text.split("\n"):
+        if line.startswith("canon ") and line.endswith(":"):
+            out.append((line, []))
+        elif out and (line.startswith("- ") or not out[-1][1]):
+            out[-1][1].append(line)
+        elif out:
+            out[-1][1][-1] += "\n" + line  # a line that continues the one before
+    return out
 
 
 def _names(line: str, address: str) -> bool:
