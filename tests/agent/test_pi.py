@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +27,7 @@ from typing import Any
 import pytest
 from fake_anthropic import Block, FakeAnthropic, Recorded, text, tool_use
 from hookrun import canon_command, make_project
-from npm_agents import pi_command
+from npm_agents import install, pi_command
 
 # The first run on a fresh machine downloads Pi and its Node (~200 MB) inside the fixture.
 pytestmark = [pytest.mark.agent_cli, pytest.mark.timeout(1500)]
@@ -298,3 +300,26 @@ def test_continue_keeps_the_cycle_and_a_new_session_starts_one(
     assert requests[3].flat().count(CONFIG_CAPSULE) == 1  # … and it is not sent again
     assert CONFIG_CAPSULE not in requests[4].flat()
     assert requests[5].flat().count(CONFIG_CAPSULE) == 1  # new session: shown afresh
+
+
+def test_extension_type_checks_against_pi_s_own_types(pi: list[str]) -> None:
+    """The shipped extension compiles under `tsc --strict` against the pinned Pi's published
+    types (Pi loads it with jiti, which checks no types: an API drift would surface only at
+    run time)."""
+    from importlib.resources import files
+
+    tsc = install("typescript", "5.9.3", "typescript/bin/tsc")
+    prefix = Path(pi[1]).parents[4].parent  # the Pi install: node_modules resolves from here
+    work = Path(tempfile.mkdtemp(prefix="canon-typecheck-", dir=prefix))
+    try:
+        source = files("canon_ls.agent").joinpath("pi_extension/index.ts").read_text("utf-8")
+        (work / "index.ts").write_text(source, "utf-8")
+        done = subprocess.run(
+            [pi[0], str(tsc), "--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext",
+             "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node",
+             str(work / "index.ts")],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
