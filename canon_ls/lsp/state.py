@@ -19,6 +19,7 @@ from canon_ls.core import address as core_address
 from canon_ls.core.project import open_store
 
 from .convert import Text
+from .protocol import CanonProtocol
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ class CanonLanguageServer(LanguageServer):
     """pygls server holding one Folder per workspace folder, plus session-wide flags."""
 
     def __init__(self) -> None:
-        super().__init__(name="canon-ls", version=_version())
+        super().__init__(name="canon-ls", version=_version(), protocol_cls=CanonProtocol)
         self.folders: dict[str, Folder] = {}
         self.global_settings = Settings()
         self.pull_diagnostics = False  # decided at initialize from the client's capabilities

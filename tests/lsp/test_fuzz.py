@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from lsp_harness import FIRST_LINE, SERVER_COMMAND, SERVER_ENV, build_workspace
+from raw_rpc import Reader, drain, send
 
 METHODS = [
     "textDocument/hover",
@@ -158,49 +159,6 @@ def message(rng: random.Random, n: int, uri: str) -> bytes:
     return json.dumps(msg).encode() + b"\r\n"
 
 
-class Reader:
-    """Collects responses by id from the server's stdout."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self.stream = stream
-        self.responses: dict[Any, dict] = {}
-        self.arrived = asyncio.Event()
-
-    async def run(self) -> None:
-        while True:
-            line = await self.stream.readline()
-            if not line:
-                return
-            if not line.startswith(b"Content-Length:"):
-                continue
-            length = int(line.split(b":")[1])
-            while (await self.stream.readline()).strip():
-                pass
-            data = json.loads(await self.stream.readexactly(length))
-            if "id" in data and "method" not in data:
-                key = data["id"]
-                self.responses[key if isinstance(key, str | int | None) else repr(key)] = data
-                self.arrived.set()
-
-    async def wait(self, msg_id: Any, timeout: float = 60) -> dict:
-        async def get() -> dict:
-            while msg_id not in self.responses:
-                self.arrived.clear()
-                await self.arrived.wait()
-            return self.responses[msg_id]
-
-        return await asyncio.wait_for(get(), timeout)
-
-
-def send(proc: asyncio.subprocess.Process, method: str, params: Any, msg_id: Any = None) -> None:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-    if msg_id is not None:
-        msg["id"] = msg_id
-    body = json.dumps(msg).encode() + b"\r\n"
-    assert proc.stdin is not None
-    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-
 async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path):
     """SPEC §12: bad JSON-RPC yields errors or nothing; the server survives and stays right."""
     root = build_workspace(tmp_path / "proj")
@@ -215,7 +173,7 @@ async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path
     )
     assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
     reader = Reader(proc.stdout)
-    tasks = [asyncio.ensure_future(reader.run()), asyncio.ensure_future(_drain(proc.stderr))]
+    tasks = [asyncio.ensure_future(reader.run()), asyncio.ensure_future(drain(proc.stderr))]
     uri = (root / "src/core/config.ts").as_uri()
     send(
         proc,
@@ -260,11 +218,6 @@ async def test_ten_thousand_bad_messages_then_hover_still_answers(tmp_path: Path
         task.cancel()
 
 
-async def _drain(stream: asyncio.StreamReader) -> None:
-    while await stream.read(65536):
-        pass
-
-
 @pytest.mark.parametrize("polite", [True, False], ids=["shutdown-then-exit", "exit-only"])
 async def test_exit_code_follows_the_protocol(tmp_path: Path, polite: bool):
     """LSP `exit`: the process ends with 0 after `shutdown`, with 1 without it."""
@@ -277,7 +230,7 @@ async def test_exit_code_follows_the_protocol(tmp_path: Path, polite: bool):
         env=SERVER_ENV,
     )
     assert proc.stdout is not None and proc.stdin is not None
-    drain = asyncio.ensure_future(_drain(proc.stdout))
+    reading = asyncio.ensure_future(drain(proc.stdout))
     send(proc, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}, 1)
     send(proc, "initialized", {})
     if polite:
@@ -286,4 +239,4 @@ async def test_exit_code_follows_the_protocol(tmp_path: Path, polite: bool):
     await proc.stdin.drain()
     proc.stdin.close()  # as editors do once they sent `exit`
     assert await asyncio.wait_for(proc.wait(), 30) == (0 if polite else 1)
-    drain.cancel()
+    reading.cancel()
