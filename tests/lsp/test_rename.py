@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from lsp_harness import Session, apply_edit, snapshot
+from collections.abc import Iterator
+from pathlib import Path
+
+from lsp_harness import Session, apply_edit, article, snapshot, write
 from lsprotocol import types
 
 
@@ -116,3 +119,84 @@ async def test_rename_rewrites_a_link_typed_but_not_saved(s: Session):
     ]
     assert len(mine) == 1 and mine[0].text_document.version == s.versions[uri]
     assert [e.new_text for e in mine[0].edits] == ["lib/gadget"]
+
+
+async def will_rename_uris(s: Session, old: str, new: str) -> types.WorkspaceEdit | None:
+    return await s.client.workspace_will_rename_files_async(
+        types.RenameFilesParams(files=[types.FileRename(old_uri=old, new_uri=new)])
+    )
+
+
+def out_of_project_destinations(root: Path) -> Iterator[tuple[str, str]]:
+    """Where a governed file or folder may be dragged that is not an asset of this project:
+    another directory (next to it, above it, spelled with `..` or `%2e%2e`), `.git/`, the
+    store and its parts. Yields (old relative path, new URI)."""
+    outside = root.parent / "elsewhere"
+    for name in ("src/core/config.ts", "src/core"):
+        leaf = Path(name).name
+        yield name, (outside / leaf).as_uri()
+        yield name, (root.parent / leaf).as_uri()
+        yield name, (outside / "src/core" / leaf).as_uri()
+        yield name, f"{root.as_uri()}/src/../../elsewhere/{leaf}"
+        yield name, f"{root.as_uri()}/%2e%2e/elsewhere/{leaf}"
+        for inside in (".git", ".git/objects", ".canon", ".canon/articles", ".canon/journal"):
+            yield name, (root / inside / leaf).as_uri()
+        yield name, (root / ".canon/articles/src" / leaf).as_uri()
+
+
+async def test_rename_out_of_the_project_moves_nothing(s: Session):
+    """SPEC §12: moving an asset (file or folder) outside the workspace folder, into `.git/`
+    or into the store moves no article and rewrites no link."""
+    await s.checked()
+    moved = []
+    for old, new in out_of_project_destinations(s.root):
+        edit = await will_rename_uris(s, s.uri(old), new)
+        if edit is not None:
+            moved.append((old, new, edit))
+    assert moved == []
+
+
+def add_folder(s: Session, root: Path, name: str) -> None:
+    s.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=root.as_uri(), name=name)], removed=[]
+            )
+        )
+    )
+
+
+async def test_rename_between_roots_moves_into_a_root_with_a_store(s: Session, tmp_path: Path):
+    """SPEC §12 + §10: a move into another root of the workspace moves the article into that
+    root's store when it has one (and rewrites no link of this store: none can point there);
+    into a root without a store, nothing moves."""
+    other, bare = tmp_path / "other", tmp_path / "bare"
+    write(other, "lib/tool.py", "# tool\n")
+    write(other, ".canon/articles/lib.md", article("Other lib.", "2026-12-01", "# lib\n"))
+    write(bare, "lib/tool.py", "# tool\n")
+    add_folder(s, other, "other")
+    add_folder(s, bare, "bare")
+    old = s.uri("src/core/config.ts")
+    assert await will_rename_uris(s, old, (bare / "lib/config.ts").as_uri()) is None
+    edit = await will_rename_uris(s, old, (other / "lib/config.ts").as_uri())
+    assert edit is not None
+    changes = edit.document_changes or []
+    assert [(c.old_uri, c.new_uri) for c in changes if isinstance(c, types.RenameFile)] == [
+        (
+            s.uri(".canon/articles/src/core/config.md"),
+            (other / ".canon/articles/lib/config.md").as_uri(),
+        )
+    ]
+    assert [c for c in changes if not isinstance(c, types.RenameFile)] == []
+    folder_edit = await will_rename_uris(s, s.uri("src/core"), (other / "lib/engine").as_uri())
+    assert folder_edit is not None
+    assert [
+        (c.old_uri, c.new_uri)
+        for c in folder_edit.document_changes or []
+        if isinstance(c, types.RenameFile)
+    ] == [
+        (
+            s.uri(".canon/articles/src/core/config.md"),
+            (other / ".canon/articles/lib/engine/config.md").as_uri(),
+        )
+    ]

@@ -1,9 +1,12 @@
-"""`workspace/willRenameFiles` (SPEC §10 file operations).
+"""`workspace/willRenameFiles` (SPEC §10 file operations, §12).
 
 Renaming an asset (file or folder) moves its article(s) to the new address(es) and rewrites
-inbound `[[wikilinks]]`; renaming an article file (or a folder of them) rewrites inbound links
-only, since the editor moves the file itself. Nothing else changes: link labels, headings,
-titles and unrelated text stay byte-for-byte.
+inbound `[[wikilinks]]`; moved into another workspace folder, the article goes into that
+root's store when it has one (links in this store cannot follow); moved anywhere else (outside
+the served projects, into `.git/` or a store) nothing moves (`_destination`). Renaming an
+article file (or a folder of them) rewrites inbound links only, since the editor moves the
+file itself. Nothing else changes: link labels, headings, titles and unrelated text stay
+byte-for-byte.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pygls.uris import to_fs_path
 from canon_ls.core.address import address_of_file
 
 from .. import edits
-from ..state import CanonLanguageServer, Folder
+from ..state import CanonLanguageServer, Folder, Where
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +30,7 @@ def on_will_rename_files(
     ls: CanonLanguageServer, params: types.RenameFilesParams
 ) -> types.WorkspaceEdit | None:
     link_moves: dict[str, dict[str, str]] = {}  # folder uri -> {old address: new}
-    file_moves: list[tuple[Folder, str, str]] = []  # articles we move ourselves
+    file_moves: list[tuple[Folder, str, Folder, str]] = []  # articles we move ourselves
     for rename in params.files:
         old_fs, new_fs = to_fs_path(rename.old_uri), to_fs_path(rename.new_uri)
         if not old_fs or not new_fs:
@@ -37,34 +40,46 @@ def on_will_rename_files(
         if where is None or where.folder.store is None:
             continue
         folder = where.folder
-        store = where.store
         moves = link_moves.setdefault(folder.uri, {})
         if where.kind == "article" or (where.kind == "store" and old.is_dir()):
             for a, b in _article_moves(folder, old, new):
                 moves[a] = b
         elif where.kind == "asset" and where.address:
-            new_address = store.address_of(str(new))
-            if not new_address or new_address == where.address:
+            dest = _destination(ls, rename.new_uri)
+            if dest is None or (dest.folder is folder and dest.address == where.address):
                 continue
-            for a, b in _asset_moves(folder, old, where.address, new_address):
-                if store.path_of(b).exists():
+            target = dest.store
+            for a, b in _asset_moves(folder, old, where.address, dest.address):
+                if target.path_of(b).exists():
                     log.info("not moving %s: an article already exists at %s", a, b)
                     continue
-                moves[a] = b
-                file_moves.append((folder, a, b))
+                if dest.folder is folder:  # links in another root cannot name it: none follow
+                    moves[a] = b
+                file_moves.append((folder, a, dest.folder, b))
     changes: list[edits.AnyChange] = []
     for folder_uri, moves in link_moves.items():
         if moves:
             changes.extend(edits.link_rewrites(ls, ls.folders[folder_uri], moves))
-    for folder, a, b in file_moves:
+    for folder, a, into, b in file_moves:
         changes.append(
             types.RenameFile(
                 old_uri=folder.article_uri(a),
-                new_uri=folder.article_uri(b),
+                new_uri=into.article_uri(b),
                 options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
             )
         )
     return edits.workspace_edit(changes) if changes else None
+
+
+def _destination(ls: CanonLanguageServer, uri: str) -> Where | None:
+    """Where a renamed asset lands, when its article may follow it (SPEC §12): an asset of a
+    served project with a store (this one, another root, a mount). Outside every workspace
+    folder, inside `.git/` or the store, at a project's root, or in a root without a store,
+    there is nowhere to move an article to, and no link may point there."""
+    dest = ls.where(uri)
+    if dest is None or dest.kind != "asset" or not dest.address or not dest.folder.serving:
+        return None
+    return dest
 
 
 def _article_moves(folder: Folder, old: Path, new: Path) -> list[tuple[str, str]]:
