@@ -180,6 +180,19 @@ class Session:
         )
         return uri
 
+    def change(self, rel: str, text: str) -> None:
+        """Replace an open document's text in the editor (unsaved: the file stays as it is)."""
+        uri = self.uri(rel)
+        self.versions[uri] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
     async def hover(self, rel: str, position: types.Position) -> types.Hover | None:
         return await self.client.text_document_hover_async(
             types.HoverParams(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import random
 
 from lsp_harness import TODAY, Session, article, write
 from lsprotocol import types
@@ -197,3 +198,148 @@ async def test_merge_into_parent_points_links_at_the_new_section(s: Session):
     assert "## old_thing\n\nGone but remembered.\n\nNotes." in merged
     assert "Also [[src#old_thing]]." in merged and "[[src/old_thing" not in merged
     assert "See [[ src#old_thing | the old thing ]]." in config.read_text()
+
+
+ORPHAN = ".canon/articles/src/old_thing.md"
+
+
+async def new_orphan(s: Session, text: str) -> types.CodeAction:
+    """An orphan article the server has seen, open in the editor; its merge action."""
+    await s.checked()
+    write(s.root, ORPHAN, text)
+    s.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=s.uri(ORPHAN), type=types.FileChangeType.Created)]
+        )
+    )
+    s.open(ORPHAN, "markdown")
+
+    async def merge() -> types.CodeAction | None:
+        found = [a for a in await actions(s, ORPHAN) if a.title == "Merge into parent"]
+        return found[0] if found else None
+
+    return await s.until(merge, what="the merge action on the new orphan")
+
+
+async def merge_now(s: Session) -> types.WorkspaceEdit | str:
+    """Resolve "Merge into parent" as a client does when the person picks it: the edit, or
+    the reason it is disabled."""
+    data = {"op": "merge", "folder": s.root.as_uri(), "address": "src/old_thing", "into": "src"}
+    resolved = await s.client.code_action_resolve_async(
+        types.CodeAction(title="Merge into parent", data=data)
+    )
+    if resolved.edit is None:
+        assert resolved.disabled is not None
+        return resolved.disabled.reason
+    return resolved.edit
+
+
+def merged_parent(s: Session, edit: types.WorkspaceEdit) -> str:
+    """The parent's text once the edit is applied (in memory: the files stay as they are)."""
+    parent = s.uri(".canon/articles/src.md")
+    text = (s.root / ".canon/articles/src.md").read_text(encoding="utf-8")
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == parent:
+            for e in sorted(change.edits, key=lambda e: e.range.start.line, reverse=True):
+                lines = text.splitlines(keepends=True)
+                start = sum(len(x) for x in lines[: e.range.start.line]) + e.range.start.character
+                end = sum(len(x) for x in lines[: e.range.end.line]) + e.range.end.character
+                text = text[:start] + e.new_text + text[end:]
+    return text
+
+
+def deletes(edit: types.WorkspaceEdit) -> list[str]:
+    return [c.uri for c in edit.document_changes or [] if isinstance(c, types.DeleteFile)]
+
+
+async def test_merge_starts_from_the_unsaved_text(s: Session):
+    """SPEC §12: "Merge into parent" carries the open orphan's unsaved text, not the file's."""
+    disk = article("Gone but remembered.", "2026-01-01", "# old\n\nNotes.\n")
+    await new_orphan(s, disk)
+    s.change(ORPHAN, disk + "\nUnsaved decision: keep env first.\n")
+    edit = await merge_now(s)
+    assert isinstance(edit, types.WorkspaceEdit), edit
+    merged = merged_parent(s, edit)
+    assert "Notes.\n\nUnsaved decision: keep env first.\n" in merged
+    assert deletes(edit) == [s.uri(ORPHAN)]
+
+
+async def test_merge_never_deletes_text_it_did_not_carry(s: Session):
+    """SPEC §12: an agent wrote to the orphan after it was opened (the editor does not show
+    it): merging the editor's text would delete the agent's, so the merge is refused."""
+    disk = article("Gone but remembered.", "2026-01-01", "# old\n\nNotes.\n")
+    await new_orphan(s, disk)
+    (s.root / ORPHAN).write_text(disk + "Agent: the cache moved to src/cache.\n", "utf-8")
+    reason = await merge_now(s)
+    assert isinstance(reason, str) and "src/old_thing" in reason, reason
+    assert "Agent: the cache moved" in (s.root / ORPHAN).read_text("utf-8")
+
+
+async def test_merge_refuses_what_a_section_cannot_hold(s: Session):
+    """SPEC §12: front matter a section cannot hold (a foreign key, a malformed block) is
+    content too: no merge, so no delete."""
+    await new_orphan(s, article("Gone.", "2026-01-01", "# old\n\nNotes.\n", "owner: alice\n"))
+    reason = await merge_now(s)
+    assert isinstance(reason, str) and "owner" in reason, reason
+    s.change(ORPHAN, "---\ncapsule: [unclosed\n---\n# old\n\nNotes.\n")
+    assert isinstance(await merge_now(s), str)
+
+
+def _body_lines(text: str) -> list[str]:
+    """The lines a merge must carry: the capsule and the body without its `# title`."""
+    from canon_ls.core.article import parse
+
+    parsed = parse(text, "src/old_thing")
+    body = parsed.body.splitlines()
+    if body and body[0].startswith("# "):
+        body = body[1:]
+    return [line.strip() for line in [parsed.capsule, *body] if line.strip()]
+
+
+async def test_merge_carries_or_keeps_every_line_generated(s: Session):
+    """SPEC §12, generated: the file on disk and the editor's unsaved text drift apart by
+    random line edits (an agent writes one, the person types in the other). Whatever the
+    pair, the merge carries every line of the editor's text, and it deletes the file only
+    when every line on disk is in the merged parent too."""
+    rng = random.Random(912)
+    base = ["Notes.", "Env beats file.", "Secrets never land here.", "See [[src/core/config]]."]
+    await new_orphan(s, article("Gone but remembered.", "2026-01-01", "# old\n\n" + _lines(base)))
+    outcomes = set()
+    for _ in range(40):
+        on_disk, in_editor = _drift(rng, base), _drift(rng, base)
+        disk_text = article("Gone but remembered.", "2026-01-01", "# old\n\n" + _lines(on_disk))
+        (s.root / ORPHAN).write_text(disk_text, "utf-8")
+        editor_text = article("Gone but remembered.", "2026-01-01", "# old\n\n" + _lines(in_editor))
+        s.change(ORPHAN, editor_text)
+        edit = await merge_now(s)
+        if isinstance(edit, str):
+            outcomes.add("refused")
+            continue
+        merged = [line.strip() for line in merged_parent(s, edit).splitlines()]
+        assert _subsequence(_body_lines(editor_text), merged)
+        if deletes(edit):
+            outcomes.add("merged")
+            assert _subsequence(_body_lines(disk_text), merged), (on_disk, in_editor)
+    assert outcomes == {"merged", "refused"}  # the generator reached both sides
+
+
+def _drift(rng: random.Random, base: list[str]) -> list[str]:
+    lines = list(base)
+    for _ in range(rng.randrange(3)):
+        roll = rng.random()
+        if roll < 0.4:
+            lines.insert(rng.randrange(len(lines) + 1), f"Line {rng.randrange(10**6)}.")
+        elif roll < 0.7 and lines:
+            lines.pop(rng.randrange(len(lines)))
+        elif lines:
+            lines[rng.randrange(len(lines))] += " (edited)"
+    return lines
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _subsequence(needles: list[str], hay: list[str]) -> bool:
+    it = iter(hay)
+    return all(any(line == h for h in it) for line in needles)

@@ -9,11 +9,13 @@ the `canon.applyAction` command, which computes the edit and sends `workspace/ap
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core import article as core_article
 from canon_ls.core.address import parent
@@ -21,7 +23,7 @@ from canon_ls.core.clock import today
 from canon_ls.core.links import wikilinks
 
 from .. import edits
-from ..state import CanonLanguageServer, Folder
+from ..state import CanonLanguageServer, Folder, read_text
 
 log = logging.getLogger(__name__)
 
@@ -269,27 +271,37 @@ def _move(
 def _merge(
     ls: CanonLanguageServer, folder: Folder, address: str, into: str
 ) -> types.WorkspaceEdit | str:
-    store = folder.store
-    assert store is not None
-    orphan = store.article(address)
+    """The orphan becomes a section of its parent and is deleted (SPEC §10, §12): its text is
+    the editor's when it is open (unsaved lines included), else the file's now; the file is
+    deleted only when everything in it is carried into the parent."""
+    orphan_uri = folder.article_uri(address)
     target_uri = folder.article_uri(into)
-    target = ls.text_of(target_uri)
-    if orphan is None or target is None:
-        return f"{address} or {into} cannot be read."
-    body = orphan.body
-    lines = body.splitlines(keepends=True)
-    if lines and lines[0].startswith("# "):
-        body = "".join(lines[1:]).lstrip("\n")
+    source, target = ls.text_of(orphan_uri), ls.text_of(target_uri)
+    if source is None or target is None:
+        return f"{address} or {into} cannot be read as UTF-8 text; nothing was merged."
+    addition, problem = _section(address, source.source)
+    if problem:
+        return problem
+    if source.version is not None:  # open: what is on disk must be in the editor's text too
+        path = to_fs_path(orphan_uri)
+        on_disk = read_text(Path(path)) if path and os.path.exists(path) else None
+        if path and os.path.exists(path) and on_disk is None:
+            return f"{address} on disk cannot be read as UTF-8 text; nothing was merged."
+        if on_disk is not None and on_disk.source != source.source:
+            kept, problem = _section(address, on_disk.source)
+            if problem or not _carried(kept, addition):
+                return (
+                    f"{address} changed on disk in ways the editor does not show; "
+                    "reload or save it, then merge."
+                )
     section = address.rsplit("/", 1)[-1]
-    intro = f"{orphan.capsule}\n\n" if orphan.capsule else ""
-    addition = f"\n## {section}\n\n{intro}{body.rstrip()}\n"
-    source = (
+    source_text = (
         target.source if target.source.endswith("\n") or not target.source else target.source + "\n"
     )
     # Links to the merged article now point at its section, in the parent itself too (a
     # `[[orphan]]` left there would be a broken link the moment the orphan is deleted).
     anchors = {address: section}
-    merged = edits.rewrite_links(source + addition, {address: into}, anchors)
+    merged = edits.rewrite_links(source_text + addition, {address: into}, anchors)
     change = edits.replace_text(ls, target_uri, target, merged)
     changes: list[edits.AnyChange] = [c for c in [change] if c is not None]
     changes.extend(
@@ -298,9 +310,40 @@ def _merge(
         if c.text_document.uri != target_uri
     )
     changes.append(
-        types.DeleteFile(
-            uri=folder.article_uri(address),
-            options=types.DeleteFileOptions(ignore_if_not_exists=True),
-        )
+        types.DeleteFile(uri=orphan_uri, options=types.DeleteFileOptions(ignore_if_not_exists=True))
     )
     return edits.workspace_edit(changes)
+
+
+# Front matter a section does not need: the article's own bookkeeping, gone with the file.
+BOOKKEEPING = ("capsule", "updated", "scope", "reviewed", "stale_after")
+
+
+def _section(address: str, text: str) -> tuple[str, str]:
+    """(`\n## <name>\n\n<capsule>\n\n<body without its # title>\n`, ''), or ('', a sentence
+    saying why the article cannot become a section without losing something)."""
+    orphan = core_article.parse(text, address)
+    if orphan.problems:
+        return "", f"{address} cannot be merged: {orphan.problems[0]}."
+    foreign = [key for key in orphan.meta if key not in BOOKKEEPING]
+    if foreign:
+        return "", (
+            f"{address} cannot be merged: a section cannot hold its front matter "
+            f"({', '.join(foreign)}); move that text by hand first."
+        )
+    body = orphan.body
+    lines = body.splitlines(keepends=True)
+    if lines and lines[0].startswith("# "):
+        body = "".join(lines[1:]).lstrip("\n")
+    intro = f"{orphan.capsule}\n\n" if orphan.capsule else ""
+    return f"\n## {address.rsplit('/', 1)[-1]}\n\n{intro}{body.rstrip()}\n", ""
+
+
+def _carried(kept: str, addition: str) -> bool:
+    """Every non-blank line of `kept` appears in `addition`, in order."""
+    remaining = iter(line.strip() for line in addition.splitlines())
+    return all(
+        any(line == other for other in remaining)
+        for line in (x.strip() for x in kept.splitlines())
+        if line
+    )
