@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from lsp_harness import Session, apply_edit, article, snapshot, write
 from lsprotocol import types
 
@@ -200,3 +201,41 @@ async def test_rename_between_roots_moves_into_a_root_with_a_store(s: Session, t
             (other / ".canon/articles/lib/engine/config.md").as_uri(),
         )
     ]
+
+
+ARTICLE_FOLDER_MOVES = [
+    ("src/core", "src/engine"),  # the issue's case: a sibling name
+    ("src/core", "core"),  # up one level
+    ("src/core", "lib/src/core"),  # down two, under another article's folder
+    ("src", "source"),  # the folder beside an article of the same name (src.md stays)
+]
+
+
+@pytest.mark.parametrize(("old", "new"), ARTICLE_FOLDER_MOVES, ids=lambda v: v)
+async def test_rename_article_folder_rewrites_links_beneath(s: Session, old: str, new: str):
+    """SPEC §10 file operations: renaming a folder of articles inside the store rewrites every
+    inbound link to an article beneath it (the editor moves the folder); nothing else changes.
+    Run in all three client profiles."""
+    await s.checked()
+    base = ".canon/articles/"
+    edit = await will_rename(s, base + old, base + new)
+    assert edit is not None
+    assert not any(isinstance(c, types.RenameFile) for c in edit.document_changes or [])
+    before = snapshot(s.root)
+    apply_edit(s.root, edit)
+    (s.root / base / new).parent.mkdir(parents=True, exist_ok=True)
+    (s.root / base / old).rename(s.root / base / new)  # the editor's part
+    moved = {
+        rel: base + new + rel[len(base + old) :]
+        for rel in before
+        if rel.startswith(base + old + "/")
+    }
+    linked = {a[len(base) : -3]: b[len(base) : -3] for a, b in moved.items()}
+    relinked = {
+        rel: (f"[[{a}]]", f"[[{b}]]")
+        for rel, data in before.items()
+        for a, b in linked.items()
+        if rel.startswith(base) and f"[[{a}]]".encode() in data  # articles link; docs do not
+    }
+    assert relinked  # the store links into every moved folder
+    expect_only(before, snapshot(s.root), moved, relinked)
