@@ -17,7 +17,10 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .state import Folder
 
 from canon_ls.lsp.child import python_module
 
@@ -46,14 +49,31 @@ def serve(project: Path, options: dict[str, Any]) -> None:
         print(json.dumps(reply), flush=True)
 
 
+FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
+
+
+def ensure(folder: Folder) -> Searcher:
+    """The folder's searcher, started now if nothing started it yet (a first question before
+    the startup check ends, which otherwise starts it once it no longer competes)."""
+    if folder.searcher is None:
+        folder.searcher = Searcher(folder.project, folder.settings.store_options())
+        folder.searcher.start()
+    searcher: Searcher = folder.searcher
+    return searcher
+
+
 class Searcher:
-    """The server-side handle: start once, ask many times; None answers while building."""
+    """The server-side handle: start once, ask many times. The first questions wait for the
+    index (loaded from the on-disk snapshot, or built): an answer from a half-ready search
+    would look complete and be wrong (issue 9 item 16)."""
 
     def __init__(self, project: Path, options: dict[str, Any]) -> None:
         self.project = project
         self.options = options
         self.proc: asyncio.subprocess.Process | None = None
         self.ready = False
+        self.failure = ""  # why the worker cannot answer, once it is known
+        self.reported = False  # the person was told about `failure`
         self.changed: set[str] = set()
         self.lock = asyncio.Lock()
         self.task: asyncio.Task[None] | None = None
@@ -63,6 +83,15 @@ class Searcher:
             self.task = asyncio.ensure_future(self._start())
 
     async def _start(self) -> None:
+        try:
+            await self._spawn()
+        except Exception as exc:  # no worker: the caller falls back and says so
+            self.failure = f"the search worker did not start ({exc})"
+            return
+        if not self.ready:
+            self.failure = "the search worker stopped while building its index"
+
+    async def _spawn(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
             *python_module("canon_ls.lsp.searcher", str(self.project), json.dumps(self.options)),
             stdin=asyncio.subprocess.PIPE,
@@ -74,10 +103,20 @@ class Searcher:
         line = await self.proc.stdout.readline()
         self.ready = bool(line) and json.loads(line).get("ready", False)
 
-    async def query(self, text: str, limit: int) -> list[str] | None:
-        """Addresses best first, or None when the worker is not ready (or died)."""
+    async def query(self, text: str, limit: int, wait: float = FIRST_WAIT) -> list[str] | None:
+        """Addresses best first, once the index is ready (waiting up to `wait` seconds for
+        it); None when the worker cannot answer (`failure` says why)."""
+        self.start()
+        if not self.ready and self.task is not None and not self.failure:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.task), wait)
+            except TimeoutError:
+                log.warning("the search index was not ready within %.0f s", wait)
+                return None
         proc = self.proc
         if not self.ready or proc is None or proc.returncode is not None:
+            if not self.failure:
+                self.failure = "the search worker stopped"
             return None
         assert proc.stdin is not None and proc.stdout is not None
         async with self.lock:
@@ -88,6 +127,7 @@ class Searcher:
             line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
         if not line:
             self.ready = False
+            self.failure = "the search worker stopped"
             return None
         hits: list[str] = json.loads(line).get("hits", [])
         return hits

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from pathlib import Path
 
 from lsp_harness import Session, article, write
@@ -86,4 +88,62 @@ async def test_symbols_match_part_of_an_address_while_typed(s: Session):
 
     assert "lib/widget" in await names("idge")
     assert (await names("CORE/CO"))[:1] == ["src/core/config"]
-    assert await names("no such thing anywhere") == []
+    assert await names("xylophone quokkas zebu") == []  # words in no article
+
+
+async def test_first_symbol_queries_answer_full_text(workspace: Path):
+    """Issue 9 item 16, SPEC §10 workspace symbols: the very first queries, sent the moment
+    the session starts (before any index is built), already answer from the article text:
+    generated from words of the bodies and capsules that no address contains, sent together."""
+    import random
+
+    from lsp_harness import SERVER_COMMAND, SERVER_ENV
+    from pytest_lsp import ClientServerConfig, client_capabilities
+
+    from canon_ls.core.article import parse
+
+    articles = workspace / ".canon" / "articles"
+    addresses = {
+        p.relative_to(articles).with_suffix("").as_posix(): p for p in articles.rglob("*.md")
+    }
+    words: dict[str, str] = {}
+    for address, path in addresses.items():
+        parsed = parse(path.read_bytes(), address)
+        for word in re.findall(r"[a-z]{5,}", f"{parsed.capsule} {parsed.body}".lower()):
+            if not any(word in a.lower() for a in addresses):
+                words.setdefault(word, address)
+    rng = random.Random(16)
+    queries = rng.sample(sorted(words), min(8, len(words)))
+    assert len(queries) >= 5
+    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV)
+    client = await config.start(None)  # no fixture: nothing may run before the first query
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                root_uri=workspace.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="proj")],
+            )
+        )
+        answers = await asyncio.gather(
+            *(client.workspace_symbol_async(types.WorkspaceSymbolParams(query=q)) for q in queries)
+        )
+        for query, answer in zip(queries, answers, strict=True):
+            names = [sym.name.split(" — ")[0] for sym in answer or []]
+            assert words[query] in names, (query, names)
+    finally:
+        await client.shutdown_session()
+
+
+async def test_a_failed_search_worker_says_why(tmp_path: Path):
+    """Issue 9 item 16: when the BM25 worker cannot build its index, the question does not
+    wait forever or pass for a full answer: `query` gives None and `failure` a reason (the
+    server then answers from addresses and capsules and tells the person once)."""
+    from canon_ls.lsp.searcher import Searcher
+
+    worker = Searcher(tmp_path / "proj", {"mounts": {"lake": 5}})  # the child cannot open it
+    try:
+        assert await worker.query("config", 5, wait=60) is None
+        assert "search worker" in worker.failure
+    finally:
+        worker.stop()

@@ -19,8 +19,7 @@ from pygls.capabilities import get_capability
 
 from canon_ls.core import assets as core_assets
 
-from .. import background
-from ..searcher import Searcher
+from .. import background, searcher
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics, sync
 
@@ -94,9 +93,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
         asyncio.ensure_future(folder.warm_links())  # backlinks ready before the first question
-        if folder.searcher is None:  # start the BM25 worker once the check no longer competes
-            folder.searcher = Searcher(folder.project, folder.settings.store_options())
-            folder.searcher.start()
+        searcher.ensure(folder)  # the BM25 worker starts once the check no longer competes
         folder.generation += 1
         for address in changed_meanwhile:
             sync.recheck(folder, address)

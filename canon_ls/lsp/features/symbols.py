@@ -1,7 +1,9 @@
 """Workspace symbols: articles by address and capsule, ranked by the store's BM25 (SPEC §10).
 
-The BM25 index lives in a child process (`searcher.py`); until it is built, and as a fallback,
-addresses containing the query answer, so the request never waits on indexing.
+The BM25 index lives in a child process (`searcher.py`). The first query waits for it (loaded
+from its on-disk snapshot, or built) rather than answer from addresses alone, which looked
+like a complete answer and was not (issue 9 item 16). Only when the worker cannot answer do
+addresses and capsules containing the query stand in, and the person is told so once.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import bisect
 
 from lsprotocol import types
 
-from .. import convert
+from .. import convert, searcher
 from ..state import CanonLanguageServer, Folder
 
 LIMIT = 50  # symbols per answer; the client asks again as the query grows
@@ -36,7 +38,24 @@ async def on_workspace_symbol(
                     location=types.Location(uri=folder.article_uri(address), range=convert.TOP),
                 )
             )
+        _report_fallback(ls, folder)
     return out
+
+
+def _report_fallback(ls: CanonLanguageServer, folder: Folder) -> None:
+    worker = folder.searcher
+    if worker is None or not worker.failure or worker.reported:
+        return
+    worker.reported = True
+    ls.window_show_message(
+        types.ShowMessageParams(
+            type=types.MessageType.Warning,
+            message=(
+                f"canon: full-text symbol search is unavailable in {folder.project.name} "
+                f"({worker.failure}); symbols match addresses and capsules only."
+            ),
+        )
+    )
 
 
 SEPARATOR = " — "
@@ -60,17 +79,39 @@ def symbol_name(address: str, capsule: str) -> str:
 
 
 async def ranked(folder: Folder, query: str) -> list[str]:
-    """Addresses typed as such first, then BM25 over body and capsule, then addresses that
-    merely contain the query (what a picker needs while a word is still being typed)."""
+    """Addresses typed as such first (starting with the query, or holding a query with a
+    slash), then BM25 over body and capsule, then addresses that merely contain the query
+    (what a picker needs while a word is still being typed)."""
     names = AddressNames.of(folder)
     if not query:
         return names.addresses[:LIMIT]
     lowered = query.lower()
-    hits = await folder.searcher.query(query, LIMIT) if folder.searcher is not None else None
-    ranked = names.starting_with(lowered, 5) + (hits or [])
+    hits = await searcher.ensure(folder).query(query, LIMIT)
+    if hits is None:  # no full text: capsules stand in (the person is told, see above)
+        hits = capsules_containing(folder, lowered.split(), LIMIT)
+    ranked = names.starting_with(lowered, 5)
+    if "/" in lowered:  # an address being typed: addresses holding it beat text matches
+        ranked += names.containing(lowered, LIMIT)
+    ranked += hits
     if len(ranked) < LIMIT:
         ranked += names.containing(lowered, LIMIT)
     return list(dict.fromkeys(ranked))[:LIMIT]
+
+
+def capsules_containing(folder: Folder, words: list[str], limit: int) -> list[str]:
+    """Articles whose capsule contains every word (the stand-in when BM25 cannot answer)."""
+    store = folder.store
+    if store is None or not words:
+        return []
+    out = []
+    for address in store.addresses():
+        article = store.article(address)
+        capsule = article.capsule.lower() if article is not None else ""
+        if all(word in capsule for word in words):
+            out.append(address)
+            if len(out) >= limit:
+                break
+    return out
 
 
 class AddressNames:
