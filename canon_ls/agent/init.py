@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from canon_ls.agent import initfiles
+
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 # PreToolUse is deliberately absent: the hook does nothing there (see canon_ls.agent.hooks).
 HOOK_EVENTS = ("SessionStart", "PostToolUse", "Stop")
@@ -24,7 +26,10 @@ VERSION = "0.1.0"
 
 def main(target: str, project: Path, directory: Path | None, user: bool = False) -> int:
     """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input.
-    `user` (`--global`) writes to the agent's user directory instead of the project (Pi)."""
+    `user` (`--global`) writes to the agent's user directory instead of the project (Pi).
+    Exit 1 also for a path it will not touch: a symbolic link or a special file on the way."""
+    if directory is not None:
+        directory = Path(os.path.abspath(directory))
     try:
         if user and target != "pi":
             print("--global applies to canon init pi only.")
@@ -43,7 +48,7 @@ def main(target: str, project: Path, directory: Path | None, user: bool = False)
         else:
             print(f"Unknown init target {target!r}; use one of {', '.join(TARGETS)}.")
             return 2
-    except ConfigError as exc:
+    except (ConfigError, initfiles.Refused) as exc:
         print(str(exc))
         return 1
     print("\n".join(lines))
@@ -108,6 +113,7 @@ def init_claude_code(root: Path) -> list[str]:
     """`.claude/settings.json` hooks and the `canon` server in `.mcp.json`."""
     command = "canon hook claude-code"
     settings = root / ".claude" / "settings.json"
+    _check_all(root, [settings, root / ".mcp.json"])
     lines = [_update_json(settings, root, lambda c: merge_hooks(c, command), "hooks")]
     lines.append(_update_json(root / ".mcp.json", root, _merge_mcp, "MCP server canon"))
     return lines
@@ -117,15 +123,16 @@ def init_codex(root: Path) -> list[str]:
     """`.codex/hooks.json` hooks and the `[mcp_servers.canon]` table of `.codex/config.toml`."""
     command = "canon hook codex"
     hooks = root / ".codex" / "hooks.json"
-    lines = [_update_json(hooks, root, lambda c: merge_hooks(c, command), "hooks")]
     config = root / ".codex" / "config.toml"
-    old = _read(config)
+    _check_all(root, [hooks, config])
+    lines = [_update_json(hooks, root, lambda c: merge_hooks(c, command), "hooks")]
+    old = _read(config, root)
     new = merge_codex_toml(old or "")
     rel = _rel(config, root)
     if new == old:
         lines.append(f"{rel}: MCP server canon already configured.")
     else:
-        _write(config, new)
+        _write(config, root, new)
         lines.append(f"{rel}: wrote MCP server canon.")
     return lines
 
@@ -171,13 +178,14 @@ def init_claude_plugin(directory: Path) -> list[str]:
         plugin / "README.md": PLUGIN_README,
         directory / "README.md": MARKETPLACE_README,
     }
+    _check_all(directory, list(files))
     lines = []
     for path, text in files.items():
         rel = _rel(path, directory)
-        if _read(path) == text:
+        if _read(path, directory) == text:
             lines.append(f"{rel}: up to date.")
         else:
-            _write(path, text)
+            _write(path, directory, text)
             lines.append(f"{rel}: written.")
     return lines
 
@@ -198,11 +206,13 @@ def init_pi(project: Path, user: bool) -> list[str]:
 
     text = files("canon_ls.agent").joinpath("pi_extension/index.ts").read_text("utf-8")
     target = pi_extension_dir(project, user) / "index.ts"
+    root = target.parents[2] if user else project  # Pi's agent directory, or the project
     shown = str(target) if user else _rel(target, project)
-    if _read(target) == text:
+    _check_all(root, [target])
+    if _read(target, root) == text:
         lines = [f"{shown}: up to date."]
     else:
-        _write(target, text)
+        _write(target, root, text)
         lines = [f"{shown}: wrote the canon extension for Pi."]
     if user:
         lines.append(
@@ -236,7 +246,7 @@ def _merge_mcp(config: dict[str, Any]) -> bool:
 
 def _update_json(path: Path, root: Path, merge: Any, what: str) -> str:
     rel = _rel(path, root)
-    text = _read(path)
+    text = _read(path, root)
     config: Any = {}
     if text is not None and text.strip():
         try:
@@ -251,7 +261,7 @@ def _update_json(path: Path, root: Path, merge: Any, what: str) -> str:
         raise ConfigError(f"{rel}: {exc}") from None
     if not changed and text is not None:
         return f"{rel}: {what} already configured."
-    _write(path, _json(config))
+    _write(path, root, _json(config))
     return f"{rel}: wrote {what}."
 
 
@@ -287,21 +297,26 @@ def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _read(path: Path) -> str | None:
+def _check_all(root: Path, paths: list[Path]) -> None:
+    """Refuse before the first write, so a refusal leaves every file as it was (SPEC §12)."""
+    for path in paths:
+        initfiles.check(path, root)
+
+
+def _read(path: Path, root: Path) -> str | None:
     try:
-        return path.read_text("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} cannot be read ({exc}).") from None
+        return initfiles.read(path, root)
+    except OSError as exc:
+        raise ConfigError(f"{_rel(path, root)} cannot be read ({exc.strerror}).") from None
 
 
-def _write(path: Path, text: str) -> None:
-    """Atomic replace, so an agent starting meanwhile never reads a torn file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, "utf-8")
-    os.replace(tmp, path)
+def _write(path: Path, root: Path, text: str) -> None:
+    """Atomic, never through a link (initfiles), so an agent starting meanwhile never reads a
+    torn file and a cloned repository's link cannot redirect the write."""
+    try:
+        initfiles.write(path, root, text)
+    except OSError as exc:
+        raise ConfigError(f"{_rel(path, root)} cannot be written ({exc.strerror}).") from None
 
 
 def _rel(path: Path, root: Path) -> str:
