@@ -284,14 +284,23 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=2)
 
 
+def _refuse_outside(store: Store) -> None:
+    """SPEC §12: a store whose directories lead outside the project: one sentence, exit 2."""
+    problem = store.layout_problem()
+    if problem:
+        raise UsageError(problem)
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
     store = _store(args)
+    _refuse_outside(store)
     print(_status_line(store) if store.exists() else _missing(store))
     return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     store = _store(args)
+    _refuse_outside(store)
     if not store.exists():
         if args.format == "json":
             print("[]")

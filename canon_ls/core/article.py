@@ -251,6 +251,10 @@ def _yaml(block: str) -> dict[str, Any]:
         reason = str(exc).replace("\n", " ")
         reason = re.sub(r"\s+", " ", reason)
         raise ValueError(reason) from None
+    except RecursionError:
+        # libyaml stops at 1,000 levels; PyYAML's composer recurses per level before that
+        # (SPEC §12: deep nesting is a finding, never a crash).
+        raise ValueError("the front matter is nested too deeply") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -18,7 +18,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core import article as art
+from canon_ls.core import fsio
 from canon_ls.core.article import Article
 
 VERSION = 1
@@ -154,20 +154,14 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
 
 
 def write_file(file: Path, data: bytes) -> bool:
-    """Replace a cache file atomically (temp file in the same directory + rename), so a reader
-    in another process never sees half a snapshot; False when it could not be written. Shared
-    by every cache of canon-ls (parse, search, change times). Never raises."""
-    tmp = None
+    """Replace a cache file atomically (fsio.atomic_write without fsync: a lost cache is
+    rebuilt), so a reader in another process never sees half a snapshot; False when it could
+    not be written. Shared by every cache of canon-ls (parse, search, change times). Never
+    raises."""
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.stem}-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, file)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        fsio.atomic_write(file, data, 0o600, durable=False)
+    except (OSError, ValueError):
         return False
     return True
 
@@ -175,6 +169,10 @@ def write_file(file: Path, data: bytes) -> bool:
 def _prune(keep: Path) -> None:
     """Delete snapshots nobody rewrote for PRUNE_DAYS (stores that are gone, temp projects)."""
     cutoff = time.time() - PRUNE_DAYS * 86400
+    with contextlib.suppress(OSError), os.scandir(keep.parent) as it:
+        for entry in it:  # temp files of writers killed mid-write (only the tool's own)
+            if fsio.is_temp(entry.name):
+                fsio.sweep(entry.path)
     for entry in _snapshots(keep.parent):
         if entry.path != str(keep):
             with contextlib.suppress(OSError):

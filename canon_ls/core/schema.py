@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from canon_ls.core import fsio
+from canon_ls.core.address import OutsideStore
 from canon_ls.core.links import wikilinks
+
+MAX_BYTES = 1024 * 1024  # a contract larger than this is not one
+MAX_DEPTH = 32  # schema.json is four levels deep; deeper nesting is malformed, not a recursion
 
 DEFAULT: dict[str, Any] = {
     "schema_version": 1,
@@ -123,11 +129,33 @@ def _relations(data: Any) -> Relations:
     )
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth(text: str, cap: int) -> int:
+    """How deeply JSON `text` nests arrays and objects (strings skipped), counting at most to
+    `cap` + 1: measured before json.loads, whose recursion a 100k-deep file would exhaust."""
+    depth = deepest = 0
+    for m in _BRACKET.finditer(_STRING.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > cap:
+                    break
+        else:
+            depth -= 1
+    return deepest
+
+
 def parse(text: str) -> Schema:
     """schema.json text -> Schema; a malformed file gives Schema(error=...) with no rules."""
+    if nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
+        return Schema(error=f"nested deeper than {MAX_DEPTH} levels", present=True)
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return Schema(error=f"not valid JSON: {exc}", present=True)
     try:
         if not isinstance(data, dict):
@@ -145,14 +173,26 @@ def parse(text: str) -> Schema:
         return Schema(error=str(exc), present=True)
 
 
-def load(path: Path) -> Schema:
-    """Read schema.json; missing -> the defaults (not present on disk)."""
+def absent() -> Schema:
+    """The defaults, as when no schema.json exists."""
+    return replace(parse(json.dumps(DEFAULT)), present=False)
+
+
+def load(path: Path, inside: str | None = None) -> Schema:
+    """Read schema.json (a regular file only, at most MAX_BYTES, lying in `inside` when
+    given); missing -> the defaults (not present on disk)."""
     try:
-        data = path.read_bytes()
+        data, truncated = fsio.read_regular(path, MAX_BYTES, inside=inside)
     except FileNotFoundError:
-        return replace(parse(json.dumps(DEFAULT)), present=False)
+        return absent()
+    except fsio.NotRegular:
+        return Schema(error="not a regular file (a FIFO, device or directory)", present=True)
+    except OutsideStore:
+        return Schema(error="it lies outside the store", present=True)
     except OSError as exc:
         return Schema(error=f"cannot be read: {exc.strerror}", present=True)
+    if truncated:
+        return Schema(error=f"larger than {MAX_BYTES:,} bytes", present=True)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

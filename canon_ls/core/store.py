@@ -4,8 +4,9 @@ Resolution is a dict lookup per ancestor. `refresh()` re-validates with one os.s
 comparing (mtime_ns, size, inode, ctime_ns) and re-parses only changed files, so hand and agent
 edits are never missed; `reload_file()` serves file watchers. The first load of a process takes
 unchanged files from a parse cache outside the project (core/cache.py). Nothing is created on
-disk until the first write or journal entry. All writes are atomic (temp file, fsync, rename,
-fsync dir).
+disk until the first write or journal entry. Every file operation goes through core/fsio.py:
+atomic writes, regular-file-only bounded reads, containment checked on what was opened, and the
+store lock that serialises each write's read-modify-write across processes (SPEC §12).
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ import contextlib
 import functools
 import os
 import re
-import tempfile
 import threading
 import time
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISREG
 
 from canon_ls.core import article as art
-from canon_ls.core import cache, clock, layout, lint
+from canon_ls.core import cache, clock, fsio, layout, merge
+from canon_ls.core import journal as jrn
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
     OutsideStore,
@@ -36,6 +36,8 @@ from canon_ls.core.address import (
 )
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
+from canon_ls.core.journal import JournalEntry, sanitise_slug, slug_from_body
+from canon_ls.core.merge import BadInput, WriteOutcome
 from canon_ls.core.search import (
     SearchIndex,
     boosted,
@@ -62,98 +64,20 @@ _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
-class BadInput(ValueError):
-    """A request the store cannot act on; the message is one sentence saying what to do."""
+def _read_capped(path: str | Path, size: int = -1, inside: str | None = None) -> tuple[bytes, bool]:
+    """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular).
+    `size` (from the scan's stat) sizes the read: asking for MAX_BYTES every time allocated
+    4 MB per file (3x slower)."""
+    return fsio.read_regular(path, MAX_BYTES, size, inside=inside)
 
 
-@dataclass
-class WriteOutcome:
-    address: str
-    status: str  # 'written' | 'created' | 'unchanged' | 'refused'
-    lines: list[str] = field(default_factory=list)  # lint/schema lines, already sentences
-
-
-@dataclass(frozen=True)
-class JournalEntry:
-    name: str
-    path: Path
-    date: str
-    subject: tuple[str, ...]
-    source: str
-    session: str
-    mtime_ns: int = 0
-    size: int = 0
-
-
-def _read_capped(path: str | Path, size: int = -1) -> tuple[bytes, bool]:
-    """At most MAX_BYTES of a file, and whether it was longer. `size` (from the scan's stat)
-    sizes the read: asking for MAX_BYTES every time allocated 4 MB per file (3x slower)."""
-    limit = MAX_BYTES + 1
-    want = min(size, MAX_BYTES) + 1 if size >= 0 else 65536
-    chunks: list[bytes] = []
-    total = 0
-    fd = os.open(path, _OPEN_FLAGS)
+def _lstat_key(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a directory is replaced, moved or turned into a symlink."""
     try:
-        while total < limit:
-            chunk = os.read(fd, min(want, limit - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total == size:
-                break  # all the stat promised; a later growth changes the key, so it is re-read
-            want = max(want, 65536)
-    finally:
-        os.close(fd)
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    if total > MAX_BYTES:
-        return data[:MAX_BYTES], True
-    return data, False
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
+        st = os.lstat(path)
     except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-ABANDONED_S = 15 * 60  # a temp file this old belongs to no live writer (a write takes ms)
-
-
-def _sweep_abandoned(entry: os.DirEntry[str]) -> None:
-    """Remove `atomic_write`'s temp file left by a killed writer (`.x.md.<random>.tmp`).
-
-    It never was an article (the rename that would publish it did not happen), so nothing is
-    lost; the walk that lists articles sees it anyway, so the sweep costs nothing extra.
-    """
-    with contextlib.suppress(OSError):
-        st = entry.stat(follow_symlinks=False)
-        if S_ISREG(st.st_mode) and time.time() - st.st_mtime > ABANDONED_S:
-            os.unlink(entry.path)
-
-
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Temp file in the same directory, fsync, os.replace, fsync the directory."""
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode)
 
 
 def _valid_text(text: str | None) -> str | None:
@@ -161,22 +85,6 @@ def _valid_text(text: str | None) -> str | None:
     if text is None or text.isascii():
         return text
     return _SURROGATES.sub("\ufffd", text)
-
-
-def sanitise_slug(text: str) -> str:
-    """[a-z0-9-] only, at most 60 characters, no leading/trailing hyphen (§6 journal)."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    if len(slug) > 60:
-        slug = slug[:60].rstrip("-")
-    return slug
-
-
-def slug_from_body(body: str, words: int = 6) -> str:
-    """The body's first words as a slug, or 'entry'."""
-    ascii_text = unicodedata.normalize("NFKD", body).encode("ascii", "ignore").decode()
-    found = re.findall(r"[a-z0-9]+", ascii_text.lower())
-    return sanitise_slug("-".join(found[:words])) or "entry"
 
 
 class Store:
@@ -212,7 +120,8 @@ class Store:
         self._journal_text: dict[str, str] = {}
         self._jsearch: SearchIndex | None = None
         self._journal_dir_key: tuple[int, int] | None = None
-        self._schema: tuple[tuple[int, int] | None, sch.Schema] | None = None
+        self._schema: tuple[tuple[int, ...] | None, sch.Schema] | None = None
+        self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
         self._mapped = False
         self.options: layout.Options | None = None  # §13, set by project.open_store
         self.retrieval = "none"  # §11.4 options, set by project.open_store
@@ -224,54 +133,125 @@ class Store:
         """True when the store directory exists (nothing is created by asking)."""
         return self.root.is_dir()
 
-    def _walk(self, directory: str, prefix: str, base: str, out: dict, seen: set[str]) -> None:
+    @property
+    def anchor(self) -> Path:
+        """The trusted directory the store must stay inside (SPEC §12): the project, or the
+        configured root itself when the `root` option places it outside the project."""
+        if self.root == self.project or self.project in self.root.parents:
+            return self.project
+        return self.root
+
+    def layout_problem(self) -> str:
+        """One sentence when the store's own directories (.canon, articles/, journal/) lead
+        outside the project through a symbolic link, else ''. Reads and writes alike are
+        refused then (SPEC §12). Re-checked whenever one of them changes (three lstats)."""
+        own = self._own_layout_problem()
+        if own:
+            return own
+        for sub in self._subs.values():
+            problem = sub._own_layout_problem()
+            if problem:
+                return problem
+        return ""
+
+    def _own_layout_problem(self) -> str:
+        dirs = (self.root, self.articles_dir, self.journal_dir)
+        key = tuple(_lstat_key(d) for d in dirs)
+        if self._layout_seen is not None and self._layout_seen[0] == key:
+            return self._layout_seen[1]
+        problem = ""
+        anchor = os.path.realpath(self.anchor)
+        for directory in dirs if self.anchor != self.root else dirs[1:]:
+            if not os.path.lexists(directory):
+                continue
+            real = os.path.realpath(directory)
+            if not fsio.within(real, anchor):
+                shown = self._shown(directory)
+                where = "the project" if self.anchor == self.project else str(self.anchor)
+                problem = (
+                    f"The store directory {shown} is a symbolic link leading outside {where} "
+                    f"(to {real}); canon refuses to read or write through it, so replace the "
+                    "link with a real directory."
+                )
+                break
+        self._layout_seen = (key, problem)
+        return problem
+
+    def _shown(self, path: Path) -> str:
         try:
-            it = os.scandir(directory)
-        except OSError:
-            return
-        with it:
-            for entry in it:
-                name = entry.name
-                try:
-                    if entry.is_symlink():
-                        real = os.path.realpath(entry.path)
-                        if not (real == base or real.startswith(base + os.sep)):
-                            continue  # §12: never follow a link out of the store
-                        if os.path.isdir(real):
-                            if real not in seen:
-                                seen.add(real)
-                                self._walk(entry.path, prefix + name + "/", base, out, seen)
-                            continue
-                        if name.endswith(".md") and len(name) > 3 and os.path.isfile(real):
-                            st = os.stat(real)
-                            out[prefix + name[:-3]] = (entry.path, _key(st))
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        self._walk(entry.path, prefix + name + "/", base, out, seen)
-                    elif name.startswith(".") and name.endswith(".tmp") and ".md." in name:
-                        _sweep_abandoned(entry)
-                    elif name.endswith(".md") and len(name) > 3:
-                        st = entry.stat(follow_symlinks=False)
-                        if S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
-                            out[prefix + name[:-3]] = (entry.path, _key(st))
-                except OSError:
-                    continue
+            return path.relative_to(self.project).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _check_layout(self) -> None:
+        problem = self.layout_problem()
+        if problem:
+            raise OutsideStore(problem)
 
     def _scan(self) -> dict[str, tuple[str, _Key]]:
+        """Every article file under articles/: address -> (path, stat key). An iterative walk
+        (a 1,000-deep tree costs no recursion); symlinks are followed only while they stay in
+        the store, each real directory once; the tool's own old temp files are swept."""
         found: dict[str, tuple[str, _Key]] = {}
         base = os.path.realpath(self.articles_dir)
-        self._walk(str(self.articles_dir), "", base, found, {base})
+        seen = {base}
+        stack = [(str(self.articles_dir), "")]
+        now = time.time()
+        while stack:
+            directory, prefix = stack.pop()
+            try:
+                it = os.scandir(directory)
+            except OSError:
+                continue
+            with it:
+                for entry in it:
+                    try:
+                        self._scan_entry(entry, prefix, base, seen, stack, found, now)
+                    except OSError:
+                        continue
         return found
 
-    def _consider(self, address: str, path: str | Path, key: _Key) -> bool:
+    def _scan_entry(
+        self,
+        entry: os.DirEntry[str],
+        prefix: str,
+        base: str,
+        seen: set[str],
+        stack: list[tuple[str, str]],
+        found: dict[str, tuple[str, _Key]],
+        now: float,
+    ) -> None:
+        name = entry.name
+        if entry.is_symlink():
+            real = os.path.realpath(entry.path)
+            if not fsio.within(real, base):
+                return  # §12: never follow a link out of the store
+            st = os.stat(real)
+            if S_ISDIR(st.st_mode):
+                if real not in seen:
+                    seen.add(real)
+                    stack.append((entry.path, prefix + name + "/"))
+            elif name.endswith(".md") and len(name) > 3 and S_ISREG(st.st_mode):
+                found[prefix + name[:-3]] = (entry.path, _key(st))
+            return
+        if entry.is_dir(follow_symlinks=False):
+            stack.append((entry.path, prefix + name + "/"))
+        elif name.endswith(".md") and len(name) > 3:
+            st = entry.stat(follow_symlinks=False)
+            if S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
+                found[prefix + name[:-3]] = (entry.path, _key(st))
+        elif name.endswith(".tmp") and fsio.is_temp(name):
+            fsio.sweep(entry.path, now)
+
+    def _consider(self, address: str, path: str | Path, key: _Key, inside: str) -> bool:
         """Re-read a file whose stat key changed (or was modified too recently to trust its
         mtime, as git does for "racy" entries); True when its content changed."""
         if self._stat.get(address) == key and address not in self._racy:
             return False
         now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
         try:
-            data, truncated = _read_capped(path, key[1])
-        except OSError:
+            data, truncated = _read_capped(path, key[1], inside)
+        except (OSError, OutsideStore):
             return False
         if now - max(key[0], key[3]) < RACY_NS:
             self._racy.add(address)
@@ -316,15 +296,17 @@ class Store:
         with self._lock:
             changed: set[str] = set()
             own = {a for a in self._index if not self._mount_of(a)[0]}
-            found = self._scan()
+            # §12: a store whose directories lead outside is not read at all (no articles)
+            found = {} if self._own_layout_problem() else self._scan()
             snapshot = self._cached() if found and not self._loaded else {}
+            inside = os.path.realpath(self.articles_dir)
             for address, (path, key) in found.items():
                 hit = snapshot.get(address) if snapshot else None
                 if hit is not None and hit[0] == key and address not in self._stat:
                     self._stat[address] = key  # unchanged since it was parsed (cache.py)
                     self._set(address, cache.restore(address, hit[1]))
                     changed.add(address)
-                elif self._consider(address, path, key):
+                elif self._consider(address, path, key, inside):
                     changed.add(address)
             for address in own - found.keys():
                 self._set(address, None)
@@ -374,6 +356,9 @@ class Store:
                 return set()
             address = path.relative_to(self.articles_dir).as_posix()[:-3]
             try:
+                if self._own_layout_problem():
+                    raise FileNotFoundError(path)
+                inside = os.path.realpath(self.articles_dir)
                 contained(path, self.articles_dir)
                 st = os.stat(path)
                 if not S_ISREG(st.st_mode):
@@ -383,7 +368,7 @@ class Store:
                     self._set(address, None)
                     return {address}
                 return set()
-            return {address} if self._consider(address, path, _key(st)) else set()
+            return {address} if self._consider(address, path, _key(st), inside) else set()
 
     # --- lookups -------------------------------------------------------------------------------
 
@@ -442,10 +427,12 @@ class Store:
         return rel + "/"
 
     def path_of(self, address: str) -> Path:
-        """The article file for an address (it may not exist); OutsideStore if it would escape."""
+        """The article file for an address (it may not exist); OutsideStore if it would escape
+        or the store's directories lead outside the project (the sentence says which)."""
         name, rest = self._mount_of(address)
         if name:
             return self._subs[name].path_of(rest)
+        self._check_layout()
         return article_file(self.articles_dir, address)
 
     def backlinks(self, address: str) -> list[str]:
@@ -481,11 +468,14 @@ class Store:
         """schema.json (defaults when absent), cached by (mtime_ns, size)."""
         try:
             st = os.stat(self.schema_file)
-            key: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            key: tuple[int, ...] | None = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
         except OSError:
             key = None
         if self._schema is None or self._schema[0] != key:
-            self._schema = (key, sch.load(self.schema_file))
+            if self._own_layout_problem():  # §12: nothing is read through such a store
+                self._schema = (key, sch.absent())
+            else:
+                self._schema = (key, sch.load(self.schema_file, os.path.realpath(self.root)))
         return self._schema[1]
 
     def schema_for(self, address: str) -> sch.Schema:
@@ -498,18 +488,52 @@ class Store:
 
     # --- writes --------------------------------------------------------------------------------
 
-    def _ensure_store(self) -> None:
-        """Create the store lazily with schema.json defaults (never overwriting it)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+    @contextlib.contextmanager
+    def _locked_root(self, create: bool) -> Iterator[int]:
+        """The store root opened (created when asked) through fsio.open_dir and held under
+        the store lock for one read-modify-write (SPEC §12); yields its descriptor."""
+        fd = self._open_root(create)
         try:
-            fd = os.open(self.schema_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with fsio.locked(fd):
+                yield fd
+        finally:
+            os.close(fd)
+
+    def _open_root(self, create: bool) -> int:
+        self._check_layout()
+        if create and self.anchor == self.root:
+            self.root.mkdir(parents=True, exist_ok=True)  # a configured root outside the project
+        return fsio.open_dir(self.root, self.anchor, create=create, what=self._shown(self.root))
+
+    def _open_within(self, directory: Path, base: Path, create: bool) -> int:
+        """A descriptor of `directory`, which must lie in `base` (articles/ or journal/),
+        opened so that what was checked is what is used (fsio.open_dir)."""
+        inside = os.path.realpath(base)
+        if not fsio.within(inside, os.path.realpath(self.anchor)):
+            raise OutsideStore(self.layout_problem() or f"{base} leads outside the project")
+        return fsio.open_dir(
+            directory, self.anchor, create=create, inside=inside, what=self._shown(directory)
+        )
+
+    def _create_store(self, root_fd: int, articles: bool) -> None:
+        """SPEC §7: the store is created when its articles/ directory first appears (first
+        write, or a first journal entry on a missing store); schema.json is written then and
+        only then, never overwriting one. A deleted schema.json stays deleted."""
+        if not articles:
+            return
+        try:
+            os.mkdir(layout.ARTICLES_DIR, 0o777, dir_fd=root_fd)
         except FileExistsError:
             return
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(sch.default_text())
-            fh.flush()
-            os.fsync(fh.fileno())
-        _fsync_dir(self.root)
+        with contextlib.suppress(FileExistsError):
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(layout.SCHEMA_FILE, flags, 0o644, dir_fd=root_fd)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(sch.default_text().encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+        with contextlib.suppress(OSError):
+            os.fsync(root_fd)
 
     def _maps(self, address: str) -> bool:
         """Some file or directory of the project has this address (§9 asset set, cheaply)."""
@@ -526,6 +550,17 @@ class Store:
             if dot > 0 and name[:dot] == stem:
                 return True
         return False
+
+    def is_orphan(self, address: str) -> bool:
+        """§6.1 item 5 for an existing article of this store (read says so, SPEC §6): one
+        directory listing for its own asset, and the whole-store "did any address ever map"
+        question answered once per store."""
+        with self._lock:
+            name, _rest = self._mount_of(address)
+            article = self.article(address)
+            if name or article is None:
+                return False
+            return self._is_orphan(address, article.scope)
 
     def _is_orphan(self, address: str, scope: str) -> bool:
         """§6.1 item 5 as the write path can see it."""
@@ -564,101 +599,76 @@ class Store:
         self, address: str, capsule: str | None, body: str | None, scope: str | None
     ) -> WriteOutcome:
         file = article_file(self.articles_dir, address)
-        prev_text: str | None = None
-        prev: Article | None = None
-        mode = 0o644
-        try:
-            real = contained(file, self.articles_dir)
-            data, truncated = _read_capped(real)
-            mode = os.stat(real).st_mode & 0o777
-        except FileNotFoundError:
-            pass
-        else:
-            prev = art.parse(data, address)
-            if truncated or any(p.startswith(("binary", "not UTF-8")) for p in prev.problems):
-                if not (body and body.strip()):
-                    raise BadInput(
-                        f"The article file for {address} is not readable text (binary, not "
-                        "UTF-8 or too large); fix it by hand or write a full body to replace it."
-                    )
-                prev_text = None
-            else:
-                prev_text = data.decode("utf-8")
         capsule = _valid_text(capsule)
         body = _valid_text(body)
         capsule_given = bool(capsule and capsule.strip())
         body_given = bool(body and body.strip())
-        if prev is None and not capsule_given and not body_given and scope != "rule":
+        if not capsule_given and not body_given and scope != "rule" and not self.exists():
             raise BadInput(f"Nothing to write for {address}: give a capsule, a body, or both.")
-        old_capsule = prev.capsule if prev else ""
-        old_body = prev.body if prev else ""
-        old_scope = prev.scope if prev else "asset"
-        new_capsule = art.one_line(capsule) if capsule_given and capsule else old_capsule
-        new_body = old_body
-        if body_given and body:
-            candidate = body if body.endswith("\n") else body + "\n"
-            if prev is None or candidate.rstrip("\n") != old_body.rstrip("\n"):
-                new_body = candidate
-        new_scope = scope or old_scope
-        capsule_changed = new_capsule != old_capsule
-        body_changed = new_body != old_body
-        scope_changed = new_scope != old_scope
-        schema = self.schema()
-        tail = [schema.malformed_line] if schema.error else []
-        nothing = not (capsule_changed or body_changed or scope_changed)
-        if prev is not None and prev_text is not None and nothing:
-            return WriteOutcome(address, "unchanged", tail)
-        created = prev is None
-        new_title = art.title_of(new_body)
-        changed = set()
-        if capsule_changed:
-            changed.add("capsule")
-        if body_changed:
-            changed.add("body")
-            if new_title != (prev.title if prev else ""):
-                changed.add("title")
-        refs_changed = body_changed and sch.references(new_body) != sch.references(old_body)
-        judgement = sch.judge(
-            schema,
-            created=created,
-            changed=changed,
-            values={"capsule": new_capsule, "title": new_title, "body": new_body},
-            refs_changed=refs_changed,
-        )
-        if judgement.refusals:
-            return WriteOutcome(address, "refused", judgement.refusals)
-        text = art.render(
-            prev_text,
-            capsule=new_capsule,
-            updated=clock.today(),
-            scope=new_scope,
-            body=new_body,
-        )
-        self._ensure_store()
-        file.parent.mkdir(parents=True, exist_ok=True)
-        contained(file, self.articles_dir)  # re-check on the final path (§3 step 2, §12)
-        data = text.encode("utf-8")
-        atomic_write(file, data, mode)
-        key = _key(os.stat(file))
+        with self._locked_root(create=True) as root_fd:
+            # The read-modify-write runs under the store lock and starts from the file on
+            # disk, never from the index: another process may have written it a moment ago.
+            parent_fd = self._parent_fd(file, create=False)
+            try:
+                prev_data = self._read_article(file, parent_fd, address, body_given)
+                outcome, data, mode = merge.merge(
+                    address,
+                    prev_data,
+                    merge.Request(capsule, body, scope, capsule_given, body_given),
+                    self.schema(),
+                    exists=self.has,
+                    orphan=self._is_orphan,
+                )
+                if data is None:
+                    return outcome
+                if parent_fd is None:
+                    self._create_store(root_fd, articles=True)
+                    parent_fd = self._parent_fd(file, create=True)
+                    assert parent_fd is not None
+                fsio.replace_in(parent_fd, file.name, data, mode)
+                st = os.stat(file.name, dir_fd=parent_fd, follow_symlinks=False)
+            finally:
+                if parent_fd is not None:
+                    os.close(parent_fd)
+        key = _key(st)
         written = art.parse(data, address, key[0], key[1])
         self._stat[address], self._digest[address] = key, hash(data)
         self._racy.add(address)
         self._set(address, written)
-        lines = list(judgement.warnings)
-        lines += lint.write_lints(
-            address,
-            capsule=new_capsule,
-            body=new_body,
-            previous=prev,
-            capsule_given=capsule_changed,
-            body_given=body_changed,
-            exists=self.has,
-            orphan=self._is_orphan(address, new_scope),
-            schema=schema,
-        )
         for problem in written.problems:
-            lines.append(f"The front matter is still wrong ({problem}); fix it by hand.")
-        return WriteOutcome(address, "created" if created else "written", lines + tail)
+            outcome.lines.append(f"The front matter is still wrong ({problem}); fix it by hand.")
+        return outcome
+
+    def _parent_fd(self, file: Path, create: bool) -> int | None:
+        """The article's directory, opened inside articles/; None when it does not exist."""
+        try:
+            return self._open_within(file.parent, self.articles_dir, create)
+        except FileNotFoundError:
+            return None
+
+    def _read_article(
+        self, file: Path, parent_fd: int | None, address: str, body_given: bool
+    ) -> tuple[bytes, bool, int] | None:
+        """(bytes, truncated, mode) of the article file, read through its opened directory
+        and checked to lie in articles/; None when there is none."""
+        if parent_fd is None:
+            return None
+        try:
+            data, truncated = fsio.read_regular(
+                file.name,
+                MAX_BYTES,
+                dir_fd=parent_fd,
+                inside=os.path.realpath(self.articles_dir),
+            )
+            mode = os.stat(file.name, dir_fd=parent_fd).st_mode & 0o777
+        except FileNotFoundError:
+            return None
+        except fsio.NotRegular:
+            raise BadInput(
+                f"The article file for {address} is not a regular file (a FIFO, device or "
+                "directory); remove or rename it by hand."
+            ) from None
+        return data, truncated, mode
 
     def set_reviewed(self, address: str, date: str | None = None) -> None:
         """Write `reviewed: <date>` (§9) without touching `updated` or anything else."""
@@ -666,41 +676,51 @@ class Store:
         if not _ISO.fullmatch(date):
             raise BadInput(f"reviewed must be a date YYYY-MM-DD, not {date!r}.")
         with self._lock:
-            file = self.path_of(address)
             name, rest = self._mount_of(address)
-            base = self._subs[name].articles_dir if name else self.articles_dir
-            try:
-                real = contained(file, base)
-                data = real.read_bytes()
-            except FileNotFoundError:
-                raise BadInput(f"There is no article {address} to mark reviewed.") from None
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise BadInput(
-                    f"The article file for {address} is not UTF-8 text; fix it by hand first."
-                ) from None
-            marked = art.set_meta(text, "reviewed", date)
-            if marked == text:
-                return  # already reviewed on that date: the file keeps its bytes and mtime
-            atomic_write(file, marked.encode("utf-8"))
             if name:
-                self._subs[name].reload_file(file)
+                self._subs[name].set_reviewed(rest, date)
                 self._set(address, self._subs[name].article(rest))
-            else:
-                self.reload_file(file)
+                return
+            file = self.path_of(address)
+            if not self.exists():
+                raise BadInput(f"There is no article {address} to mark reviewed.")
+            with self._locked_root(create=False):
+                parent_fd = self._parent_fd(file, create=False)
+                try:
+                    found = self._read_article(file, parent_fd, address, False)
+                    if found is None or parent_fd is None:
+                        raise BadInput(f"There is no article {address} to mark reviewed.")
+                    data, truncated, mode = found
+                    try:
+                        text = data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise BadInput(
+                            f"The article file for {address} is not UTF-8 text; fix it by hand."
+                        ) from None
+                    if truncated:
+                        raise BadInput(f"The article file for {address} is too large to edit.")
+                    marked = art.set_meta(text, "reviewed", date)
+                    if marked == text:
+                        return  # already reviewed on that date: the file keeps its bytes, mtime
+                    fsio.replace_in(parent_fd, file.name, marked.encode("utf-8"), mode)
+                finally:
+                    if parent_fd is not None:
+                        os.close(parent_fd)
+            self.reload_file(file)
 
     # --- journal -------------------------------------------------------------------------------
 
     def journal(
         self,
         body: str,
-        subject: list[str] | None = None,
+        subject: list[str] | str | None = None,
         slug: str | None = None,
         source: str = "cli",
         session: str | None = None,
     ) -> Path:
-        """§6 journal: one new file, exclusive create, -2, -3… on collision; never rewritten."""
+        """§6 journal: one new file, whole or not at all (temp file linked into place, never
+        replacing one), -2, -3… on collision; never rewritten. A bare string subject is a
+        one-element array."""
         if not isinstance(body, str) or not body.strip():
             raise BadInput(
                 "The journal entry is empty; say what happened (decisions, findings, changes)."
@@ -712,62 +732,44 @@ class Store:
         text = self._journal_header(date, subject, source, session)
         text += body if body.endswith("\n") else body + "\n"
         data = text.encode("utf-8", errors="replace")
+        names = jrn.names(date, stem)
         with self._lock:
-            self._ensure_store()
-            self.journal_dir.mkdir(parents=True, exist_ok=True)
-            contained(self.journal_dir, self.root)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            for n in range(1, 100000):
-                name = f"{date}-{stem}.md" if n == 1 else f"{date}-{stem}-{n}.md"
-                path = self.journal_dir / name
-                try:
-                    fd = os.open(path, flags, 0o644)
-                except FileExistsError:
-                    continue
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                _fsync_dir(self.journal_dir)
-                return path
-        raise BadInput("Too many journal entries with this name today; give a different slug.")
+            created = not self.exists()
+            root_fd = self._open_root(create=True)
+            try:
+                self._create_store(root_fd, articles=created)
+            finally:
+                os.close(root_fd)
+            journal_fd = self._open_within(self.journal_dir, self.journal_dir, create=True)
+            try:
+                name = fsio.link_new_in(journal_fd, names, data)
+            except FileExistsError:
+                raise BadInput(
+                    "Too many journal entries with this name today; give a different slug."
+                ) from None
+            finally:
+                os.close(journal_fd)
+            self._journal_dir_key = None
+            return self.journal_dir / name
 
     def journal_draft(
-        self, subject: list[str] | None = None, slug: str | None = None, source: str = "lsp"
+        self, subject: list[str] | str | None = None, slug: str | None = None, source: str = "lsp"
     ) -> tuple[Path, str]:
         """The file an editor would create for a new entry it lets a person write: the next free
         name under journal/ and the entry's front matter (the same header `journal` writes).
         Nothing is written here; the editor creates the file through an undoable edit."""
+        self._check_layout()
         date = clock.today()
         stem = (sanitise_slug(slug) if isinstance(slug, str) and slug else "") or "entry"
-        for n in range(1, 100000):
-            name = f"{date}-{stem}.md" if n == 1 else f"{date}-{stem}-{n}.md"
+        for name in jrn.names(date, stem):
             path = contained(self.journal_dir / name, self.root)
             if not os.path.lexists(path):
                 return path, self._journal_header(date, subject, source, None) + "\n"
         raise BadInput("Too many journal entries with this name today; give a different slug.")
 
-    def _journal_header(
-        self, date: str, subject: list[str] | None, source: str, session: str | None
-    ) -> str:
-        """Front matter of a journal entry (§6): date, subject (addresses, normalised, only when
-        a list is given), source, session."""
-        subjects: list[str] = []
-        if isinstance(subject, list):
-            for item in subject:
-                if isinstance(item, str):
-                    address = self.address_of(item)
-                    if address and address not in subjects:
-                        subjects.append(address)
-        lines = ["---\n", f"date: {date}\n"]
-        if subjects:
-            lines.append("subject:\n")
-            lines += [f"  - {art.format_scalar(s)}\n" for s in subjects]
-        lines.append(f"source: {art.format_scalar(source or 'cli')}\n")
-        if session:
-            lines.append(f"session: {art.format_scalar(str(session))}\n")
-        lines.append("---\n")
-        return "".join(lines)
+    def _journal_header(self, date: str, subject: object, source: str, session: str | None) -> str:
+        """Front matter of a journal entry (§6), subjects normalised against this store."""
+        return jrn.header(date, subject, source, session, self.address_of)
 
     def _refresh_journal(self) -> None:
         """Re-list the journal unless its directory is unchanged since the last listing (new
@@ -784,16 +786,22 @@ class Store:
         found: dict[str, tuple[int, int]] = {}
         now = time.time_ns()
         try:
+            if self._own_layout_problem():
+                raise FileNotFoundError(self.journal_dir)  # §12: nothing is read through it
             with os.scandir(self.journal_dir) as it:
                 for entry in it:
-                    if entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    name = entry.name
+                    if name.endswith(".md") and entry.is_file(follow_symlinks=False):
                         try:
                             st = entry.stat(follow_symlinks=False)
                         except OSError:
                             continue
-                        found[entry.name] = (st.st_mtime_ns, st.st_size)
+                        found[name] = (st.st_mtime_ns, st.st_size)
+                    elif name.endswith(".tmp") and fsio.is_temp(name):
+                        fsio.sweep(entry.path, now / 1e9)
         except OSError:
             pass
+        inside = os.path.realpath(self.journal_dir)
         for name in list(self._journal):
             if name not in found:
                 del self._journal[name]
@@ -808,35 +816,21 @@ class Store:
                 continue
             path = self.journal_dir / name
             try:
-                data, _ = _read_capped(path, size)
-            except OSError:
+                data, _ = _read_capped(path, size, inside)
+            except (OSError, OutsideStore):
                 continue
-            parsed = art.parse(data, name)
-            meta = parsed.meta
-            date = meta.get("date") if isinstance(meta.get("date"), str) else ""
-            if not date or not _ISO.fullmatch(date.strip()):
-                date = name[:10] if _ISO.fullmatch(name[:10]) else ""
-            raw_subject = meta.get("subject")
-            subject = (
-                tuple(s for s in raw_subject if isinstance(s, str))
-                if isinstance(raw_subject, list)
-                else ()
-            )
-            source = meta.get("source") if isinstance(meta.get("source"), str) else ""
-            session = meta.get("session") if isinstance(meta.get("session"), str) else ""
-            self._journal[name] = JournalEntry(
-                name, path, date.strip(), subject, source or "", session or "", mtime_ns, size
-            )
+            read, body = jrn.entry_of(name, path, data, mtime_ns, size)
+            self._journal[name] = read
             self._by_subject = None
-            self._journal_text[name] = parsed.body
+            self._journal_text[name] = body
             if self._jsearch is not None:
-                self._jsearch.add(name, f"{' '.join(subject)} {parsed.body}")
+                self._jsearch.add(name, f"{' '.join(read.subject)} {body}")
 
     def journal_entries(self) -> list[JournalEntry]:
         """Every journal entry, newest first (by date, then file time, then name)."""
         with self._lock:
             self._refresh_journal()
-            return _newest_first(self._journal.values())
+            return jrn.newest_first(self._journal.values())
 
     def journal_count(self) -> int:
         """How many entries the journal holds (a directory listing; nothing is read)."""
@@ -858,7 +852,7 @@ class Store:
             self._refresh_journal()
             if self._by_subject is None:
                 grouped: dict[str, list[str]] = {}
-                for entry in _newest_first(self._journal.values()):
+                for entry in jrn.newest_first(self._journal.values()):
                     for subject in entry.subject:
                         grouped.setdefault(subject, []).append(entry.name)
                 self._by_subject = grouped
@@ -907,11 +901,6 @@ class Store:
                 self._jsearch = index
             hits, total = self._jsearch.query(query, limit)
             return [(self._journal[name], score) for name, score in hits], total
-
-
-def _newest_first(entries: Iterable[JournalEntry]) -> list[JournalEntry]:
-    """Journal order: by date, then file time, then name, newest first."""
-    return sorted(entries, key=lambda e: (e.date, e.mtime_ns, e.name), reverse=True)
 
 
 def _search_text(article: Article) -> str:

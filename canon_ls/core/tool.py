@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from canon_ls.core import lint
 from canon_ls.core import schema as sch
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.evidence import Evidence
@@ -89,9 +90,12 @@ def input_schema() -> dict[str, Any]:
                 "description": "write: declare (rule) or withdraw (asset) a rule article",
             },
             "subject": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "journal: the paths/addresses the entry is about",
+                "anyOf": [
+                    {"type": "array", "items": {"type": "string"}},
+                    {"type": "string"},
+                ],
+                "description": "journal: the paths/addresses the entry is about "
+                "(one path may be given as a string)",
             },
             "slug": {"type": "string", "description": "journal: short file name slug"},
             "query": {"type": "string", "description": "search: words to look for"},
@@ -150,6 +154,9 @@ def run(
         if unknown:
             allowed = ", ".join(sorted(_KEYS[name]))
             raise _Bad(f"The {name} action does not take {', '.join(unknown)}; it takes {allowed}.")
+        problem = store.layout_problem()  # §12: such a store is refused for reads and writes
+        if problem:
+            return ToolResult(problem, 2)
         if name == "read":
             return _read(store, _req_str(args, "path", name))
         if name == "write":
@@ -199,6 +206,8 @@ def _read(store: Store, path: str) -> ToolResult:
     if evidence is not None:
         lines.append(evidence.line())
     lines += [f"problem: {p}" for p in article.problems]
+    if store.is_orphan(governing):
+        lines.append(" ".join(lint.orphan_question(governing)))
     schema = store.schema_for(governing)
     values = {"capsule": article.capsule, "title": article.title, "body": article.body}
     lines += [f"schema: {v}" for v in sch.violations(schema, values)]
@@ -246,7 +255,7 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
     slug = _opt_str(args, "slug")
     subject = args.get("subject")
     if subject is not None and not isinstance(subject, (list, str)):
-        raise _Bad('"subject" must be an array of paths.')
+        raise _Bad('"subject" must be an array of paths (or one path as a string).')
     if isinstance(subject, list) and not all(isinstance(s, str) for s in subject):
         raise _Bad('"subject" must be an array of path strings.')
     if not body or not body.strip():
@@ -257,7 +266,7 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
         )
     path = store.journal(
         body,
-        subject if isinstance(subject, list) else None,
+        subject,  # a bare string is a one-element array (§6)
         slug,
         source=source,
         session=session,

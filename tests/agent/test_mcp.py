@@ -17,6 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from canon_ls.agent.mcp import session_of
 from canon_ls.core import tool
+from canon_ls.core.store import Store
 
 TODAY = "2026-11-29"
 
@@ -185,3 +186,38 @@ async def test_session_from_the_environment_when_meta_has_none(project: Path) ->
     assert "cc-session-7" in (journal / f"{TODAY}-a.md").read_text("utf-8")
     text_b = (journal / f"{TODAY}-b.md").read_text("utf-8")
     assert "meta-session-9" in text_b and "cc-session-7" not in text_b
+
+
+@pytest.mark.timeout(120)
+async def test_spec_6_string_subject_through_mcp_and_cli(project: Path) -> None:
+    """SPEC §6 journal: a bare string subject is a one-element array through the MCP server
+    (its input schema admits it) and `canon tool` alike."""
+    async with Client(server_params(project)) as client:
+        result = await client.call_tool(
+            "canon",
+            {"action": "journal", "body": "About config.", "subject": "src/core/config.py"},
+        )
+        assert not result.is_error, text_of(result)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "canon_ls.agent.cli",
+            "--project",
+            str(project),
+            "tool",
+            json.dumps({"action": "journal", "body": "Again.", "subject": "src/core/config.py"}),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CANON_TODAY": TODAY},
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    store = Store(project)
+    assert len(store.journal_names("src/core/config")) == 2
+    names = sorted(p.name for p in (project / ".canon/journal").iterdir())
+    assert len(names) == 2
+    for name in names:
+        text = (project / ".canon/journal" / name).read_text()
+        assert "subject:\n  - src/core/config\n" in text, text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import random
+import re
 import signal
 import time
 from pathlib import Path
@@ -135,6 +136,7 @@ def test_spec_12_sigkill_mid_write(project: Path) -> None:
         assert not a.problems
         assert (a.capsule, a.body) in versions
     torn = [n for n in os.listdir(file.parent) if n.endswith(".tmp")]
+    assert all(re.fullmatch(r"\.crash\.md\.canon-[0-9a-z]{8}\.tmp", n) for n in torn), torn
     print(f"{trials} kills, {len(torn)} interrupted mid-write (temp files left behind)")
     store = Store(project)
     assert store.addresses() == ["src/crash"]
@@ -143,21 +145,89 @@ def test_spec_12_sigkill_mid_write(project: Path) -> None:
 def test_spec_12_abandoned_temp_files_are_swept(project: Path) -> None:
     """SPEC §12 nothing is lost and nothing piles up: a killed writer's temp file (never an
     article) is removed by the next listing once it is old enough to belong to no live writer;
-    a fresh one (a writer in flight) and other dot-files stay."""
-    from canon_ls.core.store import ABANDONED_S
+    a fresh one (a writer in flight) stays, and so does every file the tool did not name
+    (`.<name>.canon-<random>.tmp` is the tool's; `.ideas.md.draft.tmp` is the user's)."""
+    from canon_ls.core.fsio import ABANDONED_S
 
     store = Store(project)
     store.write("src/a.ts", capsule="A.")
     folder = project / ".canon/articles/src"
-    old = folder / ".a.md.k3j2h1.tmp"
-    fresh = folder / ".a.md.z9y8x7.tmp"
-    mine = folder / ".notes.tmp"
-    for path in (old, fresh, mine):
+    old = folder / ".a.md.canon-k3j2h1a9.tmp"
+    fresh = folder / ".a.md.canon-z9y8x7w6.tmp"
+    users = [
+        folder / ".notes.tmp",
+        folder / ".ideas.md.draft.tmp",
+        folder / ".a.md.k3j2h1.tmp",
+        folder / ".a.md.canon-draft.tmp",
+        folder / "a.md.canon-k3j2h1a9.tmp",
+    ]
+    for path in (old, fresh, *users):
         path.write_text("half a write")
     past = time.time() - ABANDONED_S - 60
-    os.utime(old, (past, past))
-    os.utime(mine, (past, past))
+    for path in (old, *users):
+        os.utime(path, (past, past))
     again = Store(project)
     assert again.addresses() == ["src/a"]
     assert not old.exists()
-    assert fresh.exists() and mine.exists()
+    assert fresh.exists()
+    assert all(path.exists() for path in users), [p.name for p in users if not p.exists()]
+
+
+def _journal_child(project: Path, fd: int, body: str) -> None:
+    store = Store(project)
+    os.write(fd, b".")  # the entry is about to be written
+    store.journal(body, slug="big", source="cli")
+    os.write(fd, b"!")
+
+
+def _fork_journal(project: Path, body: str) -> tuple[int, int]:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.close(r)
+            _journal_child(project, w, body)
+        finally:
+            os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"."
+    return pid, r
+
+
+def test_spec_12_killed_journal_writer_leaves_no_partial_entry(project: Path) -> None:
+    """SPEC §6 journal, §12: an entry appears whole or not at all. A writer is SIGKILLed at 40
+    points spread over the time one 3 MB entry takes to write (so kills land mid-write);
+    every entry a reader lists afterwards is complete."""
+    body = "".join(f"line {i:07d} of a large entry\n" for i in range(110_000))
+    start = time.perf_counter()
+    pid, r = _fork_journal(project, body)  # calibrate: one uninterrupted write
+    assert os.read(r, 1) == b"!"
+    duration = time.perf_counter() - start
+    os.waitpid(pid, 0)
+    os.close(r)
+    points = 40
+    for i in range(points):
+        pid, r = _fork_journal(project, body)
+        deadline = time.perf_counter() + duration * (i + 0.5) / points
+        while time.perf_counter() < deadline:
+            pass
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(r)
+    journal = project / ".canon/journal"
+    for path in journal.iterdir():
+        if path.name.endswith(".md"):
+            entry = parse(path.read_bytes(), path.name)
+            size = path.stat().st_size
+            assert entry.body == body, f"{path.name} is a partial entry ({size} bytes)"
+    store = Store(project)
+    entries = store.journal_entries()
+    assert entries, "the calibration entry landed"
+    for entry in entries:
+        assert store.journal_body(entry) == body, entry.name
+    leftovers = [p.name for p in journal.iterdir() if not p.name.endswith(".md")]
+    assert all(re.fullmatch(r"\..+\.md\.canon-[0-9a-z]{8}\.tmp", n) for n in leftovers)
+    print(
+        f"{points} kills over {duration * 1000:.0f} ms: {len(entries)} whole entries, "
+        f"{len(leftovers)} temp files left by killed writers"
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing as mp
+import os
 from pathlib import Path
 
 import pytest
@@ -114,3 +117,166 @@ def test_spec_12_journal_dir_symlink_outside(store: Store, project: Path, outsid
 def test_spec_12_wikilink_targets_clamped(store: Store, project: Path, outside: Path) -> None:
     r = run(store, action="write", path="a.ts", capsule="A.", body="[[../../outside/secret]]")
     assert "Broken wikilink [[../../outside/secret]]: no article outside/secret" in r.text
+
+
+def _swap_forever(articles: str, outside: str, stop, restore: bool) -> None:  # type: ignore[no-untyped-def]
+    """Flip articles/sub between a real directory and a symlink leading outside. `restore`:
+    the same real directory comes back each time; else a fresh one does (a real `sub` that
+    writes filled meanwhile is moved aside, inside the store, so the flipping never stalls)."""
+    sub = os.path.join(articles, "sub")
+    aside = os.path.join(articles, "sub.real")
+    n = 0
+    while not stop.is_set():
+        n += 1
+        if restore:
+            steps = [
+                lambda: os.rename(sub, aside),
+                lambda: os.symlink(outside, sub),
+                lambda: os.unlink(sub),
+                lambda: os.rename(aside, sub),
+            ]
+        else:
+            steps = [
+                lambda: os.rmdir(sub),
+                lambda n=n: os.rename(sub, os.path.join(articles, f"kept{n}")),
+                lambda: os.symlink(outside, sub),
+                lambda: os.unlink(sub),
+                lambda: os.mkdir(sub),
+            ]
+        for step in steps:
+            with contextlib.suppress(OSError):
+                step()
+
+
+def test_spec_12_symlink_swapped_between_check_and_use(project: Path, outside: Path) -> None:
+    """SPEC §12: containment is checked on what was opened. Another process flips a store
+    directory between a real directory and a symlink leading outside while 3,000 writes go
+    through it: each write lands inside or is refused; none lands outside."""
+    store = Store(project)
+    store.write("sub/first.ts", capsule="First.")
+    before = tree(outside)
+    ctx = mp.get_context("fork")
+    stop = ctx.Event()
+    swapper = ctx.Process(
+        target=_swap_forever,
+        args=(str(project / ".canon/articles"), str(outside), stop, False),
+    )
+    swapper.start()
+    landed = refused = 0
+    try:
+        for i in range(3000):
+            r = run(store, action="write", path=f"sub/x{i}.ts", capsule=f"Write {i}.")
+            if r.code == 0:
+                landed += 1
+            else:
+                refused += 1
+                assert "\n" not in r.text, r.text
+    finally:
+        stop.set()
+        swapper.join(10)
+    print(f"3000 writes while swapping: {landed} landed inside, {refused} refused")
+    assert tree(outside) == before
+    assert landed > 0
+
+
+def test_spec_12_symlink_swapped_during_reads(project: Path, outside: Path) -> None:
+    """SPEC §12 on the read side: while another process flips a store directory between a
+    real directory and a symlink leading outside, 3,000 reads, maps and searches never show
+    the outside file's content."""
+    store = Store(project)
+    store.write("sub/secret.ts", capsule="Inside capsule.", body="Inside body.")
+    ctx = mp.get_context("fork")
+    stop = ctx.Event()
+    swapper = ctx.Process(
+        target=_swap_forever,
+        args=(str(project / ".canon/articles"), str(outside), stop, True),
+    )
+    swapper.start()
+    try:
+        for i in range(1000):
+            for action in (
+                {"action": "read", "path": "sub/secret"},
+                {"action": "map"},
+                {"action": "search", "query": "secret"},
+            ):
+                r = tool.run(Store(project) if i % 2 else store, action)
+                assert "SECRET" not in r.text, (i, action, r.text)
+    finally:
+        stop.set()
+        swapper.join(10)
+
+
+@pytest.fixture
+def outside_store(outside: Path) -> Path:
+    """A complete store outside the project: articles, journal, schema."""
+    store = outside / "store"
+    (store / "articles/src").mkdir(parents=True)
+    (store / "articles/src/app.md").write_text("---\ncapsule: SECRET app\n---\nSECRET body\n")
+    (store / "journal").mkdir()
+    (store / "journal/2026-01-01-secret.md").write_text(
+        "---\ndate: 2026-01-01\nsubject:\n  - src/app\n---\nSECRET entry\n"
+    )
+    (store / "schema.json").write_text('{"schema_version": 1}\n')
+    return store
+
+
+LAYOUT_LINKS = {
+    ".canon": "",
+    ".canon/articles": "articles",
+    ".canon/journal": "journal",
+}
+ACTIONS = [
+    {"action": "read", "path": "src/app.ts"},
+    {"action": "search", "query": "secret"},
+    {"action": "search", "query": "secret", "journal": True},
+    {"action": "map"},
+    {"action": "write", "path": "src/app.ts", "capsule": "Overwritten."},
+    {"action": "write", "path": "src/new.ts", "capsule": "New.", "body": "New body."},
+    {"action": "journal", "body": "Landed outside?", "subject": ["src/app"]},
+]
+
+
+@pytest.mark.parametrize("link", list(LAYOUT_LINKS))
+@pytest.mark.parametrize("action", ACTIONS, ids=lambda a: "-".join(map(str, a.values()))[:30])
+def test_spec_12_store_directory_symlinked_outside_is_refused(
+    project: Path, outside_store: Path, link: str, action: dict[str, object]
+) -> None:
+    """SPEC §12: a store whose .canon, articles/ or journal/ is a symlink leading outside the
+    project is refused with one sentence, for reads and writes alike; nothing outside is read
+    or written."""
+    target = outside_store / LAYOUT_LINKS[link] if LAYOUT_LINKS[link] else outside_store
+    if link != ".canon":
+        (project / ".canon").mkdir()
+        for name in ("articles", "journal"):
+            if f".canon/{name}" != link:
+                (project / ".canon" / name).mkdir()
+    (project / link).symlink_to(target, target_is_directory=True)
+    before = tree(outside_store.parent)
+    r = tool.run(Store(project), action)
+    assert r.code == 2, r.text
+    assert "SECRET" not in r.text
+    assert "\n" not in r.text.strip(), r.text
+    assert "symbolic link" in r.text and "outside the project" in r.text, r.text
+    assert tree(outside_store.parent) == before
+
+
+def test_spec_12_store_symlinked_inside_the_project_is_served(project: Path) -> None:
+    """SPEC §12 refuses links leading *outside*; a store kept elsewhere in the project and
+    linked as .canon is an ordinary store."""
+    (project / "docs/canon").mkdir(parents=True)
+    (project / ".canon").symlink_to(project / "docs/canon", target_is_directory=True)
+    store = Store(project)
+    assert tool.run(store, {"action": "write", "path": "src/a.ts", "capsule": "A."}).code == 0
+    assert (project / "docs/canon/articles/src/a.md").is_file()
+    assert "capsule: A." in tool.run(Store(project), {"action": "read", "path": "src/a.ts"}).text
+
+
+def test_spec_12_store_path_of_refuses_symlinked_store(project: Path, outside_store: Path) -> None:
+    """SPEC §12: the path an editor would create an article at (LSP "Create article") comes
+    from the same check: a symlinked articles/ leading outside yields no path."""
+    from canon_ls.core.address import OutsideStore
+
+    (project / ".canon").mkdir()
+    (project / ".canon/articles").symlink_to(outside_store / "articles")
+    with pytest.raises(OutsideStore, match="symbolic link"):
+        Store(project).path_of("src/new")

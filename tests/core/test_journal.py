@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from canon_ls.core import article as art
 from canon_ls.core import tool
 from canon_ls.core.store import Store, sanitise_slug, slug_from_body
@@ -34,9 +36,29 @@ def test_spec_6_journal_front_matter(store: Store, project: Path) -> None:
         "session": "s-1",
     }
     assert entry.body == "Chose X over Y.\n"
-    j(store, body="Bare string subject.", subject="src/a.ts", slug="y")
-    entry = art.parse((project / f".canon/journal/{TODAY}-y.md").read_text(), "y")
-    assert "subject" not in entry.meta
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("src/a.ts", ["src/a"]),
+        ("./src//b.py", ["src/b"]),
+        ("file:///nowhere/../src/c.ts", ["src/c"]),
+        ("", None),
+        ([], None),
+        (["src/a.ts", "src/a"], ["src/a"]),
+    ],
+)
+def test_spec_6_journal_string_subject_is_one_element_array(
+    store: Store, project: Path, subject: object, expected: list[str] | None
+) -> None:
+    """SPEC §6 journal: a bare string subject is a one-element array, never dropped."""
+    r = j(store, body="About one file.", subject=subject, slug="s")
+    assert r.code == 0, r.text
+    entry = art.parse((project / f".canon/journal/{TODAY}-s.md").read_text(), "s")
+    assert entry.meta.get("subject") == expected
+    if expected:
+        assert Store(project).journal_index(expected[0]) == [f"{TODAY}-s.md"]
 
 
 def test_spec_6_journal_slugs() -> None:

@@ -61,6 +61,41 @@ def test_spec_7_title_rule(store: Store, project: Path) -> None:
     assert w(store, "a.ts", capsule="C.", body="# A\ntext").code == 0
 
 
+def test_spec_7_title_rule_on_a_body_rewrite_without_heading(store: Store, project: Path) -> None:
+    """SPEC §7: a body rewrite rewrites the title; a required title is judged even when the
+    old body had no heading either (the title "did not change" from '' to '')."""
+    w(store, "a.ts", capsule="C.", body="no heading yet")  # before the rule existed
+    setup_schema(project, {"article": {"title": {"required": True, "hint": "Start with # x."}}})
+    before = snapshot(project)
+    r = w(store, "a.ts", body="still no heading")
+    assert r.code == 1 and "Start with # x." in r.text, r.text
+    assert snapshot(project) == before
+    assert w(store, "a.ts", capsule="Capsule only.").code == 0  # not held hostage
+    assert w(store, "a.ts", body="# A\n\nnow with a heading").code == 0
+
+
+def test_spec_7_schema_written_only_when_the_store_is_created(store: Store, project: Path) -> None:
+    """SPEC §7: schema.json is written when the store is created; once deleted (the way to
+    turn schema checks off) no write, journal entry or fresh process writes it back."""
+    schema = project / ".canon/schema.json"
+    assert w(store, "a.ts", capsule="A.").code == 0
+    assert json.loads(schema.read_text()) == sch.DEFAULT
+    schema.unlink()
+    assert w(store, "b.ts", capsule="B.", body="# b\n").code == 0
+    assert w(Store(project), "a.ts", capsule="A again.").code == 0
+    r = tool.run(Store(project), {"action": "journal", "body": "Turned schema checks off."})
+    assert r.code == 0
+    Store(project).set_reviewed("a")
+    assert not schema.exists()
+
+
+def test_spec_7_schema_written_when_a_journal_entry_creates_the_store(project: Path) -> None:
+    """SPEC §7: the first journal entry creates the store, schema.json included."""
+    r = tool.run(Store(project), {"action": "journal", "body": "First entry."})
+    assert r.code == 0
+    assert json.loads((project / ".canon/schema.json").read_text()) == sch.DEFAULT
+
+
 def test_spec_7_min_max_warn_and_land(store: Store, project: Path) -> None:
     """SPEC §7: min/max violations warn; the write lands and the message names the fix."""
     setup_schema(

@@ -54,7 +54,9 @@ def test_spec_11_2_input_schema() -> None:
     assert schema["type"] == "object"
     assert schema["properties"]["action"]["enum"] == list(tool.ACTIONS)
     assert schema["required"] == ["action"]
-    assert schema["properties"]["subject"]["type"] == "array"
+    subject = schema["properties"]["subject"]["anyOf"]  # §6: an array, or one path as a string
+    assert {"type": "array", "items": {"type": "string"}} in subject
+    assert {"type": "string"} in subject
     assert schema["properties"]["journal"]["type"] == "boolean"
     json.dumps(schema)
 

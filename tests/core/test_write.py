@@ -196,6 +196,20 @@ def test_spec_6_1_item_5_orphan(store: Store, project: Path) -> None:
     assert "Orphan" not in w(store, "nodir/x.ts", capsule="Parent missing.").text
 
 
+def test_spec_6_read_of_an_orphan_says_so_in_one_line(store: Store, project: Path) -> None:
+    """SPEC §6 read: reading an orphan article says so in one line (the §6.1 orphan question);
+    an article whose asset exists, a rule, and an ancestor answering for a file say nothing."""
+    make_files(project, "src/real.ts", "src/dir/x.ts")
+    w(store, "src/real.ts", capsule="Real.")
+    w(store, "src/ghost.ts", capsule="Ghost.")
+    w(store, "src/rule.ts", capsule="A rule.", scope="rule")
+    text = tool.run(Store(project), {"action": "read", "path": "src/ghost.ts"}).text
+    orphan = [line for line in text.splitlines() if "Orphan" in line]
+    assert len(orphan) == 1 and "src/ghost" in orphan[0], text
+    for path in ("src/real.ts", "src/rule.ts"):
+        assert "Orphan" not in tool.run(Store(project), {"action": "read", "path": path}).text
+
+
 def test_spec_6_1_item_6_body_growth(store: Store) -> None:
     """SPEC §6.1 item 6: growth reported on rewrite; creation and capsule-only are not growth."""
     r = w(store, "a.ts", capsule="A.", body="short")

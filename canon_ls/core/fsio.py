@@ -1,0 +1,419 @@
+"""Every file the store and its caches touch goes through here (SPEC §6, §12).
+
+One module, four rules, so no caller can forget one:
+- the atomic writer: temp file `.<name>.canon-<random>.tmp` in the target's directory, fsync,
+  rename (or link, never replacing, for journal entries), fsync the directory;
+- the bounded reader: only regular files are opened for reading (a FIFO or device is refused
+  before any read, so nothing hangs), at most `limit` bytes;
+- the containment check on what was opened: a directory is reached component by component
+  from a trusted anchor with O_NOFOLLOW, so a symlink swapped in between the check and the
+  use makes the open fail instead of redirecting it; a file read is checked on its opened
+  descriptor (/proc/self/fd, F_GETPATH);
+- the store lock: an exclusive `flock` on the store's root directory (no lock file), held
+  for one read-modify-write and never across user input.
+
+Platform notes: without `dir_fd` support (Windows) the directory walk falls back to a
+resolve-then-check on paths, and without `fcntl` the lock is a no-op; both are documented in
+docs/ARCHITECTURE.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import secrets
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from canon_ls.core.address import OutsideStore
+
+try:
+    import fcntl
+except ImportError:  # Windows: the lock is a documented no-op
+    fcntl = None  # type: ignore[assignment]
+
+ABANDONED_S = 15 * 60  # a temp file this old belongs to no live writer (a write takes ms)
+_TMP = re.compile(r"\..+\.canon-[0-9a-z]{8}\.tmp", re.DOTALL)
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_READ = os.O_RDONLY | _CLOEXEC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOCTTY", 0)
+_READ |= getattr(os, "O_NONBLOCK", 0)  # opening a FIFO never waits for a writer
+_DIR = os.O_RDONLY | _CLOEXEC | _DIRECTORY
+# The component-by-component walk needs openat/mkdirat/renameat and O_NOFOLLOW|O_DIRECTORY.
+DIR_FD = bool(_NOFOLLOW and _DIRECTORY) and {os.open, os.mkdir, os.rename} <= os.supports_dir_fd
+_GETPATH = getattr(fcntl, "F_GETPATH", None) if fcntl is not None else None
+
+
+class NotRegular(OSError):
+    """A path that exists but is not a regular file (FIFO, device, socket, directory)."""
+
+
+# --- temp files ---------------------------------------------------------------------------------
+
+
+def temp_name(name: str) -> str:
+    """The tool's temp file name for `name`: unmistakably ours, so only ours is ever swept."""
+    return f".{name}.canon-{''.join(secrets.choice(_ALPHABET) for _ in range(8))}.tmp"
+
+
+def is_temp(name: str) -> bool:
+    """Whether a file name is one `temp_name` makes (a user's `.x.md.draft.tmp` is not)."""
+    return name.startswith(".") and name.endswith(".tmp") and bool(_TMP.fullmatch(name))
+
+
+def sweep(path: str, now: float | None = None) -> bool:
+    """Remove the tool's own temp file at `path` when it is older than ABANDONED_S (a killed
+    writer left it; it never was an article or entry). True when removed. Anything else stays."""
+    if not is_temp(os.path.basename(path)):
+        return False
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and (now or time.time()) - st.st_mtime > ABANDONED_S:
+            os.unlink(path)
+            return True
+    return False
+
+
+# --- containment --------------------------------------------------------------------------------
+
+
+def within(path: str, base: str) -> bool:
+    """Lexical: `path` is `base` or lies under it (both already resolved)."""
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def fd_path(fd: int) -> str | None:
+    """The path the kernel has for an open descriptor, or None where it cannot tell."""
+    if sys.platform.startswith("linux"):
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+    if _GETPATH is not None:
+        try:
+            raw = fcntl.fcntl(fd, _GETPATH, bytes(1024))
+        except OSError:
+            return None
+        return os.fsdecode(raw.split(b"\0", 1)[0])
+    return None
+
+
+def _relative_parts(target: str, anchor: str) -> list[str] | None:
+    if not within(target, anchor):
+        return None
+    rest = target[len(anchor.rstrip(os.sep)) :].strip(os.sep)
+    return [p for p in rest.split(os.sep) if p]
+
+
+def open_dir(
+    directory: str | Path,
+    anchor: str | Path,
+    *,
+    create: bool = False,
+    follow: bool = True,
+    inside: str | None = None,
+    what: str = "",
+) -> int:
+    """Open `directory` (which must lie under `anchor`) and return its descriptor.
+
+    The anchor is trusted (the project, a configured root). From it, each component is opened
+    with O_NOFOLLOW|O_DIRECTORY (created with mkdirat when `create`), so a symlink that appears
+    between the check and the use makes the open fail rather than lead elsewhere. `follow`:
+    symlinks inside the anchor are resolved first (their real target must stay under the
+    anchor); `follow=False` refuses any symlink on the way (for writers such as `canon init`).
+    `inside`: a resolved directory under the anchor the target must also lie in (a store's
+    articles/ within the project). Raises OutsideStore when the directory leads outside or
+    kept changing while it was opened.
+    """
+    shown = what or str(directory)
+    for _attempt in range(3):
+        if follow:
+            base = os.path.realpath(anchor)
+            target = os.path.realpath(directory)
+        else:
+            base = os.path.abspath(anchor)
+            target = os.path.abspath(directory)
+        parts = _relative_parts(target, base)
+        if parts is None or (inside is not None and not within(target, inside)):
+            raise OutsideStore(f"{shown} lies outside {inside or anchor}")
+        if not DIR_FD:
+            return _open_dir_by_path(target, create, follow, shown)
+        fd = os.open(base, _DIR)
+        try:
+            for part in parts:
+                child = _child(fd, part, create)
+                os.close(fd)
+                fd = child
+        except _Swapped:
+            os.close(fd)
+            if not follow:
+                break
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+    if not follow:
+        raise OutsideStore(f"{shown} is reached through a symbolic link")
+    raise OutsideStore(f"{shown} is a symbolic link or changed while it was being opened")
+
+
+class _Swapped(Exception):
+    """A component was a symlink (or not a directory) when it was opened."""
+
+
+def _child(fd: int, part: str, create: bool) -> int:
+    """Open one component under `fd` without following a symlink (mkdirat it if asked)."""
+    try:
+        try:
+            return os.open(part, _DIR | _NOFOLLOW, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=fd)
+            return os.open(part, _DIR | _NOFOLLOW, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise _Swapped from None
+        raise
+
+
+def _open_dir_by_path(target: str, create: bool, follow: bool, shown: str) -> int:
+    """Fallback without dir_fd support: resolve, check, open (a check-then-use window)."""
+    if create:
+        os.makedirs(target, exist_ok=True)
+    if not follow and os.path.realpath(target) != os.path.abspath(target):
+        raise OutsideStore(f"{shown} is reached through a symbolic link")
+    return os.open(target, os.O_RDONLY | _CLOEXEC)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def read_regular(
+    path: str | Path,
+    limit: int,
+    size: int = -1,
+    *,
+    inside: str | None = None,
+    dir_fd: int | None = None,
+) -> tuple[bytes, bool]:
+    """At most `limit` bytes of a regular file, and whether it was longer.
+
+    Anything but a regular file raises NotRegular before a byte is read (a FIFO is opened
+    non-blocking, so even opening it cannot hang). `inside`: a resolved directory the opened
+    file must lie under, checked on the descriptor itself (OutsideStore otherwise). `size`
+    (from a scan's stat) sizes the first read; a file that grew since is still capped.
+    """
+    if not stat.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):  # never open a device
+        raise NotRegular(errno.EINVAL, "not a regular file", os.fspath(path))
+    fd = os.open(path, _READ, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped since the stat
+            raise NotRegular(errno.EINVAL, "not a regular file", os.fspath(path))
+        if inside is not None:
+            where = fd_path(fd)
+            if where is None and dir_fd is None:
+                where = os.path.realpath(path)  # no descriptor path here: check the name
+            if where is not None and not within(where, inside):
+                raise OutsideStore(f"{path} lies outside {inside}")
+        return _read_fd(fd, limit, size if size >= 0 else st.st_size)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, limit: int, size: int) -> tuple[bytes, bool]:
+    cap = limit + 1
+    want = min(size, limit) + 1
+    chunks: list[bytes] = []
+    total = 0
+    while total < cap:
+        chunk = os.read(fd, min(want, cap - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total == size:
+            break  # all the stat promised; a later growth changes the key, so it is re-read
+        want = max(want, 65536)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    if total > limit:
+        return data[:limit], True
+    return data, False
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def _fsync_dir_fd(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+
+
+def fsync_dir(directory: str | Path) -> None:
+    """fsync a directory so a rename or link in it survives a crash (best effort)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | _CLOEXEC)
+    except OSError:
+        return
+    try:
+        _fsync_dir_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int, durable: bool) -> str:
+    """Create and fill the tool's temp file beside `name` in the opened directory."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = temp_name(name)
+        try:
+            fd = os.open(tmp, flags, mode, dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        break
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)  # exactly `mode`, whatever the umask
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def replace_in(
+    dir_fd: int, name: str, data: bytes, mode: int = 0o644, durable: bool = True
+) -> None:
+    """Atomically replace (or create) `name` in the opened directory: temp file, fsync,
+    rename, fsync the directory. A reader sees the old or the new bytes, never a mix, and a
+    crash leaves one of them (plus, at worst, a temp file the next listing sweeps)."""
+    tmp = _write_temp(dir_fd, name, data, mode, durable)
+    try:
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    if durable:
+        _fsync_dir_fd(dir_fd)
+
+
+def link_new_in(dir_fd: int, names: Iterator[str], data: bytes, mode: int = 0o644) -> str:
+    """Create a new file whole or not at all (SPEC §12 journal): temp file, fsync, then
+    link it to the first of `names` that does not exist yet (never replacing one), unlink
+    the temp, fsync the directory. Returns the name used."""
+    first = next(names)
+    tmp = _write_temp(dir_fd, first, data, mode, durable=True)
+    try:
+        for name in (first, *names):
+            try:
+                os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            _fsync_dir_fd(dir_fd)
+            return name
+        raise FileExistsError(errno.EEXIST, "every candidate name is taken", first)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+
+
+def atomic_write(
+    path: str | Path,
+    data: bytes,
+    mode: int = 0o644,
+    *,
+    anchor: str | Path | None = None,
+    follow: bool = True,
+    durable: bool = True,
+) -> None:
+    """Replace `path` atomically with `data` (temp file, fsync, rename, fsync directory).
+
+    `anchor`: the trusted directory `path` must lie under (default: its own directory); the
+    parent is opened with `open_dir` (created as needed), so no symlink swapped in can
+    redirect the write. `follow=False` refuses any symlink on the way and a symlink as the
+    target itself (OutsideStore), for writers that must never write through a link.
+    `durable=False` skips the fsyncs (caches, which are rebuilt when lost).
+    """
+    path = Path(os.path.abspath(path))
+    fd = open_dir(path.parent, anchor or path.parent, create=True, follow=follow)
+    try:
+        if not follow and _is_link(path, fd):
+            raise OutsideStore(f"{path} is a symbolic link")
+        if DIR_FD:
+            replace_in(fd, path.name, data, mode, durable)
+        else:
+            _atomic_by_path(path, data, mode, durable)
+    finally:
+        os.close(fd)
+
+
+def _is_link(path: Path, dir_fd: int) -> bool:
+    try:
+        if DIR_FD:
+            return stat.S_ISLNK(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        return os.path.islink(path)
+    except FileNotFoundError:
+        return False
+
+
+def _atomic_by_path(path: Path, data: bytes, mode: int, durable: bool) -> None:
+    """atomic_write without dir_fd support (Windows): the same steps on paths."""
+    tmp = path.parent / temp_name(path.name)
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+# --- the store lock -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def locked(dir_fd: int) -> Iterator[None]:
+    """Hold the store lock: an exclusive flock on the store root's directory descriptor.
+
+    Every process that writes an article takes it for its read-modify-write, so two writes of
+    different fields both land (SPEC §12). No file is created. Where flock on a directory is
+    refused (some network file systems) or fcntl is missing (Windows), writes proceed without
+    it, as before the lock existed (documented)."""
+    if fcntl is None:
+        yield
+        return
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(dir_fd, fcntl.LOCK_UN)

@@ -1,0 +1,123 @@
+"""§6 write as a function: the article file as it is on disk plus the request in; the outcome,
+the new bytes and the mode out. Store runs it under the store lock (core/fsio.py), between
+reading the file and replacing it, so a write changes only the fields it names (SPEC §6, §12).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from canon_ls.core import article as art
+from canon_ls.core import clock, lint
+from canon_ls.core import schema as sch
+from canon_ls.core.article import Article
+
+
+class BadInput(ValueError):
+    """A request the store cannot act on; the message is one sentence saying what to do."""
+
+
+@dataclass
+class WriteOutcome:
+    address: str
+    status: str  # 'written' | 'created' | 'unchanged' | 'refused'
+    lines: list[str] = field(default_factory=list)  # lint/schema lines, already sentences
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a write names: absent or empty fields mean "unchanged" (SPEC §6)."""
+
+    capsule: str | None
+    body: str | None
+    scope: str | None
+    capsule_given: bool
+    body_given: bool
+
+
+def merge(
+    address: str,
+    prev_data: tuple[bytes, bool, int] | None,
+    request: Request,
+    schema: sch.Schema,
+    *,
+    exists: Callable[[str], bool],
+    orphan: Callable[[str, str], bool],
+) -> tuple[WriteOutcome, bytes | None, int]:
+    """§6 write, §7 judgement, §6.1 lints over the previous file (bytes, truncated, mode)
+    as read under the store lock: the outcome, the new bytes (None when nothing is written:
+    refused or unchanged) and the file mode to keep."""
+    capsule, body, scope = request.capsule, request.body, request.scope
+    capsule_given, body_given = request.capsule_given, request.body_given
+    prev_text: str | None = None
+    prev: Article | None = None
+    mode = 0o644
+    if prev_data is not None:
+        data, truncated, mode = prev_data
+        prev = art.parse(data, address)
+        if truncated or any(p.startswith(("binary", "not UTF-8")) for p in prev.problems):
+            if not body_given:
+                raise BadInput(
+                    f"The article file for {address} is not readable text (binary, not "
+                    "UTF-8 or too large); fix it by hand or write a full body to replace it."
+                )
+        else:
+            prev_text = data.decode("utf-8")
+    if prev is None and not capsule_given and not body_given and scope != "rule":
+        raise BadInput(f"Nothing to write for {address}: give a capsule, a body, or both.")
+    old_capsule = prev.capsule if prev else ""
+    old_body = prev.body if prev else ""
+    old_scope = prev.scope if prev else "asset"
+    new_capsule = art.one_line(capsule) if capsule_given and capsule else old_capsule
+    new_body = old_body
+    if body_given and body:
+        candidate = body if body.endswith("\n") else body + "\n"
+        if prev is None or candidate.rstrip("\n") != old_body.rstrip("\n"):
+            new_body = candidate
+    new_scope = scope or old_scope
+    capsule_changed = new_capsule != old_capsule
+    body_changed = new_body != old_body
+    scope_changed = new_scope != old_scope
+    tail = [schema.malformed_line] if schema.error else []
+    nothing = not (capsule_changed or body_changed or scope_changed)
+    if prev is not None and prev_text is not None and nothing:
+        return WriteOutcome(address, "unchanged", tail), None, mode
+    created = prev is None
+    new_title = art.title_of(new_body)
+    changed = set()
+    if capsule_changed:
+        changed.add("capsule")
+    if body_changed:
+        changed |= {"body", "title"}  # a body rewrite rewrites the title (§7)
+    refs_changed = body_changed and sch.references(new_body) != sch.references(old_body)
+    judgement = sch.judge(
+        schema,
+        created=created,
+        changed=changed,
+        values={"capsule": new_capsule, "title": new_title, "body": new_body},
+        refs_changed=refs_changed,
+    )
+    if judgement.refusals:
+        return WriteOutcome(address, "refused", judgement.refusals), None, mode
+    text = art.render(
+        prev_text,
+        capsule=new_capsule,
+        updated=clock.today(),
+        scope=new_scope,
+        body=new_body,
+    )
+    lines = list(judgement.warnings)
+    lines += lint.write_lints(
+        address,
+        capsule=new_capsule,
+        body=new_body,
+        previous=prev,
+        capsule_given=capsule_changed,
+        body_given=body_changed,
+        exists=exists,
+        orphan=orphan(address, new_scope),
+        schema=schema,
+    )
+    status = "created" if created else "written"
+    return WriteOutcome(address, status, lines + tail), text.encode("utf-8"), mode
