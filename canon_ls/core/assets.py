@@ -15,13 +15,12 @@ import contextlib
 import hashlib
 import marshal
 import os
-import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from canon_ls.core import cache, lint
+from canon_ls.core import cache, gitrun, lint
 from canon_ls.core import schema as schema_mod
 from canon_ls.core.address import governing_in
 from canon_ls.core.clock import today as _today
@@ -56,59 +55,6 @@ __all__ = [
 ]
 
 _SKIP_DIRS = frozenset({".git", ".canon"})
-_GIT_TIMEOUT = 120.0
-
-
-def _git_cmd(*args: str) -> list[str]:
-    return ["git", "-c", "core.quotePath=false", *args]
-
-
-def _git(cwd: Path, *args: str, timeout: float = _GIT_TIMEOUT) -> bytes | None:
-    """Run a read-only git command; None when git is missing, fails or this is no repository."""
-    try:
-        done = subprocess.run(
-            _git_cmd(*args),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def _git_many(cwd: Path, *commands: tuple[str, ...]) -> list[bytes | None]:
-    """Several read-only git commands at once (they are I/O bound; two cores halve the wait)."""
-    procs: list[subprocess.Popen[bytes] | None] = []
-    for args in commands:
-        try:
-            procs.append(
-                subprocess.Popen(
-                    _git_cmd(*args),
-                    cwd=cwd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-        except OSError:
-            procs.append(None)
-    out: list[bytes | None] = []
-    for proc in procs:
-        if proc is None:
-            out.append(None)
-            continue
-        try:
-            data, _ = proc.communicate(timeout=_GIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            out.append(None)
-            continue
-        out.append(data if proc.returncode == 0 else None)
-    return out
 
 
 def _decode(data: bytes) -> str:
@@ -187,7 +133,7 @@ class Assets:
 
     def _git_files(self) -> list[str] | None:
         spec = self._pathspecs()
-        listed, gone = _git_many(
+        listed, gone = gitrun.run_many(
             self.project,
             ("ls-files", "-z", "--cached", "--others", "--exclude-standard", *spec),
             ("ls-files", "-z", "--deleted", *spec),
@@ -220,14 +166,29 @@ class Assets:
         return out
 
     def _walk(self, top: str) -> list[str]:
-        out: list[str] = []
+        """Every file under `top` without git: an iterative walk (a 3,000-deep tree costs no
+        recursion; what lies past the path-length limit is skipped), symlinks not followed,
+        special files left out."""
         root = str(self.project)
-        cut = len(root.rstrip(os.sep)) + 1
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-            rel = dirpath[cut:].replace(os.sep, "/")
-            prefix = rel + "/" if rel else ""
-            out.extend(prefix + name for name in filenames)
+        rel = top[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/") if top != root else ""
+        out: list[str] = []
+        stack = [(top, rel + "/" if rel else "")]
+        while stack:
+            directory, prefix = stack.pop()
+            try:
+                it = os.scandir(directory)
+            except OSError:
+                continue
+            with it:
+                for entry in it:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name not in _SKIP_DIRS:
+                                stack.append((entry.path, prefix + entry.name + "/"))
+                        elif entry.is_file():
+                            out.append(prefix + entry.name)
+                    except OSError:
+                        continue
         return out
 
     def _build(self, files: list[str]) -> None:
@@ -393,12 +354,12 @@ class ChangeTimes:
     # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Bring committed times up to HEAD and re-read the set of dirty files."""
-        top = _git(self.project, "rev-parse", "--is-inside-work-tree")
+        top = gitrun.run(self.project, "rev-parse", "--is-inside-work-tree")
         self.git = top is not None and top.strip() == b"true"
         if not self.git:
             self.head, self._history, self._dirty = None, History([], {}, {}, {}), set()
             return
-        head_out = _git(self.project, "rev-parse", "--verify", "-q", "HEAD")
+        head_out = gitrun.run(self.project, "rev-parse", "--verify", "-q", "HEAD")
         head = head_out.strip().decode() if head_out else None
         if head != self.head:
             self._advance(head)
@@ -422,10 +383,10 @@ class ChangeTimes:
         self._save_cache()
 
     def _is_ancestor(self, old: str, head: str) -> bool:
-        return _git(self.project, "merge-base", "--is-ancestor", old, head) is not None
+        return gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None
 
     def _log(self, revs: str) -> History:
-        out = _git(
+        out = gitrun.run(
             self.project,
             "log",
             "--no-renames",
@@ -440,7 +401,7 @@ class ChangeTimes:
         return parse_history(out or b"")
 
     def _read_status(self) -> None:
-        out = _git(
+        out = gitrun.run(
             self.project,
             "status",
             "--porcelain=v1",
@@ -465,7 +426,7 @@ class ChangeTimes:
     def _prefix(self) -> str:
         """The project's path inside the work tree ('' at the top): status paths are rooted."""
         if not hasattr(self, "_prefix_cache"):
-            out = _git(self.project, "rev-parse", "--show-prefix")
+            out = gitrun.run(self.project, "rev-parse", "--show-prefix")
             self._prefix_cache = _decode(out or b"").strip()
         return self._prefix_cache
 
@@ -924,6 +885,9 @@ def check(
     `staleness=False` skips the stale signal and its git pass."""
     if not store.exists():
         return []
+    problem = store.layout_problem()
+    if problem:  # SPEC §12: nothing is read through a store that leads outside
+        return [Finding("", "store-outside", "error", problem)]
     schema = store.schema()
     found: list[Finding] = []
     if schema.error:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from canon_ls.core import cache
+from canon_ls.core import cache, gitrun
 from canon_ls.core.assets import Assets, ChangeTimes, Commit, evidence_one, governed_files
 from canon_ls.core.clock import today as _today
 from canon_ls.core.evidence import day, days_between, plural, reference_of
@@ -31,10 +31,8 @@ PATHSPEC_CHUNK = 64 * 1024  # characters of paths per git diff command line
 
 
 def _git(project: Path, *args: str) -> bytes | None:
-    """Every git call of this module goes through here: the project's one runner."""
-    from canon_ls.core.assets import _git as run
-
-    return run(project, *args)
+    """Every git call of this module goes through the package's one runner (gitrun)."""
+    return gitrun.run(project, *args)
 
 
 @dataclass(frozen=True)

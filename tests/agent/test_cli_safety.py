@@ -1,0 +1,192 @@
+"""SPEC §12 through the real processes: a repository's config never makes canon run a program
+(`canon status`, `canon check`, starting `canon-ls`), a FIFO where git or the store reads a
+file hangs nothing, and a store symlinked outside the project is refused with one sentence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+from tests.agent.test_cli import TODAY, canon
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *args], cwd=root, env={**os.environ, **GIT_ENV}, check=True, capture_output=True
+    )
+
+
+def _repo_with_store(project: Path) -> None:
+    (project / ".gitattributes").write_text("*.py filter=evil diff=evil\n")
+    git(project, "init", "-q")
+    r = canon("write", "src/core/config.py", "--capsule", "Config.", "--body", "# c\n", cwd=project)
+    assert r.code == 0, r.err
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "init")
+    (project / "src/core/config.py").write_text("X = 2\n")  # dirty: status looks at it
+
+
+# Repository config keys that name a program, each pointed at a command leaving a marker.
+PROGRAM_KEYS = [
+    "core.fsmonitor",
+    "core.pager",
+    "pager.status",
+    "pager.log",
+    "diff.external",
+    "diff.evil.textconv",
+    "diff.evil.command",
+    "filter.evil.clean",
+    "filter.evil.smudge",
+    "filter.evil.process",
+    "gpg.program",
+    "core.hooksPath",
+]
+
+
+def _arm(project: Path, marker: Path) -> None:
+    command = f"touch {shlex.quote(str(marker))}; cat"
+    for key in PROGRAM_KEYS:
+        if key == "core.hooksPath":
+            hooks = project.parent / "hooks"
+            hooks.mkdir(exist_ok=True)
+            for name in (
+                "post-index-change",
+                "pre-commit",
+                "post-checkout",
+                "reference-transaction",
+            ):
+                hook = hooks / name
+                hook.write_text(f"#!/bin/sh\n{command}\n")
+                hook.chmod(0o755)
+            git(project, "config", key, str(hooks))
+        else:
+            git(project, "config", key, command)
+    git(project, "config", "log.showSignature", "true")
+    git(project, "config", "filter.evil.required", "true")
+
+
+@pytest.mark.timeout(180)
+def test_spec_12_repository_config_runs_no_program(project: Path, tmp_path: Path) -> None:
+    """SPEC §12: with core.fsmonitor, pagers, diff/textconv drivers, clean/smudge filters,
+    gpg.program and hooks all pointed at a command, `canon status` and `canon check` (which
+    list assets and run the staleness pass) never run it."""
+    _repo_with_store(project)
+    marker = tmp_path / "ran"
+    _arm(project, marker)
+    for args in (("status",), ("check",), ("check", "--format", "json")):
+        r = canon(*args, cwd=project)
+        assert "Traceback" not in r.err, r.err
+        assert not marker.exists(), f"canon {' '.join(args)} ran a repository-configured program"
+    r = canon("status", cwd=project)
+    assert "1 article" in r.out, r.out
+
+
+@pytest.mark.timeout(180)
+async def test_spec_12_starting_the_language_server_runs_no_program(
+    project: Path, tmp_path: Path
+) -> None:
+    """SPEC §12: starting canon-ls on the repository (its whole-store check and staleness
+    pass included) never runs a repository-configured program."""
+    _repo_with_store(project)
+    marker = tmp_path / "ran"
+    _arm(project, marker)
+    client = LanguageClient()
+    ended = asyncio.Event()
+
+    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def on_create(client: LanguageClient, params: types.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(types.PROGRESS)
+    def on_progress(client: LanguageClient, params: types.ProgressParams) -> None:
+        value = params.value
+        if isinstance(value, dict) and value.get("kind") == "end":
+            ended.set()
+
+    await client.start_io(
+        sys.executable,
+        "-m",
+        "canon_ls.lsp",
+        env=dict(os.environ, CANON_TODAY=TODAY),
+        cwd=str(project),
+    )
+    try:
+        caps = client_capabilities("neovim@0.11")
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=caps,
+                root_uri=project.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="proj")],
+            )
+        )
+        await asyncio.wait_for(ended.wait(), 60)
+        status = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="canon.status", arguments=[])
+        )
+        assert status, status
+    finally:
+        await client.shutdown_session()
+    assert not marker.exists(), "starting canon-ls ran a repository-configured program"
+
+
+# -- FIFOs where git reads ------------------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("place", [".gitignore", "src/.gitignore", "src/core/.gitignore"])
+def test_spec_12_fifo_gitignore_hangs_nothing(project: Path, place: str) -> None:
+    """SPEC §12: a FIFO named .gitignore (git opens every .gitignore it meets) does not hang
+    `canon status`, `canon check` or `canon read`: each answers well within its timeout."""
+    _repo_with_store(project)
+    os.mkfifo(project / place)
+    for args in (("status",), ("check",), ("read", "src/core/config.py")):
+        r = canon(*args, cwd=project)
+        assert "Traceback" not in r.err, r.err
+        assert r.out.strip(), (args, r.err)
+
+
+# -- a store symlinked outside the project ----------------------------------------------------
+
+
+@pytest.mark.parametrize("link", [".canon", ".canon/articles", ".canon/journal"])
+def test_spec_12_status_and_check_refuse_a_symlinked_store(
+    project: Path, tmp_path: Path, link: str
+) -> None:
+    """SPEC §12: `canon status` and `canon check` on a store whose .canon, articles/ or
+    journal/ leads outside the project: one sentence, exit 2, nothing outside read."""
+    outside = tmp_path / "outside"
+    (outside / "articles/src").mkdir(parents=True)
+    (outside / "journal").mkdir()
+    (outside / "articles/src/x.md").write_text("---\ncapsule: SECRET\n---\nSECRET\n")
+    if link == ".canon":
+        (project / ".canon").symlink_to(outside, target_is_directory=True)
+    else:
+        (project / ".canon").mkdir()
+        for name in ("articles", "journal"):
+            if f".canon/{name}" != link:
+                (project / ".canon" / name).mkdir()
+        (project / link).symlink_to(outside / link.rsplit("/", 1)[1], target_is_directory=True)
+    for args in (("status",), ("check",), ("check", "--format", "json")):
+        r = canon(*args, cwd=project)
+        assert r.code == 2, (args, r.out, r.err)
+        assert r.out == ""
+        lines = [line for line in r.err.splitlines() if line.strip()]
+        assert len(lines) == 1, r.err
+        assert "symbolic link" in lines[0] and "SECRET" not in lines[0]
