@@ -7,10 +7,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from canon_ls.core.store import Store
 
 TODAY = "2026-11-29"
+
+# Property tests give the same verdict on every run (CI): examples are derived from each test,
+# not drawn at random, and no example database carries state between runs. Explore new random
+# examples locally with `pytest --hypothesis-profile=random` (failures print a reproduction).
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("random", derandomize=False, print_blob=True)
+settings.load_profile("ci")
 
 
 def pytest_configure(config: pytest.Config) -> None:

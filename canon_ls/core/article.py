@@ -407,7 +407,11 @@ _KEYWORDS = {
     "=",
     "",
 }
-_NUMBERISH = re.compile(r"[-+]?(?:\.?[0-9][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE)
+# Anything a YAML 1.1 or 1.2 reader could take for a number: a sign or dot, then a digit or an
+# underscore (ruamel's 1.2 int and float patterns accept `-_`, `+_`, `._`, and then fail on them).
+_NUMBERISH = re.compile(
+    r"(?=[-+.0-9])[-+]?(?:\.?[0-9_][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE
+)
 _DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
 # Characters YAML readers reject or treat as breaks/BOM: always escaped inside double quotes.
 _UNSAFE = re.compile(
