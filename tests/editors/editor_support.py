@@ -2,7 +2,9 @@
 
 The workspace is real files in a tmp dir with real git history: `src/app.py` governed by
 `.canon/articles/src/app.md`, `src/util.py` with no article, and `src/legacy.md`, an orphan
-article (its parent directory `src/` exists, no asset maps to it; SPEC §6.1 item 5, §9).
+article (its parent directory `src/` exists, no asset maps to it; SPEC §6.1 item 5, §9), and
+`src/feed.py`, whose article (updated 2026-10-01) is stale: two commits touched the file since,
+the newest on 2026-11-10 "Retry on 429" (SPEC §9.1).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 TODAY = "2026-11-29"
 APP_CAPSULE = "Entry point: wires config and routes; never reads the environment directly."
 LEGACY_CAPSULE = "Old feed poller, replaced by the queue consumer."
+FEED_EVIDENCE = "2 commits in 59 days since updated 2026-10-01 touched src/feed.py"
 CACHE = Path(os.environ.get("CANON_EDITOR_CACHE", REPO / ".cache" / "editors"))
 
 
@@ -67,6 +70,11 @@ def make_workspace(root: Path) -> Path:
             f'---\ncapsule: "{APP_CAPSULE}"\nupdated: 2026-11-20\n---\n# src/app\n'
             "Routes are registered in one table; config comes from src/config.\n"
         ),
+        "src/feed.py": '"""Feed fetcher."""\n\ndef fetch():\n    return get()\n',
+        ".canon/articles/src/feed.md": (
+            "---\ncapsule: Fetches the feed; retries are the caller's job.\nupdated: 2026-10-01\n"
+            "---\n# src/feed\nOne GET, no retry.\n"
+        ),
         ".canon/articles/src/legacy.md": (
             f"---\ncapsule: {LEGACY_CAPSULE}\nupdated: 2026-11-20\n---\n# src/legacy\n"
             "Polled the feed every minute.\n"
@@ -79,6 +87,9 @@ def make_workspace(root: Path) -> Path:
     _git(root, "init", "-q", "-b", "main", date="2026-11-01T10:00:00")
     _git(root, "add", "-A", date="2026-11-01T10:00:00")
     _git(root, "commit", "-q", "-m", "initial", date="2026-11-01T10:00:00")
+    feed = root / "src" / "feed.py"
+    feed.write_text(feed.read_text(encoding="utf-8").replace("get()", "retry(get)"), "utf-8")
+    _git(root, "commit", "-q", "-am", "Retry on 429", date="2026-11-10T10:00:00")
     return root
 
 

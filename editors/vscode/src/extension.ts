@@ -49,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('canon.client.search', search);
   command('canon.client.map', showMap);
   command('canon.client.status', showStatus);
+  command('canon.client.showHistory', showHistory);
   command('canon.client.restart', restart);
   command('canon.client.showLog', () => log.show());
 
@@ -524,4 +525,35 @@ async function showStatus(): Promise<void> {
     log.info(text);
     void vscode.window.showInformationMessage(`Canon: ${text.trim()}`);
   }
+}
+
+/** "Canon: Show History": the governing article's history (canon.history) in a read-only tab. */
+async function showHistory(): Promise<void> {
+  const active = activeFile();
+  if (!active) {
+    void vscode.window.showInformationMessage('Canon: open a file of a workspace folder first.');
+    return;
+  }
+  const text = await runServer('canon.history', { path: active.file });
+  if (text) {
+    const uri = vscode.Uri.from({ scheme: HISTORY_SCHEME, path: `/${active.rel} history`, query: String(Date.now()) });
+    historyDocs().set(uri.toString(), text);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: false });
+  }
+}
+
+const HISTORY_SCHEME = 'canon-history';
+let historyTexts: Map<string, string> | undefined;
+
+/** Texts of the read-only history documents, served by a content provider registered on first use. */
+function historyDocs(): Map<string, string> {
+  if (!historyTexts) {
+    const texts = new Map<string, string>();
+    historyTexts = texts;
+    vscode.workspace.registerTextDocumentContentProvider(HISTORY_SCHEME, {
+      provideTextDocumentContent: (uri) => texts.get(uri.toString()) ?? '',
+    });
+  }
+  return historyTexts;
 }

@@ -7,6 +7,7 @@
 local ws, mode = arg[1], arg[2] or 'full'
 local APP_CAPSULE = 'Entry point: wires config and routes; never reads the environment directly.'
 local JOURNAL_TEXT = 'Decided to keep util.run synchronous for now.'
+local FEED_EVIDENCE = '2 commits in 59 days since updated 2026-10-01 touched src/feed.py'
 
 local passed, failed = 0, 0
 local function check(name, ok, detail)
@@ -26,8 +27,8 @@ local function finish()
 end
 
 local watchdog = assert(vim.uv.new_timer())
-watchdog:start(90000, 0, vim.schedule_wrap(function()
-  io.stdout:write('FAIL - watchdog: timed out after 90 s\n')
+watchdog:start(140000, 0, vim.schedule_wrap(function()
+  io.stdout:write('FAIL - watchdog: timed out after 140 s\n')
   io.stdout:flush()
   vim.cmd('cquit! 2')
 end))
@@ -258,6 +259,56 @@ local opened = wait(10000, function()
 end)
 check(':CanonSearch offers src/app and opens its article',
   picked and picked.items[1] and picked.items[1].address == 'src/app' and opened ~= nil, picked)
+
+-- 9b. a stale article's file: the hover and the code lens carry the evidence (SPEC §9.1), and
+-- :CanonHistory opens its history (SPEC §9.2), "Show changes since …" the diff since then
+local feed = open('src/feed.py')
+local feed_hover = wait(30000, function()
+  local h = request(feed, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(feed) },
+    position = { line = 0, character = 5 },
+  })
+  local t = h and text_of(h.contents) or ''
+  return t:find(FEED_EVIDENCE, 1, true) and t or nil
+end)
+check('the stale hover shows the commit count', feed_hover ~= nil,
+  request(feed, 'textDocument/hover', { textDocument = { uri = vim.uri_from_bufnr(feed) },
+    position = { line = 0, character = 5 } }))
+local feed_lenses = request(feed, 'textDocument/codeLens', { textDocument = { uri = vim.uri_from_bufnr(feed) } })
+local lens_titles = {}
+for _, l in ipairs(feed_lenses or {}) do
+  lens_titles[#lens_titles + 1] = l.command and l.command.title
+end
+check('the stale code lens reads "stale · 2 commits since 2026-10-01"',
+  has(lens_titles, 'stale · 2 commits since 2026-10-01'), lens_titles)
+vim.cmd('CanonHistory')
+local history = wait(20000, function()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find('canon://history', 1, true) then
+      local t = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+      return t ~= '' and t or nil
+    end
+  end
+end)
+check(':CanonHistory opens the history of src/feed',
+  history and history:find('History of src/feed', 1, true) ~= nil
+    and history:find('Retry on 429', 1, true) ~= nil, history)
+vim.cmd.buffer(feed)
+vim.lsp.buf.code_action({
+  apply = true,
+  filter = function(a)
+    return a.title == 'Show changes since src/feed was updated'
+  end,
+  range = { start = { 1, 0 }, ['end'] = { 1, 0 } },
+})
+local diff = wait(20000, function()
+  local name = vim.api.nvim_buf_get_name(0)
+  if name:find('since%-updated%.diff$') then
+    return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  end
+end)
+check('"Show changes since src/feed was updated" opens the diff',
+  diff and diff:find('+    return retry(get)', 1, true) ~= nil, diff or vim.api.nvim_buf_get_name(0))
 
 -- 10. :CanonStatus reports the store (canon.status)
 local notified

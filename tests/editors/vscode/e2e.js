@@ -8,6 +8,7 @@ const { chromium } = require('playwright-core');
 
 const [baseUrl, ws, shot] = process.argv.slice(2);
 const APP_CAPSULE = 'Entry point: wires config and routes; never reads the environment directly.';
+const FEED_EVIDENCE = '2 commits in 59 days since updated 2026-10-01 touched src/feed.py';
 const t0 = Date.now();
 let passed = 0;
 let failed = 0;
@@ -94,10 +95,15 @@ function firstLineText(page) {
 }
 
 /** Moves the mouse over "Application" on line 1 until the hover shows the capsule. */
-async function hoverCapsule(page) {
-  const word = page.locator('.editor-instance .view-lines .view-line span span', { hasText: 'Application' }).first();
+function hoverCapsule(page) {
+  return hoverUntil(page, 'Application', APP_CAPSULE, 3);
+}
+
+/** Moves the mouse over `text` on the active editor until a hover shows `want`. */
+async function hoverUntil(page, text, want, attempts) {
+  const word = page.locator('.editor-instance .view-lines .view-line span span', { hasText: text }).first();
   const box = await word.boundingBox();
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < attempts; attempt++) {
     await page.mouse.move(box.x + 8 + attempt * 4, box.y + box.height / 2);
     await page.mouse.move(box.x + 12 + attempt * 4, box.y + box.height / 2);
     const hover = await waitFor(page, (want) => {
@@ -105,7 +111,7 @@ async function hoverCapsule(page) {
         .filter((h) => h.getBoundingClientRect().height > 0 && !h.closest('.hidden'))
         .map((h) => h.innerText).join('\n');
       return t.includes(want) ? t : false;
-    }, APP_CAPSULE, 10000);
+    }, want, 10000);
     if (hover) {
       return hover;
     }
@@ -163,6 +169,15 @@ async function hoverCapsule(page) {
     note('hover');
     check('hover widget shows the capsule', !!hover, hover);
     check('hover names the governing address', !!hover && hover.includes('src/app'), hover);
+    await page.mouse.move(5, 590);
+
+    // 3b. a stale article's file: the hover carries the evidence, how many commits since when
+    // (SPEC §9.1; it arrives with the whole-store check, hence the patience)
+    await openFile(page, 'src/feed.py');
+    const staleHover = await hoverUntil(page, 'Feed', FEED_EVIDENCE, 6);
+    note('stale hover');
+    check('the stale hover shows the commit count', !!staleHover, staleHover ||
+      await page.evaluate(() => [...document.querySelectorAll('.monaco-hover')].map((h) => h.innerText).join('\n')));
     await page.mouse.move(5, 590);
 
     // 4. Problems: the orphan article src/legacy is reported for the whole store (SPEC §10 diagnostics)
@@ -289,6 +304,23 @@ async function hoverCapsule(page) {
     check('Ctrl+T "routes" lists src/app (a word of its capsule)', !!symbolRows, symbolRows ||
       await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.innerText)));
     await page.keyboard.press('Escape');
+
+    // 9. "Canon: Show History" opens the governing article's history (SPEC §9.2) in a tab
+    await openFile(page, 'src/feed.py');
+    await page.keyboard.press('F1');
+    await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+    await page.keyboard.type('Canon: Show History', { delay: 10 });
+    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="Show History"]', { timeout: 20000 });
+    await page.keyboard.press('Enter');
+    const historyText = await waitFor(page, () => {
+      const tab = document.querySelector('.tabs-container .tab.active');
+      const lines = [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines .view-line')]
+        .map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
+      return tab && tab.textContent.includes('history') && lines.includes('History of src/feed') ? lines : false;
+    }, null, 30000);
+    note('history');
+    check('"Canon: Show History" opens the history of src/feed', !!historyText && historyText.includes('Retry on 429'),
+      historyText || await page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent));
   } catch (e) {
     check('no exception', false, String((e && e.stack) || e));
     if (shot) {

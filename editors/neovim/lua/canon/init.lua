@@ -17,6 +17,7 @@ local default_keymaps = {
   journal = '<leader>cj',
   map = '<leader>cm',
   status = '<leader>ci',
+  history = '<leader>ch',
 }
 
 local function notify(msg, level)
@@ -221,6 +222,22 @@ function M.status()
   end)
 end
 
+--- :CanonHistory[!] — the history of the governing article (canon.history): commits of the
+--- article and of its files around the date it was updated, then the journal; with ! only
+--- what came after that date. The diff since then: the "Show changes since …" code action.
+function M.history(since_updated)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' then
+    notify('open a file of the project first', vim.log.levels.WARN)
+    return
+  end
+  local argument = { path = name, sinceUpdated = since_updated and true or nil }
+  M.exec('canon.history', argument, function(text)
+    show('history', text)
+  end, bufnr)
+end
+
 local function create_commands()
   local function cmd(name, fn, opts)
     vim.api.nvim_create_user_command(name, fn, vim.tbl_extend('force', { force = true }, opts))
@@ -240,6 +257,9 @@ local function create_commands()
   cmd('CanonStatus', function()
     M.status()
   end, { desc = 'canon: status' })
+  cmd('CanonHistory', function(a)
+    M.history(a.bang)
+  end, { bang = true, desc = 'canon: history of the governing article (! since it was updated)' })
 end
 
 local function set_keymaps(keymaps)
@@ -249,7 +269,14 @@ local function set_keymaps(keymaps)
   if type(keymaps) ~= 'table' then
     return
   end
-  local actions = { open = M.open, search = M.search, journal = M.journal, map = M.map, status = M.status }
+  local actions = {
+    open = M.open,
+    search = M.search,
+    journal = M.journal,
+    map = M.map,
+    status = M.status,
+    history = M.history,
+  }
   for action, lhs in pairs(keymaps) do
     if actions[action] and lhs then
       vim.keymap.set('n', lhs, function()
