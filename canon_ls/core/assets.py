@@ -47,6 +47,7 @@ __all__ = [
     "orphans",
     "parse_history",
     "parse_log",
+    "scope_pathspecs",
     "stale",
     "stale_evidence",
     "stale_finding",
@@ -77,6 +78,13 @@ def address_of_path(relpath: str) -> str:
     if dot > slash + 1:
         return relpath[:dot]
     return relpath
+
+
+def scope_pathspecs(address: str) -> tuple[str, str]:
+    """Git pathspecs for what an article at `address` can govern: the address itself (a file,
+    or a directory and all below) and the address plus one extension."""
+    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in address)
+    return f":(literal){address}", f":(glob){escaped}.*"
 
 
 def _ignored(relpath: str) -> bool:
@@ -123,16 +131,8 @@ class Assets:
         files = sorted({f for f in files if not _ignored(f) and not (skip and f.startswith(skip))})
         self._build(files)
 
-    def _pathspecs(self) -> tuple[str, ...]:
-        """The scope as pathspecs: the address itself (a file, or a directory and all below)
-        and the address plus one extension."""
-        if self._scope is None:
-            return ()
-        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self._scope)
-        return ("--", f":(literal){self._scope}", f":(glob){escaped}.*")
-
     def _git_files(self) -> list[str] | None:
-        spec = self._pathspecs()
+        spec = ("--", *scope_pathspecs(self._scope)) if self._scope else ()
         listed, gone = gitrun.run_many(
             self.project,
             ("ls-files", "-z", "--cached", "--others", "--exclude-standard", *spec),
@@ -341,9 +341,18 @@ class ChangeTimes:
 
     VERSION = 3
 
-    def __init__(self, project: Path, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        project: Path,
+        cache_dir: Path | None = None,
+        status_paths: Iterable[str] | None = None,
+    ) -> None:
+        """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
+        only there, e.g. `scope_pathspecs(address)`); the history pass is the whole project's
+        either way, from its cache."""
         self.project = Path(project)
         self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
+        self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
         self.git = False
         self.head: str | None = None
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
@@ -408,7 +417,8 @@ class ChangeTimes:
             "-z",
             "--no-renames",
             "--untracked-files=no",
-            ".",
+            "--",
+            *self._status_paths,
         )
         dirty: set[str] = set()
         prefix = self._prefix()
@@ -742,7 +752,8 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     if not reference and not (stale_after and stale_after <= _today()):
         return None  # nothing to compare against (the front matter finding says so)
     assets = Assets(store.project, store.root, scope=address)
-    return evidence_one(store, address, assets, times or ChangeTimes(store.project))
+    times = times or ChangeTimes(store.project, status_paths=scope_pathspecs(address))
+    return evidence_one(store, address, assets, times)
 
 
 def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> str | None:

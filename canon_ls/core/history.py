@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canon_ls.core import cache, gitrun
-from canon_ls.core.assets import Assets, ChangeTimes, Commit, evidence_one, governed_files
+from canon_ls.core.assets import (
+    Assets,
+    ChangeTimes,
+    Commit,
+    evidence_one,
+    governed_files,
+    scope_pathspecs,
+)
 from canon_ls.core.clock import today as _today
 from canon_ls.core.evidence import day, days_between, plural, reference_of
 from canon_ls.core.store import BadInput, sanitise_slug
@@ -80,6 +87,14 @@ def subject(store: Store, path: str) -> Subject:
     return Subject(governing, asked, article, rel, files)
 
 
+def _times(store: Store, about: Subject) -> ChangeTimes:
+    """The history pass, asking `git status` only about the article file and its files."""
+    paths = list(scope_pathspecs(about.address))
+    if about.article_path:
+        paths.append(f":(literal){about.article_path}")
+    return ChangeTimes(store.project, status_paths=paths)
+
+
 def entries(about: Subject, times: ChangeTimes) -> list[Entry]:
     """Commits touching the article file or its governed files, and uncommitted changes,
     newest first."""
@@ -113,7 +128,7 @@ def history(
 ) -> str:
     """The text of `canon history PATH [--since-updated]` and of `canon.history {path}`."""
     about = subject(store, path)
-    times = times or ChangeTimes(store.project)
+    times = times or _times(store, about)
     reference, basis = reference_of(about.article)
     today = _today()
     listed = entries(about, times)
@@ -231,7 +246,7 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
         raise BadInput(
             f"{about.address} has no updated or reviewed date, so there is no 'since' to diff from."
         )
-    times = times or ChangeTimes(store.project)
+    times = times or _times(store, about)
     if not times.git:
         raise BadInput(f"{store.project} is not a git work tree; there is no history to diff.")
     head = [f"# Changes to the files {about.address} governs since {basis} {reference}"]

@@ -247,3 +247,17 @@ def test_search_finds_an_article_by_its_tag_and_shows_tags(repo: Repo):
         "src/feed/fetch: Fetches feeds over HTTP; retries are the caller's job. "
         "(tags: retry, http, network)",
     ]
+
+
+def test_spec_9_2_history_lists_an_uncommitted_article_edit(repo: Repo):
+    """SPEC §9.2: an edit of the article file not yet committed is on the article side."""
+    import os
+
+    from stale_repo import noon
+
+    path = repo.root / ".canon/articles/src/feed/fetch.md"
+    path.write_text(path.read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
+    os.utime(path, (noon("2026-11-29"), noon("2026-11-29")))
+    out = canon("history", "src/feed/fetch.py", cwd=repo.root).out.splitlines()
+    assert out[1] == "uncommitted 2026-11-29 article .canon/articles/src/feed/fetch.md"
+    assert out[2].endswith("asset Ann Lee: Retry on 429")
