@@ -7,6 +7,7 @@ says what to do next. Bad input never raises: it comes back as a sentence with c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,9 +135,18 @@ def _example(action: str) -> str:
 
 
 def run(
-    store: Store, action: object, *, source: str = "cli", session: str | None = None
+    store: Store,
+    action: object,
+    *,
+    source: str = "cli",
+    session: str | None = None,
+    evidence: Callable[[str], Evidence | None] | None = None,
 ) -> ToolResult:
-    """Run one §6 action object (a dict, or its JSON text) against the store."""
+    """Run one §6 action object (a dict, or its JSON text) against the store.
+
+    `evidence`: how `read` learns an article's staleness evidence (§9.1) when the caller
+    already holds it (the language server, from its last whole-store pass); by default it is
+    gathered from the history pass for that one article."""
     try:
         if isinstance(action, (str, bytes)):
             try:
@@ -158,7 +168,8 @@ def run(
         if problem:
             return ToolResult(problem, 2)
         if name == "read":
-            return _read(store, _req_str(args, "path", name))
+            known = (lambda _store, address: evidence(address)) if evidence else _evidence
+            return _read(store, _req_str(args, "path", name), known)
         if name == "write":
             return _write(store, args)
         if name == "journal":
@@ -187,7 +198,9 @@ def _miss(address: str) -> str:
     )
 
 
-def _read(store: Store, path: str) -> ToolResult:
+def _read(
+    store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None]
+) -> ToolResult:
     address = store.address_of(path)
     if not address:
         raise _Bad("The project root has no article; give a file or directory path to read.")
@@ -202,7 +215,7 @@ def _read(store: Store, path: str) -> ToolResult:
         lines.append(f"reviewed: {article.reviewed}")
     if article.scope == "rule":
         lines.append("scope: rule")
-    evidence = _evidence(store, governing)
+    evidence = evidence_of(store, governing)
     if evidence is not None:
         lines.append(evidence.line())
     lines += [f"problem: {p}" for p in article.problems]

@@ -98,6 +98,24 @@ async def test_spec_9_2_history_command_returns_the_cli_text(s: Session):
     assert "Initial import" not in since and "Retry on 429" in since
 
 
+async def test_spec_6_read_command_equals_the_cli_read(s: Session):
+    """SPEC §6 read through `canon.read`: the same text as `canon read`, the evidence line
+    included (the server takes it from its last whole-store pass, no git on its loop)."""
+    await s.checked()
+    proc = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "canon"),
+        "read",
+        "src/feed/fetch.py",
+        cwd=s.root,
+        env=SERVER_ENV,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    cli, _ = await proc.communicate()
+    text = await s.command("canon.read", {"path": "src/feed/fetch.py"})
+    assert text == cli.decode().rstrip("\n")
+    assert line_of(s) in text.splitlines()
+
+
 async def test_spec_9_2_show_changes_opens_a_read_only_diff(s: Session):
     """SPEC §9.2: on a stale asset, "Show changes since <address> was updated" opens (with
     window/showDocument) a read-only document holding the diff since the reference date; the

@@ -38,7 +38,12 @@ def tool_command(action: str) -> Callable[..., str]:
         if folder is None or folder.store is None:
             return "canon has no workspace folder to act on; open a folder first."
         payload = {k: v for k, v in obj.items() if k not in ("folder", "uri")}
-        result = tool.run(folder.store, {**payload, "action": action}, source="lsp")
+        result = tool.run(
+            folder.store,
+            {**payload, "action": action},
+            source="lsp",
+            evidence=folder.evidence.get,  # §9.1 as the last whole-store pass measured it
+        )
         if action in ("write", "journal"):
             sync.store_changed(ls, folder, folder.store.refresh())
             sync.schedule_notify(ls)
