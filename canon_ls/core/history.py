@@ -215,14 +215,13 @@ def _diff(project: Path, base: str, files: list[str]) -> str:
             chunks.append([])
             size = 0
         chunks[-1].append(path)
-        size += len(path) + 1
+        size += len(path) + 12
     out: list[str] = []
     for chunk in chunks:
         if not chunk:
             continue
         data = _git(
             project,
-            "--literal-pathspecs",
             "diff",
             "--no-ext-diff",
             "--no-textconv",
@@ -230,7 +229,7 @@ def _diff(project: Path, base: str, files: list[str]) -> str:
             "--relative",
             base,
             "--",
-            *chunk,
+            *(f":(literal){path}" for path in chunk),
         )
         if data:
             out.append(data.decode("utf-8", "replace"))
