@@ -261,3 +261,20 @@ def test_spec_9_2_history_lists_an_uncommitted_article_edit(repo: Repo):
     out = canon("history", "src/feed/fetch.py", cwd=repo.root).out.splitlines()
     assert out[1] == "uncommitted 2026-11-29 article .canon/articles/src/feed/fetch.md"
     assert out[2].endswith("asset Ann Lee: Retry on 429")
+
+
+def test_spec_9_2_history_without_git_says_so(tmp_path: Path):
+    """No repository: history lists no commits and says why; --diff is one sentence (exit 2)."""
+    root = tmp_path / "plain"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x\n", encoding="utf-8")
+    assert canon("write", "src/a.py", "--capsule", "A.", cwd=root).code == 0
+    out = canon("history", "src/a.py", cwd=root).out.splitlines()
+    assert (
+        out[0]
+        == "History of src/a (governs src/a.py): no git repository here, so no commits to list."
+    )
+    assert out[1].startswith("-- updated 2026-11-29:")
+    run = canon("history", "src/a.py", "--diff", cwd=root)
+    assert run.code == 2 and run.out == ""
+    assert run.err.strip() == f"{root} is not a git work tree; there is no history to diff."
