@@ -709,7 +709,7 @@ def stale_evidence(
         if is_stale(art, day(seen[0]) if seen else "", now):
             verdicts[address] = art
     files: dict[str, list[str]] = {a: [] for a in verdicts}
-    if verdicts:
+    if verdicts:  # the stale articles' files, in one walk over the pairs
         for path, gov in governed:
             bucket = files.get(gov)
             if bucket is not None:

@@ -10,6 +10,7 @@ language server receives it from its background process and re-dates it after an
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -30,12 +31,24 @@ def date_of(value: object) -> str:
     return text if _DATE.fullmatch(text) else ""
 
 
+@functools.lru_cache(maxsize=8192)
 def day(ts: float) -> str:
-    """The local calendar day of an epoch time (the day staleness compares, SPEC §9)."""
+    """The local calendar day of an epoch time (the day staleness compares, SPEC §9); cached:
+    a history holds few distinct commit times and the evidence asks about each many times."""
     try:
         return _dt.date.fromtimestamp(ts).isoformat()
     except (OverflowError, OSError, ValueError):
         return "0001-01-01"
+
+
+def day_after(date: str) -> float:
+    """The epoch time at which the local day after `date` begins: a change counts as after
+    the reference date exactly when its time is at least this (no per-commit date formatting)."""
+    try:
+        following = _dt.date.fromisoformat(date) + _dt.timedelta(days=1)
+        return _dt.datetime.combine(following, _dt.time()).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return float("inf")
 
 
 def days_between(start: str, end: str) -> int:
@@ -235,10 +248,10 @@ def gather(
     changes: dict[str, tuple[Any, list[str]]] = {}
     uncommitted: list[tuple[float, str, str]] = []
     if reference:
+        cut = day_after(reference)
         for path in files:
             for commit in times.commits_of(path):
-                when = day(commit.time)
-                if when <= reference:
+                if commit.time < cut:
                     continue
                 entry = changes.get(commit.hash)
                 if entry is None:
@@ -247,7 +260,7 @@ def gather(
                     entry[1].append(path)
             if not times.committed_only(path):
                 mtime = times.mtime(path)
-                if mtime and day(mtime) > reference:
+                if mtime >= cut:
                     uncommitted.append((mtime, path, day(mtime)))
     commits = tuple(
         Change(c.hash, c.time, day(c.time), c.author, c.subject, tuple(sorted(paths)))
