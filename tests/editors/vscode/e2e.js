@@ -102,8 +102,9 @@ function hoverCapsule(page) {
 /** Moves the mouse over `text` on the active editor until a hover shows `want`. */
 async function hoverUntil(page, text, want, attempts) {
   const word = page.locator('.editor-instance .view-lines .view-line span span', { hasText: text }).first();
-  const box = await word.boundingBox();
   for (let attempt = 0; attempt < attempts; attempt++) {
+    // measured on every attempt: a code lens arriving late pushes line 1 down
+    const box = await word.boundingBox();
     await page.mouse.move(box.x + 8 + attempt * 4, box.y + box.height / 2);
     await page.mouse.move(box.x + 12 + attempt * 4, box.y + box.height / 2);
     const hover = await waitFor(page, (want) => {
@@ -174,6 +175,12 @@ async function hoverUntil(page, text, want, attempts) {
     // 3b. a stale article's file: the hover carries the evidence, how many commits since when
     // (SPEC §9.1; it arrives with the whole-store check, hence the patience)
     await openFile(page, 'src/feed.py');
+    const staleLens = await waitFor(page, () => {
+      const t = [...document.querySelectorAll('.editor-instance .codelens-decoration')].map((d) => d.textContent).join(' | ');
+      return t.includes('stale') ? t.replace(/\u00a0/g, ' ') : false;
+    }, null, 45000);
+    check('the stale code lens reads "stale · 2 commits since 2026-10-01"',
+      !!staleLens && staleLens.includes('stale · 2 commits since 2026-10-01'), staleLens);
     const staleHover = await hoverUntil(page, 'Feed', FEED_EVIDENCE, 6);
     note('stale hover');
     check('the stale hover shows the commit count', !!staleHover, staleHover ||
