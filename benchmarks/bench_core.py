@@ -363,6 +363,18 @@ def stage_check(store: Store, repo: Path, manifest: dict[str, Any]) -> None:
             f"p99 {ms(pct(one, 99))}",
         )
         FIGURES["article_findings_p99_ms"] = pct(one, 99) * 1000
+        from canon_ls.core import tool
+
+        stale_one = sorted(stale_found)[:20]
+        if stale_one:  # the first read of a process fills the history cache (one full pass)
+            tool.run(store, {"action": "read", "path": stale_one[0]})
+        reads = [timed(tool.run, store, {"action": "read", "path": a})[0] for a in stale_one]
+        say(
+            "read_stale_ms",
+            median(reads) * 1000,
+            f"tool read of a stale article (its evidence line; cache warm): "
+            f"p50 {ms(median(reads))}, max {ms(max(reads, default=0.0))}",
+        )
         got_orphans = set(orphans(store, assets))
         got_stale = set(stale(store, assets, times))
         want_orphans, want_stale = set(manifest["orphaned"]), set(manifest["stale"])

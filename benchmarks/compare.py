@@ -38,6 +38,7 @@ FIGURES = (
     "stale_s",
     "check_s",
     "article_findings_p50_ms",
+    "read_stale_ms",
 )
 
 
