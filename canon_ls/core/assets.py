@@ -362,17 +362,31 @@ class ChangeTimes:
 
     # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Bring committed times up to HEAD and re-read the set of dirty files."""
-        top = gitrun.run(self.project, "rev-parse", "--is-inside-work-tree")
-        self.git = top is not None and top.strip() == b"true"
+        """Bring committed times up to HEAD and re-read the set of dirty files. The three
+        questions (work tree and prefix, HEAD, status) go to git at once."""
+        top, head_out, status = gitrun.run_many(
+            self.project,
+            ("rev-parse", "--is-inside-work-tree", "--show-prefix"),
+            ("rev-parse", "--verify", "-q", "HEAD"),
+            (
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--no-renames",
+                "--untracked-files=no",
+                "--",
+                *self._status_paths,
+            ),
+        )
+        lines = _decode(top or b"").split("\n")
+        self.git = lines[0].strip() == "true"
         if not self.git:
             self.head, self._history, self._dirty = None, History([], {}, {}, {}), set()
             return
-        head_out = gitrun.run(self.project, "rev-parse", "--verify", "-q", "HEAD")
         head = head_out.strip().decode() if head_out else None
         if head != self.head:
             self._advance(head)
-        self._read_status()
+        self._read_status(status, lines[1].strip() if len(lines) > 1 else "")
 
     def _advance(self, head: str | None) -> None:
         if head is None:  # a repository without commits
@@ -384,7 +398,7 @@ class ChangeTimes:
         if old and old != head and self._is_ancestor(old, head):
             history = _merged(self._history, self._log(f"{old}..{head}"))
         elif old == head:
-            history = self._history
+            return  # the cache file was at HEAD already: nothing to rewrite
         else:
             history = self._log(head)
             self.full_passes += 1
@@ -409,19 +423,10 @@ class ChangeTimes:
         )
         return parse_history(out or b"")
 
-    def _read_status(self) -> None:
-        out = gitrun.run(
-            self.project,
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--no-renames",
-            "--untracked-files=no",
-            "--",
-            *self._status_paths,
-        )
+    def _read_status(self, out: bytes | None, prefix: str) -> None:
+        """Dirty files from `git status -z`; `prefix`: the project's path inside the work
+        tree ('' at the top), since status paths are rooted there."""
         dirty: set[str] = set()
-        prefix = self._prefix()
         for entry in _decode(out or b"").split("\0"):
             if len(entry) < 4:
                 continue
@@ -432,13 +437,6 @@ class ChangeTimes:
                 path = path[len(prefix) :]
             dirty.add(path)
         self._dirty = dirty
-
-    def _prefix(self) -> str:
-        """The project's path inside the work tree ('' at the top): status paths are rooted."""
-        if not hasattr(self, "_prefix_cache"):
-            out = gitrun.run(self.project, "rev-parse", "--show-prefix")
-            self._prefix_cache = _decode(out or b"").strip()
-        return self._prefix_cache
 
     # -- cache file -----------------------------------------------------------------------
     def _cache_file(self) -> Path | None:
