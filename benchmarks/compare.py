@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Interleaved runs of bench_core.py over two code trees: this checkout and a base revision.
+"""Interleaved runs of bench_core.py over two revisions of the code (base and new, HEAD).
 
     python benchmarks/compare.py --repo benchmarks/repos/m10k --base da6b119 --rounds 5
 
-The base revision's `canon_ls/` is extracted (git archive) into a temporary directory beside a
-copy of this checkout's benchmark scripts, so both trees run the same measuring code; the runs
+Each revision's `canon_ls/` is extracted (git archive) into a temporary directory beside a
+copy of this checkout's benchmark scripts, so both trees run the same measuring code (and
+edits to the work tree meanwhile change nothing); the runs
 alternate (base, new, new, base, ...) so that load on a shared machine falls on both alike.
 Each run has its own cache directory. Prints the median, minimum and maximum of each figure for
 both trees and the ratio of the medians. Nothing is asserted.
@@ -70,13 +71,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", required=True, help="a gen_repo.py output directory")
     ap.add_argument("--base", required=True, help="the git revision to compare against")
+    ap.add_argument("--new", default="HEAD", help="the revision measured against it")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--skip", default="cold,resolve,search,write")
     args = ap.parse_args()
     repo = Path(args.repo).resolve()
     with tempfile.TemporaryDirectory(prefix="canon-compare-") as tmp:
         work = Path(tmp)
-        trees = {"base": extract(args.base, work / "base"), "new": ROOT}
+        trees = {"base": extract(args.base, work / "base"), "new": extract(args.new, work / "new")}
         runs: dict[str, list[dict[str, float]]] = {"base": [], "new": []}
         for n in range(args.rounds):
             order = ("base", "new") if n % 2 == 0 else ("new", "base")
@@ -86,7 +88,7 @@ def main() -> int:
                 runs[name].append(got)
                 shown = ", ".join(f"{k} {v:.3f}" for k, v in got.items())
                 print(f"round {n + 1} {name}: {shown}", flush=True)
-        print(f"\nmedian (min-max) of {args.rounds} interleaved runs; base {args.base}")
+        print(f"\nmedian (min-max) of {args.rounds} interleaved runs; {args.base} vs {args.new}")
         print(f"{'figure':26} {'base':>22} {'new':>22} {'new/base':>9}")
         for key in FIGURES:
             cols = []
