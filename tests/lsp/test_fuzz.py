@@ -54,6 +54,8 @@ COMMANDS = [
     "canon.write",
     "canon.journal",
     "canon.open",
+    "canon.history",
+    "canon.showChanges",
 ]
 
 
@@ -240,3 +242,33 @@ async def test_exit_code_follows_the_protocol(tmp_path: Path, polite: bool):
     proc.stdin.close()  # as editors do once they sent `exit`
     assert await asyncio.wait_for(proc.wait(), 30) == (0 if polite else 1)
     reading.cancel()
+
+
+async def test_shutdown_while_a_command_waits_still_exits_zero(tmp_path: Path):
+    """LSP `shutdown` with a request still running (here `canon.open`, waiting for a
+    window/showDocument answer this client never gives; likewise a `canon.history` child):
+    the request is cancelled, `shutdown` is answered, and `exit` ends the process with 0."""
+    root = build_workspace(tmp_path / "proj")
+    proc = await asyncio.create_subprocess_exec(
+        *SERVER_COMMAND,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=SERVER_ENV,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    reader = Reader(proc.stdout)
+    task = asyncio.ensure_future(reader.run())
+    send(proc, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}, 1)
+    await reader.wait(1)
+    send(proc, "initialized", {})
+    uri = (root / "src/core/config.ts").as_uri()
+    send(proc, "workspace/executeCommand", {"command": "canon.open", "arguments": [uri]}, 2)
+    send(proc, "workspace/executeCommand", {"command": "canon.history", "arguments": [uri]}, 3)
+    send(proc, "shutdown", None, 4)
+    answer = await reader.wait(4)
+    assert "error" not in answer, answer
+    send(proc, "exit", None)
+    await proc.stdin.drain()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    task.cancel()

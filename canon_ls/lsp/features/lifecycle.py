@@ -131,6 +131,7 @@ def on_did_change_workspace_folders(
 
 def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
     ls.shutting_down = True
+    _cancel_pending_requests(ls)
     for task in ls.check_tasks.values():
         task.cancel()
     if ls.poller is not None:
@@ -138,6 +139,23 @@ def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
     for folder in ls.folders.values():
         if folder.searcher is not None:
             folder.searcher.stop()
+
+
+def _cancel_pending_requests(ls: CanonLanguageServer) -> None:
+    """Cancel the requests still running (a history child, a showDocument round trip) before
+    pygls does. pygls 2.1 cancels them while iterating its table of futures, and a cancelled
+    command's future removes itself from that table at once: the iteration fails, `shutdown`
+    never completes, and `exit` ends the process with 1. Cancelled from a copy here, they are
+    gone from the table when pygls looks (their children are killed by `history.run_cli`)."""
+    protocol = ls.protocol
+    table = getattr(protocol, "_request_futures", None)
+    if not isinstance(table, dict):
+        return
+    current = getattr(protocol, "msg_id", None)
+    for msg_id, future in list(table.items()):
+        if msg_id != current and not future.done():
+            table.pop(msg_id, None)
+            future.cancel()
 
 
 def show(
