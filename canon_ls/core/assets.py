@@ -508,6 +508,29 @@ class ChangeTimes:
         commits = h.commits
         return [commits[first], *(commits[i] for i in h.older.get(relpath, ()))]
 
+    def touched_since(
+        self, paths: Iterable[str], cut: float
+    ) -> tuple[dict[Commit, list[str]], list[str]]:
+        """The evidence's walk (SPEC §9.1): commits at or after `cut` that touched each path
+        (commit -> the paths it touched), and the paths git does not date (dirty, untracked,
+        or no repository). A path whose newest commit is older than `cut` costs one lookup."""
+        h = self._history
+        newest, older, commits = h.newest, h.older, h.commits
+        dirty, git = self._dirty, self.git
+        hits: dict[Commit, list[str]] = {}
+        undated: list[str] = []
+        for path in paths:
+            first = newest.get(path)
+            if first is None or not git or path in dirty:
+                undated.append(path)
+            if first is None or commits[first].time < cut:  # the newest is the latest time
+                continue
+            for i in (first, *older.get(path, ())):
+                commit = commits[i]
+                if commit.time >= cut:
+                    hits.setdefault(commit, []).append(path)
+        return hits, undated
+
 
 def _commit(header: str) -> Commit:
     """One header field of the pass: '<ct> <hash>\\x1f<author>\\x1f<subject>' (the older

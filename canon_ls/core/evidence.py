@@ -245,26 +245,18 @@ def gather(
     stale_after = date_of(article.stale_after)
     passed = stale_after if stale_after and stale_after <= today else ""
     reference, basis = reference_of(article)
-    changes: dict[str, tuple[Any, list[str]]] = {}
+    touched: dict[Any, list[str]] = {}
     uncommitted: list[tuple[float, str, str]] = []
     if reference:
         cut = day_after(reference)
-        for path in files:
-            for commit in times.commits_of(path):
-                if commit.time < cut:
-                    continue
-                entry = changes.get(commit.hash)
-                if entry is None:
-                    changes[commit.hash] = (commit, [path])
-                else:
-                    entry[1].append(path)
-            if not times.committed_only(path):
-                mtime = times.mtime(path)
-                if mtime >= cut:
-                    uncommitted.append((mtime, path, day(mtime)))
+        touched, undated = times.touched_since(files, cut)
+        for path in undated:
+            mtime = times.mtime(path)
+            if mtime >= cut:
+                uncommitted.append((mtime, path, day(mtime)))
     commits = tuple(
         Change(c.hash, c.time, day(c.time), c.author, c.subject, tuple(sorted(paths)))
-        for c, paths in sorted(changes.values(), key=lambda e: (-e[0].time, e[0].hash))
+        for c, paths in sorted(touched.items(), key=lambda e: (-e[0].time, e[0].hash))
     )
     if not (commits or uncommitted or passed):
         return None
