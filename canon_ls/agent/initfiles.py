@@ -1,32 +1,26 @@
 """Reading and writing `canon init`'s files without following a link (SPEC §12).
 
-`canon init` configures one directory (the project, or the directory named on the command
-line). A cloned repository may carry a symbolic link where a configuration file or directory
-belongs (`.claude -> ~/elsewhere`, `.codex/config.toml -> ~/.secrets`); writing through it
-would write outside, and replacing it would copy the linked file's contents into the
-repository. So every component below that directory is opened with O_NOFOLLOW from a
-descriptor of its parent (a link swapped in between a check and the use fails the open
-rather than redirects it), only regular files are read (a FIFO would hang the read), and a
-file is replaced atomically through a temp file named like the tool's others.
-
-A local helper until core's one atomic writer (`canon_ls/core/fsio.py`, with its no-follow
-mode) lands on main; then `write` becomes a call to it.
+`canon init` configures one directory (the project, the directory named on the command line,
+or with `--global` the agent's user directory). A cloned repository may carry a symbolic link
+where a configuration file or directory belongs (`.claude -> ~/elsewhere`,
+`.codex/config.toml -> ~/.secrets`); writing through it would write outside, and replacing it
+would copy the linked file's contents into the repository. So everything is checked up front
+(`check`: a refusal leaves every file as it was), then read and written through core's one
+atomic writer and regular-file reader (`canon_ls.core.fsio`) with no symlink followed below
+that directory: a link swapped in between the check and the use fails the open rather than
+redirects it. This module only turns their refusals into one sentence naming the path.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-DIR_FD = bool(_NOFOLLOW and _DIRECTORY) and {os.open, os.mkdir, os.rename} <= os.supports_dir_fd
-_LINKED = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)
+from canon_ls.core import fsio
+from canon_ls.core.address import OutsideStore
+
+MAX_BYTES = 8 * 1024 * 1024  # a configuration file larger than this is not one canon wrote
 
 
 class Refused(ValueError):
@@ -70,26 +64,27 @@ def check(path: Path, root: Path) -> None:
 def read(path: Path, root: Path) -> str | None:
     """The file's text, None when it does not exist; Refused for a link or special file."""
     rel = path.relative_to(root).as_posix()
+    check(path, root)
+    inside = os.path.realpath(root)
     try:
-        parent = _open_parent(path, root, create=False)
+        if not fsio.DIR_FD:  # Windows: the check above, then the path (a small race remains)
+            data, longer = fsio.read_regular(path, MAX_BYTES, inside=inside)
+        else:
+            parent = fsio.open_dir(path.parent, root, follow=False)
+            try:
+                if stat.S_ISLNK(os.stat(path.name, dir_fd=parent, follow_symlinks=False).st_mode):
+                    raise linked(rel, root)
+                data, longer = fsio.read_regular(path.name, MAX_BYTES, dir_fd=parent, inside=inside)
+            finally:
+                os.close(parent)
     except FileNotFoundError:
         return None
-    try:
-        flags = os.O_RDONLY | _CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
-        try:
-            fd = os.open(path.name, flags, dir_fd=parent) if DIR_FD else os.open(path, flags)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            if exc.errno in _LINKED:
-                raise linked(rel, root) from None
-            raise
-        with open(fd, "rb", closefd=True) as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise special(rel)
-            data = fh.read()
-    finally:
-        _close(parent)
+    except fsio.NotRegular:
+        raise special(rel) from None
+    except OutsideStore:
+        raise _refusal(path, root) from None
+    if longer:
+        raise Refused(f"{rel} is larger than {MAX_BYTES // 2**20} MB; canon init leaves it alone.")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -99,97 +94,22 @@ def read(path: Path, root: Path) -> str | None:
 def write(path: Path, root: Path, text: str) -> None:
     """Replace (or create) `path` atomically, creating real directories on the way; Refused
     when a link or a special file stands anywhere on the way or at the end."""
-    rel = path.relative_to(root).as_posix()
-    parent = _open_parent(path, root, create=True)
+    check(path, root)
     try:
-        try:
-            st = (
-                os.stat(path.name, dir_fd=parent, follow_symlinks=False) if DIR_FD else path.lstat()
-            )
-        except FileNotFoundError:
-            st = None
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            raise linked(rel, root)
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            raise special(rel)
-        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
-        _replace(parent, path, text.encode("utf-8"), mode)
-    finally:
-        _close(parent)
-
-
-def _open_parent(path: Path, root: Path, create: bool) -> int:
-    """A descriptor of `path`'s directory, reached from `root` one component at a time with
-    O_NOFOLLOW (-1 without dir_fd support, after the same check on paths)."""
-    parts = path.parent.relative_to(root).parts
-    if not DIR_FD:  # Windows: check the names, then use the paths (a small race remains)
-        if parts:
-            check(path.parent, root)
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        elif not path.parent.is_dir():
-            raise FileNotFoundError(errno.ENOENT, "no such directory", str(path.parent))
-        return -1
-    if create:
-        root.mkdir(parents=True, exist_ok=True)  # the directory the user named (checked)
-    fd = os.open(root, os.O_RDONLY | _CLOEXEC | _DIRECTORY)
+        mode = stat.S_IMODE(path.lstat().st_mode)  # keep the file's permissions
+    except FileNotFoundError:
+        mode = 0o644
+    root.mkdir(parents=True, exist_ok=True)  # the directory being configured (checked)
     try:
-        for i, part in enumerate(parts):
-            flags = os.O_RDONLY | _CLOEXEC | _DIRECTORY | _NOFOLLOW
-            try:
-                try:
-                    child = os.open(part, flags, dir_fd=fd)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, 0o777, dir_fd=fd)
-                    child = os.open(part, flags, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in _LINKED:
-                    raise linked("/".join(parts[: i + 1]), root) from None
-                raise
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        fsio.atomic_write(path, text.encode("utf-8"), mode, anchor=root, follow=False)
+    except OutsideStore:
+        raise _refusal(path, root) from None
 
 
-def _replace(parent: int, path: Path, data: bytes, mode: int) -> None:
-    """Temp file `.<name>.canon-<random>.tmp` beside the target (never following a link),
-    fsync, rename over the target: a reader sees the old or the new file, never a mix."""
-    name = path.name
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW
-    while True:
-        tmp = f".{name}.canon-{secrets.token_hex(4)}.tmp"
-        try:
-            if parent >= 0:
-                fd = os.open(tmp, flags, mode, dir_fd=parent)
-            else:
-                fd = os.open(path.parent / tmp, flags, mode)
-        except FileExistsError:
-            continue
-        break
+def _refusal(path: Path, root: Path) -> Refused:
+    """The sentence for a link found while opening (swapped in after `check`, or the root)."""
     try:
-        with open(fd, "wb", closefd=True) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if parent >= 0:
-            os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        else:
-            os.replace(path.parent / tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            if parent >= 0:
-                os.unlink(tmp, dir_fd=parent)
-            else:
-                os.unlink(path.parent / tmp)
-        raise
-
-
-def _close(fd: int) -> None:
-    if fd >= 0:
-        os.close(fd)
+        check(path, root)
+    except Refused as exc:
+        return exc
+    return linked(path.relative_to(root).as_posix(), root)
