@@ -317,8 +317,8 @@ def test_extension_type_checks_against_pi_s_own_types(pi: list[str]) -> None:
         done = subprocess.run(
             [pi[0], str(tsc), "--noEmit", "--strict", "--skipLibCheck", "--module", "nodenext",
              "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node",
-             str(work / "index.ts")],
-            capture_output=True, text=True, timeout=300,
+             "index.ts"],
+            cwd=work, capture_output=True, text=True, timeout=300,  # @types resolve from here
         )  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)

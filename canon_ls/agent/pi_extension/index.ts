@@ -166,13 +166,24 @@ export default function canon(pi: ExtensionAPI) {
   });
 
   pi.registerCommand("canon-settings", {
-    description: "canon: show the settings (or `set KEY VALUE` to change one in your user settings)",
+    description: "canon: show and change the settings (or `set KEY VALUE` directly)",
     handler: async (args, ctx) => {
       if (broken) return;
       if (!bin) return warn(ctx, INSTALL);
-      const words = args.trim() ? args.trim().split(/\s+/) : [];
+      const settings = (words: string[]) => run(["settings", ...words], "", ctx.cwd);
       try {
-        const done = await run(["settings", ...words], "", ctx.cwd);
+        const words = args.trim() ? args.trim().split(/\s+/) : [];
+        const shown = await settings(words);
+        const text = (shown.out + shown.err).trim();
+        if (words.length > 0 || !ctx.hasUI || shown.code !== 0) return say(ctx, text);
+        // One line per option (`key = value  source`): pick one, type its new value.
+        const choice = await ctx.ui.select("canon settings: choose one to change", text.split("\n"));
+        const key = choice?.split(" ")[0];
+        if (!key) return;
+        const current = choice!.split("=").slice(1).join("=").trim().split(/\s{2,}/)[0];
+        const value = await ctx.ui.input(`canon settings: new value for ${key}`, current);
+        if (!value?.trim()) return;
+        const done = await settings(["set", key, value.trim()]);
         say(ctx, (done.out + done.err).trim());
       } catch (error) {
         warn(ctx, `canon: \`${bin} settings\` failed (${(error as Error).message}).`);
