@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from canon_ls.core.tool import ToolResult
 
 PROG = "canon"
+DOCS = "https://github.com/canon-ls/canon-ls/blob/main/docs/FORMAT.md"
 
 
 class UsageError(Exception):
@@ -117,10 +118,13 @@ def _emit(result: ToolResult) -> int:
     return result.code
 
 
-def _run(args: argparse.Namespace, action: object) -> int:
-    from canon_ls.core import tool
+def _run(args: argparse.Namespace, action: object, *, json_tool: bool = False) -> int:
+    """One action through the tool; its next-step hints in CLI words (SPEC §11.1), or the JSON
+    tool's for `canon tool`, whose user typed an action object."""
+    from canon_ls.core import dialect, tool
 
-    return _emit(tool.run(_store(args), action, source="cli"))
+    words = dialect.JSON if json_tool else dialect.CLI
+    return _emit(tool.run(_store(args), action, source="cli", dialect=words))
 
 
 # ---------------------------------------------------------------- the five actions
@@ -138,7 +142,7 @@ def _cmd_tool(args: argparse.Namespace) -> int:
         ) from None
     except RecursionError:
         raise UsageError("The tool argument is nested too deeply to be an action object.") from None
-    return _run(args, action)
+    return _run(args, action, json_tool=True)
 
 
 def _cmd_read(args: argparse.Namespace) -> int:
@@ -193,7 +197,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _missing(store: Store) -> str:
-    return f"No canon store at {store.root} yet; the first write or journal creates it."
+    return (
+        f"No canon store at {store.root} yet; `canon init` creates it (so does the first "
+        "`canon write` or `canon journal`)."
+    )
 
 
 def _status_line(store: Store) -> str:
@@ -233,12 +240,18 @@ def _finding_file(store: Store, address: str) -> str:
 
 
 def _cli_message(finding: Any) -> str:
-    """A finding's sentence in CLI words: a stale one names the commands that act on it."""
+    """A finding's sentence in CLI words: a stale one or an orphan names the commands that
+    act on it."""
+    import shlex
+
+    if finding.code == "orphan":
+        from canon_ls.core.lint import orphan_question
+
+        declare = f"it a rule with `canon write {shlex.quote(finding.address)} --scope rule`"
+        return " ".join(orphan_question(finding.address, declare))
     evidence = finding.evidence
     if evidence is None:
         return str(finding.message)
-    import shlex
-
     address = shlex.quote(evidence.address)
     if evidence.changed:
         advice = (
@@ -266,7 +279,8 @@ def _findings_text(store: Store, findings: list[Any]) -> str:
     for f in findings:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     order = ("error", "warning", "info", "hint")
-    summary = ", ".join(plural(counts[s], s) for s in order if s in counts)
+    many = {"info": "info"}  # "2 warnings, 3 info"
+    summary = ", ".join(plural(counts[s], s, many.get(s, "")) for s in order if s in counts)
     lines.append(f"canon check: {summary} in {plural(len(store.addresses()), 'article')}.")
     return "\n".join(lines)
 
@@ -487,12 +501,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         action="append",
         default=argparse.SUPPRESS,
-        help="a directory outside the project with its own .canon/ (repeatable; SPEC §8)",
+        help="serve another directory's .canon/ as NAME:ADDRESS, NAME being the directory's "
+        "name (repeatable)",
     )
     parser = _Parser(
         prog=PROG,
         description="Project memory in the repository: read and write the .canon/ store.",
-        epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input.",
+        epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input. "
+        f"The store's format, settings and addresses: {DOCS}",
     )
     parser.add_argument(
         "--project",
@@ -507,7 +523,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = add("tool", _cmd_tool, "run one action given as a JSON object (SPEC §6); '-' reads stdin")
+    p = add(
+        "tool",
+        _cmd_tool,
+        "run one action given as a JSON object, as the MCP tool takes it (read, write, "
+        "journal, map, search); '-' reads it from stdin",
+    )
     p.add_argument("json", metavar="JSON")
 
     p = add("read", _cmd_read, "print the article governing PATH")
@@ -539,7 +560,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("status", _cmd_status, "one line: store, counts, schema state, orphans, stale")
 
     p = add("check", _cmd_check, "whole-store lint for CI; exit 1 when errors are found")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: file:line:column: severity: message [code], counted from 1; json: a list "
+        "of findings whose line, start and end count from 0 (line + 1 is the text's line)",
+    )
 
     p = add("review", _cmd_review, "mark the article governing PATH reviewed today (not updated)")
     p.add_argument("path", metavar="PATH")
@@ -568,8 +595,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("hook", _cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
     p.add_argument("agent", choices=("claude-code", "codex", "pi"))
 
-    p = add("init", _cmd_init, "write hook and MCP configuration for an agent")
-    p.add_argument("target", choices=("claude-code", "codex", "claude-plugin", "pi"))
+    p = add(
+        "init",
+        _cmd_init,
+        "create the store (.canon/ with articles/, journal/ and schema.json); with an agent "
+        "also write its hook and MCP configuration",
+    )
+    p.add_argument(
+        "target",
+        metavar="AGENT",
+        nargs="?",
+        choices=("claude-code", "codex", "claude-plugin", "pi"),
+        help="claude-code, codex, claude-plugin (needs DIR) or pi",
+    )
     p.add_argument("dir", metavar="DIR", nargs="?", help="where to write (default: the project)")
     p.add_argument(
         "--global",

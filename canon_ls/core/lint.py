@@ -110,8 +110,8 @@ def journal_address(address: str) -> list[str]:
     for seg in address.split(":", 1)[-1].split("/"):
         if seg.lower() in LOG_SEGMENTS or _ISO.search(seg):
             return [
-                f"The address {address} looks like a log (segment {seg!r}); record events with "
-                "the journal action, articles describe assets."
+                f"The address {address} looks like a log (segment {seg!r}); record events in "
+                "the journal, articles describe assets."
             ]
     return []
 
@@ -128,13 +128,14 @@ def broken_links(body: str, exists: Callable[[str], bool]) -> list[str]:
     return lines
 
 
-def orphan_question(address: str) -> list[str]:
-    """§6.1 item 5 (the caller decides whether the address is an orphan)."""
+def orphan_question(address: str, declare: str = "it a rule (scope rule)") -> list[str]:
+    """§6.1 item 5 (the caller decides whether the address is an orphan). `declare` names
+    the rule declaration in the reader's words (the CLI: `canon write … --scope rule`)."""
     up = parent(address) or "its parent"
     return [
         f"Orphan: no file or directory maps to {address}. Was the asset moved or deleted? Move "
-        f"the article to the asset's new address, merge it into {up}, or declare "
-        'scope: "rule" if it states a rule rather than describing an asset.'
+        f"the article to the asset's new address, merge it into {up}, or declare {declare} "
+        "if it states a rule rather than describing an asset."
     ]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from canon_ls.core import lint
 from canon_ls.core import schema as sch
 from canon_ls.core.address import OutsideStore
+from canon_ls.core.dialect import JSON, Dialect
 from canon_ls.core.evidence import Evidence
 from canon_ls.core.store import BadInput, JournalEntry, Store, iter_addresses
 
@@ -26,7 +27,6 @@ _KEYS = {
     "map": {"path"},
     "search": {"query", "journal"},
 }
-_EXAMPLE = '{"action": "read", "path": "src/app.ts"}'
 
 
 @dataclass
@@ -117,21 +117,11 @@ def _opt_str(args: dict[str, Any], key: str) -> str | None:
     raise _Bad(f'"{key}" must be a string, not {type(value).__name__}.')
 
 
-def _req_str(args: dict[str, Any], key: str, action: str) -> str:
+def _req_str(args: dict[str, Any], key: str, action: str, dialect: Dialect) -> str:
     value = _opt_str(args, key)
     if not value:
-        raise _Bad(f'The {action} action needs "{key}", e.g. {_example(action)}.')
+        raise _Bad(dialect.needs(action, key))
     return value
-
-
-def _example(action: str) -> str:
-    return {
-        "read": '{"action": "read", "path": "src/app.ts"}',
-        "write": '{"action": "write", "path": "src/app.ts", "capsule": "…", "body": "…"}',
-        "journal": '{"action": "journal", "body": "What happened", "subject": ["src/app.ts"]}',
-        "map": '{"action": "map", "path": "src"}',
-        "search": '{"action": "search", "query": "config loading"}',
-    }[action]
 
 
 def run(
@@ -141,20 +131,25 @@ def run(
     source: str = "cli",
     session: str | None = None,
     evidence: Callable[[str], Evidence | None] | None = None,
+    dialect: Dialect = JSON,
 ) -> ToolResult:
     """Run one §6 action object (a dict, or its JSON text) against the store.
 
     `evidence`: how `read` learns an article's staleness evidence (§9.1) when the caller
     already holds it (the language server, from its last whole-store pass); by default it is
-    gathered from the history pass for that one article."""
+    gathered from the history pass for that one article. `dialect` words the next steps a
+    result suggests: the JSON tool's (the default: MCP, the JSON tool, editor commands) or the
+    CLI's (`dialect.CLI`, the `canon` subcommands)."""
     try:
         if isinstance(action, (str, bytes)):
             try:
                 action = json.loads(action)
             except ValueError:
-                raise _Bad(f"The canon tool takes a JSON object such as {_EXAMPLE}.") from None
+                raise _Bad(
+                    f"The canon tool takes a JSON object such as {JSON.example('read')}."
+                ) from None
         if not isinstance(action, dict):
-            raise _Bad(f"The canon tool takes a JSON object such as {_EXAMPLE}.")
+            raise _Bad(f"The canon tool takes a JSON object such as {JSON.example('read')}.")
         name = action.get("action")
         if not isinstance(name, str) or name not in ACTIONS:
             shown = "no action" if name is None else f"the action {name!r}"
@@ -169,14 +164,14 @@ def run(
             return ToolResult(problem, 2)
         if name == "read":
             known = (lambda _store, address: evidence(address)) if evidence else _evidence
-            return _read(store, _req_str(args, "path", name), known)
+            return _read(store, _req_str(args, "path", name, dialect), known, dialect)
         if name == "write":
-            return _write(store, args)
+            return _write(store, args, dialect)
         if name == "journal":
             return _journal(store, args, source, session)
         if name == "map":
-            return _map(store, _opt_str(args, "path") or "")
-        return _search(store, args)
+            return _map(store, _opt_str(args, "path") or "", dialect)
+        return _search(store, args, dialect)
     except _Bad as exc:
         return ToolResult(str(exc), 2)
     except (BadInput, OutsideStore) as exc:
@@ -191,15 +186,18 @@ def run(
         return ToolResult(f"canon hit an internal error ({type(exc).__name__}: {exc}).", 2)
 
 
-def _miss(address: str) -> str:
+def _miss(address: str, dialect: Dialect) -> str:
     return (
         f"No article governs {address} yet; once your task is done, write one with "
-        f'{{"action": "write", "path": "{address}", "capsule": "…", "body": "…"}}.'
+        f"{dialect.write_one(address)}."
     )
 
 
 def _read(
-    store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None]
+    store: Store,
+    path: str,
+    evidence_of: Callable[[Store, str], Evidence | None],
+    dialect: Dialect,
 ) -> ToolResult:
     address = store.address_of(path)
     if not address:
@@ -208,7 +206,7 @@ def _read(
     governing = store.governing(address)
     article = store.article(governing) if governing else None
     if governing is None or article is None:
-        return ToolResult(_miss(address), 0)
+        return ToolResult(_miss(address, dialect), 0)
     title = governing if governing == address else f"{governing} governs {address}"
     lines = [title, f"capsule: {article.capsule}", f"updated: {article.updated}"]
     if article.reviewed:
@@ -245,8 +243,8 @@ def _evidence(store: Store, address: str) -> Evidence | None:
         return None
 
 
-def _write(store: Store, args: dict[str, Any]) -> ToolResult:
-    path = _req_str(args, "path", "write")
+def _write(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
+    path = _req_str(args, "path", "write", dialect)
     capsule = _opt_str(args, "capsule")
     body = _opt_str(args, "body")
     scope = _opt_str(args, "scope")
@@ -287,11 +285,11 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
     return ToolResult(f"Journaled {path.parent.name}/{path.name}.", 0)
 
 
-def _map(store: Store, raw: str) -> ToolResult:
+def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
     if not store.exists() and not store.mounts:
         return ToolResult(
-            "There is no canon store here yet (.canon/ does not exist); the first write or "
-            "journal entry creates it.",
+            f"There is no canon store here yet (.canon/ does not exist); "
+            f"{dialect.creates_store()}.",
             0,
         )
     store.refresh()
@@ -313,7 +311,9 @@ def _map(store: Store, raw: str) -> ToolResult:
         if prefixes:
             shown = min(prefixes, key=len)
             return ToolResult(f"No article lies at or under {shown}.", 0)
-        return ToolResult("The store has no articles yet; add one with the write action.", 0)
+        return ToolResult(
+            f"The store has no articles yet; add one with {dialect.first_article()}.", 0
+        )
     lines = []
     for address in addresses:
         article = store.article(address)
@@ -347,17 +347,17 @@ def _entry_line(store: Store, entry: JournalEntry) -> str:
     return f"journal/{entry.name} ({scope}): {text}"
 
 
-def _search(store: Store, args: dict[str, Any]) -> ToolResult:
-    query = _req_str(args, "query", "search")
+def _search(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
+    query = _req_str(args, "query", "search", dialect)
     with_journal = args.get("journal")
     if with_journal is not None and not isinstance(with_journal, bool):
         raise _Bad('"journal" must be true or false.')
     if not query.strip():
-        raise _Bad('The search action needs a non-empty "query".')
+        raise _Bad(dialect.needs("search", "query"))
     if not store.exists() and not store.mounts:
         return ToolResult(
             "There is no canon store here yet (.canon/ does not exist), so nothing matches; "
-            "the first write or journal entry creates it.",
+            f"{dialect.creates_store()}.",
             0,
         )
     store.refresh()
@@ -374,34 +374,35 @@ def _search(store: Store, args: dict[str, Any]) -> ToolResult:
         total = a_total + j_total
         if total == 0:
             return ToolResult(f'Nothing in the articles or the journal matches "{query}".', 0)
-        lines.append(_head(query, shown, total, "results (articles and journal)"))
+        lines.append(_head(query, shown, total, ("result", "results"), " (articles and journal)"))
         lines += [_article_line(store, a) for a, _ in a_hits[:na]]
         lines += [_entry_line(store, e) for e, _ in j_hits[:nj]]
         return ToolResult("\n".join(lines), 0)
     if a_total == 0:
         lines.append(f'No article matches "{query}".')
     else:
-        lines.append(_head(query, len(a_hits), a_total, "articles"))
+        lines.append(_head(query, len(a_hits), a_total, ("article", "articles")))
         lines += [_article_line(store, a) for a, _ in a_hits]
     entries = store.journal_count()
     if entries:
+        them = "it" if entries == 1 else "them"
         lines.append(
-            f"The journal has {entries} entr{'y' if entries == 1 else 'ies'} (not searched); "
-            'add "journal": true to include them.'
+            f"The journal has {plural(entries, 'entry', 'entries')} (not searched); "
+            f"{dialect.with_journal()} to include {them}."
         )
     return ToolResult("\n".join(lines), 0)
 
 
-def _head(query: str, shown: int, total: int, what: str) -> str:
+def _head(query: str, shown: int, total: int, noun: tuple[str, str], note: str = "") -> str:
+    """`1 article matches "q":`, `12 results (articles and journal) match "q"; …`."""
+    counted = plural(total, *noun) + note
     verb = "matches" if total == 1 else "match"
-    if what == "articles" and total == 1:
-        what = "article"
     if total > shown:
         return (
-            f'{total} {what} {verb} "{query}"; showing the best {shown}, the cap dropped '
+            f'{counted} {verb} "{query}"; showing the best {shown}, the cap dropped '
             f"{total - shown} (refine the query to see them):"
         )
-    return f'{total} {what} {verb} "{query}":'
+    return f'{counted} {verb} "{query}":'
 
 
 def _article_line(store: Store, address: str) -> str:

@@ -1,17 +1,71 @@
 """`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws).
 
 `--stdio` is accepted and is the default (clients such as vscode-languageclient's stdio
-transport append it); `--version` prints the version.
+transport append it); `--version` prints the version. The help is written for a person
+installing the server, not pygls' generic text.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import NoReturn
+
+DOCS = "https://github.com/canon-ls/canon-ls/blob/main/docs"
+
+DESCRIPTION = """\
+The canon language server. It serves a project's memory, the .canon/ folder in the
+repository (one Markdown article per file or folder, a journal, a schema), to your editor:
+the capsule of the article governing a file as hover, inlay hint and code lens; diagnostics
+for orphaned, stale and broken articles; code actions to create, update, review and journal;
+links, completion, references and rename support. Every workspace folder holding a .canon/
+store is served. Editors start it themselves (the VS Code extension, the Neovim plugin, or any
+LSP client given the command `canon-ls`); you rarely run it by hand."""
+
+EPILOG = f"""\
+features and settings:  {DOCS}/LSP.md
+setting up an editor:   {DOCS}/EDITORS.md
+the store's format:     {DOCS}/FORMAT.md
+Scripts and coding agents use the `canon` command instead (`canon --help`)."""
 
 
-def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--stdio"]
-    if args in (["--version"], ["-V"]):
+class _Parser(argparse.ArgumentParser):
+    """A bad flag is one sentence on stderr, exit 2 (no usage dump in an editor's log)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"canon-ls: {message}. Run `canon-ls --help` for usage.\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="canon-ls",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument(
+        "--stdio",
+        action="store_true",
+        help="speak LSP over stdin and stdout (the default; what editors use)",
+    )
+    transport.add_argument("--tcp", action="store_true", help="serve over TCP on HOST:PORT")
+    transport.add_argument("--ws", action="store_true", help="serve over WebSocket on HOST:PORT")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address for --tcp/--ws (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8888, help="port for --tcp/--ws (default: 8888)"
+    )
+    parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
+    # vscode-languageclient may pass its process id; the server does not need it.
+    parser.add_argument("--clientProcessId", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
         from .state import _version
 
         print(f"canon-ls {_version()}")
@@ -19,14 +73,27 @@ def main() -> None:
     from .server import create_server
 
     server = create_server()
-    if args:
-        from pygls.cli import start_server
+    if args.tcp or args.ws:
+        _announce()
+    if args.tcp:
+        server.start_tcp(args.host, args.port)
+    elif args.ws:
+        server.start_ws(args.host, args.port)
+    else:
+        from .stdio import serve
 
-        start_server(server, args)
-        return
-    from .stdio import serve
+        serve(server)
 
-    serve(server)
+
+def _announce() -> None:
+    """--tcp/--ws: say on stderr where the server listens (pygls logs `Serving on …`)."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("canon-ls: %(message)s"))
+    log = logging.getLogger("pygls.server")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
 
 
 if __name__ == "__main__":

@@ -163,8 +163,8 @@ def test_spec_6_1_item_3_journal_like_addresses(store: Store) -> None:
         "team/meeting/notes.md",
         "notes/2026-01-02-sync.md",
     ):
-        assert "journal action" in w(store, path, capsule="Cap.").text, path
-    assert "journal action" not in w(store, "src/logger.ts", capsule="Cap.").text
+        assert "record events in the journal" in w(store, path, capsule="Cap.").text, path
+    assert "record events in the journal" not in w(store, "src/logger.ts", capsule="Cap.").text
 
 
 def test_spec_6_1_item_4_broken_wikilinks(store: Store) -> None:

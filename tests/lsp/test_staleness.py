@@ -186,3 +186,38 @@ async def test_spec_9_1_a_review_redates_the_evidence_then_clears_it(s: Session)
 
     await s.until(cleared, what="the stale hint to go")
     assert len(await lenses(s, "src/feed/fetch.py")) == 1
+
+
+async def test_newly_stale_after_an_edit_names_its_subject_once(s: Session):
+    """SPEC §9.1 after an edit that makes a fresh article stale: until the next pass brings
+    the evidence, the asset's hint carries the short reason, its subject named once (not
+    "governing article src/app is stale: src/app is stale: …")."""
+    await s.checked()
+    s.open("src/app.py")
+    path = s.root / ".canon/articles/src/app.md"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("updated: 2026-11-28", "updated: 2026-01-05"),
+        encoding="utf-8",
+    )
+    if client_watches(s):
+        s.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[
+                    types.FileEvent(
+                        uri=s.uri(".canon/articles/src/app.md"), type=types.FileChangeType.Changed
+                    )
+                ]
+            )
+        )
+
+    async def asset_message() -> str:
+        found = await s.diagnostics("src/app.py")
+        return found[0].message if found else ""
+
+    first = await s.until(asset_message, what="the stale hint on src/app.py")
+    assert first.startswith("governing article src/app is stale: src/app.py changed on "), first
+    assert first.count("src/app is") == 1, first
+    assert first.endswith(
+        "after the article was last updated on 2026-01-05; update it, or mark it reviewed if "
+        "it still holds."
+    ), first

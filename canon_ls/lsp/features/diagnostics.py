@@ -76,8 +76,12 @@ def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
     evidence = where.folder.evidence.get(governing)
     if evidence is not None:  # SPEC §9.1: the same one line as read, check and the hover
         message = f"governing article {governing} is {evidence.line()}"
-    else:
-        message = f"governing article {governing} is stale: {where.folder.stale[governing]}"
+    else:  # the short reason until the next pass brings the evidence; it names its subject
+        reason = where.folder.stale[governing]
+        if reason.startswith(governing + " "):
+            message = f"governing article {reason}"
+        else:
+            message = f"governing article {governing} is stale: {reason}"
     return [
         types.Diagnostic(
             range=types.Range(

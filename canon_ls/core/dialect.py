@@ -1,0 +1,96 @@
+"""How a tool result names the next step: in the JSON tool's words or the CLI's (SPEC §6, §11.1).
+
+The tool's sentences say what to do next, and the words depend on who called it: an agent on
+MCP, the JSON tool or an editor command sends action objects (`{"action": "write", …}`), a
+person at a shell types `canon write PATH --capsule …`. `tool.run` takes a dialect and asks it
+for those few phrases; everything else a result says is the same in every interface.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+_EXAMPLES = {
+    "read": '{"action": "read", "path": "src/app.ts"}',
+    "write": '{"action": "write", "path": "src/app.ts", "capsule": "…", "body": "…"}',
+    "journal": '{"action": "journal", "body": "What happened", "subject": ["src/app.ts"]}',
+    "map": '{"action": "map", "path": "src"}',
+    "search": '{"action": "search", "query": "config loading"}',
+}
+
+
+class Dialect:
+    """The JSON tool's words (MCP, `canon tool`, the language server's commands)."""
+
+    name = "json"
+
+    def example(self, action: str) -> str:
+        """One complete call of `action`."""
+        return _EXAMPLES[action]
+
+    def needs(self, action: str, key: str) -> str:
+        """The sentence for a call missing a required argument."""
+        return f'The {action} action needs "{key}", e.g. {self.example(action)}.'
+
+    def write_one(self, address: str) -> str:
+        """How to write the article for `address` (ends a sentence; no full stop)."""
+        return (
+            f'{{"action": "write", "path": "{_json_text(address)}", "capsule": "…", "body": "…"}}'
+        )
+
+    def first_article(self) -> str:
+        """How to add a first article to an empty store."""
+        return "the write action"
+
+    def with_journal(self) -> str:
+        """How to include the journal in a search."""
+        return 'add "journal": true'
+
+    def creates_store(self) -> str:
+        """What creates a missing store."""
+        return "the first write or journal entry creates it"
+
+
+class CliDialect(Dialect):
+    """The `canon` command line's words."""
+
+    name = "cli"
+
+    _EXAMPLES = {
+        "read": "canon read src/app.py",
+        "write": 'canon write src/app.py --capsule "…" --body "…"',
+        "journal": 'canon journal "What happened" --subject src/app.py',
+        "map": "canon map src",
+        "search": "canon search config loading",
+    }
+    _ARGUMENTS = {"path": "a PATH", "query": "a QUERY", "body": "the entry's text"}
+
+    def example(self, action: str) -> str:
+        return f"`{self._EXAMPLES[action]}`"
+
+    def needs(self, action: str, key: str) -> str:
+        what = self._ARGUMENTS.get(key, key)
+        return f"canon {action} needs {what}, e.g. {self.example(action)}."
+
+    def write_one(self, address: str) -> str:
+        return f"`canon write {shlex.quote(address)} --capsule …`"
+
+    def first_article(self) -> str:
+        return "`canon write PATH --capsule …`"
+
+    def with_journal(self) -> str:
+        return "add --journal"
+
+    def creates_store(self) -> str:
+        return "`canon init` creates it (so does the first `canon write` or `canon journal`)"
+
+
+def _json_text(text: str) -> str:
+    """`text` as the inside of a JSON string."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+JSON = Dialect()
+CLI = CliDialect()
