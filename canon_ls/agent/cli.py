@@ -91,6 +91,15 @@ def _store(args: argparse.Namespace) -> Store:
         raise UsageError(_sentence(str(exc))) from None
 
 
+def _shown_path(args: argparse.Namespace, filename: str | bytes) -> str:
+    """A path in a message: relative to the project when inside it."""
+    path = Path(os.fsdecode(filename))
+    try:
+        return path.relative_to(_project(args)).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def _sentence(text: str) -> str:
     """One line: collapse whitespace, end with a full stop."""
     line = " ".join(text.split())
@@ -474,6 +483,20 @@ def _cmd_hook(args: argparse.Namespace) -> int:
 def _cmd_init(args: argparse.Namespace) -> int:
     from canon_ls.agent.init import main as init_main
 
+    if args.target is None:  # SPEC §11.1: no agent, the store itself
+        from canon_ls.agent.init import init_store
+        from canon_ls.core.address import OutsideStore
+
+        if args.user:
+            raise UsageError("--global applies to canon init pi only.")
+        try:
+            print("\n".join(init_store(_store(args))))
+        except OutsideStore as exc:
+            raise UsageError(f"Refused: {exc}; canon only writes inside its store.") from None
+        except OSError as exc:
+            where = _shown_path(args, exc.filename) if exc.filename else "the store"
+            raise UsageError(f"Cannot create {where}: {exc.strerror or exc}.") from None
+        return 0
     directory = Path(args.dir) if args.dir else None
     return init_main(args.target, _project(args), directory, args.user)
 

@@ -1,4 +1,8 @@
-"""`canon init claude-code|codex|claude-plugin [DIR]|pi [--global]`: write an agent's config.
+"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, or write
+an agent's config.
+
+With no agent, `init_store` creates the store through core (SPEC §11.1) and prints the next
+three commands.
 
 Idempotent and conservative (SPEC §11.3): JSON files are parsed, only canon's entries are
 added, and a file that already holds them is not rewritten; in `.codex/config.toml` only the
@@ -53,6 +57,34 @@ def main(target: str, project: Path, directory: Path | None, user: bool = False)
         return 1
     print("\n".join(lines))
     return 0
+
+
+NEXT_STEPS = """\
+Next:
+  canon write PATH --capsule "What it is; what must stay true."  # a first article
+  canon read PATH          # what agents and editors are shown for PATH
+  canon init claude-code   # let your coding agent use the store (or codex, pi)"""
+
+
+def init_store(store: Any) -> list[str]:
+    """`canon init` with no agent: the store's directories and default schema.json (core's
+    `Store.create`, idempotent), what was made, and what to do next."""
+    created = store.create()
+    root = _rel(store.root, store.project)
+    made = ", ".join(_rel(p, store.root) + ("/" if p.is_dir() else "") for p in created)
+    if store.articles_dir in created:
+        lines = [
+            f"Created the canon store {root}/: {made}.",
+            f"Commit {root}/ with the project: it is the project's memory, shared in git.",
+        ]
+    elif created:
+        lines = [f"Added {made} to the canon store {root}/."]
+    else:
+        store.refresh()
+        count = len(store.addresses())
+        articles = f"{count} article" + ("" if count == 1 else "s")
+        lines = [f"The canon store {root}/ is already set up ({articles}); nothing to create."]
+    return [*lines, NEXT_STEPS]
 
 
 class ConfigError(ValueError):
@@ -224,7 +256,7 @@ def init_pi(project: Path, user: bool) -> list[str]:
             "prompt when it next starts here (or run /trust in Pi)."
         )
     if not (project / ".canon" / "articles").is_dir() and not user:
-        lines.append("There is no .canon/ store here yet; the first canon write creates it.")
+        lines.append("There is no .canon/ store here yet; `canon init` creates it.")
     lines.append(
         "The extension runs `canon hook pi`: keep canon on the PATH Pi sees, or set CANON_BIN."
     )

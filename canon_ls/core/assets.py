@@ -56,6 +56,11 @@ __all__ = [
 ]
 
 _SKIP_DIRS = frozenset({".git", ".canon"})
+# Never assets in a project with no .gitignore or no git at all: environments, dependencies,
+# caches and build output (a `.venv` alone is thousands of files no article is about).
+DEFAULT_IGNORES = frozenset(
+    {".venv", "venv", "node_modules", "__pycache__", ".tox", "dist", "build", ".mypy_cache"}
+)
 
 
 def _decode(data: bytes) -> str:
@@ -93,6 +98,22 @@ def _ignored(relpath: str) -> bool:
     return any(seg in _SKIP_DIRS for seg in relpath.split("/"))
 
 
+def _in_default_ignore(relpath: str) -> bool:
+    """A path below one of DEFAULT_IGNORES (a file named `build` is not a directory)."""
+    return any(seg in DEFAULT_IGNORES for seg in relpath.split("/")[:-1])
+
+
+def has_gitignore(project: Path) -> bool:
+    """A `.gitignore` in the project or an ancestor up to its work tree's top (the directory
+    holding `.git`): then git's own rules say what is ignored, not DEFAULT_IGNORES."""
+    for directory in (Path(project), *Path(project).parents):
+        if os.path.isfile(os.path.join(directory, ".gitignore")):
+            return True
+        if os.path.exists(os.path.join(directory, ".git")):
+            return False
+    return False
+
+
 class Assets:
     """The project's files and directories by address (SPEC §9).
 
@@ -100,6 +121,10 @@ class Assets:
     files deleted from the work tree, so gitignored files never count; elsewhere an os.walk.
     `.git/` and `.canon/` (and a custom store root) are skipped. Directories are derived from
     the files: `src/core/config/` has the address `src/core/config`.
+
+    Decision (SPEC §9 says only "what .gitignore ignores"): without a `.gitignore` the
+    directories in DEFAULT_IGNORES are not assets either: without git none of their files
+    count; in a git work tree their untracked files do not (a file committed there does).
     """
 
     def __init__(
@@ -115,6 +140,7 @@ class Assets:
                 rel = Path(store_root).resolve().relative_to(self.project.resolve()).as_posix()
                 self._skip_prefix = "" if rel == "." else rel + "/"
         self.git = False
+        self.default_ignores = False  # DEFAULT_IGNORES apply (no .gitignore, or no git)
         self._files: list[str] = []  # sorted project-relative file paths
         self._dirs: set[str] = set()
         self._by_address: dict[str, list[str]] = {}
@@ -123,9 +149,11 @@ class Assets:
     # -- listing --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Re-list the project (one or two git processes, or a walk)."""
+        self.default_ignores = not has_gitignore(self.project)
         files = self._git_files()
         self.git = files is not None
         if files is None:
+            self.default_ignores = True
             files = self._walk_files()
         skip = self._skip_prefix
         files = sorted({f for f in files if not _ignored(f) and not (skip and f.startswith(skip))})
@@ -133,9 +161,13 @@ class Assets:
 
     def _git_files(self) -> list[str] | None:
         spec = ("--", *scope_pathspecs(self._scope)) if self._scope else ()
+        # --exclude skips untracked files only: a file committed under build/ stays an asset
+        defaults = (
+            [f"--exclude={d}/" for d in sorted(DEFAULT_IGNORES)] if self.default_ignores else []
+        )
         listed, gone = gitrun.run_many(
             self.project,
-            ("ls-files", "-z", "--cached", "--others", "--exclude-standard", *spec),
+            ("ls-files", "-z", "--cached", "--others", "--exclude-standard", *defaults, *spec),
             ("ls-files", "-z", "--deleted", *spec),
         )
         if listed is None:
@@ -148,6 +180,8 @@ class Assets:
         if self._scope is None:
             return self._walk(str(self.project))
         parent, _, leaf = self._scope.rpartition("/")
+        if any(seg in DEFAULT_IGNORES or seg in _SKIP_DIRS for seg in parent.split("/")):
+            return []  # as the whole listing: nothing below such a directory is an asset
         base = os.path.join(self.project, parent) if parent else str(self.project)
         prefix = parent + "/" if parent else ""
         out: list[str] = []
@@ -159,7 +193,7 @@ class Assets:
             if name != leaf and not name.startswith(leaf + "."):
                 continue
             full = os.path.join(base, name)
-            if os.path.isdir(full) and name not in _SKIP_DIRS:
+            if os.path.isdir(full) and name not in _SKIP_DIRS and name not in DEFAULT_IGNORES:
                 out.extend(self._walk(full))
             elif os.path.isfile(full):
                 out.append(prefix + name)
@@ -183,7 +217,7 @@ class Assets:
                 for entry in it:
                     try:
                         if entry.is_dir(follow_symlinks=False):
-                            if entry.name not in _SKIP_DIRS:
+                            if entry.name not in _SKIP_DIRS and entry.name not in DEFAULT_IGNORES:
                                 stack.append((entry.path, prefix + entry.name + "/"))
                         elif entry.is_file():
                             out.append(prefix + entry.name)
@@ -217,6 +251,8 @@ class Assets:
         exists = os.path.isfile(os.path.join(self.project, relpath))
         i = bisect.bisect_left(self._files, relpath)
         present = i < len(self._files) and self._files[i] == relpath
+        if exists and not present and self.default_ignores and _in_default_ignore(relpath):
+            return  # a new file under .venv/, node_modules/, … (a listed one may still go)
         if exists and not present:
             self._files.insert(i, relpath)
         elif present and not exists:

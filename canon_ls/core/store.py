@@ -535,6 +535,23 @@ class Store:
         with contextlib.suppress(OSError):
             os.fsync(root_fd)
 
+    def create(self) -> list[Path]:
+        """`canon init` (SPEC §11.1, §7): articles/ and journal/, and schema.json with the
+        defaults when articles/ first appears (a store that deleted its schema.json keeps it
+        deleted), through the same contained opens as a write (§12). Returns what it created
+        (articles/, journal/, schema.json order); nothing when the store is complete."""
+        before = {p: os.path.lexists(p) for p in (self.articles_dir, self.schema_file)}
+        journal_before = os.path.lexists(self.journal_dir)
+        with self._lock:
+            with self._locked_root(create=True) as root_fd:
+                self._create_store(root_fd, articles=not before[self.articles_dir])
+            os.close(self._open_within(self.journal_dir, self.journal_dir, create=True))
+        made = [p for p, existed in before.items() if not existed and os.path.lexists(p)]
+        if not journal_before:
+            made.append(self.journal_dir)
+        order = (self.articles_dir, self.journal_dir, self.schema_file)
+        return sorted(made, key=order.index)
+
     def _maps(self, address: str) -> bool:
         """Some file or directory of the project has this address (§9 asset set, cheaply)."""
         up, _, stem = address.rpartition("/")

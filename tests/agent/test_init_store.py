@@ -1,0 +1,94 @@
+"""`canon init` with no agent creates the store (SPEC §11.1, §2, §7) and prints the next three
+commands. The real `canon` process in a temporary project."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from test_cli import canon
+from test_init import snapshot
+
+from canon_ls.core import schema
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix() + ("/" if p.is_dir() else "") for p in root.rglob("*")
+    )
+
+
+def test_init_creates_the_store_and_says_what_next(tmp_path: Path) -> None:
+    run = canon("init", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert tree(tmp_path) == [
+        ".canon/",
+        ".canon/articles/",
+        ".canon/journal/",
+        ".canon/schema.json",
+    ]
+    assert (tmp_path / ".canon/schema.json").read_text("utf-8") == schema.default_text()
+    lines = run.out.splitlines()
+    assert lines[0] == "Created the canon store .canon/: articles/, journal/, schema.json."
+    commands = [line.split("#")[0].strip() for line in lines if line.startswith("  canon ")]
+    assert commands == [
+        'canon write PATH --capsule "What it is; what must stay true."',
+        "canon read PATH",
+        "canon init claude-code",
+    ]
+    status = canon("status", cwd=tmp_path)
+    assert status.out.startswith("canon store ") and "0 articles" in status.out
+
+
+def test_init_is_idempotent(tmp_path: Path) -> None:
+    canon("init", cwd=tmp_path)
+    canon("write", "notes.md", "--capsule", "Notes.", cwd=tmp_path)
+    before = snapshot(tmp_path)
+    run = canon("init", cwd=tmp_path)
+    assert run.code == 0
+    assert run.out.splitlines()[0] == (
+        "The canon store .canon/ is already set up (1 article); nothing to create."
+    )
+    assert snapshot(tmp_path) == before
+
+
+def test_init_completes_a_store_and_never_brings_back_a_deleted_schema(tmp_path: Path) -> None:
+    """SPEC §7: deleting schema.json opts out of schema checks; nothing writes it back. A
+    store written before journal/ existed gets journal/ only."""
+    (tmp_path / ".canon/articles").mkdir(parents=True)
+    run = canon("init", cwd=tmp_path)
+    assert run.out.splitlines()[0] == "Added journal/ to the canon store .canon/."
+    assert tree(tmp_path) == [".canon/", ".canon/articles/", ".canon/journal/"]
+
+
+def test_init_from_a_subdirectory_uses_the_project_store(tmp_path: Path) -> None:
+    """SPEC §2: the nearest ancestor holding .canon/ is the project."""
+    canon("init", cwd=tmp_path)
+    sub = tmp_path / "src" / "deep"
+    sub.mkdir(parents=True)
+    run = canon("init", cwd=sub)
+    assert "already set up" in run.out
+    assert not (sub / ".canon").exists()
+
+
+def test_init_honours_root(tmp_path: Path) -> None:
+    """SPEC §2, §13: option root (here canon.toml) moves the store; init creates it there."""
+    (tmp_path / "canon.toml").write_text('root = "memory"\n', "utf-8")
+    run = canon("init", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert run.out.startswith("Created the canon store memory/:")
+    assert (tmp_path / "memory/articles").is_dir() and not (tmp_path / ".canon").exists()
+
+
+def test_init_refuses_a_store_leading_outside(tmp_path: Path) -> None:
+    """SPEC §12: a journal/ symlinked out of the store is not created through (one sentence,
+    exit 2) and nothing lands outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = tmp_path / "proj"
+    (project / ".canon/articles").mkdir(parents=True)
+    os.symlink(outside / "gone", project / ".canon/journal")  # dangling: mkdir would follow
+    run = canon("init", cwd=project)
+    assert run.code == 2 and run.out == ""
+    assert run.err.strip().splitlines() == ["Cannot create .canon/journal: File exists."]
+    assert list(outside.iterdir()) == []
