@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         section("The graph page (self-contained HTML)", "canon " + " ".join(args),
                 run(project, *args))  # fmt: skip
         if not options.graph:
-            print("(pass --graph FILE to keep the page)")
+            print("(to keep the page: bash scripts/demo.sh --graph FILE)")
     return 0
 
 
