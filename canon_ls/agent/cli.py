@@ -491,8 +491,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
             raise UsageError("--global applies to canon init pi only.")
         try:
             print("\n".join(init_store(_store(args))))
-        except OutsideStore as exc:
-            raise UsageError(f"Refused: {exc}; canon only writes inside its store.") from None
+        except OutsideStore as exc:  # core's sentence names the path and the fix
+            raise UsageError(_sentence(str(exc))) from None
         except OSError as exc:
             where = _shown_path(args, exc.filename) if exc.filename else "the store"
             raise UsageError(f"Cannot create {where}: {exc.strerror or exc}.") from None
