@@ -24,6 +24,9 @@ HERE = Path(__file__).resolve().parent.parent  # editors/vscode
 REPO = HERE.parent.parent
 LIBS = HERE / "bundled" / "libs"
 AGENT_ONLY = {"mcp"}  # imported by the MCP server and hooks, never by the language server
+# Package data only agents use: the Pi extension's TypeScript is written by `canon init pi`,
+# which the editor never runs, so the .vsix does not carry it.
+AGENT_DATA = ("canon_ls/agent/pi_extension",)
 BINARY = (".so", ".pyd", ".dylib", ".dll")
 OPTIONAL_BINARY = re.compile(r"^yaml/_yaml\.")  # PyYAML's libyaml binding; pure fallback exists
 
@@ -50,6 +53,8 @@ def main() -> int:
     pip(*server_requirements())
     pip("--no-deps", str(REPO))
     shutil.rmtree(LIBS / "bin", ignore_errors=True)  # console scripts pinned to this interpreter
+    for data in AGENT_DATA:
+        shutil.rmtree(LIBS / data, ignore_errors=True)
     for cache in list(LIBS.rglob("__pycache__")):
         shutil.rmtree(cache, ignore_errors=True)
     refused = []
