@@ -68,8 +68,20 @@ class HookSession:
         return ""
 
     def user_prompt(self, prompt: str) -> str:
-        """The user's words (quick capture, the lane's intent): additional context, or ''."""
-        return ""
+        """The user's words (quick capture, the lane's intent): additional context, or ''.
+
+        A capture (SPEC §11.5) is journaled before the model answers, even with `surface`
+        off; its one line says so."""
+        parts = [self._capture(prompt)]
+        return "\n".join(part for part in parts if part)
+
+    def _capture(self, prompt: str) -> str:
+        from canon_ls.agent.capture import capture
+
+        line, decision = capture(self, prompt)
+        if decision is not None:
+            self._record("UserPromptSubmit", [decision])
+        return line
 
     def post_tool(
         self, tool_name: str, tool_input: object, tool_response: object, agent_id: str = ""

@@ -1,0 +1,108 @@
+"""Quick capture (SPEC §11.5): a user prompt that starts with `remember:` becomes a journal entry.
+
+The user's own words are recorded as received, before the model answers, so a note survives
+even when the model forgets to write it down. The prompt still reaches the model, with one line
+saying it was journaled (so the model does not record it a second time). Only a prompt whose
+first non-blank characters are the prefix counts: `remember: …`, `note: …`, `记住：…` (either
+colon, any case); a prompt that merely contains the word is a normal prompt.
+
+Capture is not surfacing: it works with `surface: false` too. The store (and its parser) is
+imported only when a prompt is a capture, so ordinary prompts cost a regular expression.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+from canon_ls.agent.surfacing import Resolver
+from canon_ls.agent.tokens import Token, tokens
+
+PREFIX = re.compile(r"\A\s*(?:remember|note|记住)\s*[:：]", re.IGNORECASE)
+# Punctuation of Chinese and Japanese prose that may touch a path with no space between.
+_CJK_PUNCT = re.compile(r"[，。；：！？（）【】「」『』、“”‘’《》〈〉]")
+# The path at the end of a word that starts in prose with no space between (`改动src/a.py`).
+_ASCII_TAIL = re.compile(r"[A-Za-z0-9_./~-]+\Z")
+MAX_SUBJECTS = 16
+REPEAT_SECONDS = 120  # the same note twice in a session this soon is one note (two hooks)
+
+
+def note_of(prompt: object) -> str | None:
+    """The note a prompt asks to record (the rest after the prefix), or None when the prompt
+    is not a capture. An empty note is not one either."""
+    if not isinstance(prompt, str):
+        return None
+    match = PREFIX.match(prompt)
+    if match is None:
+        return None
+    body = prompt[match.end() :].strip()
+    return body or None
+
+
+def subjects(resolver: Resolver, body: str) -> list[str]:
+    """Project paths (or article addresses) the note names that exist, in order (§11.3 scan)."""
+    words = _CJK_PUNCT.sub(" ", body)
+    found: list[str] = []
+    for token in tokens("", {"note": words}):
+        hit = resolver.resolve(Token(token.text, False))
+        tail = _ASCII_TAIL.search(token.text)
+        if hit is None and tail is not None and tail.start() > 0:  # `改动src/a.py`
+            hit = resolver.resolve(Token(tail.group(), False))
+        if hit is None:
+            continue
+        if not hit.article:
+            full = (
+                hit.relpath
+                if os.path.isabs(hit.relpath)
+                else os.path.join(resolver.project, hit.relpath)
+            )
+            if not os.path.exists(full):
+                continue
+        if hit.address not in found:
+            found.append(hit.address)
+    return found[:MAX_SUBJECTS]
+
+
+def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
+    """Journal a capture prompt for a `events.HookSession`: (the one line for the model, the
+    trace decision), or ('', None) when the prompt is not a capture. The session's running
+    totals keep the last capture, so one prompt seen by two installed hooks is one entry."""
+    body = note_of(prompt)
+    if body is None:
+        return "", None
+    import hashlib
+
+    digest = hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()[:16]
+    stats = hook.state.stats
+    last = stats.get("last_capture")
+    if isinstance(last, dict) and last.get("hash") == digest:
+        stamp = last.get("at")
+        if isinstance(stamp, (int, float)) and time.time() - stamp < REPEAT_SECONDS:
+            name = str(last.get("file") or "")
+            return _said(name), {"decision": "captured", "file": name, "repeat": True}
+    named = subjects(hook.resolver, body)
+    from canon_ls.core.store import Store
+
+    options = hook.options
+    try:
+        store = Store(options.project, root=options["root"], mounts=options["mounts"] or ())
+        path = store.journal(body, named or None, None, source=hook.agent, session=hook.session)
+    except Exception as exc:  # noqa: BLE001 - a capture never breaks the turn
+        line = (
+            f"canon: the user's note could not be journaled ({exc}); record it with the canon "
+            'tool (action "journal") if it matters.'
+        )
+        return line, {"decision": "capture-failed", "problem": str(exc), "chars": len(line)}
+    name = f"{path.parent.name}/{path.name}"
+    stats["last_capture"] = {"hash": digest, "at": time.time(), "file": name}
+    line = _said(name)
+    return line, {"decision": "captured", "file": name, "subject": named, "chars": len(line)}
+
+
+def _said(name: str) -> str:
+    return (
+        f"canon: the user's note above was journaled verbatim as {name}; it is recorded, "
+        "do not record it again."
+    )

@@ -1,0 +1,138 @@
+"""Quick capture (SPEC §11.5) through the real `canon hook claude-code|codex|pi` entry: a prompt
+that starts with `remember:` / `note:` / `记住：` is journaled as received before the model
+answers, with one line in the reply; anything else is an ordinary prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hookrun import Hook, make_project, payload
+
+LINE = "canon: the user's note above was journaled verbatim as journal/"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj")
+
+
+def _hook(tmp_path: Path, agent: str) -> Hook:
+    return Hook(agent, tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+
+
+def _entries(project: Path) -> list[Path]:
+    folder = project / ".canon" / "journal"
+    return sorted(folder.glob("*.md")) if folder.is_dir() else []
+
+
+def _prompt(agent: str, project: Path, prompt: str, session: str = "s-1") -> dict[str, Any]:
+    if agent == "pi":
+        return {"event": "prompt", "cwd": str(project), "session": session, "prompt": prompt}
+    return payload(agent, "user_prompt_submit", project, session, prompt=prompt)
+
+
+def _said(agent: str, reply: dict[str, Any] | None) -> str:
+    if reply is None:
+        return ""
+    if agent == "pi":
+        return str(reply["message"])
+    spec = reply["hookSpecificOutput"]
+    assert spec["hookEventName"] == "UserPromptSubmit"
+    return str(spec["additionalContext"])
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_remember_prompt_is_one_verbatim_entry_with_source_and_subject(
+    tmp_path: Path, project: Path, agent: str
+) -> None:
+    hook = _hook(tmp_path, agent)
+    prompt = "  Remember: rounding in src/core/config.py is half-even,\n  never half-up.  "
+    said = _said(agent, hook(_prompt(agent, project, prompt)))
+    [entry] = _entries(project)
+    assert said.splitlines() == [f"{LINE}{entry.name}; it is recorded, do not record it again."]
+    text = entry.read_text("utf-8")
+    head, body = text.split("---\n", 2)[1:]
+    assert body == "rounding in src/core/config.py is half-even,\n  never half-up.\n"
+    assert f"source: {agent}\n" in head and "session: s-1\n" in head
+    assert "subject:\n  - src/core/config\n" in head
+    trace = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    [captured] = [t for t in trace if t["decision"] == "captured"]
+    assert captured["file"] == f"journal/{entry.name}" and captured["chars"] == len(said)
+    assert captured["agent"] == agent and captured["event"] == "UserPromptSubmit"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["记住：这个项目使用 pnpm 作为包管理器", "记住:src/a.py 用 pnpm", "NOTE : keep it", "note：x"],
+)
+def test_every_prefix_and_colon_captures(tmp_path: Path, project: Path, prompt: str) -> None:
+    hook = _hook(tmp_path, "claude-code")
+    assert _said("claude-code", hook(_prompt("claude-code", project, prompt))).startswith(LINE)
+    [entry] = _entries(project)
+    note = prompt.split(":", 1)[-1].split("：", 1)[-1].strip()
+    assert entry.read_text("utf-8").endswith(f"---\n{note}\n")
+
+
+def test_cjk_punctuation_around_a_path_still_names_it(tmp_path: Path, project: Path) -> None:
+    hook = _hook(tmp_path, "codex")
+    hook(_prompt("codex", project, "记住：改动src/a.py，以及 docs/guide.md。还有 nowhere/x.py"))
+    [entry] = _entries(project)
+    assert "subject:\n  - src/a\n  - docs/guide\nsource: codex" in entry.read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Please remember: the build uses pnpm",
+        "remember to run the tests",
+        "Notes: nothing",
+        "what does note: mean?",
+        "remember:",
+        "记住   ",
+        "",
+    ],
+)
+def test_a_prompt_that_only_contains_the_word_is_not_a_capture(
+    tmp_path: Path, project: Path, prompt: str
+) -> None:
+    for agent in ("claude-code", "pi"):
+        assert _said(agent, _hook(tmp_path, agent)(_prompt(agent, project, prompt))) == ""
+    assert _entries(project) == []
+
+
+def test_capture_works_with_surface_off(tmp_path: Path, project: Path) -> None:
+    (project / "canon.toml").write_text("surface = false\n")
+    hook = _hook(tmp_path, "claude-code")
+    assert _said("claude-code", hook(_prompt("claude-code", project, "note: pnpm only")))
+    assert len(_entries(project)) == 1
+
+
+def test_the_same_prompt_seen_twice_at_once_is_one_entry(tmp_path: Path, project: Path) -> None:
+    """Two installed hooks (a plugin and the project settings) see one prompt: one note."""
+    hook = _hook(tmp_path, "claude-code")
+    first = _said("claude-code", hook(_prompt("claude-code", project, "remember: one")))
+    again = _said("claude-code", hook(_prompt("claude-code", project, "remember: one")))
+    assert first == again and len(_entries(project)) == 1
+    hook(_prompt("claude-code", project, "remember: two"))
+    hook(_prompt("claude-code", project, "remember: one", session="s-2"))
+    assert len(_entries(project)) == 3
+
+
+def test_no_store_no_capture_and_nothing_created(tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for agent in ("claude-code", "codex", "pi"):
+        assert _hook(tmp_path, agent)(_prompt(agent, bare, "remember: x")) is None
+    assert not (bare / ".canon").exists()
+
+
+def test_an_unwritable_journal_says_so_and_never_breaks_the_turn(
+    tmp_path: Path, project: Path
+) -> None:
+    (project / ".canon" / "journal").write_text("not a directory")
+    said = _said("codex", _hook(tmp_path, "codex")(_prompt("codex", project, "remember: x")))
+    assert said.startswith("canon: the user's note could not be journaled (")
+    assert len(said.splitlines()) == 1
