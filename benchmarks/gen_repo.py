@@ -347,6 +347,10 @@ def main(argv: list[str] | None = None) -> None:
 
     deleted_at: dict[str, int] = {}
     for p in orphans:
+        if added[p] >= n_commits - 1:  # added by the last commit: nothing left to delete it in
+            ops[added[p]].remove(("M", p))
+            added[p] = r.randrange(1, n_commits - 1)
+            ops[added[p]].append(("M", p))
         c = r.randrange(max(added[p] + 1, n_commits // 2), n_commits)
         deleted_at[p] = c
         ops[c].append(("D", p))
