@@ -5,7 +5,8 @@ Measured (SPEC §10, targets in docs/BENCHMARKS.md "LSP"):
 - hover and inlay p50/p99 over N requests while the startup whole-store check runs, and idle;
 - an external article write -> hover shows it (with the client's file event, and without);
 - full-store diagnostics cold (startup check, push) and incremental (one article);
-- server RSS (current and peak);
+- memory: every process's peak (VmHWM) in the server's tree (the server, the whole-store
+  check child and its git, the search worker), summed, and the largest total at one moment;
 - against vscode-markdown-languageserver (npm) on the same articles folder: workspace symbols
   and references, first and warm, with ratios.
 
@@ -14,6 +15,9 @@ requests (progress, configuration, registration, refresh) like an editor would.
 
     .venv/bin/python benchmarks/bench_lsp.py --repo benchmarks/repos/m10k/repo \
         --peer-repo benchmarks/repos/m5k/repo
+    # the monorepo size (gen_repo.py --articles 50000 --files 500000 --commits 2000):
+    .venv/bin/python benchmarks/bench_lsp.py --repo $REPOS/m50k/repo --n 2000 \
+        --peer-repo $REPOS/m50k/repo --peer-limit 1800
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from common import pct  # noqa: E402
+from memory import TreeMemory, describe  # noqa: E402
 
 PROFILES: dict[str, dict[str, Any]] = {
     # A modern VS Code: watches files for us, pulls nothing here (push keeps the figure simple).
@@ -251,14 +256,17 @@ def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
     quiet_cache = Path(tempfile.mkdtemp(prefix="canon-bench-cache-"))
     try:
         quiet, tq = start_ours(repo, profile, quiet_cache)
-        quiet.progress_end.wait(timeout=600)
+        quiet_memory = TreeMemory(quiet.proc.pid).start()
+        quiet.progress_end.wait(timeout=1800)
         figures["diagnostics_cold_s"] = _last_progress_end(quiet) - tq
         figures["published"] = _count_published(quiet)
+        figures["memory_quiet"] = quiet_memory.stop()
         quiet.close()
     finally:
         shutil.rmtree(quiet_cache, ignore_errors=True)
     cache = Path(tempfile.mkdtemp(prefix="canon-bench-cache-"))  # cold: no ChangeTimes cache
     client, t0 = start_ours(repo, profile, cache)
+    memory = TreeMemory(client.proc.pid).start()
     try:
         client.notify(
             "textDocument/didOpen",
@@ -292,7 +300,9 @@ def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
         figures["incremental_diag_ms"] = incremental_diagnostics(client, article, profile)
         figures["rss_mb"], figures["peak_rss_mb"] = client.rss_mb()
         figures["workers_rss_mb"] = client.workers_rss_mb()
+        figures["memory"] = memory.stop()
     finally:
+        memory.stop()
         client.close()
         subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
     try:  # a second start with the caches the first one left (ChangeTimes by HEAD, parse)
@@ -558,10 +568,10 @@ server.stdout.on('data', (chunk) => {
     }
   }
 });
-function rss() {
+function rss(key = 'VmRSS') {
   try {
     const s = fs.readFileSync(`/proc/${server.pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(s)[1]) / 1024;
+    return Number(new RegExp(key + ':\\s+(\\d+)').exec(s)[1]) / 1024;
   } catch { return 0; }
 }
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -604,7 +614,8 @@ for (let i = 0; i < 20; i++) {
 }
 const out = { symbol_first_ms: symbolFirst, symbol_warm: symbolWarm, symbol_typed: symbolTyped,
               symbol_typed_results: symbolTypedResults, refs_first_ms: refsFirst,
-              refs_warm: refsWarm, refs_count: (refs || []).length, rss_mb: rss() };
+              refs_warm: refsWarm, refs_count: (refs || []).length, rss_mb: rss(),
+              peak_rss_mb: rss('VmHWM') };
 await request('shutdown', null);
 send({ method: 'exit', params: null });
 console.log(JSON.stringify(out));
@@ -613,7 +624,7 @@ process.exit(0);
 
 
 def bench_peer(
-    repo: Path, queries: list[str], target: Path, workdir: Path
+    repo: Path, queries: list[str], target: Path, workdir: Path, limit: float = 1800
 ) -> dict[str, Any] | None:
     server = workdir / "node_modules/vscode-markdown-languageserver/dist/node/workerMain.js"
     if not server.exists():
@@ -640,20 +651,17 @@ def bench_peer(
     qfile.write_text(
         json.dumps({"queries": queries, "typed": typed_queries(queries)}), encoding="utf-8"
     )
-    done = subprocess.run(
-        [
-            "node",
-            str(script),
-            str(repo),
-            str(server),
-            str(qfile),
-            str(target),
-        ],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
+    try:
+        done = subprocess.run(
+            ["node", str(script), str(repo), str(server), str(qfile), str(target)],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=limit,
+        )
+    except subprocess.TimeoutExpired:
+        print(f"peer: did not finish within {limit:.0f} s (--peer-limit)")
+        return None
     if done.returncode != 0:
         print("peer failed:", done.stderr[-800:])
         return None
@@ -726,6 +734,8 @@ def report(ours: dict[str, Any]) -> None:
         f"server RSS (current / peak)            {ours['rss_mb']:.0f} / "
         f"{ours['peak_rss_mb']:.0f} MB; BM25 worker {ours.get('workers_rss_mb', 0):.0f} MB"
     )
+    print(f"memory, server + every child           {describe(ours['memory'])}")
+    print(f"  the quiet start (cold diagnostics)   {describe(ours['memory_quiet'])}")
 
 
 def report_peer(ours: dict[str, Any], peer: dict[str, Any] | None) -> None:
@@ -763,6 +773,8 @@ def report_peer(ours: dict[str, Any], peer: dict[str, Any] | None) -> None:
         f"server RSS                   canon-ls {ours['rss_mb']:.0f} MB"
         + ("" if peer is None else f"   peer {peer['rss_mb']:.0f} MB")
     )
+    if peer is not None and peer.get("peak_rss_mb"):
+        print(f"peak RSS (VmHWM)             peer {peer['peak_rss_mb']:.0f} MB (one process)")
 
 
 def main() -> None:
@@ -778,6 +790,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="requests per latency figure")
     parser.add_argument("--profile", choices=sorted(PROFILES), default="vscode")
     parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument(
+        "--peer-limit", type=float, default=1800, help="seconds the peer's whole run may take"
+    )
     parser.add_argument("--json", type=Path, help="write the raw figures here")
     args = parser.parse_args()
     repo = args.repo.resolve()
@@ -798,7 +813,7 @@ def main() -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         vault = markdown_vault(peer_repo, workdir / "vault")
         peer_target = vault / target.relative_to(peer_repo / ".canon" / "articles")
-        peer = bench_peer(vault, queries, peer_target, workdir)
+        peer = bench_peer(vault, queries, peer_target, workdir, args.peer_limit)
         report_peer(ours_q, peer)
         result["queries"] = {"ours": ours_q, "peer": peer}
     if args.json:

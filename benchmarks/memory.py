@@ -1,0 +1,128 @@
+"""Memory of a process tree over time: each process's peak (VmHWM) and the tree's summed RSS.
+
+A language server here is several processes (the server, the whole-store check child and its
+`git`, the search worker), some short-lived. A sampler thread walks the tree every
+`interval` seconds with psutil and reads each process's `/proc/<pid>/status` (Linux), so a
+child that exits still counts with the last peak seen before it went.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+
+@dataclass
+class Seen:
+    role: str
+    hwm_mb: float = 0.0  # the kernel's high-water mark of the resident set
+    rss_mb: float = 0.0  # the largest resident set this sampler saw
+
+
+@dataclass
+class TreeMemory:
+    """Start it with the server's pid; `stop()` returns the figures (MB)."""
+
+    pid: int
+    interval: float = 0.1
+    procs: dict[tuple[int, float], Seen] = field(default_factory=dict)
+    peak_total_mb: float = 0.0  # the largest sum of current RSS over the tree at one sample
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> TreeMemory:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(self.pid)
+            while not self._stop.is_set():
+                self.sample(root)
+                self._stop.wait(self.interval)
+
+    def sample(self, root: psutil.Process) -> None:
+        try:
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return
+        total = 0.0
+        for proc in tree:
+            try:
+                key = (proc.pid, proc.create_time())
+                seen = self.procs.get(key)
+                if seen is None:
+                    seen = self.procs[key] = Seen(role_of(proc, self.pid))
+                hwm, rss = _status(proc.pid)
+            except (psutil.Error, OSError):
+                continue
+            seen.hwm_mb = max(seen.hwm_mb, hwm)
+            seen.rss_mb = max(seen.rss_mb, rss)
+            total += rss
+        self.peak_total_mb = max(self.peak_total_mb, total)
+
+    def stop(self) -> dict[str, Any]:
+        """{'hwm_sum_mb', 'peak_total_mb', 'by_role': {role: summed VmHWM}, 'processes'}."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        by_role: dict[str, float] = {}
+        counts: dict[str, int] = {}
+        for seen in self.procs.values():
+            by_role[seen.role] = by_role.get(seen.role, 0.0) + seen.hwm_mb
+            counts[seen.role] = counts.get(seen.role, 0) + 1
+        return {
+            "hwm_sum_mb": sum(by_role.values()),
+            "peak_total_mb": self.peak_total_mb,
+            "by_role": by_role,
+            "counts": counts,
+        }
+
+
+def role_of(proc: psutil.Process, server_pid: int) -> str:
+    """What a process of the tree is, from its command line."""
+    if proc.pid == server_pid:
+        return "server"
+    try:
+        cmd = proc.cmdline()
+    except psutil.Error:
+        return "?"
+    text = " ".join(cmd)
+    for module, role in (
+        ("canon_ls.lsp.background", "check"),
+        ("canon_ls.lsp.searcher", "search"),
+        ("canon_ls", "canon child"),
+    ):
+        if module in text:
+            return role
+    name = cmd[0].rsplit("/", 1)[-1] if cmd else "?"
+    return "git" if name == "git" else name
+
+
+def _status(pid: int) -> tuple[float, float]:
+    """(VmHWM, VmRSS) in MB."""
+    hwm = rss = 0.0
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) / 1024
+            elif line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) / 1024
+    return hwm, rss
+
+
+def describe(memory: dict[str, Any]) -> str:
+    """One line: the summed peaks, the largest simultaneous total, and each role's peak."""
+    roles = ", ".join(
+        f"{role} {mb:.0f}" + (f" ({memory['counts'][role]}×)" if memory["counts"][role] > 1 else "")
+        for role, mb in sorted(memory["by_role"].items(), key=lambda kv: -kv[1])
+    )
+    return (
+        f"{memory['hwm_sum_mb']:.0f} MB summed peaks; {memory['peak_total_mb']:.0f} MB at once "
+        f"at most [{roles}]"
+    )
