@@ -1,10 +1,11 @@
 """Workspace-symbol search in a long-lived child process (SPEC §10 workspace symbols).
 
-BM25 needs every article tokenized: seconds at 10k articles, and an index of ~100 MB. Built
-in the server it would stall the event loop (GIL) on the first query; here a child process
-holds its own Store and index, built right after startup, and answers one JSON line per
-query. The server passes the addresses that changed since the last query, so the child
-re-reads just those (its index stays incremental). `python -m canon_ls.lsp.searcher PROJECT
+BM25 needs every article tokenized: seconds at 10k articles. Built in the server it would
+stall the event loop (GIL) on the first query; here a child process holds the index (and no
+Store: `corpus.py` reads each article once and keeps only its tokens' postings), built right
+after startup, and answers one JSON line per query. The server passes the addresses that
+changed since the last query, so the child re-reads just those (its index stays
+incremental). `python -m canon_ls.lsp.searcher PROJECT
 OPTIONS_JSON` runs the child; it imports only `canon_ls.core`.
 """
 
@@ -29,9 +30,10 @@ log = logging.getLogger(__name__)
 
 def serve(project: Path, options: dict[str, Any]) -> None:
     from canon_ls.core.project import open_store
+    from canon_ls.lsp.corpus import Corpus
 
-    store = open_store(project, options)
-    store.search_articles("warm", 1)  # build the index before the first question
+    corpus = Corpus(open_store(project, options))  # the index only: no articles kept
+    corpus.build()  # before the first question
     # The build ran with the collector paused; without this, the first collections after it
     # scan millions of index objects, a CPU burst that competes with the server for a core.
     gc.freeze()
@@ -39,10 +41,9 @@ def serve(project: Path, options: dict[str, Any]) -> None:
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            for address in request.get("changed", []):
-                with contextlib.suppress(Exception):
-                    store.reload_file(store.path_of(address))
-            hits, total = store.search_articles(str(request["query"]), int(request["limit"]))
+            with contextlib.suppress(Exception):
+                corpus.update([str(a) for a in request.get("changed", [])])
+            hits, total = corpus.query(str(request["query"]), int(request["limit"]))
             reply: dict[str, Any] = {"hits": [a for a, _ in hits], "total": total}
         except Exception as exc:  # a bad query is an empty answer, never a dead worker
             reply = {"hits": [], "total": 0, "error": str(exc)}

@@ -1,0 +1,102 @@
+"""The search worker's index is built from the article files with no Store kept beside it
+(issue 15): it must rank exactly as `Store.search_articles` does (SPEC §6 search), mounts
+included, share its on-disk snapshot, and follow edits it is told about."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsp_harness import build_workspace
+
+from canon_ls.core.project import open_store
+from canon_ls.lsp.corpus import Corpus
+
+QUERIES = ["config", "widget loader", "the", "retry", "cache entry", "zanzibar", ""]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = build_workspace(tmp_path / "proj")
+    lake = tmp_path / "lake"
+    (lake / ".canon" / "articles" / "prices").mkdir(parents=True)
+    (lake / ".canon" / "articles" / "prices" / "daily.md").write_text(
+        "---\ncapsule: Daily config of the price lake.\nupdated: 2025-01-01\n"
+        "tags: [retry]\n---\nRetry the cache entry loader.\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def options(tmp_path: Path) -> dict[str, object]:
+    return {"mounts": [str(tmp_path / "lake")]}
+
+
+def test_the_corpus_ranks_as_the_store_does(project: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # files written a moment ago are "racy" (never stamped): trust them here, as after 3 s
+    monkeypatch.setattr("canon_ls.core.store.RACY_NS", 0)
+    monkeypatch.setattr("canon_ls.lsp.corpus.RACY_NS", 0)
+    store = open_store(project, options(tmp_path))
+    corpus = Corpus(open_store(project, options(tmp_path)))
+    corpus.build()
+    assert "lake:prices/daily" in corpus.index
+    assert sorted(corpus.index.keys()) == store.addresses()
+    for query in QUERIES:
+        assert corpus.query(query, 20) == store.search_articles(query, 20), query
+    # the snapshot the corpus writes is the store's: a fresh store re-tokenizes nothing (the
+    # store never trusts a mount article's stamp, so this part is about the project's own)
+    Corpus(open_store(project)).build()
+    snapshots = list((tmp_path / "cache").rglob("search-articles-*.bin"))
+    assert len(snapshots) == 1
+    before = snapshots[0].stat().st_mtime_ns
+    assert open_store(project).search_articles("config", 5)[0]
+    assert snapshots[0].stat().st_mtime_ns == before
+
+
+def test_the_corpus_follows_the_edits_it_is_told_about(project: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    corpus = Corpus(open_store(project, options(tmp_path)))
+    corpus.build()
+    articles = project / ".canon" / "articles"
+    (articles / "quokka.md").write_text(
+        "---\ncapsule: Zanzibar quokka notes.\n---\nbody\n", encoding="utf-8"
+    )
+    (tmp_path / "lake" / ".canon" / "articles" / "prices" / "daily.md").unlink()
+    corpus.update(["quokka", "lake:prices/daily", "../escape", "nowhere:x/y"])
+    assert [a for a, _ in corpus.query("zanzibar quokka", 5)[0]] == ["quokka"]
+    assert "lake:prices/daily" not in corpus.index
+    assert "../escape" not in corpus.index
+    store = open_store(project, options(tmp_path))
+    for query in QUERIES:
+        assert corpus.query(query, 20) == store.search_articles(query, 20), query
+
+
+def test_the_worker_answers_from_the_corpus(project: Path, tmp_path: Path):
+    """The child itself, over its pipe: ready, then one JSON answer per question."""
+    env = {"CANON_NO_CACHE": "1", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "canon_ls.lsp.searcher",
+            str(project),
+            json.dumps(options(tmp_path)),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert json.loads(proc.stdout.readline()) == {"ready": True}
+        proc.stdin.write(json.dumps({"query": "price lake", "limit": 3, "changed": []}) + "\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["hits"][0] == "lake:prices/daily"
+    finally:
+        proc.kill()
+        proc.wait()
