@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from canon_ls.core import fsio
+
 STATE_DAYS = 14  # session state older than this is deleted when a new session starts
 
 
@@ -105,12 +107,10 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
         except (OSError, ValueError, RecursionError):
             state = SessionState()
         yield state
-        tmp = folder / f".{name}.{os.getpid()}.tmp"
-        # Atomic, not durable: no fsync (it costs milliseconds per tool call, and losing the
-        # last decision in a power cut only repeats a capsule).
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(state.to_json(), fh)
-        os.replace(tmp, target)
+        # core's one atomic writer, not durable: no fsync (it costs milliseconds per tool
+        # call, and losing the last decision in a power cut only repeats a capsule).
+        data = json.dumps(state.to_json()).encode("utf-8")
+        fsio.atomic_write(target, data, 0o600, durable=False)
     finally:
         os.close(lock_fd)  # closing releases the lock
 

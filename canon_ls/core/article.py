@@ -83,15 +83,6 @@ class _Parts:
     body_line: int
 
 
-def _lines(text: str) -> list[str]:
-    """Split on '\n' only, keeping endings (YAML's other line breaks stay inside lines)."""
-    out = text.split("\n")
-    lines = [line + "\n" for line in out[:-1]]
-    if out[-1]:
-        lines.append(out[-1])
-    return lines
-
-
 def _parts(text: str) -> _Parts | None:
     """Front matter pieces; None when the text does not open with a '---' line.
 

@@ -98,11 +98,6 @@ def _ignored(relpath: str) -> bool:
     return any(seg in _SKIP_DIRS for seg in relpath.split("/"))
 
 
-def _in_default_ignore(relpath: str) -> bool:
-    """A path below one of DEFAULT_IGNORES (a file named `build` is not a directory)."""
-    return any(seg in DEFAULT_IGNORES for seg in relpath.split("/")[:-1])
-
-
 def has_gitignore(project: Path) -> bool:
     """A `.gitignore` in the project or an ancestor up to its work tree's top (the directory
     holding `.git`): then git's own rules say what is ignored, not DEFAULT_IGNORES."""
@@ -242,24 +237,6 @@ class Assets:
             by_address.setdefault(address_of_path(d), []).append(d + "/")
         self._dirs = dirs
         self._by_address = by_address
-
-    def update_path(self, relpath: str) -> None:
-        """Re-check one path after a file event (created or deleted), without re-listing."""
-        relpath = relpath.strip("/")
-        if not relpath or _ignored(relpath):
-            return
-        exists = os.path.isfile(os.path.join(self.project, relpath))
-        i = bisect.bisect_left(self._files, relpath)
-        present = i < len(self._files) and self._files[i] == relpath
-        if exists and not present and self.default_ignores and _in_default_ignore(relpath):
-            return  # a new file under .venv/, node_modules/, … (a listed one may still go)
-        if exists and not present:
-            self._files.insert(i, relpath)
-        elif present and not exists:
-            del self._files[i]
-        else:
-            return
-        self._build(self._files)
 
     # -- queries --------------------------------------------------------------------------
     def files(self) -> list[str]:

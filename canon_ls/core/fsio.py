@@ -23,7 +23,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 import sys
 import time
@@ -60,7 +59,9 @@ class NotRegular(OSError):
 
 def temp_name(name: str) -> str:
     """The tool's temp file name for `name`: unmistakably ours, so only ours is ever swept."""
-    return f".{name}.canon-{''.join(secrets.choice(_ALPHABET) for _ in range(8))}.tmp"
+    # os.urandom, not `secrets`: the hooks write through here and `secrets` costs their
+    # start-up a few ms; the name needs no secrecy (O_EXCL settles a collision).
+    return f".{name}.canon-{''.join(_ALPHABET[b % 36] for b in os.urandom(8))}.tmp"
 
 
 def is_temp(name: str) -> bool:

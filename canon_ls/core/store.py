@@ -525,15 +525,8 @@ class Store:
             os.mkdir(layout.ARTICLES_DIR, 0o777, dir_fd=root_fd)
         except FileExistsError:
             return
-        with contextlib.suppress(FileExistsError):
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(layout.SCHEMA_FILE, flags, 0o644, dir_fd=root_fd)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(sch.default_text().encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):
-            os.fsync(root_fd)
+        with contextlib.suppress(FileExistsError):  # never replaces one (fsio's one writer)
+            fsio.link_new_in(root_fd, iter((layout.SCHEMA_FILE,)), sch.default_text().encode())
 
     def create(self) -> list[Path]:
         """`canon init` (SPEC §11.1, §7): articles/ and journal/, and schema.json with the

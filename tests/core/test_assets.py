@@ -137,19 +137,6 @@ def test_assets_under_does_not_leak_siblings(repo: Path) -> None:
     assert Assets(repo).under("a/b") == ["a/b/c.py"]
 
 
-def test_assets_update_path_follows_one_file(repo: Path) -> None:
-    commit(repo, T0, "a.py")
-    assets = Assets(repo)
-    write(repo, "n/new.py")
-    assets.update_path("n/new.py")
-    assert assets.of("n/new") == ["n/new.py"] and assets.is_dir("n")
-    (repo / "a.py").unlink()
-    assets.update_path("a.py")
-    assert assets.of("a") == []
-    assets.update_path(".canon/articles/x.md")
-    assets.update_path("")
-
-
 # -- ChangeTimes ----------------------------------------------------------------------------
 
 

@@ -92,17 +92,6 @@ def test_a_gitignore_above_a_project_inside_a_repository_counts(tmp_path: Path) 
     assert assets.files() == [".venv/bin/python", "src/main.py"]
 
 
-def test_a_new_file_under_a_default_is_no_asset(tmp_path: Path) -> None:
-    """The file-event path (update_path) follows the listing."""
-    write(tmp_path, "src/app.py")
-    assets = Assets(tmp_path)
-    write(tmp_path, "node_modules/x/index.js")
-    assets.update_path("node_modules/x/index.js")
-    write(tmp_path, "src/new.py")
-    assets.update_path("src/new.py")
-    assert assets.files() == ["src/app.py", "src/new.py"]
-
-
 @pytest.mark.parametrize(
     ("scope", "files"),
     [("build", ["build.py"]), ("node_modules/left-pad", []), ("src/app", ["src/app.py"])],
