@@ -272,19 +272,20 @@ def _cli_message(finding: Any) -> str:
     return f"{evidence.address} is {evidence.line()}; {advice}."
 
 
-def _findings_text(store: Store, findings: list[Any]) -> str:
-    """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
+def _findings_text(store: Store, findings: list[Any], option_lines: list[str]) -> str:
+    """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
+    option files' errors (already lines) first."""
     from canon_ls.core.tool import plural
 
-    lines = [
+    lines = option_lines + [
         f"{_finding_file(store, f.address)}:{f.line + 1}:"
         f"{f.start + 1}: {f.severity}: {_cli_message(f)} [{f.code}]"
         for f in findings
     ]
-    if not findings:
+    if not lines:
         lines.append(f"canon check: no findings in {plural(len(store.addresses()), 'article')}.")
         return "\n".join(lines)
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {"error": len(option_lines)} if option_lines else {}
     for f in findings:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     order = ("error", "warning", "info", "hint")
@@ -322,25 +323,31 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from canon_ls.agent import settings_cmd
+
     store = _store(args)
     _refuse_outside(store)
+    # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply)
+    opts = store.options
+    bad_options = settings_cmd.findings(opts, store.project) if opts is not None else []
     if not store.exists():
         if args.format == "json":
-            print("[]")
+            print(json.dumps(bad_options, ensure_ascii=False, indent=2))
         else:
-            print(_missing(store))
-        return 0
+            print("\n".join([*settings_cmd.finding_lines(bad_options), _missing(store)]))
+        return 1 if bad_options else 0
     from canon_ls.core import assets
 
     findings = assets.check(
         store, assets.Assets(store.project, store.root), assets.ChangeTimes(store.project)
     )
-    print(
-        _findings_json(store, findings)
-        if args.format == "json"
-        else _findings_text(store, findings)
-    )
-    return 1 if any(f.severity == "error" for f in findings) else 0
+    if args.format == "json":
+        rows = json.loads(_findings_json(store, findings))
+        print(json.dumps(bad_options + rows, ensure_ascii=False, indent=2))
+    else:
+        text = _findings_text(store, findings, settings_cmd.finding_lines(bad_options))
+        print(text)
+    return 1 if bad_options or any(f.severity == "error" for f in findings) else 0
 
 
 def _governing(store: Store, raw: str) -> tuple[str, str]:
@@ -460,6 +467,29 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"Cannot write {args.out}: {exc.strerror or exc}.") from None
     print(f"Wrote the canon graph to {out}.")
+    return 0
+
+
+def _cmd_settings(args: argparse.Namespace) -> int:
+    """SPEC §13: each option's effective value and source; `set` / `unset` change one."""
+    from canon_ls.agent import settings_cmd
+    from canon_ls.core.layout import OptionError, resolve
+
+    project = _project(args)
+    try:
+        if args.change is not None:
+            words = None if args.change == "unset" else list(args.value)
+            print(settings_cmd.change(project, args.key, words, args.in_project))
+            return 0
+        options = resolve(project, _options(args))
+    except OptionError as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    if args.format == "json":
+        print(settings_cmd.dumps(options))
+        return 0
+    print("\n".join(settings_cmd.describe(options)))
+    for problem in options.problems:  # stdout stays the six lines
+        print(f"warning: {problem}", file=sys.stderr)
     return 0
 
 
@@ -610,6 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the diff of the governed files since the article was last updated",
     )
 
+    _add_settings(add)
+
     p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
 
@@ -639,6 +671,51 @@ def build_parser() -> argparse.ArgumentParser:
         help="pi: install the extension for every project (Pi's user extension folder)",
     )
     return parser
+
+
+def _add_settings(add: Any) -> None:
+    p = add(
+        "settings",
+        _cmd_settings,
+        "show each option's value and where it comes from (flag, your settings.json, the "
+        "project's canon.toml, default); `set KEY VALUE` or `unset KEY` change your settings, "
+        "with --project the project's canon.toml",
+    )
+    p.set_defaults(change=None)
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: one line per option, KEY = VALUE  SOURCE; json: values, sources, files "
+        "and problems",
+    )
+    changes = p.add_subparsers(dest="change", metavar="set|unset", parser_class=_Parser)
+    keys = "surface, resurface, retrieval or standout (with --project also root or mounts)"
+    where = (
+        "write the project's canon.toml at the project root (shared with the team) instead "
+        "of your own settings.json ($XDG_CONFIG_HOME/canon/settings.json)"
+    )
+    s = changes.add_parser(
+        "set",
+        help="validate and write one option",
+        description="Validate and write one option into your settings.json (behaviour "
+        "options: surface, resurface, retrieval, standout) or, with --project, into canon.toml "
+        "(also root and mounts). Nothing is written when the value is bad.",
+    )
+    s.add_argument("--project", dest="in_project", action="store_true", help=where)
+    s.add_argument("key", metavar="KEY", help=keys)
+    s.add_argument(
+        "value",
+        metavar="VALUE",
+        nargs="+",
+        help="true/false, lexical/none, a number of at least 1, a path; mounts: one or more "
+        "directories",
+    )
+    u = changes.add_parser(
+        "unset", help="remove one option", description="Remove one option from a settings file."
+    )
+    u.add_argument("--project", dest="in_project", action="store_true", help=where)
+    u.add_argument("key", metavar="KEY", help=keys)
 
 
 def _tidy_streams() -> None:

@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 STORE_DIR = ".canon"  # the default store root, relative to the project (option `root`)
 ARTICLES_DIR = "articles"
@@ -44,6 +44,15 @@ DEFAULT_SOURCE = "default"
 
 class OptionError(ValueError):
     """An option the store does not know or cannot use; the message names it."""
+
+
+class Problem(NamedTuple):
+    """One bad file, key or value: where it is (so `canon check` and the editor can point at
+    it) and the sentence naming the file, the key and the fix."""
+
+    file: Path
+    key: str | None  # None: the whole file (unreadable, not valid TOML/JSON, not an object)
+    sentence: str
 
 
 # --------------------------------------------------------------------------- places
@@ -184,13 +193,18 @@ def show(value: object) -> str:
 class Options:
     """The effective options of one project: values, where each came from, file problems."""
 
-    __slots__ = ("project", "values", "sources", "problems")
+    __slots__ = ("project", "values", "sources", "issues")
 
     def __init__(self, project: Path) -> None:
         self.project = Path(os.path.abspath(project))
         self.values: dict[str, Any] = dict(DEFAULTS)
         self.sources: dict[str, str] = dict.fromkeys(OPTION_KEYS, DEFAULT_SOURCE)
-        self.problems: list[str] = []  # one sentence per bad file, key or value
+        self.issues: list[Problem] = []  # one per bad file, key or value
+
+    @property
+    def problems(self) -> list[str]:
+        """The sentences of `issues`."""
+        return [issue.sentence for issue in self.issues]
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -261,7 +275,8 @@ def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[s
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        options.problems.append(f"{path} cannot be read ({exc.strerror or exc}); defaults apply.")
+        sentence = f"{path} cannot be read ({exc.strerror or exc}); defaults apply."
+        options.issues.append(Problem(path, None, sentence))
         return {}
     raw = _decode(path, data, options)
     if raw is None:
@@ -270,24 +285,36 @@ def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[s
     for key, value in raw.items():
         where = f"{path}: option {key!r}"
         if key not in OPTION_KEYS:
-            options.problems.append(
-                f"{path}: unknown option {key!r}; remove it (the options are "
-                f"{', '.join(OPTION_KEYS)})."
+            options.issues.append(
+                Problem(
+                    path,
+                    key,
+                    f"{path}: unknown option {key!r}; remove it (the options are "
+                    f"{', '.join(OPTION_KEYS)}).",
+                )
             )
             continue
         if key not in allowed:
-            options.problems.append(
-                f"{where} is project topology, not a personal setting; move it to "
-                f"{PROJECT_FILE} at the project root (or pass --{key}); ignored here."
+            options.issues.append(
+                Problem(
+                    path,
+                    key,
+                    f"{where} is project topology, not a personal setting; move it to "
+                    f"{PROJECT_FILE} at the project root (or pass --{key}); ignored here.",
+                )
             )
             continue
         try:
             found[key] = check(key, value, options.project)
         except OptionError as exc:
             why = str(exc).rstrip(".")
-            options.problems.append(
-                f"{path}: {why[0].lower() + why[1:]}; fix the value "
-                f"(default {show(DEFAULTS[key])} applies meanwhile)."
+            options.issues.append(
+                Problem(
+                    path,
+                    key,
+                    f"{path}: {why[0].lower() + why[1:]}; fix the value "
+                    f"(default {show(DEFAULTS[key])} applies meanwhile).",
+                )
             )
     return found
 
@@ -304,13 +331,13 @@ def _decode(path: Path, data: bytes, options: Options) -> dict[str, Any] | None:
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         kind = "TOML" if path.name == PROJECT_FILE else "JSON"
         detail = " ".join(str(exc).split())[:160]
-        options.problems.append(
+        sentence = (
             f"{path} is not valid {kind} ({detail}); fix its syntax; defaults apply meanwhile."
         )
+        options.issues.append(Problem(path, None, sentence))
         return None
     if not isinstance(raw, dict):
-        options.problems.append(
-            f"{path} must hold one object of option keys; defaults apply meanwhile."
-        )
+        sentence = f"{path} must hold one object of option keys; defaults apply meanwhile."
+        options.issues.append(Problem(path, None, sentence))
         return None
     return raw

@@ -176,8 +176,9 @@ export default function canon(pi: ExtensionAPI) {
         const shown = await settings(words);
         const text = (shown.out + shown.err).trim();
         if (words.length > 0 || !ctx.hasUI || shown.code !== 0) return say(ctx, text);
-        // One line per option (`key = value  source`): pick one, type its new value.
-        const choice = await ctx.ui.select("canon settings: choose one to change", text.split("\n"));
+        // stdout: one line per option (`key = value  source`); stderr: problems of the files.
+        if (shown.err.trim()) say(ctx, shown.err.trim());
+        const choice = await ctx.ui.select("canon settings: choose one to change", shown.out.trim().split("\n"));
         const key = choice?.split(" ")[0];
         if (!key) return;
         const current = choice!.split("=").slice(1).join("=").trim().split(/\s{2,}/)[0];

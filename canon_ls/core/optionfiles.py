@@ -1,0 +1,290 @@
+"""Changing one option in the user's settings.json or the project's canon.toml (SPEC §13).
+
+`canon settings set` and `unset` come here. The value is validated by `layout.check` before
+anything is written, and a file is only ever rewritten whole and atomically:
+- settings.json (the user's own, behaviour keys only) is loaded, changed and dumped; keys canon
+  does not know are kept (they are reported, not deleted). A settings.json that is a symbolic
+  link (dotfile managers) is written through to its target.
+- canon.toml (committed, shared) is edited line by line so its comments, order and tables stay
+  as the team wrote them: the top-level `key = …` line is replaced, or a new one added before
+  the first table. The result is parsed back and must hold exactly the old keys with this one
+  changed; when it does not (a value spread over several lines) nothing is written and the
+  sentence says to edit the file by hand. It is written without following a symbolic link.
+
+Standard library only: the CLI imports this on `canon settings set`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from canon_ls.core import fsio
+from canon_ls.core.address import OutsideStore
+from canon_ls.core.layout import (
+    BEHAVIOUR_KEYS,
+    OPTION_KEYS,
+    PROJECT_FILE,
+    TOPOLOGY_KEYS,
+    OptionError,
+    check,
+    parse_text,
+    project_file,
+    settings_file,
+    show,
+)
+
+_TABLE = re.compile(r"^\s*\[")
+
+
+def parse_value(key: str, words: Sequence[str]) -> Any:
+    """The value typed after `canon settings set KEY`: one word, or for `mounts` one word per
+    directory (or one JSON list). JSON spellings are accepted too (`"lexical"`, `true`)."""
+    known(key)
+    if key == "mounts":
+        if len(words) == 1 and words[0].strip().startswith("["):
+            try:
+                return json.loads(words[0])
+            except ValueError:
+                raise OptionError(
+                    f"{words[0]} is not a list; give each directory as its own word."
+                ) from None
+        return list(words)
+    if len(words) != 1:
+        raise OptionError(f"Option {key!r} takes one value, got {len(words)}.")
+    text = words[0]
+    value = parse_text(key, text)
+    if value is text:  # not a boolean or number word: perhaps a JSON spelling ("lexical")
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(decoded, str | bool | int | float):
+            return decoded
+    return value
+
+
+def known(key: str) -> None:
+    if key not in OPTION_KEYS:
+        raise OptionError(
+            f"Unknown canon option {key!r}; the options are {', '.join(OPTION_KEYS)}."
+        )
+
+
+def validated(key: str, value: object, project: Path, where: Path) -> Any:
+    """`layout.check`, with the file named in the sentence (nothing was written)."""
+    try:
+        checked = check(key, value, project)
+    except OptionError as exc:
+        raise OptionError(f"{str(exc).rstrip('.')}; {where} was left unchanged.") from None
+    if key == "standout" and not math.isfinite(checked):
+        raise OptionError(f"Option 'standout' must be a finite number; {where} was left unchanged.")
+    return checked
+
+
+# --------------------------------------------------------------------------- the user's file
+
+
+def set_user(
+    key: str, value: object, project: Path, env: Mapping[str, str] | None = None
+) -> tuple[Path, bool]:
+    """Validate and write one behaviour key into settings.json; (the file, whether it changed)."""
+    path = settings_file(env)
+    _personal(key)
+    checked = validated(key, value, project, path)
+    data = _load_json(path)
+    if key in data and data[key] == _plain(checked):
+        return path, False
+    data[key] = _plain(checked)
+    _write_user(path, data)
+    return path, True
+
+
+def unset_user(key: str, env: Mapping[str, str] | None = None) -> tuple[Path, bool]:
+    path = settings_file(env)
+    known(key)
+    data = _load_json(path)
+    if key not in data:
+        return path, False
+    del data[key]
+    _write_user(path, data)
+    return path, True
+
+
+def _personal(key: str) -> None:
+    known(key)
+    if key in TOPOLOGY_KEYS:
+        raise OptionError(
+            f"Option {key!r} describes the project, not your own preferences, so it lives in "
+            f"{PROJECT_FILE}: run `canon settings set --project {key} …`."
+        )
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"{path} cannot be read ({_why(exc)}); fix or remove it first.") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise OptionError(
+            f"{path} is not valid JSON ({_why(exc)}); fix its syntax first, nothing was written."
+        ) from None
+    if not isinstance(data, dict):
+        raise OptionError(f"{path} must hold one JSON object; fix it first, nothing was written.")
+    return data
+
+
+def _write_user(path: Path, data: dict[str, Any]) -> None:
+    target = Path(os.path.realpath(path))  # a dotfile manager's link: write its target
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fsio.atomic_write(target, text.encode("utf-8"), anchor=target.parent)
+    except OSError as exc:
+        raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
+
+
+# --------------------------------------------------------------------------- the project's file
+
+
+def set_project(key: str, value: object, project: Path) -> tuple[Path, bool]:
+    """Validate and write one key into canon.toml at the project root, keeping every other
+    line; (the file, whether it changed)."""
+    path = project_file(project)
+    known(key)
+    checked = validated(key, value, project, path)
+    text, before = _load_toml(path)
+    if key in before and before[key] == _plain(checked):
+        return path, False
+    line = f"{key} = {_toml(checked)}\n"
+    after = dict(before, **{key: _plain(checked)})
+    _write_toml(path, project, _edit(text, key, line), after, key)
+    return path, True
+
+
+def unset_project(key: str, project: Path) -> tuple[Path, bool]:
+    path = project_file(project)
+    known(key)
+    text, before = _load_toml(path)
+    if key not in before:
+        return path, False
+    after = {k: v for k, v in before.items() if k != key}
+    _write_toml(path, project, _edit(text, key, None), after, key)
+    return path, True
+
+
+def _load_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    import tomllib
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return "", {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"{path} cannot be read ({_why(exc)}); fix or remove it first.") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise OptionError(
+            f"{path} is not valid TOML ({_why(exc)}); fix its syntax first, nothing was written."
+        ) from None
+
+
+def _edit(text: str, key: str, line: str | None) -> str:
+    """Replace (or with None remove) the top-level `key = …` line, or add it before the
+    first table."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    assignment = re.compile(
+        rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*="""
+    )
+    top = next((i for i, raw in enumerate(lines) if _TABLE.match(raw)), len(lines))
+    for i in range(top):
+        if assignment.match(lines[i]):
+            lines[i : i + 1] = [line[:-1] + _comment(lines[i]) + "\n"] if line is not None else []
+            return "".join(lines)
+    if line is None:
+        return "".join(lines)
+    at = top
+    while at > 0 and not lines[at - 1].strip():
+        at -= 1  # after the last top-level line, before the blank lines above a table
+    gap = ["\n"] if top < len(lines) and at == top else []
+    lines[at:at] = [line, *gap]
+    return "".join(lines)
+
+
+def _comment(line: str) -> str:
+    """The trailing `# comment` of a one-line assignment ('' when none), kept on rewrite."""
+    import tomllib
+
+    text = line.rstrip("\n")
+    for at in (i for i, ch in enumerate(text) if ch == "#"):
+        try:
+            if tomllib.loads(text[:at]) == tomllib.loads(text):
+                return "  " + text[at:].rstrip()
+        except tomllib.TOMLDecodeError:
+            continue
+    return ""
+
+
+def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], key: str) -> None:
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        parsed = None
+    if parsed != expected:
+        raise OptionError(
+            f"{path} writes {key!r} in a way canon cannot rewrite safely (over several lines "
+            "or inside a table); edit it by hand, nothing was written."
+        )
+    try:
+        fsio.atomic_write(path, text.encode("utf-8"), anchor=project, follow=False)
+    except OutsideStore:
+        raise OptionError(
+            f"{path} is a symbolic link; canon writes only a real {PROJECT_FILE} inside the "
+            "project: replace the link with a file, or edit its target by hand."
+        ) from None
+    except OSError as exc:
+        raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _plain(value: object) -> Any:
+    """The value as TOML and JSON load it back (a tuple of mounts is a list)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _toml(value: object) -> str:
+    """TOML spelling; the JSON spelling of strings, lists, booleans and finite numbers is
+    valid TOML."""
+    return show(value)
+
+
+def _why(exc: BaseException) -> str:
+    return " ".join(str(getattr(exc, "strerror", None) or exc).split())[:160]
+
+
+__all__ = [
+    "BEHAVIOUR_KEYS",
+    "parse_value",
+    "set_project",
+    "set_user",
+    "unset_project",
+    "unset_user",
+]
