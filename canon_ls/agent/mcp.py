@@ -15,7 +15,9 @@ the server with (`CLAUDE_CODE_SESSION_ID`). Observed with the real clients (2026
 Codex 0.171.0 sends `_meta.sessionId` (its thread id) on every tools/call; Claude Code 2.1.332
 sends no session in `_meta` (only `claudecode/toolUseId` and the protocol envelope) but starts
 the server with `CLAUDE_CODE_SESSION_ID`, the session id its hooks see; a server that outlives
-a `/clear` keeps the id of the session that started it. Journal entries carry `source: mcp`.
+a `/clear` keeps the id of the session that started it. Journal entries carry as `source` the
+harness named by the client's `clientInfo.name`, as one short lowercase word (`harness_name`:
+Claude Code sends `claude-code`, Codex `codex-mcp-client` -> `codex`), else `mcp`.
 The store is re-validated (`store.refresh()`) before each call so edits made by hand, by the
 editor or by another agent are seen.
 """
@@ -23,6 +25,7 @@ editor or by another agent are seen.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,40 @@ def session_of(meta: Mapping[str, Any] | None) -> str | None:
     return None
 
 
+_KNOWN_HARNESSES = (
+    ("claude-code", "claude-code"),
+    ("claude code", "claude-code"),
+    ("codex", "codex"),
+    ("pi-coding-agent", "pi"),
+)
+_SUFFIXES = ("-mcp-client", "-client", "-mcp")
+
+
+def harness_name(name: object) -> str:
+    """SPEC §11.2: the journal `source` for a client that calls itself `name` (`clientInfo`):
+    a known harness by its own short name, else the name lowercased to at most three
+    `[a-z0-9]` words joined by `-` (client suffixes dropped), else `mcp`."""
+    if not isinstance(name, str):
+        return "mcp"
+    low = name.strip().lower()
+    for prefix, short in _KNOWN_HARNESSES:
+        if low.startswith(prefix):
+            return short
+    word = re.sub(r"[^a-z0-9]+", "-", low).strip("-")
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) > len(suffix):
+            word = word[: -len(suffix)]
+    word = "-".join(word.split("-")[:3])[:24].strip("-")
+    return word or "mcp"
+
+
+def client_harness(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The harness name of the connected client (`mcp` when it gave none)."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    return harness_name(getattr(info, "name", None))
+
+
 def session_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     """The session id a client put in the server's environment (Claude Code does)."""
     env = os.environ if environ is None else environ
@@ -93,8 +130,9 @@ def build_server(store: Store) -> Server[Any]:
             )
         arguments = params.arguments if params.arguments is not None else {}
         session = session_of(params.meta) or session_of(ctx.meta) or session_from_env()
+        source = client_harness(ctx)
         async with lock:
-            result = await anyio.to_thread.run_sync(_call, store, arguments, session)
+            result = await anyio.to_thread.run_sync(_call, store, arguments, session, source)
         return _text(result.text, result.code != 0)
 
     return Server(
@@ -106,9 +144,9 @@ def build_server(store: Store) -> Server[Any]:
     )
 
 
-def _call(store: Store, arguments: object, session: str | None) -> tool.ToolResult:
+def _call(store: Store, arguments: object, session: str | None, source: str) -> tool.ToolResult:
     store.refresh()
-    return tool.run(store, arguments, source="mcp", session=session)
+    return tool.run(store, arguments, source=source, session=session)
 
 
 def _version() -> str:

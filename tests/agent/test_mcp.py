@@ -221,3 +221,40 @@ async def test_spec_6_string_subject_through_mcp_and_cli(project: Path) -> None:
     for name in names:
         text = (project / ".canon/journal" / name).read_text()
         assert "subject:\n  - src/core/config\n" in text, text
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("client_name", "source"),
+    [("codex-mcp-client", "codex"), ("Claude Code", "claude-code"), ("My IDE/2", "my-ide-2")],
+)
+async def test_spec_11_2_journal_source_is_the_harness_named_by_client_info(
+    project: Path, client_name: str, source: str
+) -> None:
+    """SPEC §11.2: the journal entry's `source` is the harness the client names in its
+    `clientInfo` (one short lowercase word), with the session id it offers."""
+    from mcp.types import Implementation
+
+    info = Implementation(name=client_name, version="1.0")
+    async with Client(server_params(project), client_info=info) as client:
+        result = await client.call_tool(
+            "canon",
+            {"action": "journal", "body": "From a named client.", "slug": "named"},
+            meta={"sessionId": "thread-5"},
+        )
+        assert not result.is_error, text_of(result)
+    text = (project / ".canon" / "journal" / f"{TODAY}-named.md").read_text("utf-8")
+    assert f"source: {source}\n" in text and "session: thread-5" in text
+
+
+def test_harness_name_is_one_short_lowercase_word() -> None:
+    from canon_ls.agent.mcp import harness_name
+
+    assert harness_name("claude-code") == "claude-code"
+    assert harness_name("codex-mcp-client") == "codex"
+    assert harness_name("mcp") == "mcp"  # the SDK's default client name
+    assert harness_name("") == harness_name("  ") == harness_name("!!") == "mcp"
+    assert harness_name(None) == harness_name(7) == "mcp"
+    assert harness_name("Zed Editor Assistant Panel Client") == "zed-editor-assistant"
+    assert harness_name("x" * 100) == "x" * 24
+    assert harness_name("cursor\nsource: evil") == "cursor-source-evil"
