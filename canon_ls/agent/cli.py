@@ -493,6 +493,17 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from canon_ls.agent import stats
+
+    data = stats.report(str(_project(args)))
+    if args.format == "json":
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(stats.render(data))
+    return 0
+
+
 # ---------------------------------------------------------------- adapters run elsewhere
 
 
@@ -644,6 +655,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+
+    p = add(
+        "stats",
+        _cmd_stats,
+        "what the memory cost the agents' context in this project: articles surfaced by "
+        "address and by rank, characters per session and per touched file, the retrieval "
+        "lane's scores, captured notes (the last two weeks of sessions)",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
     add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
 

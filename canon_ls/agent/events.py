@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from canon_ls.agent import stats
 from canon_ls.agent.session import SessionState, prune_states, session_state, write_trace
 from canon_ls.agent.surfacing import Resolver, Surfacer
 from canon_ls.core import layout
@@ -56,6 +57,12 @@ class HookSession:
     def _record(self, event: str, decisions: list[dict[str, Any]]) -> None:
         if decisions:
             self.traces.append((event, decisions))
+            stats.account(self.state.stats, self.agent, self.session, decisions)
+
+    def _said(self, text: str) -> str:
+        """A reply going into the agent's context, counted for `canon stats`."""
+        stats.delivered(self.state.stats, text)
+        return text
 
     def session_start(self, source: str) -> str:
         """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing
@@ -73,7 +80,7 @@ class HookSession:
         A capture (SPEC §11.5) is journaled before the model answers, even with `surface`
         off; its one line says so."""
         parts = [self._capture(prompt)]
-        return "\n".join(part for part in parts if part)
+        return self._said("\n".join(part for part in parts if part))
 
     def _capture(self, prompt: str) -> str:
         from canon_ls.agent.capture import capture
@@ -92,14 +99,14 @@ class HookSession:
         surfacer = self._surfacer(agent_id)
         text = surfacer.post_tool(tool_name, tool_input, tool_response)
         self._record("PostToolUse", surfacer.trace)
-        return text
+        return self._said(text)
 
     def stop(self, stop_hook_active: bool) -> str:
         """The reminder to update the articles of changed files (the block reason), or ''."""
         surfacer = self._surfacer()
         reason = surfacer.stop(stop_hook_active) if self.options["surface"] else ""
         self._record("Stop", surfacer.trace)
-        return reason
+        return self._said(reason)
 
 
 @contextlib.contextmanager
