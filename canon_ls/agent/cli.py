@@ -522,24 +522,41 @@ def _cmd_hook(args: argparse.Namespace) -> int:
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
+    """SPEC §11.1: `canon init` creates the store; with an agent it also writes that agent's
+    configuration (a project-level agent gets the store too; `claude-plugin DIR` and
+    `pi --global` configure the agent for every project and create no store here)."""
     from canon_ls.agent.init import main as init_main
 
-    if args.target is None:  # SPEC §11.1: no agent, the store itself
-        from canon_ls.agent.init import init_store
-        from canon_ls.core.address import OutsideStore
-
+    if args.target is None:
         if args.user:
             raise UsageError("--global applies to canon init pi only.")
-        try:
-            print("\n".join(init_store(_store(args))))
-        except OutsideStore as exc:  # core's sentence names the path and the fix
-            raise UsageError(_sentence(str(exc))) from None
-        except OSError as exc:
-            where = _shown_path(args, exc.filename) if exc.filename else "the store"
-            raise UsageError(f"Cannot create {where}: {exc.strerror or exc}.") from None
+        print("\n".join(_create_store(args, full=True)))
         return 0
+    here = not args.user and args.target in ("claude-code", "codex", "pi")
+    if here:  # a store leading outside is refused before anything is written
+        problem = _store(args).layout_problem()
+        if problem:
+            raise UsageError(_sentence(problem))
     directory = Path(args.dir) if args.dir else None
-    return init_main(args.target, _project(args), directory, args.user)
+    code = init_main(args.target, _project(args), directory, args.user)
+    made = _create_store(args) if here and code == 0 else []
+    if made:
+        print("\n".join(made))
+    return code
+
+
+def _create_store(args: argparse.Namespace, full: bool = False) -> list[str]:
+    """The store's part of `canon init`, its refusals as one sentence (exit 2)."""
+    from canon_ls.agent.init import store_created
+    from canon_ls.core.address import OutsideStore
+
+    try:
+        return store_created(_store(args), full)
+    except OutsideStore as exc:  # core's sentence names the path and the fix
+        raise UsageError(_sentence(str(exc))) from None
+    except OSError as exc:
+        where = _shown_path(args, exc.filename) if exc.filename else "the store"
+        raise UsageError(f"Cannot create {where}: {exc.strerror or exc}.") from None
 
 
 # ---------------------------------------------------------------- parser

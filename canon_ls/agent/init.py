@@ -1,8 +1,8 @@
-"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, or write
-an agent's config.
+"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, and
+write an agent's config.
 
-With no agent, `init_store` creates the store through core (SPEC §11.1) and prints the next
-three commands.
+`store_created` creates the store through core (SPEC §11.1): alone it prints the next three
+commands; before a project-level agent's config it says only what it made.
 
 Idempotent and conservative (SPEC §11.3): JSON files are parsed, only canon's entries are
 added, and a file that already holds them is not rewritten; in `.codex/config.toml` only the
@@ -66,9 +66,10 @@ Next:
   canon init claude-code   # let your coding agent use the store (or codex, pi)"""
 
 
-def init_store(store: Any) -> list[str]:
-    """`canon init` with no agent: the store's directories and default schema.json (core's
-    `Store.create`, idempotent), what was made, and what to do next."""
+def store_created(store: Any, full: bool = True) -> list[str]:
+    """Create the store (core's `Store.create`: directories and default schema.json,
+    idempotent) and say what was made. `full` (`canon init` alone) also says when nothing was
+    and prints the next steps; before an agent's configuration only what was made is said."""
     created = store.create()
     root = _rel(store.root, store.project)
     made = ", ".join(_rel(p, store.root) + ("/" if p.is_dir() else "") for p in created)
@@ -79,12 +80,14 @@ def init_store(store: Any) -> list[str]:
         ]
     elif created:
         lines = [f"Added {made} to the canon store {root}/."]
-    else:
+    elif full:
         store.refresh()
         count = len(store.addresses())
         articles = f"{count} article" + ("" if count == 1 else "s")
         lines = [f"The canon store {root}/ is already set up ({articles}); nothing to create."]
-    return [*lines, NEXT_STEPS]
+    else:
+        lines = []
+    return [*lines, NEXT_STEPS] if full else lines
 
 
 class ConfigError(ValueError):
@@ -255,8 +258,6 @@ def init_pi(project: Path, user: bool) -> list[str]:
             "Pi loads project extensions only once you trust the project: accept Pi's trust "
             "prompt when it next starts here (or run /trust in Pi)."
         )
-    if not (project / ".canon" / "articles").is_dir() and not user:
-        lines.append("There is no .canon/ store here yet; `canon init` creates it.")
     lines.append(
         "The extension runs `canon hook pi`: keep canon on the PATH Pi sees, or set CANON_BIN."
     )

@@ -39,7 +39,13 @@ def test_claude_code_writes_hooks_and_mcp(tmp_path: Path) -> None:
     assert "PreToolUse" not in settings["hooks"]
     mcp = json.loads((tmp_path / ".mcp.json").read_text())
     assert mcp == {"mcpServers": {"canon": {"command": "canon", "args": ["mcp"]}}}
-    assert not (tmp_path / ".canon").exists()  # journal nothing, create no store
+    # SPEC §11.1: the store comes too (directories and default schema.json), no entry
+    assert done.stdout.splitlines()[-2:] == [
+        "Created the canon store .canon/: articles/, journal/, schema.json.",
+        "Commit .canon/ with the project: it is the project's memory, shared in git.",
+    ]
+    assert (tmp_path / ".canon/schema.json").is_file()
+    assert list((tmp_path / ".canon/journal").iterdir()) == []
 
 
 def test_claude_code_is_idempotent(tmp_path: Path) -> None:
@@ -181,12 +187,14 @@ def test_pi_writes_the_extension_and_says_trust_is_needed(tmp_path: Path) -> Non
     shipped = files("canon_ls.agent").joinpath("pi_extension/index.ts").read_text("utf-8")
     assert written.read_text("utf-8") == shipped
     assert "canon hook pi" in shipped and len(shipped.splitlines()) <= 200
-    assert "trust" in done.stdout and "no .canon/ store here yet" in done.stdout
+    assert "trust" in done.stdout and "Created the canon store .canon/" in done.stdout
+    assert "no .canon/ store here yet" not in done.stdout
     before = snapshot(tmp_path)
     again = init("pi", cwd=tmp_path)
     assert again.returncode == 0 and "up to date" in again.stdout
     assert snapshot(tmp_path) == before
-    assert not (tmp_path / ".canon").exists()
+    assert "canon store" not in again.stdout  # already there: nothing to say
+    assert (tmp_path / ".canon/articles").is_dir()
 
 
 def test_pi_global_writes_to_pi_s_agent_directory(tmp_path: Path) -> None:

@@ -94,3 +94,58 @@ def test_init_refuses_a_store_leading_outside(tmp_path: Path) -> None:
     assert line.startswith("The store directory .canon/journal is a symbolic link leading outside")
     assert line.endswith("replace the link with a real directory.")
     assert list(outside.iterdir()) == []
+
+
+def test_init_with_an_agent_also_creates_the_store(tmp_path: Path) -> None:
+    """SPEC §11.1: with a project-level agent (claude-code, codex, pi) `canon init` also
+    creates the store when it is missing; a second run says nothing about it."""
+    for agent in ("claude-code", "codex", "pi"):
+        project = tmp_path / agent
+        project.mkdir()
+        run = canon("init", agent, cwd=project)
+        assert run.code == 0, run.err
+        assert run.out.splitlines()[-2] == (
+            "Created the canon store .canon/: articles/, journal/, schema.json."
+        ), run.out
+        assert (project / ".canon/schema.json").read_text("utf-8") == schema.default_text()
+        assert [p for p in tree(project) if p.startswith(".canon/")] == [
+            ".canon/",
+            ".canon/articles/",
+            ".canon/journal/",
+            ".canon/schema.json",
+        ]
+        again = canon("init", agent, cwd=project)
+        assert again.code == 0 and "canon store" not in again.out, again.out
+
+
+def test_init_with_an_agent_keeps_a_deleted_schema_deleted(tmp_path: Path) -> None:
+    """SPEC §7: an existing store whose schema.json was deleted stays without one."""
+    assert canon("init", cwd=tmp_path).code == 0
+    (tmp_path / ".canon/schema.json").unlink()
+    run = canon("init", "claude-code", cwd=tmp_path)
+    assert run.code == 0 and "canon store" not in run.out, run.out
+    assert not (tmp_path / ".canon/schema.json").exists()
+
+
+def test_init_for_every_project_creates_no_store_here(tmp_path: Path) -> None:
+    """`canon init claude-plugin DIR` and `canon init pi --global` configure the agent for
+    every project: they create no store in the directory they were run from."""
+    home = tmp_path / "home"
+    env = {"HOME": str(home), "PI_CODING_AGENT_DIR": str(home / ".pi/agent")}
+    assert canon("init", "pi", "--global", cwd=tmp_path, env=env).code == 0
+    assert canon("init", "claude-plugin", str(tmp_path / "market"), cwd=tmp_path).code == 0
+    assert not (tmp_path / ".canon").exists()
+
+
+def test_init_with_an_agent_refuses_a_store_leading_outside(tmp_path: Path) -> None:
+    """SPEC §12: the store's refusal stands with an agent too, and nothing lands outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = tmp_path / "proj"
+    project.mkdir()
+    os.symlink(outside, project / ".canon")
+    run = canon("init", "claude-code", cwd=project)
+    assert run.code == 2, run.out
+    assert "symbolic link leading outside" in run.err and run.out == ""
+    assert list(outside.iterdir()) == []
+    assert sorted(p.name for p in project.iterdir()) == [".canon"]  # no agent config either

@@ -256,6 +256,7 @@ def test_project_without_store_gets_nothing_but_the_tool(pi: list[str], tmp_path
     (project / "src").mkdir(parents=True)
     (project / "src/core.py").write_text("x = 1\n")
     init_pi(project)
+    shutil.rmtree(project / ".canon")  # `canon init pi` created it; a clone may carry none
 
     def script(turn: int, rec: Recorded) -> list[Block]:
         return tool_use("read", {"path": "src/core.py"}, "t1") if turn == 0 else text("Read it.")
