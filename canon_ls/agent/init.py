@@ -23,7 +23,7 @@ from canon_ls.agent import initfiles
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 # PreToolUse is deliberately absent: the hook does nothing there (see canon_ls.agent.hooks).
-HOOK_EVENTS = ("SessionStart", "PostToolUse", "Stop")
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
 VERSION = "0.1.0"
 
@@ -102,6 +102,8 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     handler = {"type": "command", "command": command, "timeout": 30}
     return {
         "SessionStart": [{"hooks": [dict(handler)]}],
+        # the user's words: quick capture and the retrieval lane's intent
+        "UserPromptSubmit": [{"hooks": [dict(handler)]}],
         "PostToolUse": [{"matcher": "*", "hooks": [dict(handler)]}],
         "Stop": [{"hooks": [dict(handler)]}],
     }
@@ -373,6 +375,8 @@ into Claude Code:
 
 - a `PostToolUse` hook shows the capsule of the article governing each file a tool call
   names, once per compaction cycle;
+- a `UserPromptSubmit` hook journals `remember:` notes and, with `retrieval = "lexical"` in
+  `canon.toml`, brings in the articles no file path reaches when the request calls for them;
 - a `Stop` hook reminds the agent, once, to update the articles of files it changed;
 - the MCP server `canon` (tool `canon`: read, write, journal, map, search).
 

@@ -33,7 +33,7 @@ def test_claude_code_writes_hooks_and_mcp(tmp_path: Path) -> None:
     done = init("claude-code", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     settings = json.loads((tmp_path / ".claude/settings.json").read_text())
-    for event in ("SessionStart", "PostToolUse", "Stop"):
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
         commands = [h["command"] for g in settings["hooks"][event] for h in g["hooks"]]
         assert commands == ["canon hook claude-code"]
     assert "PreToolUse" not in settings["hooks"]
@@ -95,7 +95,7 @@ def test_claude_code_refuses_broken_json(tmp_path: Path) -> None:
 def test_codex_writes_hooks_and_toml_block(tmp_path: Path) -> None:
     assert init("codex", cwd=tmp_path).returncode == 0
     hooks = json.loads((tmp_path / ".codex/hooks.json").read_text())["hooks"]
-    assert {e for e in hooks} == {"SessionStart", "PostToolUse", "Stop"}
+    assert {e for e in hooks} == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
     assert hooks["Stop"][0]["hooks"][0]["command"] == "canon hook codex"
     config = tomllib.loads((tmp_path / ".codex/config.toml").read_text())
     assert config["mcp_servers"]["canon"] == {"command": "canon", "args": ["mcp"]}
@@ -170,7 +170,8 @@ def test_existing_canon_hook_with_a_full_path_is_recognised(tmp_path: Path) -> N
     """Idempotent also when the user pointed the hook at an absolute `canon`."""
     (tmp_path / ".claude").mkdir()
     handler = {"type": "command", "command": "/opt/venv/bin/canon hook claude-code"}
-    user = {"hooks": {e: [{"hooks": [handler]}] for e in ("SessionStart", "PostToolUse", "Stop")}}
+    events = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+    user = {"hooks": {e: [{"hooks": [handler]}] for e in events}}
     text = json.dumps(user)
     (tmp_path / ".claude/settings.json").write_text(text)
     assert init("claude-code", cwd=tmp_path).returncode == 0
