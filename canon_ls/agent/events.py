@@ -26,7 +26,7 @@ from typing import Any
 
 from canon_ls.agent import stats
 from canon_ls.agent.session import SessionState, prune_states, session_state, write_trace
-from canon_ls.agent.surfacing import Resolver, Surfacer
+from canon_ls.agent.surfacing import NEW_CYCLE, Resolver, Surfacer
 from canon_ls.core import layout
 
 
@@ -71,6 +71,8 @@ class HookSession:
         surfacer.session_start(source, resurface=bool(self.options["resurface"]))
         for problem in self.options.problems:
             surfacer.trace.append({"decision": "settings", "problem": problem})
+        if self._lane_on() and source in NEW_CYCLE:
+            _refresh_corpus(self.options, surfacer.trace)  # files may have come and gone
         self._record("SessionStart", surfacer.trace)
         return ""
 
@@ -79,7 +81,7 @@ class HookSession:
 
         A capture (SPEC §11.5) is journaled before the model answers, even with `surface`
         off; its one line says so."""
-        parts = [self._capture(prompt)]
+        parts = [self._capture(prompt), self._lane_prompt(prompt)]
         return self._said("\n".join(part for part in parts if part))
 
     def _capture(self, prompt: str) -> str:
@@ -90,16 +92,64 @@ class HookSession:
             self._record("UserPromptSubmit", [decision])
         return line
 
+    # -- the retrieval lane (SPEC §11.4, agent/lane.py)
+
+    def _lane_on(self) -> bool:
+        """The lane ranks when it is configured and surfacing is not silenced (§11.3)."""
+        return bool(self.options.lane and self.options["surface"])
+
+    def _lane_prompt(self, prompt: str) -> str:
+        """The prompt becomes the newest intent; the ranked articles ride this reply."""
+        if not self._lane_on():
+            return ""
+        from canon_ls.agent.lane import Lane
+
+        trace: list[dict[str, Any]] = []
+        lane = Lane(self.options, self.state, trace)
+        lane.prompt(prompt)
+        text = lane.rank("prompt")
+        self._record("UserPromptSubmit", trace)
+        return text
+
+    def rank(self) -> str:
+        """The lane's section for a message after its tool calls ('' for none): Pi ranks once
+        per batched turn (`post_tool(..., rank=False)` for each call first)."""
+        return self._said(self._rank("turn", "turn_end"))
+
+    def _rank(self, trigger: str, event: str) -> str:
+        if not self._lane_on():
+            return ""
+        from canon_ls.agent.lane import Lane
+
+        trace: list[dict[str, Any]] = []
+        text = Lane(self.options, self.state, trace).rank(trigger)
+        self._record(event, trace)
+        return text
+
     def post_tool(
-        self, tool_name: str, tool_input: object, tool_response: object, agent_id: str = ""
+        self,
+        tool_name: str,
+        tool_input: object,
+        tool_response: object,
+        agent_id: str = "",
+        *,
+        rank: bool = True,
     ) -> str:
-        """The address spine of a finished tool call: additional context, or ''."""
+        """The address spine of a finished tool call, and with the lane on the articles its
+        intent newly ranks (after the spine's lines): additional context, or ''. A subagent's
+        calls surface into the subagent and leave the lane (the main context's) alone."""
         if not self.options["surface"]:
             return ""
         surfacer = self._surfacer(agent_id)
         text = surfacer.post_tool(tool_name, tool_input, tool_response)
         self._record("PostToolUse", surfacer.trace)
-        return self._said(text)
+        if agent_id or not self._lane_on():
+            return self._said(text)
+        from canon_ls.agent.lane import Lane
+
+        Lane(self.options, self.state, []).call(tool_name, tool_input)
+        ranked = self._rank("tool", "PostToolUse") if rank else ""
+        return self._said("\n".join(part for part in (text, ranked) if part))
 
     def stop(self, stop_hook_active: bool) -> str:
         """The reminder to update the articles of changed files (the block reason), or ''."""
@@ -132,6 +182,17 @@ def open_session(
         yield hook
     for event, decisions in hook.traces:
         write_trace(env.get("CANON_TRACE", ""), agent, hook.session, event, decisions)
+
+
+def _refresh_corpus(options: layout.Options, trace: list[dict[str, Any]]) -> None:
+    """Rebuild the lane's corpus at a new cycle (a file may have appeared at an article's
+    address, or gone); a failure only leaves the snapshot as it was."""
+    from canon_ls.agent import corpus
+
+    try:
+        corpus.load(options, deep=True)
+    except Exception as exc:  # the turn goes on; the next ranking reports its own failure
+        trace.append({"decision": "lane-error", "trigger": "cycle", "error": repr(exc)[:300]})
 
 
 def prune() -> None:

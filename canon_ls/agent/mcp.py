@@ -42,7 +42,7 @@ from canon_ls.core.store import Store
 
 TOOL_NAME = "canon"
 
-DESCRIPTION = tool.DESCRIPTION  # shared with the Pi extension (canon_ls.agent.pi)
+DESCRIPTION = tool.description()  # shared with the Pi extension (canon_ls.agent.pi)
 INSTRUCTIONS = tool.GUIDELINE
 
 _SESSION_KEYS = ("sessionId", "session_id", "session")
@@ -113,12 +113,15 @@ def build_server(store: Store) -> Server[Any]:
     """The MCP server over one store; calls run one at a time (the store is not thread-safe)."""
     lock = anyio.Lock()
     schema = tool.input_schema()
+    # The filing advice follows the retrieval option (SPEC §11.4): with the lane on, a rule
+    # over many files is filed under its own name.
+    description = tool.description(lane=store.options is not None and store.options.lane)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         return types.ListToolsResult(
-            tools=[types.Tool(name=TOOL_NAME, description=DESCRIPTION, input_schema=schema)]
+            tools=[types.Tool(name=TOOL_NAME, description=description, input_schema=schema)]
         )
 
     async def call_tool(

@@ -63,7 +63,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             if source == "startup" and payload.get("resumed") is True:
                 source = "resume"  # `pi --continue`: the context still holds what surfaced
             hook.session_start(source)
-            reply = {"active": True, "tool": tool_spec()}
+            reply = {"active": True, "tool": tool_spec(hook.options.lane)}
         elif event == "session_compact":
             hook.session_start("compact")
         elif event == "prompt":
@@ -94,7 +94,10 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
         tool = _text(call.get("tool"))
         before = len(hook.traces)
         text = hook.post_tool(
-            TOOL_NAMES.get(tool, tool), call.get("input"), {"isError": call.get("isError")}
+            TOOL_NAMES.get(tool, tool),
+            call.get("input"),
+            {"isError": call.get("isError")},
+            rank=False,
         )
         for _event, decisions in hook.traces[before:]:
             for decision in decisions:
@@ -104,6 +107,14 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
                     withdrawn.add(str(decision.get("governing")))
         for header, lines in _sections(text):
             sections.setdefault(header, []).extend(lines)
+    # The retrieval lane ranks once for the whole turn (at most three ranked per message).
+    before = len(hook.traces)
+    for header, lines in _sections(hook.rank()):
+        sections.setdefault(header, []).extend(lines)
+    for _event, decisions in hook.traces[before:]:
+        for decision in decisions:
+            if decision.get("decision") == "ranked":
+                surfaced.append(str(decision.get("governing")))
     parts = []
     for header, lines in sections.items():
         kept = [line for line in lines if not any(_names(line, a) for a in withdrawn)]
@@ -134,12 +145,13 @@ def _names(line: str, address: str) -> bool:
     return line.startswith((f"- {address}:", f"- {address} ("))
 
 
-def tool_spec() -> dict[str, Any]:
-    """The `canon` tool as Pi registers it: the §6 schema and the MCP server's description."""
+def tool_spec(lane: bool = False) -> dict[str, Any]:
+    """The `canon` tool as Pi registers it: the §6 schema and the MCP server's description
+    (whose filing advice follows the retrieval option)."""
     from canon_ls.core import tool
 
     return {
-        "description": tool.DESCRIPTION,
+        "description": tool.description(lane),
         "snippet": "Read and update the project memory (.canon/ articles and journal)",
         "guidelines": [tool.GUIDELINE],
         "parameters": tool.input_schema(),

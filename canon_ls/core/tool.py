@@ -56,6 +56,27 @@ DESCRIPTION = (
     "search {query, journal?} - BM25 search over articles (and the journal)."
 )
 
+# Where knowledge belongs depends on whether anything ranks it (SPEC §11.4): without the
+# retrieval lane only the address spine delivers, so knowledge filed where no file lies is
+# never shown unasked; with it, a rule over many files is best filed under its own name
+# (the root article, the one parent unrelated files share, would surface on every touch).
+FILING_SPINE = (
+    " File knowledge at the file or folder it is about: an article whose address no file "
+    "has is never shown to an agent unless it asks."
+)
+FILING_LANE = (
+    " A rule that constrains many files and belongs to none goes at an address naming the "
+    'rule itself, with scope "rule" (e.g. conventions/money-rounding): it is brought in when '
+    "the work calls for it. Not in a root article, which is shown on every touch."
+)
+
+
+def description(lane: bool = False) -> str:
+    """The tool's description, with the filing advice that holds for the project's options
+    (`retrieval` on or off)."""
+    return DESCRIPTION + (FILING_LANE if lane else FILING_SPINE)
+
+
 GUIDELINE = (
     "Use the canon tool to read the article governing a file before changing it, update the "
     "article when the code's current state changes, and journal decisions and history."
@@ -218,7 +239,7 @@ def _read(
         lines.append(evidence.line())
     lines += [f"problem: {p}" for p in article.problems]
     if store.is_orphan(governing):
-        lines.append(" ".join(lint.orphan_question(governing, dialect.declare_rule(governing))))
+        lines.append(" ".join(lint.orphan_question(governing)))
     schema = store.schema_for(governing)
     values = {"capsule": article.capsule, "title": article.title, "body": article.body}
     lines += [f"schema: {v}" for v in sch.violations(schema, values)]
@@ -258,14 +279,7 @@ def _write(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
         head = f"{outcome.address} is already up to date; nothing was written."
     else:
         head = f"Wrote {outcome.address}."
-    lines = outcome.lines
-    if dialect is not JSON:  # the orphan question in the caller's words
-        asked = " ".join(lint.orphan_question(outcome.address))
-        said = " ".join(
-            lint.orphan_question(outcome.address, dialect.declare_rule(outcome.address))
-        )
-        lines = [said if line == asked else line for line in lines]
-    return ToolResult("\n".join([head, *lines]), 0)
+    return ToolResult("\n".join([head, *outcome.lines]), 0)
 
 
 def _journal(store: Store, args: dict[str, Any], source: str, session: str | None) -> ToolResult:

@@ -57,6 +57,21 @@ async def test_lists_one_tool_with_the_action_enum_schema(project: Path) -> None
 
 
 @pytest.mark.timeout(120)
+async def test_the_filing_advice_follows_the_retrieval_option(project: Path) -> None:
+    """Without the retrieval lane, knowledge filed where no file lies never surfaces, and the
+    description says to file at the asset; with `retrieval = "lexical"` it says to file a rule
+    over many files under its own name with scope "rule" (SPEC §11.4)."""
+    async with Client(server_params(project)) as client:
+        spine = (await client.list_tools()).tools[0].description or ""
+    (project / "canon.toml").write_text('retrieval = "lexical"\n')
+    async with Client(server_params(project)) as client:
+        lane = (await client.list_tools()).tools[0].description or ""
+    assert "never shown to an agent unless it asks" in spine and 'scope "rule"' not in spine
+    assert 'with scope "rule"' in lane and "never shown" not in lane
+    assert spine.startswith(tool.DESCRIPTION) and lane.startswith(tool.DESCRIPTION)
+
+
+@pytest.mark.timeout(120)
 async def test_every_action_end_to_end(project: Path) -> None:
     """SPEC §6 via MCP: read miss, write, read, journal (source: mcp, session), map, search."""
     async with Client(server_params(project)) as client:

@@ -1,0 +1,204 @@
+"""The retrieval lane's corpus (SPEC §11.4): the articles the address spine cannot reach, indexed
+with core's BM25 and persisted so a hook process ranks in milliseconds.
+
+Membership: an article is in the corpus when it declares `scope: rule`, or when no file or
+directory of the project maps to its address. (An article governs what lies under its address,
+so when nothing has its address nothing lies under it either: one directory listing answers
+the §9 asset test.) Asset-scoped articles that govern files are never ranked: the spine reaches
+them.
+
+The index, the capsule of each member and the keys it was built from are one marshal snapshot
+beside the parse cache (`$XDG_CACHE_HOME/canon-ls/lane-<root hash>.bin`). A hook trusts it while
+every directory of `articles/` keeps its (mtime, inode), which any article added, removed or
+written by the tool (an atomic rename) changes, and every member keeps its stat key, which an
+edit in place changes; otherwise the snapshot is rebuilt from the store (its own parse cache
+makes that a fraction of a second at 10k articles). An edit in place that makes an asset-scoped
+article a rule, and files created or deleted in the project, are picked up by the deep check at
+each session start (`load(..., deep=True)`); a member that gained an asset since is dropped
+when it would be delivered (`Corpus.off_spine`). The project's own store only: mounted stores
+are not ranked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from canon_ls.core import layout
+from canon_ls.core.search import SearchIndex
+
+VERSION = 1
+RACY_NS = 3 * 10**9  # keys this fresh are not trusted (a second write may share the mtime)
+_Key = tuple[int, ...]
+
+
+class Corpus:
+    """Ranked-lane members: their BM25 index, capsules and which of them are rules."""
+
+    __slots__ = ("index", "members", "project", "source")
+
+    def __init__(
+        self,
+        index: SearchIndex,
+        members: dict[str, tuple[str, bool]],
+        project: Path,
+        source: str,
+    ) -> None:
+        self.index = index
+        self.members = members  # address -> (capsule, declared scope: rule)
+        self.project = str(project)
+        self.source = source  # "snapshot" (read from the cache) or "built" (this process)
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def capsule(self, address: str) -> str:
+        return self.members[address][0]
+
+    def rule(self, address: str) -> bool:
+        return self.members[address][1]
+
+    def scores(self, tokens: list[str]) -> dict[str, float]:
+        """Every member matching the query tokens, with its BM25 score."""
+        return self.index.scores(tokens)
+
+    def off_spine(self, address: str) -> bool:
+        """Still off the spine now (a file may have appeared at its address since the build)."""
+        return not _maps(self.project, address, {})
+
+
+def cache_path(options: layout.Options) -> Path | None:
+    """Where the lane's snapshot lives: beside the parse cache (core/cache.py's rule: under
+    $XDG_CACHE_HOME/canon-ls, never inside the project or the store, off with CANON_NO_CACHE).
+    Restated here because importing core's cache module costs a hook process tens of ms."""
+    if os.environ.get("CANON_NO_CACHE", "") not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.realpath(os.path.join(base, "canon-ls"))
+    root = os.path.realpath(options.root)
+    for inside in (os.path.realpath(options.project), root):
+        if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
+            return None
+    key = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return Path(directory) / f"lane-{key}.bin"
+
+
+def load(options: layout.Options, deep: bool = False) -> Corpus:
+    """The corpus of the project's store: the snapshot when it still holds, else a rebuild
+    (written back). `deep` rebuilds regardless (session start: assets may have changed)."""
+    file = cache_path(options)
+    articles = str(options.articles_dir)
+    if file is not None and not deep:
+        corpus = _from_snapshot(file, articles, options.project)
+        if corpus is not None:
+            return corpus
+    return _build(options, file)
+
+
+def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
+    try:
+        data = file.read_bytes()
+        version, root, dirs, files, members, index_bytes = marshal.loads(data)
+    except (OSError, ValueError, TypeError, EOFError):
+        return None
+    if version != VERSION or root != articles:
+        return None
+    try:
+        for rel, key in dirs.items():
+            st = os.stat(os.path.join(articles, rel) if rel else articles)
+            if key != (st.st_mtime_ns, st.st_ino):
+                return None
+        for address, key in files.items():
+            if key != _file_key(os.stat(os.path.join(articles, address + ".md"))):
+                return None
+    except (OSError, TypeError, ValueError, AttributeError):
+        return None
+    loaded = SearchIndex.from_snapshot(index_bytes) if isinstance(index_bytes, bytes) else None
+    if loaded is None or not isinstance(members, dict):
+        return None
+    return Corpus(loaded[0], members, project, "snapshot")
+
+
+def _file_key(st: os.stat_result) -> _Key:
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+def _build(options: layout.Options, file: Path | None) -> Corpus:
+    """Judge every article of the store, index the members, save the snapshot."""
+    # Imported here: only a rebuild pays for the store and the parser.
+    from canon_ls.core.store import Store, _search_tokens
+
+    started = time.time_ns()
+    articles = str(options.articles_dir)
+    dirs = dict(_dir_keys(articles, started))
+    store = Store(options.project, root=options["root"])
+    store.refresh()
+    index = SearchIndex()
+    members: dict[str, tuple[str, bool]] = {}
+    files: dict[str, _Key | None] = {}
+    listings: dict[str, frozenset[str]] = {}
+    project = str(options.project)
+    for address in store.addresses():
+        article = store.article(address)
+        if article is None or (article.scope != "rule" and _maps(project, address, listings)):
+            continue
+        index.add_tokens(address, _search_tokens(article))
+        members[address] = (article.capsule.strip(), article.scope == "rule")
+        try:
+            st = os.stat(os.path.join(articles, address + ".md"))
+        except OSError:
+            files[address] = None
+            continue
+        key = _file_key(st)
+        files[address] = None if started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS else key
+    if file is not None:
+        from canon_ls.core.cache import write_file  # the writer every cache of canon-ls shares
+
+        write_file(file, marshal.dumps((VERSION, articles, dirs, files, members, index.snapshot())))
+    return Corpus(index, members, options.project, "built")
+
+
+def _dir_keys(articles: str, now: int) -> Iterator[tuple[str, tuple[int, int] | None]]:
+    """(relative dir, (mtime_ns, inode)) of `articles/` and every directory below it; None for
+    a directory changed too recently to trust (it never matches, so the next hook rebuilds)."""
+    stack = [("", articles)]
+    while stack:
+        rel, path = stack.pop()
+        try:
+            st = os.stat(path)
+            it = os.scandir(path)
+        except OSError:
+            continue
+        recent = now - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS
+        yield rel, None if recent else (st.st_mtime_ns, st.st_ino)
+        with it:
+            for entry in it:
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((f"{rel}/{entry.name}" if rel else entry.name, entry.path))
+
+
+def _maps(project: str, address: str, listings: dict[str, frozenset[str]]) -> bool:
+    """Some file or directory of the project has this address (SPEC §3: one extension
+    stripped), asked of its parent directory's listing (cached per directory in `listings`)."""
+    up, _, stem = address.rpartition("/")
+    names = listings.get(up)
+    if names is None:
+        try:
+            found = os.listdir(os.path.join(project, up) if up else project)
+        except OSError:
+            found = []
+        stems = set(found)
+        for name in found:
+            dot = name.rfind(".")
+            if dot > 0:
+                stems.add(name[:dot])
+        names = listings[up] = frozenset(stems)
+    return stem in names
