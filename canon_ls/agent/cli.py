@@ -254,10 +254,10 @@ def _cli_message(finding: Any) -> str:
     import shlex
 
     if finding.code == "orphan":
+        from canon_ls.core.dialect import CLI
         from canon_ls.core.lint import orphan_question
 
-        declare = f"it a rule with `canon write {shlex.quote(finding.address)} --scope rule`"
-        return " ".join(orphan_question(finding.address, declare))
+        return " ".join(orphan_question(finding.address, CLI.declare_rule(finding.address)))
     evidence = finding.evidence
     if evidence is None:
         return str(finding.message)

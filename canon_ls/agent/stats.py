@@ -172,12 +172,13 @@ def render(data: dict[str, Any], top: int = 10) -> str:
     framing = max(0, t["chars"] - sum(t[k] for k in parts))
     lines = [
         f"{n} agent session{'s' if n != 1 else ''} in {data['project']} put "
-        f"{t['chars']:,} characters of memory in the agent's context:",
+        f"{t['chars']:,} characters of memory in the agent's context "
+        f"({_count(t['messages'], 'reply', 'replies')}):",
         f"  by address: {_count(t['spine'], 'article')}, {t['chars_spine']:,} characters",
         f"  by rank:    {_count(t['rank'], 'article')}, {t['chars_rank']:,} characters",
         f"  captures:   {_count(t['captures'], 'note')}, {t['chars_capture']:,} characters",
         f"  reminders:  {_count(t['reminders'], 'reminder')}, {t['chars_remind']:,} characters",
-        f"  headers:    {_count(t['messages'], 'message')}, {framing:,} characters",
+        f"  headers:    {framing:,} characters",
         "",
         "Per session (newest last):",
     ]
@@ -210,5 +211,5 @@ def render(data: dict[str, Any], top: int = 10) -> str:
     return "\n".join(lines)
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def _count(n: int, word: str, words: str = "") -> str:
+    return f"{n} {word if n == 1 else (words or word + 's')}"

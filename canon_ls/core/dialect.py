@@ -50,6 +50,10 @@ class Dialect:
         """What creates a missing store."""
         return "the first write or journal entry creates it"
 
+    def declare_rule(self, address: str) -> str:
+        """How the orphan question names declaring `address` a rule (after "declare")."""
+        return "it a rule (scope rule)"
+
 
 class CliDialect(Dialect):
     """The `canon` command line's words."""
@@ -83,6 +87,9 @@ class CliDialect(Dialect):
 
     def creates_store(self) -> str:
         return "`canon init` creates it (so does the first `canon write` or `canon journal`)"
+
+    def declare_rule(self, address: str) -> str:
+        return f"it a rule with `canon write {shlex.quote(address)} --scope rule`"
 
 
 def _json_text(text: str) -> str:

@@ -239,7 +239,7 @@ def _read(
         lines.append(evidence.line())
     lines += [f"problem: {p}" for p in article.problems]
     if store.is_orphan(governing):
-        lines.append(" ".join(lint.orphan_question(governing)))
+        lines.append(" ".join(lint.orphan_question(governing, dialect.declare_rule(governing))))
     schema = store.schema_for(governing)
     values = {"capsule": article.capsule, "title": article.title, "body": article.body}
     lines += [f"schema: {v}" for v in sch.violations(schema, values)]
@@ -279,7 +279,14 @@ def _write(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
         head = f"{outcome.address} is already up to date; nothing was written."
     else:
         head = f"Wrote {outcome.address}."
-    return ToolResult("\n".join([head, *outcome.lines]), 0)
+    lines = outcome.lines
+    if dialect is not JSON:  # the orphan question in the caller's words
+        asked = " ".join(lint.orphan_question(outcome.address))
+        said = " ".join(
+            lint.orphan_question(outcome.address, dialect.declare_rule(outcome.address))
+        )
+        lines = [said if line == asked else line for line in lines]
+    return ToolResult("\n".join([head, *lines]), 0)
 
 
 def _journal(store: Store, args: dict[str, Any], source: str, session: str | None) -> ToolResult:

@@ -29,9 +29,15 @@ class Target:
 
 
 def at_cursor(
-    ls: CanonLanguageServer, uri: str, pos: types.Position, *, own_on_first_line: bool = True
+    ls: CanonLanguageServer,
+    uri: str,
+    pos: types.Position,
+    *,
+    own_on_first_line: bool = True,
+    where: Where | None = None,
 ) -> Target | None:
-    where = ls.where(uri)
+    """`where`: the document's place when the caller located it already (early.where)."""
+    where = where or ls.where(uri)
     if where is None or where.folder.store is None or where.kind == "store":
         return None
     text = ls.text_of(uri)

@@ -183,3 +183,20 @@ def test_every_help_page_speaks_cli(tmp_path: Path) -> None:
         speaks_cli(run.out)
     assert "JSON object" in pages["tool"].out
     assert "docs/FORMAT.md" in pages["canon"].out
+
+
+def test_the_orphan_question_names_the_cli_command(project: Path) -> None:
+    """SPEC §6 read / §6.1 item 5 through the CLI: declaring a rule is `canon write … --scope
+    rule` in `canon read`, `canon write` and `canon check` alike; the JSON tool keeps its words."""
+    (project / "src/feed").mkdir(parents=True)
+    (project / "src/feed/fetch.py").write_text("x = 1\n")
+    article(project, "src/feed/fetch", "Fetches.")
+    cli = "declare it a rule with `canon write src/feed/gone --scope rule`"
+    wrote = canon("write", "src/feed/gone", "--capsule", "Gone thing.", cwd=project)
+    assert cli in wrote.out, wrote.out
+    read = canon("read", "src/feed/gone", cwd=project)
+    assert "Orphan: no file or directory maps to src/feed/gone." in read.out
+    assert cli in read.out, read.out
+    assert cli in canon("check", cwd=project).out
+    tool = canon("tool", '{"action": "read", "path": "src/feed/gone"}', cwd=project)
+    assert "declare it a rule (scope rule)" in tool.out, tool.out

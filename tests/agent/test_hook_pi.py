@@ -207,6 +207,10 @@ def test_article_written_mid_session_is_found(hook: Hook, project: Path) -> None
         '{"event": "turn_end", "calls": [{"tool": "read", "input": {"path": {"deep": []}}}]}',
         '{"event": "stop", "cwd": "/nonexistent/dir", "again": "yes"}',
         '{"event": "session_start", "reason": ["startup"]}',
+        '{"event": "prompt", "prompt": 5}',
+        '{"event": "prompt", "prompt": {"text": "remember: x"}}',
+        '{"event": "prompt", "prompt": "remember: \\u0000 lone \\ud800 surrogate"}',
+        '{"event": "prompt", "prompt": "note: ' + "[" * 50_000 + '"}',
         b"\xff\xfe\x00garbage",
     ],
 )

@@ -73,8 +73,8 @@ def test_stats_report_what_the_sessions_cost(tmp_path: Path, project: Path) -> N
 
     text = stats(hook, project).stdout
     assert text.startswith(f"2 agent sessions in {project} put {said:,} characters")
+    assert "in the agent's context (8 replies):" in text
     assert "by address: 4 articles" in text and "captures:   2 notes" in text
-    assert "headers:    8 messages" in text
     assert "src/core/config.py" in text and "claude-code s-2" in text
 
 

@@ -8,16 +8,19 @@ from lsprotocol import types
 
 from canon_ls.core.article import Article
 
-from .. import resolve
+from .. import early, resolve
 from ..state import CanonLanguageServer
 from . import freshness
 
 
 def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    target = resolve.at_cursor(ls, params.text_document.uri, params.position)
+    uri = params.text_document.uri
+    where = early.where(ls, uri)  # from the article files while the store loads
+    target = resolve.at_cursor(ls, uri, params.position, where=where)
     if target is None:
         return None
-    freshness.check_article(ls, target.where.folder, target.address)
+    if not isinstance(target.where, early.DiskWhere):  # (those were just read from disk)
+        freshness.check_article(ls, target.where.folder, target.address)
     governing = target.where.store.governing(target.address)
     if governing is None:
         return None
@@ -53,12 +56,12 @@ def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) ->
     if evidence is not None:  # SPEC §9.1: how many commits, since when, which was newest
         lines.append("")
         lines.append("**stale**: " + _escape(evidence.line().removeprefix("stale: ")))
-    journal = target.where.folder.journal_names(governing)[:3]
+    journal = early.journal_names(target.where, governing)[:3]
     if journal:
         lines.append("")
         lines.append("journal: " + ", ".join(f"`{name}`" for name in journal))
     lines.append("")
-    lines.append(f"[Open {governing}]({target.where.folder.article_uri(governing)})")
+    lines.append(f"[Open {governing}]({early.article_uri(target.where, governing)})")
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .. import convert
+from .. import convert, early
 from ..state import CanonLanguageServer
 from . import freshness
 
@@ -15,10 +15,11 @@ def on_inlay_hint(
     uri = params.text_document.uri
     if params.range.start.line > 0:
         return None
-    where = ls.where(uri)
+    where = early.where(ls, uri)  # from the article files while the store loads
     if where is None or where.kind != "asset" or not where.folder.settings.inlay_hints_enabled:
         return None
-    freshness.check_article(ls, where.folder, where.address)
+    if not isinstance(where, early.DiskWhere):
+        freshness.check_article(ls, where.folder, where.address)
     governing = where.governing()
     if not governing:
         return None

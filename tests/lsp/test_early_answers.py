@@ -1,0 +1,120 @@
+"""Issue 15, SPEC §10 hover and §4 resolution: the first hovers and inlay hints of a session
+are answered from the article files before the store has read every article, and they are
+the answers the loaded store gives."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsp_harness import (
+    FIRST_LINE,
+    SERVER_COMMAND,
+    SERVER_ENV,
+    Session,
+    build_workspace,
+    text_of,
+)
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, client_capabilities
+
+from canon_ls.core.project import open_store
+from canon_ls.lsp.early import DiskView, loaded
+
+
+def test_the_disk_view_resolves_as_the_loaded_store(tmp_path: Path):
+    root = build_workspace(tmp_path / "proj")
+    (root / ".canon" / "articles" / "lib" / "widgets.md").mkdir(parents=True)  # not a file
+    store = open_store(root)
+    view = DiskView(store)
+    addresses = [
+        "src/core/config",
+        "src/core/util",
+        "src/app",
+        "src",
+        "lib/widgets/widget",
+        "lib/widget",
+        "lib/keep",
+        "docs/readme",
+        "nowhere/at/all",
+        "../outside",
+    ]
+    answers = {a: (view.governing(a), view.article(a)) for a in addresses}
+    names = view.journal_names("src/core/config")
+    assert not loaded(store)  # nothing above read the whole store
+    for address, (governing, article) in answers.items():
+        assert governing == store.governing(address), address
+        assert article == store.article(address), address
+    assert names == store.journal_names("src/core/config") == ["2026-01-02-config.md"]
+    assert loaded(store)
+
+
+async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
+    """Sent the moment the session starts, hover and inlay answer what they answer once the
+    store is loaded and the startup check has run (title, capsule, date, journal, link)."""
+    root = build_workspace(tmp_path / "proj")
+    uri = (root / "src/core/config.ts").as_uri()
+    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV)
+    client = await config.start(None)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
+            )
+        )
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri,
+                    language_id="typescript",
+                    version=1,
+                    text=(root / "src/core/config.ts").read_text(encoding="utf-8"),
+                )
+            )
+        )
+        at = FIRST_LINE.index("src/app.ts") + 3
+
+        async def ask() -> tuple[str, str, list[str]]:
+            own, token, hints = await asyncio.gather(
+                client.text_document_hover_async(
+                    types.HoverParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri),
+                        position=types.Position(line=0, character=3),
+                    )
+                ),
+                client.text_document_hover_async(
+                    types.HoverParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri),
+                        position=types.Position(line=0, character=at),
+                    )
+                ),
+                client.text_document_inlay_hint_async(
+                    types.InlayHintParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri),
+                        range=types.Range(
+                            start=types.Position(line=0, character=0),
+                            end=types.Position(line=1, character=0),
+                        ),
+                    )
+                ),
+            )
+            return text_of(own), text_of(token), [str(h.label) for h in hints or []]
+
+        first = await ask()
+        assert "Loads layered config; env beats file." in first[0]
+        assert "2026-01-02-config.md" in first[0]
+        assert "`src` governs `src/app`" in first[1]
+        assert first[2] == ["Loads layered config; env beats file."]
+        session = Session(client, root, "visual-studio-code", "utf-16")
+        await session.checked()  # the store is loaded by now, and the check has landed
+        later = await ask()
+        assert "**stale**" in later[0]  # what only the check knows (maybe not yet at first)
+        assert (without_stale(later[0]), *later[1:]) == (without_stale(first[0]), *first[1:])
+    finally:
+        await client.shutdown_session()
+
+
+def without_stale(hover: str) -> str:
+    return "\n\n".join(p for p in hover.split("\n\n") if not p.startswith("**stale**"))
