@@ -1,0 +1,191 @@
+"""Where the language server's memory goes, process by process (docs/BENCHMARKS.md, issue 15).
+
+Each stage runs in a fresh Python (as the server and its children do) and prints its resident
+set (VmRSS, VmHWM) and what `tracemalloc` attributes to the stage's objects:
+
+- server: the imports of the language server, then the Store loaded (per part of an Article:
+  bodies, front matter, the objects themselves), then core's backlinks index;
+- check: the whole-store child's pass (`background.compute`: Store, Assets, ChangeTimes);
+- search: the search worker's index (`corpus.Corpus`), built cold and loaded from its snapshot.
+
+    .venv/bin/python benchmarks/bench_memory.py --repo benchmarks/repos/m10k/repo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def status() -> dict[str, float]:
+    out = {}
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line[:5]] = round(int(line.split()[1]) / 1024, 1)
+    return out
+
+
+def mb(n: float) -> float:
+    return round(n / 2**20, 1)
+
+
+def stage_server(repo: Path) -> dict[str, Any]:
+    import tracemalloc
+
+    import canon_ls.lsp.server  # noqa: F401  (what the server process imports)
+
+    out: dict[str, Any] = {"imports": status()}
+    from canon_ls.core.project import open_store
+
+    tracemalloc.start()
+    store = open_store(repo, {})
+    store.addresses()
+    loaded = tracemalloc.get_traced_memory()[0]
+    out["store"] = {"traced_mb": mb(loaded), **status()}
+    out["store"]["parts_mb"] = article_parts(store)
+    top = tracemalloc.take_snapshot().statistics("lineno")[:8]
+    out["store"]["top"] = [f"{mb(s.size)} MB {s.traceback[0]}" for s in top]
+    store.backlinks("x")  # core's inverse link index, built in full
+    out["backlinks"] = {"traced_mb": mb(tracemalloc.get_traced_memory()[0] - loaded), **status()}
+    return out
+
+
+def article_parts(store: Any) -> dict[str, float]:
+    """Bytes held by each part of the loaded articles (shared strings counted once)."""
+    seen: set[int] = set()
+    parts = {"bodies": 0, "capsules+titles+dates": 0, "front matter dicts": 0, "objects": 0}
+
+    def size(obj: Any) -> int:
+        if id(obj) in seen:
+            return 0
+        seen.add(id(obj))
+        total = sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            total += sum(size(k) + size(v) for k, v in obj.items())
+        elif isinstance(obj, (list, tuple)):
+            total += sum(size(v) for v in obj)
+        return total
+
+    for article in store.articles():
+        parts["bodies"] += size(article.body)
+        parts["capsules+titles+dates"] += sum(
+            size(v) for v in (article.capsule, article.title, article.updated, article.address)
+        )
+        parts["front matter dicts"] += size(article.meta) + size(article.problems)
+        parts["objects"] += size(article) + size(getattr(article, "__dict__", {}))
+    parts["index dict"] = sys.getsizeof(store._index)
+    return {k: mb(v) for k, v in parts.items()}
+
+
+def stage_check(repo: Path) -> dict[str, Any]:
+    """The child's pass as a whole, then its parts one by one (what each holds)."""
+    import pickle
+    import tracemalloc
+
+    from canon_ls.core import assets as core_assets
+    from canon_ls.core.project import open_store
+    from canon_ls.lsp import background
+
+    out: dict[str, Any] = {"imports": status()}
+    tracemalloc.start()
+    snap = background.compute(repo, {}, True)
+    current, peak = tracemalloc.get_traced_memory()
+    out["compute"] = {
+        "traced_peak_mb": mb(peak),
+        "traced_after_mb": mb(current),
+        "snapshot_pickle_mb": mb(len(pickle.dumps(snap))),
+        **status(),
+    }
+    del snap
+    parts: dict[str, float] = {}
+    base = tracemalloc.get_traced_memory()[0]
+    store = open_store(repo, {})
+    store.addresses()
+    parts["store"] = mb(tracemalloc.get_traced_memory()[0] - base)
+    base = tracemalloc.get_traced_memory()[0]
+    assets = core_assets.Assets(repo, store_root=store.root)
+    parts["assets"] = mb(tracemalloc.get_traced_memory()[0] - base)
+    base = tracemalloc.get_traced_memory()[0]
+    times = core_assets.ChangeTimes(repo)
+    parts["change times"] = mb(tracemalloc.get_traced_memory()[0] - base)
+    base = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    articles = set(store.addresses())
+    governed = core_assets.governed_pairs(articles, assets)
+    parts["governed pairs"] = mb(tracemalloc.get_traced_memory()[0] - base)
+    base = tracemalloc.get_traced_memory()[0]
+    findings = core_assets.check(store, assets, None, staleness=False)
+    parts["check findings (held)"] = mb(tracemalloc.get_traced_memory()[0] - base)
+    parts["check, transient peak"] = mb(tracemalloc.get_traced_memory()[1] - base)
+    out["parts_mb"] = parts
+    out["parts_top"] = [
+        f"{mb(s.size)} MB {s.traceback[0]}"
+        for s in tracemalloc.take_snapshot().statistics("lineno")[:10]
+    ]
+    del findings, governed, times
+    return out
+
+
+def stage_search(repo: Path) -> dict[str, Any]:
+    import tracemalloc
+
+    from canon_ls.core.project import open_store
+    from canon_ls.lsp.corpus import Corpus
+
+    tracemalloc.start()
+    corpus = Corpus(open_store(repo, {}))
+    corpus.build()
+    current, peak = tracemalloc.get_traced_memory()
+    return {"traced_peak_mb": mb(peak), "traced_index_mb": mb(current), **status()}
+
+
+STAGES = {"server": stage_server, "check": stage_check, "search": stage_search}
+
+
+def run(stage: str, repo: Path, cache: Path) -> dict[str, Any]:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    manifest = repo.parent / "manifest.json"
+    if manifest.exists():
+        env["CANON_TODAY"] = json.loads(manifest.read_text())["today"]
+    done = subprocess.run(
+        [sys.executable, __file__, "--stage", stage, "--repo", str(repo)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--stage", choices=sorted(STAGES))
+    args = parser.parse_args()
+    repo = args.repo.resolve()
+    if args.stage:
+        print(json.dumps(STAGES[args.stage](repo)))
+        return
+    with tempfile.TemporaryDirectory(prefix="canon-mem-") as tmp:
+        cache = Path(tmp)
+        results = {
+            "search (cold)": run("search", repo, cache),
+            "search (from its snapshot)": run("search", repo, cache),
+            "check (cold git pass)": run("check", repo, cache),
+            "server (parse cache cold)": run("server", repo, Path(tmp) / "none"),
+        }
+        for label, value in results.items():
+            print(f"== {label}")
+            print(json.dumps(value, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
