@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 from pathlib import Path
 
 import canon_ls.core
@@ -11,7 +12,15 @@ FORBIDDEN = ("pygls", "lsprotocol", "mcp", "canon_ls.lsp", "canon_ls.agent")
 
 
 def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    # CPython 3.11 (before 3.11.8) may fail ast.parse with "AST constructor recursion depth
+    # mismatch" when a finalizer runs mid-parse (seen at the end of the whole suite: an
+    # asyncio subprocess transport collected during the parse). Collect first, parse without GC.
+    gc.collect()
+    gc.disable()
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    finally:
+        gc.enable()
     names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import random
 
 from lsp_harness import TODAY, Session, article, write
@@ -31,7 +32,11 @@ def _as_action(item: types.Command | types.CodeAction) -> types.CodeAction:
     Command (its `command` then holds the repr of the nested object); undo that here."""
     if isinstance(item, types.CodeAction):
         return item
-    nested = ast.literal_eval(item.command)
+    gc.disable()  # CPython < 3.11.8: a finalizer mid-parse can fail ast (see test_layering)
+    try:
+        nested = ast.literal_eval(item.command)
+    finally:
+        gc.enable()
     return types.CodeAction(title=item.title, command=types.Command(**nested))
 
 
