@@ -791,14 +791,18 @@ def main() -> None:
     parser.add_argument("--profile", choices=sorted(PROFILES), default="vscode")
     parser.add_argument("--skip-peer", action="store_true")
     parser.add_argument(
+        "--peer-only", action="store_true", help="only the symbols/references comparison"
+    )
+    parser.add_argument(
         "--peer-limit", type=float, default=1800, help="seconds the peer's whole run may take"
     )
     parser.add_argument("--json", type=Path, help="write the raw figures here")
     args = parser.parse_args()
     repo = args.repo.resolve()
-    ours = bench_ours(repo, args.n, args.profile)
-    report(ours)
-    result: dict[str, Any] = {"ours": ours}
+    result: dict[str, Any] = {}
+    if not args.peer_only:
+        result["ours"] = ours = bench_ours(repo, args.n, args.profile)
+        report(ours)
     if args.peer_repo and not args.skip_peer:
         peer_repo = args.peer_repo.resolve()
         queries_file = peer_repo.parent / "queries.json"
