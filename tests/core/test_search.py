@@ -288,3 +288,25 @@ def test_cached_index_never_trusts_a_none_stamp(tmp_path):
     cached_index(cache, docs)
     cached_index(cache, docs)
     assert read == ["a", "a"]
+
+
+def test_a_restored_index_updates_like_a_fresh_one():
+    """Documents keep their terms as term ids (issue 15): after a snapshot round trip, removing
+    and replacing documents leaves the index a fresh build of the same documents would be."""
+    idx = _index(DOCS)
+    restored, _ = SearchIndex.from_snapshot(idx.snapshot())
+    keys = sorted(DOCS)
+    restored.remove(keys[0])
+    restored.add(keys[1], DOCS[keys[0]] + " quokka")
+    docs = {k: v for k, v in DOCS.items() if k != keys[0]} | {keys[1]: DOCS[keys[0]] + " quokka"}
+    fresh = _index(docs)
+    for q in ("session tokens", "数据库迁移", "config", "invoice", "quokka", "immutable"):
+        assert restored.query(q, 20) == fresh.query(q, 20)
+
+
+def test_a_snapshot_naming_an_unknown_term_is_refused():
+    import marshal
+
+    state = list(marshal.loads(_index(DOCS).snapshot()))
+    state[6] = state[6][:1]  # the vocabulary, cut short: the documents name missing terms
+    assert SearchIndex.from_snapshot(marshal.dumps(tuple(state))) is None
