@@ -175,3 +175,16 @@ def test_index_equals_scan_after_any_history(ops: list[tuple[str, str, list[str]
                 steps = steps or store.build_backlinks(step=1)
                 next(steps, None)
         assert_exact(store)
+
+
+def test_building_the_index_keeps_no_links_on_the_articles(tmp_path: Path):
+    """Issue 15: the index reads each article's links once and keeps only the targets; the
+    articles do not keep their parsed Link lists (most of the index's memory when they did)."""
+    project = tmp_path / "proj"
+    put(project, "a", "See [[b]] and [[c|the c]].")
+    put(project, "b", "Back to [[a]].")
+    put(project, "c", "No links.")
+    store = open_store(project)
+    assert store.backlinks("a") == ["b"]
+    assert store.backlinks("c") == ["a"]
+    assert all("links" not in vars(store.article(a)) for a in store.addresses())
