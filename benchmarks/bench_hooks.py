@@ -10,6 +10,11 @@ the agents do. Kinds: a Read that surfaces a capsule (new session, so the articl
 Read already surfaced, an Edit, a Bash command naming three files, a Codex apply_patch, and
 Stop. Prints p50/p99 per kind and overall against the target p50 <= 150 ms, next to the bare
 interpreter start. Performance is measured here, never asserted in tests.
+
+`--lane` turns the retrieval lane on (`retrieval: "lexical"` in a throwaway user settings
+file) and adds a UserPromptSubmit per round (a sentence around one of the repository's
+queries.json queries), so every prompt and tool call also ranks the corpus from its persisted
+index; the first warm-up round builds that index.
 """
 
 from __future__ import annotations
@@ -49,10 +54,17 @@ def tracked_files(repo: Path) -> list[str]:
     return [f for f in out.split("\0") if f and not f.startswith(".canon/")]
 
 
-def events(repo: Path, files: list[str], rng: random.Random, i: int) -> list[tuple[str, str, dict]]:
-    """The samples of round i: (kind, agent, payload)."""
+def events(
+    repo: Path, files: list[str], rng: random.Random, i: int, queries: list[str]
+) -> list[tuple[str, str, dict]]:
+    """The samples of round i: (kind, agent, payload); a prompt first when `queries`."""
     a, b, c = (rng.choice(files) for _ in range(3))
     session = f"bench-{os.getpid()}-{i}"
+    prompts = []
+    if queries:
+        ask = load("claude-code", "user_prompt_submit", repo, session)
+        ask["prompt"] = f"How does the {rng.choice(queries)} part work, and what must I keep?"
+        prompts = [("prompt, lane ranks", "claude-code", ask)]
     read = load("claude-code", "post_tool_use_read", repo, session)
     read["tool_input"] = {"file_path": str(repo / a)}
     edit = load("claude-code", "post_tool_use_edit", repo, session)
@@ -65,6 +77,7 @@ def events(repo: Path, files: list[str], rng: random.Random, i: int) -> list[tup
     }
     stop = load("claude-code", "stop", repo, session)
     return [
+        *prompts,
         ("read, surfaces", "claude-code", read),
         ("read, already surfaced", "claude-code", dict(read)),
         ("edit", "claude-code", edit),
@@ -93,6 +106,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=100, help="rounds (each spawns 6 hooks)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--lane", action="store_true", help='with retrieval: "lexical" (the lane)')
     args = ap.parse_args()
 
     repo = Path(args.repo).resolve()
@@ -107,16 +121,26 @@ def main() -> int:
         else [sys.executable, "-m", "canon_ls.agent.cli", "hook"]
     )
     files = tracked_files(repo)
+    queries: list[str] = []
+    if args.lane:
+        source = repo.parent / "queries.json"
+        raw = json.loads(source.read_text("utf-8")) if source.exists() else []
+        queries = [q["q"] for q in raw if q.get("lang") == "en"] or ["payment retry"]
     n_articles = sum(1 for _ in (repo / ".canon" / "articles").rglob("*.md"))
     rng = random.Random(args.seed)
 
     # An installed package has its bytecode compiled; a checkout may not (and an inherited
     # PYTHONDONTWRITEBYTECODE would make every hook recompile its modules).
     compileall.compile_dir(str(HERE.parent / "canon_ls"), quiet=1)
-    with tempfile.TemporaryDirectory() as state:
+    with tempfile.TemporaryDirectory() as state, tempfile.TemporaryDirectory() as config:
         skip = ("CANON_", "CLAUDE_", "PYTHONDONTWRITEBYTECODE")
         env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
         env["XDG_STATE_HOME"] = state
+        env["XDG_CONFIG_HOME"] = config  # the user's own settings must not change the run
+        if args.lane:
+            (Path(config) / "canon").mkdir()
+            (Path(config) / "canon" / "settings.json").write_text('{"retrieval": "lexical"}')
+        ranked = 0
         times: dict[str, list[float]] = {}
         cpu: list[float] = []
         baseline: list[float] = []
@@ -124,13 +148,14 @@ def main() -> int:
         surfaced = 0
         for i in range(args.runs + 3):
             t, c, _ = spawn([sys.executable, "-c", "pass"], b"", env)
-            for kind, agent, data in events(repo, files, rng, i):
+            for kind, agent, data in events(repo, files, rng, i, queries):
                 elapsed, used, out = spawn([*command, agent], json.dumps(data).encode(), env)
                 if i < 3:
                     continue  # warm-up: page cache, pyc files
                 times.setdefault(kind, []).append(elapsed)
                 cpu.append(used)
                 surfaced += kind == "read, surfaces" and b"additionalContext" in out
+                ranked += b"ranked for this task" in out
             if i >= 3:
                 baseline.append(t)
                 baseline_cpu.append(c)
@@ -149,9 +174,12 @@ def main() -> int:
         "interpreter_cpu_ms": {"p50": pct(baseline_cpu, 50)},
         "load_average": os.getloadavg(),
         "reads_that_surfaced": surfaced,
+        "lane": args.lane,
+        "replies_with_ranked_articles": ranked,
     }
     size = f"{len(files):,} files / {n_articles:,} articles"
-    print(f"hook process wall time, {size}, {args.runs} rounds")
+    lane = ", retrieval lane on" if args.lane else ""
+    print(f"hook process wall time, {size}, {args.runs} rounds{lane}")
 
     def row(label: str, values: list[float]) -> None:
         print(f"  {label:28s} p50 {pct(values, 50):6.1f} ms  p99 {pct(values, 99):6.1f} ms")
@@ -167,6 +195,8 @@ def main() -> int:
     print(
         f"target p50 <= {TARGET_P50_MS:.0f} ms: {verdict} ({surfaced}/{args.runs} reads surfaced)"
     )
+    if args.lane:
+        print(f"replies carrying ranked articles: {ranked}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")

@@ -32,7 +32,7 @@ from pathlib import Path
 from canon_ls.core import layout
 from canon_ls.core.search import SearchIndex
 
-VERSION = 1
+VERSION = 2
 RACY_NS = 3 * 10**9  # keys this fresh are not trusted (a second write may share the mtime)
 _Key = tuple[int, ...]
 
@@ -111,12 +111,13 @@ def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
     if version != VERSION or root != articles:
         return None
     try:
-        for rel, key in dirs.items():
-            st = os.stat(os.path.join(articles, rel) if rel else articles)
-            if key != (st.st_mtime_ns, st.st_ino):
+        stat = os.stat
+        for path, mtime, inode in dirs:  # thousands at 10k articles: the hot loop of a hook
+            st = stat(path)
+            if st.st_mtime_ns != mtime or st.st_ino != inode:
                 return None
         for address, key in files.items():
-            if key != _file_key(os.stat(os.path.join(articles, address + ".md"))):
+            if key != _file_key(stat(os.path.join(articles, address + ".md"))):
                 return None
     except (OSError, TypeError, ValueError, AttributeError):
         return None
@@ -137,7 +138,7 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
 
     started = time.time_ns()
     articles = str(options.articles_dir)
-    dirs = dict(_dir_keys(articles, started))
+    dirs = list(_dir_keys(articles, started))
     store = Store(options.project, root=options["root"])
     store.refresh()
     index = SearchIndex()
@@ -165,24 +166,26 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
     return Corpus(index, members, options.project, "built")
 
 
-def _dir_keys(articles: str, now: int) -> Iterator[tuple[str, tuple[int, int] | None]]:
-    """(relative dir, (mtime_ns, inode)) of `articles/` and every directory below it; None for
-    a directory changed too recently to trust (it never matches, so the next hook rebuilds)."""
-    stack = [("", articles)]
+def _dir_keys(articles: str, now: int) -> Iterator[tuple[str, int, int]]:
+    """(path, mtime_ns, inode) of `articles/` and every directory below it; -1s for a directory
+    changed too recently to trust (it never matches, so the next hook rebuilds)."""
+    stack = [articles]
     while stack:
-        rel, path = stack.pop()
+        path = stack.pop()
         try:
             st = os.stat(path)
             it = os.scandir(path)
         except OSError:
             continue
-        recent = now - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS
-        yield rel, None if recent else (st.st_mtime_ns, st.st_ino)
+        if now - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+            yield path, -1, -1
+        else:
+            yield path, st.st_mtime_ns, st.st_ino
         with it:
             for entry in it:
                 with contextlib.suppress(OSError):
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append((f"{rel}/{entry.name}" if rel else entry.name, entry.path))
+                        stack.append(entry.path)
 
 
 def _maps(project: str, address: str, listings: dict[str, frozenset[str]]) -> bool:

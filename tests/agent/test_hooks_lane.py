@@ -91,6 +91,30 @@ def test_a_rule_reaches_the_prompt_reply_when_the_words_call_for_it(
     assert report["totals"]["chars_rank"] == len(RULE_LINE) + 1
 
 
+def test_the_intent_is_the_users_words_and_the_calls_never_results(
+    tmp_path: Path, claude: Hook
+) -> None:
+    """The query holds both ends of a long prompt (not its middle), a call's name and first
+    argument (not its result, not later arguments), and none of canon's own delivered lines."""
+    project = lane_project(tmp_path / "proj")
+    filler = " ".join(f"word{n}" for n in range(400))
+    # the middle of a long prompt is dropped: no ranking although it names the rule's words
+    assert claude(prompt(project, f"Start. {filler} money rounding {filler} End.")) is None
+    # a tool result that talks about money rounding ranks nothing; neither does a 2nd argument
+    bash = payload("claude-code", "post_tool_use_bash", project)
+    bash["tool_input"] = {"command": "ls src", "description": "money rounding money rounding"}
+    bash["tool_response"] = {"stdout": "money rounding " * 50, "stderr": "", "interrupted": False}
+    assert "money-rounding" not in context(claude(bash))
+    # canon's own lines pasted back into a prompt are not the user's words
+    pasted = f"{HEADER}\n{RULE_LINE}\nThanks, noted."
+    assert claude(prompt(project, pasted, session="s-2")) is None
+    # the end of a long prompt counts, and so does a call's first argument
+    assert RULE_LINE in said(claude(prompt(project, f"{filler} {filler} money rounding?")))
+    grep = payload("claude-code", "post_tool_use_read", project, session="s-3")
+    grep["tool_name"], grep["tool_input"] = "Grep", {"pattern": "money rounding", "path": "src"}
+    assert RULE_LINE in context(claude(grep))
+
+
 def test_the_lane_is_off_by_default_and_with_retrieval_none(tmp_path: Path, claude: Hook) -> None:
     project = lane_project(tmp_path / "proj", toml="")
     assert claude(prompt(project, "How should money rounding work?")) is None
