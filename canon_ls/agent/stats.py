@@ -10,9 +10,9 @@ agent session, deleted two weeks after its last use), so they exist without `CAN
 Decisions read (the trace's `decision` field):
 - `surfaced` (address spine): `chars`, `governing`, `file` (the touched file);
 - `ranked` (retrieval lane): `chars`, `governing`, `score`;
-- any decision with `best_kept` / `worst_sent` (a lane ranking): the scores of the best article
+- `ranking` (one lane ranking) with `best_kept` / `worst_sent`: the scores of the best article
   held back and the weakest one sent; one that held something back and sent nothing is a near
-  miss (`near_miss` names it when the lane says so);
+  miss (`near_miss` names the article held back);
 - `captured` (quick capture), `remind` (the stop reminder), each with `chars`.
 Standard library only: `account` runs in every hook process.
 """
@@ -82,7 +82,7 @@ def account(stats: dict[str, Any], agent: str, session: str, decisions: list[dic
             _add(stats, "reminders", 1)
             _add(stats, "chars_remind", chars)
         kept, sent = _num(d.get("best_kept")), _num(d.get("worst_sent"))
-        if kept is not None or sent is not None:
+        if kind == "ranking" or kept is not None or sent is not None:
             lane_stats = _table(stats, "lane")
             _add(lane_stats, "rankings", 1)
             if kept is not None:
