@@ -147,13 +147,14 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
         )
     except (ValueError, OSError):
         return False
-    if not write_file(file, _MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload):
+    header = _MAGIC + zlib.crc32(payload).to_bytes(4, "big")
+    if not write_file(file, (header, payload)):  # pieces: the payload is never copied
         return False
     _prune(file)
     return True
 
 
-def write_file(file: Path, data: bytes) -> bool:
+def write_file(file: Path, data: fsio.Data) -> bool:
     """Replace a cache file atomically (fsio.atomic_write without fsync: a lost cache is
     rebuilt), so a reader in another process never sees half a snapshot; False when it could
     not be written. Shared by every cache of canon-ls (parse, search, change times). Never

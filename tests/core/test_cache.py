@@ -320,3 +320,15 @@ def test_spec_6_search_from_the_snapshot_sees_edits_made_while_no_process_ran(
     fresh = Store(project)
     for query in ("alpha", "streams lazily", "article"):
         assert second.search_articles(query, 10) == fresh.search_articles(query, 10)
+
+
+def test_a_cache_file_is_written_in_pieces(tmp_path: Path):
+    """Issue 15: a header and a big payload are written in turn, never joined in memory
+    first (a second copy of the payload); the file holds them end to end."""
+    from canon_ls.core.cache import write_file
+
+    file = tmp_path / "cache" / "x.bin"
+    assert write_file(file, (b"head", b"", b"payload" * 1000))
+    assert file.read_bytes() == b"head" + b"payload" * 1000
+    assert write_file(file, b"whole")
+    assert file.read_bytes() == b"whole"
