@@ -8,24 +8,24 @@ the §9 asset test.) Asset-scoped articles that govern files are never ranked: t
 them.
 
 The index, the capsule of each member and the keys it was built from are one marshal snapshot
-beside the parse cache (`$XDG_CACHE_HOME/canon-ls/lane-<root hash>.bin`). A hook trusts it while
-every directory of `articles/` keeps its (mtime, inode), which any article added, removed or
-written by the tool (an atomic rename) changes, and every member keeps its stat key, which an
-edit in place changes; otherwise the snapshot is rebuilt from the store (its own parse cache
-makes that a fraction of a second at 10k articles). An edit in place that makes an asset-scoped
-article a rule, and files created or deleted in the project, are picked up by the deep check at
-each session start (`load(..., deep=True)`); a member that gained an asset since is dropped
-when it would be delivered (`Corpus.off_spine`). The project's own store only: mounted stores
-are not ranked.
+beside the parse cache (`$XDG_CACHE_HOME/canon-ls/lane-<root crc>-<length>.bin`). A hook trusts
+it while every directory of `articles/` keeps its (mtime, inode), which any article added,
+removed or written by the tool (an atomic rename) changes, and every member keeps its stat key,
+which an edit in place changes; otherwise the snapshot is rebuilt from the store (its own parse
+cache makes that a fraction of a second at 10k articles). An edit in place that makes an
+asset-scoped article a rule, and files created or deleted in the project, are picked up by the deep
+check at each session start (`load(..., deep=True)`); a member that gained an asset since is
+dropped when it would be delivered (`Corpus.off_spine`). The project's own store only: mounted
+stores are not ranked.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,8 +86,11 @@ def cache_path(options: layout.Options) -> Path | None:
     for inside in (os.path.realpath(options.project), root):
         if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
             return None
-    key = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:20]
-    return Path(directory) / f"lane-{key}.bin"
+    # crc32, not sha256: importing hashlib costs a hook 6-8 ms. A collision only means two
+    # stores take turns rebuilding: the snapshot records its articles directory and is
+    # used only for that one.
+    key = zlib.crc32(root.encode("utf-8", "surrogateescape"))
+    return Path(directory) / f"lane-{key:08x}-{len(root)}.bin"
 
 
 def load(options: layout.Options, deep: bool = False) -> Corpus:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import heapq
 import marshal
 import math
@@ -359,6 +358,8 @@ def default_cache_file(
     file = cache.cache_file(root, Path(project) if project is not None else root.parent)
     if file is None:
         return None
+    import hashlib  # here, not at the top: a hook process ranking the lane never needs it
+
     key = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
     return file.parent / f"search-{kind}-{key[:20]}.bin"
 
