@@ -31,7 +31,8 @@ from canon_ls.core.article import Article
 VERSION = 1
 MIN_PARSED = 500  # write a snapshot only after parsing this many files in one process
 PRUNE_DAYS = 60  # snapshots not rewritten for this long are deleted when another is written
-_MAGIC = b"canon-ls store cache\n"
+_MAGIC = b"canon-ls store cache 2\n"
+CHUNK = 2000  # articles per record: saving or loading never holds the whole snapshot's bytes
 _Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns), as Store scans them
 _Entry = tuple[_Key, tuple[Any, ...]]  # key, Article fields after the address
 
@@ -84,22 +85,29 @@ def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]
         return {}
     try:
         with open(file, "rb") as fh:
-            data = fh.read()
-        head = len(_MAGIC)
-        if data[:head] != _MAGIC or len(data) < head + 4:
-            return {}
-        payload = memoryview(data)[head + 4 :]
-        if int.from_bytes(data[head : head + 4], "big") != zlib.crc32(payload):
-            return {}  # checked before marshal ever sees the bytes
-        version, fingerprint, root, written, entries = marshal.loads(payload)
-        if (
-            version != VERSION
-            or fingerprint != _fingerprint()
-            or root != os.path.realpath(store_root)
-            or not isinstance(written, int)
-            or not isinstance(entries, dict)
-        ):
-            return {}
+            if fh.read(len(_MAGIC)) != _MAGIC:
+                return {}
+            head = _read_record(fh)
+            if head is None:
+                return {}
+            version, fingerprint, root, written, chunks = marshal.loads(head)
+            if (
+                version != VERSION
+                or fingerprint != _fingerprint()
+                or root != os.path.realpath(store_root)
+                or not isinstance(written, int)
+                or not isinstance(chunks, int)
+            ):
+                return {}
+            entries: dict[str, Any] = {}
+            for _ in range(chunks):  # all of them or nothing: a short file is not trusted
+                payload = _read_record(fh)
+                part = marshal.loads(payload) if payload is not None else None
+                if not isinstance(part, dict):
+                    return {}
+                entries.update(part)
+            if fh.read(1):
+                return {}
     except (OSError, ValueError, TypeError, EOFError):
         return {}
     limit = written - racy_ns
@@ -140,18 +148,45 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
     (unwritable directory, a value marshal cannot hold). Never raises."""
     if file is None:
         return False
-    snapshot = {address: (key, fields_of(article)) for address, key, article in entries}
+    items = list(entries)
+    written = time.time_ns()
+    chunks = -(-len(items) // CHUNK)
     try:
-        payload = marshal.dumps(
-            (VERSION, _fingerprint(), os.path.realpath(store_root), time.time_ns(), snapshot)
+        head = marshal.dumps(
+            (VERSION, _fingerprint(), os.path.realpath(store_root), written, chunks)
         )
     except (ValueError, OSError):
         return False
-    header = _MAGIC + zlib.crc32(payload).to_bytes(4, "big")
-    if not write_file(file, (header, payload)):  # pieces: the payload is never copied
+
+    def records() -> Iterator[bytes]:
+        yield _MAGIC
+        yield from _record(head)
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start : start + CHUNK]
+            part = {address: (key, fields_of(article)) for address, key, article in chunk}
+            yield from _record(marshal.dumps(part))  # a value marshal refuses: nothing written
+
+    if not write_file(file, records()):
         return False
     _prune(file)
     return True
+
+
+def _record(payload: bytes) -> tuple[bytes, bytes]:
+    """A record: its length and CRC-32 (checked before marshal ever sees the bytes), then it."""
+    return len(payload).to_bytes(4, "big") + zlib.crc32(payload).to_bytes(4, "big"), payload
+
+
+def _read_record(fh: Any) -> bytes | None:
+    head = fh.read(8)
+    if len(head) != 8:
+        return None
+    payload: bytes = fh.read(int.from_bytes(head[:4], "big"))
+    if len(payload) != int.from_bytes(head[:4], "big"):
+        return None
+    if zlib.crc32(payload) != int.from_bytes(head[4:], "big"):
+        return None
+    return payload
 
 
 def write_file(file: Path, data: fsio.Data) -> bool:

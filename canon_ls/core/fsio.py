@@ -26,7 +26,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from canon_ls.core.address import OutsideStore
@@ -272,13 +272,13 @@ def fsync_dir(directory: str | Path) -> None:
         os.close(fd)
 
 
-Data = bytes | tuple[bytes, ...]  # the bytes to write, or pieces of them written in turn
+Data = bytes | Iterable[bytes]  # the bytes to write, or pieces of them written in turn
 
 
-def _pieces(data: Data) -> tuple[bytes, ...]:
-    """A big payload plus its header are written as pieces: joining them first would hold a
-    second copy of the payload (the parse cache: ~25 MB at 10k articles)."""
-    return data if isinstance(data, tuple) else (data,)
+def _pieces(data: Data) -> Iterable[bytes]:
+    """Pieces (a generator may make each as it is written): a cache of 50k articles is never
+    whole in memory, nor a header joined to a copy of its payload."""
+    return (data,) if isinstance(data, bytes) else data
 
 
 def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) -> str:

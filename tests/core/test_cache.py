@@ -190,7 +190,18 @@ def test_spec_4_deleted_added_and_replaced_files(
 
 @pytest.mark.parametrize(
     "damage",
-    ["garbage", "truncated", "bitflip", "empty", "wrong-shape", "wrong-version", "bad-entries"],
+    [
+        "garbage",
+        "truncated",
+        "bitflip",
+        "empty",
+        "wrong-shape",
+        "wrong-version",
+        "bad-entries",
+        "missing-chunk",
+        "not-a-chunk",
+        "trailing",
+    ],
 )
 def test_a_damaged_or_incompatible_cache_is_ignored(
     project: Path, xdg: Path, settled: None, parses: list[str], damage: str
@@ -201,9 +212,12 @@ def test_a_damaged_or_incompatible_cache_is_ignored(
     data = file.read_bytes()
     head = len(cache._MAGIC)
 
-    def framed(obj: object) -> bytes:
+    def record(obj: object) -> bytes:
         payload = marshal.dumps(obj)
-        return cache._MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload
+        return len(payload).to_bytes(4, "big") + zlib.crc32(payload).to_bytes(4, "big") + payload
+
+    def framed(head: object, *chunks: object) -> bytes:
+        return cache._MAGIC + record(head) + b"".join(record(c) for c in chunks)
 
     root = os.path.realpath(project / ".canon")
     written = time.time_ns()
@@ -213,16 +227,14 @@ def test_a_damaged_or_incompatible_cache_is_ignored(
         "bitflip": data[:-40] + bytes([data[-40] ^ 1]) + data[-39:],
         "empty": b"",
         "wrong-shape": framed([1, 2, 3]),
-        "wrong-version": framed((cache.VERSION + 1, cache._fingerprint(), root, written, {})),
+        "wrong-version": framed((cache.VERSION + 1, cache._fingerprint(), root, written, 0)),
         "bad-entries": framed(
-            (
-                cache.VERSION,
-                cache._fingerprint(),
-                root,
-                written,
-                {"src/m1": ("x", 1), "src/m2": ((1, 2), ()), "src/m3": None},
-            )
+            (cache.VERSION, cache._fingerprint(), root, written, 1),
+            {"src/m1": ("x", 1), "src/m2": ((1, 2), ()), "src/m3": None},
         ),
+        "missing-chunk": framed((cache.VERSION, cache._fingerprint(), root, written, 2), {}),
+        "not-a-chunk": framed((cache.VERSION, cache._fingerprint(), root, written, 1), [1]),
+        "trailing": data + b"x",
     }[damage]
     assert len(data) > head
     file.write_bytes(broken)
@@ -332,3 +344,28 @@ def test_a_cache_file_is_written_in_pieces(tmp_path: Path):
     assert file.read_bytes() == b"head" + b"payload" * 1000
     assert write_file(file, b"whole")
     assert file.read_bytes() == b"whole"
+
+
+def test_a_snapshot_in_many_records_loads_whole(
+    project: Path, xdg: Path, settled: None, parses: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15: the snapshot is written and read a record of CHUNK articles at a time (never
+    whole in memory); every record comes back, and a file missing one is not trusted."""
+    monkeypatch.setattr(cache, "CHUNK", 5)  # 12 articles: records of 5, 5 and 2
+    fill(project)
+    first = loaded(project)
+    (file,) = snapshots(xdg)
+    parses.clear()
+    again = loaded(project)
+    assert parses == []
+    assert [again.article(a) for a in again.addresses()] == [
+        first.article(a) for a in first.addresses()
+    ]
+    data = file.read_bytes()
+    starts, at = [], len(cache._MAGIC)
+    while at < len(data):  # each record: 4 bytes of length, 4 of CRC, the marshal bytes
+        starts.append(at)
+        at += 8 + int.from_bytes(data[at : at + 4], "big")
+    assert len(starts) == 4  # the head and three records of articles
+    file.write_bytes(data[: starts[-1]])  # the last record gone
+    assert cache.load(file, project / ".canon", 0) == {}
