@@ -7,6 +7,8 @@ Measured (SPEC §10, targets in docs/BENCHMARKS.md "LSP"):
 - full-store diagnostics cold (startup check, push) and incremental (one article);
 - memory: every process's peak (VmHWM) in the server's tree (the server, the whole-store
   check child and its git, the search worker), summed, and the largest total at one moment;
+- an asset deleted / created outside the editor -> its article's orphan diagnostic appears /
+  goes (the file-event path: the server's watcher or the client's event, then the re-check);
 - against vscode-markdown-languageserver (npm) on the same articles folder: workspace symbols
   and references, first and warm, with ratios.
 
@@ -393,6 +395,86 @@ def external_write(client: Client, article: Path, uri: str, profile: str) -> lis
             pass
         out.append((time.perf_counter() - t) * 1000)
     return out
+
+
+def _wait_published(client: Client, target: str, want_orphan: bool, timeout: float = 120) -> float:
+    """The time the first publishDiagnostics for `target` with (or without) an orphan came."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        try:
+            stamp, msg = client.notes.get(timeout=deadline - time.perf_counter())
+        except queue.Empty:
+            break
+        params = msg.get("params") or {}
+        if msg["method"] == "textDocument/publishDiagnostics" and params.get("uri") == target:
+            orphan = any(d.get("code") == "orphan" for d in params.get("diagnostics") or [])
+            if orphan == want_orphan:
+                return stamp
+    raise SystemExit(f"no {'orphan' if want_orphan else 'healed'} diagnostic for {target}")
+
+
+def asset_events(client: Client, repo: Path, rel: str, article: Path, profile: str) -> dict:
+    """Delete an asset outside the editor -> its article's orphan diagnostic is pushed; put it
+    back -> the orphan goes (the vscode profile also sends the client's file event)."""
+    asset = repo / rel
+    data = asset.read_bytes()
+    target = article.as_uri()
+    out: dict[str, list[float]] = {"delete_to_orphan_ms": [], "create_to_healed_ms": []}
+    for _ in range(5):
+        for kind, key, want in (
+            (3, "delete_to_orphan_ms", True),
+            (1, "create_to_healed_ms", False),
+        ):
+            while not client.notes.empty():
+                client.notes.get_nowait()
+            t = time.perf_counter()
+            if kind == 3:
+                asset.unlink()
+            else:
+                asset.write_bytes(data)
+            if profile == "vscode":
+                client.notify(
+                    "workspace/didChangeWatchedFiles",
+                    {"changes": [{"uri": asset.as_uri(), "type": kind}]},
+                )
+            out[key].append((_wait_published(client, target, want) - t) * 1000)
+    return out
+
+
+def bench_events(repo: Path, profile: str) -> dict[str, Any]:
+    """Only the file-event path, after the startup check: external write -> hover, one
+    article's incremental diagnostics, asset deleted / created -> orphan diagnostic."""
+    figures: dict[str, Any] = {"profile": profile}
+    rel, address = pick_governed_file(repo)
+    uri = (repo / rel).as_uri()
+    article = repo / ".canon" / "articles" / f"{address}.md"
+    cache = Path(tempfile.mkdtemp(prefix="canon-bench-cache-"))
+    client, _t0 = start_ours(repo, profile, cache)
+    try:
+        client.progress_end.wait(timeout=600)
+        wait_settled(client, repo)
+        figures["write_to_hover_ms"] = external_write(client, article, uri, profile)
+        figures["incremental_diag_ms"] = incremental_diagnostics(client, article, profile)
+        figures.update(asset_events(client, repo, rel, article, profile))
+        figures["rss_mb"], figures["peak_rss_mb"] = client.rss_mb()
+        figures["workers_rss_mb"] = client.workers_rss_mb()
+    finally:
+        client.close()
+        subprocess.run(["git", "checkout", "--", "."], cwd=repo, capture_output=True)
+        shutil.rmtree(cache, ignore_errors=True)
+    return figures
+
+
+def report_events(ours: dict[str, Any]) -> None:
+    print(f"\n== canon-ls file events ({ours['profile']} profile)")
+    print(f"external write -> hover shows it       {ms(ours['write_to_hover_ms'])}")
+    print(f"incremental diagnostics (one article)  {ms(ours['incremental_diag_ms'])}")
+    print(f"asset deleted -> orphan diagnostic     {ms(ours['delete_to_orphan_ms'])}")
+    print(f"asset created -> orphan gone           {ms(ours['create_to_healed_ms'])}")
+    print(
+        f"server RSS (current / peak)            {ours['rss_mb']:.0f} / "
+        f"{ours['peak_rss_mb']:.0f} MB; workers {ours.get('workers_rss_mb', 0):.0f} MB"
+    )
 
 
 def incremental_diagnostics(client: Client, article: Path, profile: str) -> list[float]:
@@ -796,9 +878,19 @@ def main() -> None:
     parser.add_argument(
         "--peer-limit", type=float, default=1800, help="seconds the peer's whole run may take"
     )
+    parser.add_argument(
+        "--events-only", action="store_true", help="only the file-event figures (one start)"
+    )
     parser.add_argument("--json", type=Path, help="write the raw figures here")
     args = parser.parse_args()
     repo = args.repo.resolve()
+    if args.events_only:
+        events = bench_events(repo, args.profile)
+        report_events(events)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({"events": events}, indent=1))
+        return
     result: dict[str, Any] = {}
     if not args.peer_only:
         result["ours"] = ours = bench_ours(repo, args.n, args.profile)

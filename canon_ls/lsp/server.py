@@ -19,6 +19,7 @@ from .features import (
     actions,
     commands,
     completion,
+    diagnostics,
     documents,
     history,
     hover,
@@ -33,22 +34,6 @@ from .features import (
 from .state import CanonLanguageServer
 
 log = logging.getLogger(__name__)
-
-COMMANDS = (
-    "canon.read",
-    "canon.write",
-    "canon.journal",
-    "canon.map",
-    "canon.search",
-    "canon.status",
-    "canon.resolve",
-    "canon.open",
-    "canon.createArticle",
-    "canon.journalAbout",
-    "canon.applyAction",
-    "canon.history",
-    "canon.showChanges",
-)
 
 
 def guard(fn: Callable[..., Any], fallback: Any = None) -> Callable[..., Any]:
@@ -86,9 +71,18 @@ def _command_failed(name: str) -> str:
     return f"The canon command {name} failed; the server log has the details."
 
 
+def _no_document_diagnostics(name: str) -> types.DocumentDiagnosticReport:
+    return types.RelatedFullDocumentDiagnosticReport(items=[])
+
+
+def _no_workspace_diagnostics(name: str) -> types.WorkspaceDiagnosticReport:
+    return types.WorkspaceDiagnosticReport(items=[])
+
+
 def create_server() -> CanonLanguageServer:
     ls = CanonLanguageServer()
     ls.log_handler = logs.configure(ls)
+    lifecycle.create(ls)
     feature = ls.feature
 
     feature(types.INITIALIZE)(guard(lifecycle.on_initialize))
@@ -103,6 +97,23 @@ def create_server() -> CanonLanguageServer:
     feature(types.TEXT_DOCUMENT_DID_OPEN)(guard(documents.on_did_open))
     feature(types.TEXT_DOCUMENT_DID_SAVE)(guard(documents.on_did_save))
     feature(types.TEXT_DOCUMENT_DID_CLOSE)(guard(documents.on_did_close))
+
+    # Pull diagnostics: registered by `initialize` only for clients that pull (push-only
+    # clients never see the provider), but listed and guarded here like every handler.
+    ls.pull_features = [
+        (
+            types.TEXT_DOCUMENT_DIAGNOSTIC,
+            types.DiagnosticOptions(
+                identifier="canon", inter_file_dependencies=True, workspace_diagnostics=True
+            ),
+            guard(diagnostics.on_document_diagnostic, _no_document_diagnostics),
+        ),
+        (
+            types.WORKSPACE_DIAGNOSTIC,
+            None,
+            guard(diagnostics.on_workspace_diagnostic, _no_workspace_diagnostics),
+        ),
+    ]
 
     feature(types.TEXT_DOCUMENT_HOVER)(guard(hover.on_hover))
     feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions())(guard(inlay.on_inlay_hint))

@@ -6,8 +6,10 @@ writes a file.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,11 @@ if TYPE_CHECKING:
     from canon_ls.core.evidence import Evidence
     from canon_ls.core.store import Store
 
+    from .features.checks import Checker
+    from .features.sync import Notifier
+    from .features.watch import Watcher
     from .logs import ClientLogHandler
+    from .searcher import Searcher
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +74,7 @@ class Folder:
     moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
     asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
-    searcher: Any = None  # searcher.Searcher once started
+    searcher: Searcher | None = None  # the BM25 worker once started
     # source uri -> (text identity, [(target, range)], file path): references' link ranges
     link_ranges: dict[str, tuple[Any, Any, str | None]] = field(default_factory=dict)
     _uris: dict[str, str] = field(default_factory=dict)
@@ -173,8 +179,6 @@ class Folder:
         store = self.store
         if store is None:
             return
-        import asyncio
-
         for _ in store.build_backlinks(step):
             await asyncio.sleep(0)
             if self.store is not store:
@@ -216,22 +220,37 @@ class CanonLanguageServer(LanguageServer):
         self.folders: dict[str, Folder] = {}
         self.global_settings = Settings()
         self.pull_diagnostics = False  # decided at initialize from the client's capabilities
-        self.watched_by_client = False  # didChangeWatchedFiles registered dynamically
-        self.published: set[str] = set()  # uris with pushed, non-empty diagnostics
         self.log_handler: ClientLogHandler | None = None
-        self.background: Any = None  # features.background.Background, set at initialized
-        self.poller: Any = None
-        self.inotify: Any = None  # inotify.Inotify while it reports store writes (Linux)
-        self.asset_inotify: Any = None  # inotify.Inotify for asset creations and deletions
-        self.asset_watch_off = False  # given up (watch limit or too many directories): said once
         self.shutting_down = False
-        self.check_tasks: dict[str, Any] = {}  # folder uri -> asyncio.Task of its check
-        self.checks_done = 0
-        self.dirty_uris: set[str] = set()  # articles whose diagnostics must be re-sent
-        self.notify_pending = False
         self.started = False  # initialized has run (first checks scheduled)
         self.initial_errors: list[str] = []  # bad initializationOptions, shown once initialized
         self._where: dict[str, tuple[Any, Where]] = {}  # uri -> (its folder's store, Where)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        # (method, options, guarded handler) registered at initialize when the client pulls
+        self.pull_features: list[tuple[str, Any, Any]] = []
+        # The features owning state of their own, created together by `lifecycle.create`.
+        self.watcher: Watcher
+        self.checker: Checker
+        self.notifier: Notifier
+
+    # -- background work ------------------------------------------------------------------
+    def run_task(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Start background work on the loop: the one way the server does. The task is kept
+        (asyncio holds only a weak reference), cancelled at shutdown, and a failure is logged
+        instead of vanishing with the task."""
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("canon: %s failed", task.get_name(), exc_info=task.exception())
+
+    def cancel_tasks(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
 
     # -- folders --------------------------------------------------------------------------
     def add_folder(self, uri: str, settings: Settings | None = None) -> Folder | None:

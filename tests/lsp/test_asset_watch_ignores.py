@@ -8,12 +8,11 @@ The real server as Neovim 0.11 starts it (no client file events, so the server w
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from lsp_harness import Session, build_workspace, write
-from test_inotify import logged, watched, watched_client  # noqa: F401 - fixtures
+from test_file_watch import logged, watched, watched_client  # noqa: F401 - fixtures
 
 NOISE = [
     ".venv/lib/python3.12/site-packages/pkg/sub/__init__.py",
@@ -34,7 +33,6 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
 async def test_the_asset_watch_leaves_the_defaults_out(watched: Session):  # noqa: F811
     s = watched
     await s.checked()

@@ -33,16 +33,34 @@ ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout, a build)
 PUSH_SLICE = 0.0005  # seconds of publishing between yields (10 articles took ~3 ms: p99)
 
 
-def schedule(ls: CanonLanguageServer, folder: Folder, delay: float = 0.0) -> None:
-    """Start the whole-store check for a folder. While one runs, another is queued to run
-    after it (never a cancel: a stream of events must not starve the check)."""
-    tasks = ls.check_tasks
-    folder.check_requested = True
-    running = tasks.get(folder.uri)
-    if running is not None and not running.done():
-        folder.rerun = True
-        return
-    tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, delay))
+class Checker:
+    """The whole-store checks: one task per folder, at most one more queued behind it.
+    Created once per server (`lifecycle.create`)."""
+
+    def __init__(self, ls: CanonLanguageServer) -> None:
+        self.ls = ls
+        self.tasks: dict[str, asyncio.Task[None]] = {}  # folder uri -> its running check
+
+    def schedule(self, folder: Folder, delay: float = 0.0) -> None:
+        """Start the whole-store check for a folder. While one runs, another is queued to run
+        after it (never a cancel: a stream of events must not starve the check)."""
+        folder.check_requested = True
+        running = self.tasks.get(folder.uri)
+        if running is not None and not running.done():
+            folder.rerun = True
+            return
+        self.tasks[folder.uri] = self.ls.run_task(
+            _check(self.ls, folder, delay), f"canon-check {folder.project.name}"
+        )
+
+    def forget(self, folder: Folder) -> None:
+        """A folder left the workspace: its check stops."""
+        task = self.tasks.pop(folder.uri, None)
+        if task is not None:
+            task.cancel()
+
+    def busy(self) -> bool:
+        return any(not task.done() for task in self.tasks.values())
 
 
 async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
@@ -73,7 +91,9 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             await _publish(ls, folder)
 
     # The child starts before the progress round trip: its git pass is the long pole.
-    run = asyncio.ensure_future(background.run(folder.project, options, staleness, on_partial))
+    run = ls.run_task(
+        background.run(folder.project, options, staleness, on_partial), "canon-check-child"
+    )
     token = None
     try:
         token = await _begin(ls, f"canon: checking {folder.project.name}")
@@ -90,9 +110,10 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.newest = snapshot.newest
         folder.moves = snapshot.moves
         folder.asset_dirs = snapshot.dirs
+        ls.watcher.update()  # the own watcher follows the listed asset directories
         folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
-        asyncio.ensure_future(folder.warm_links())  # backlinks ready before the first question
+        ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
         searcher.ensure(folder)  # the BM25 worker starts once the check no longer competes
         folder.generation += 1
         for address in changed_meanwhile:
@@ -126,11 +147,11 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         run.cancel()  # a no-op once it finished; else the child is killed
         folder.changed_during_check = None
         _end(ls, token)
-        ls.checks_done += 1
         gc.freeze()  # the store's long-lived objects leave the collector's scans (p99)
         if folder.rerun and not ls.shutting_down and ls.folders.get(folder.uri) is folder:
             folder.rerun = False
-            ls.check_tasks[folder.uri] = asyncio.ensure_future(_check(ls, folder, RERUN_DELAY))
+            ls.checker.tasks.pop(folder.uri, None)
+            ls.checker.schedule(folder, RERUN_DELAY)
 
 
 def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -187,7 +208,7 @@ async def _push_in_steps(
         if time.perf_counter() - resume > PUSH_SLICE:
             await asyncio.sleep(0)
             resume = time.perf_counter()
-    for uri in list(ls.published):
+    for uri in list(ls.notifier.published):
         where = ls.where(uri)
         ours = where is not None and where.folder is folder and where.kind in ("article", "store")
         if ours and uri not in live:

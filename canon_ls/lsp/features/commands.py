@@ -46,11 +46,9 @@ def tool_command(action: str) -> Callable[..., str]:
         )
         if action in ("write", "journal"):
             sync.store_changed(ls, folder, folder.store.refresh())
-            sync.schedule_notify(ls)
+            ls.notifier.schedule()
             if not folder.check_requested:
-                from . import checks
-
-                checks.schedule(ls, folder)  # the first write just created the store
+                ls.checker.schedule(folder)  # the first write just created the store
         return result.text
 
     run.__name__ = f"canon_{action}"
@@ -215,7 +213,7 @@ async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
         result = tool.run(
             folder.store, {"action": "journal", "body": body, "subject": [address]}, source="lsp"
         )
-        sync.schedule_notify(ls)
+        ls.notifier.schedule()
         ls.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=result.text)
         )

@@ -105,7 +105,7 @@ def _uri(where: Where) -> str:
 
 def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnostic]) -> None:
     """Push one document's diagnostics; empty lists are sent only to clear earlier ones."""
-    if not diagnostics and uri not in ls.published:
+    if not diagnostics and uri not in ls.notifier.published:
         return
     version = None
     doc = ls.workspace.text_documents.get(uri)
@@ -115,9 +115,9 @@ def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnosti
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
     )
     if diagnostics:
-        ls.published.add(uri)
+        ls.notifier.published.add(uri)
     else:
-        ls.published.discard(uri)
+        ls.notifier.published.discard(uri)
 
 
 def push_open_assets(ls: CanonLanguageServer) -> None:

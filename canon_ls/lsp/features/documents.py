@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..state import CanonLanguageServer
-from . import checks, diagnostics, sync
+from . import diagnostics, sync
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +33,10 @@ def on_did_save(ls: CanonLanguageServer, params: types.DidSaveTextDocumentParams
         if fs:
             changed = where.folder.store.reload_file(Path(os.path.abspath(fs)))
             sync.store_changed(ls, where.folder, changed)
-            sync.schedule_notify(ls)
+            ls.notifier.schedule()
     elif where.kind == "asset" and where.folder.serving and where.governing():
         # Client file events cover creations and deletions; content changes arrive as saves.
-        checks.schedule(ls, where.folder, SAVE_DEBOUNCE)
+        ls.checker.schedule(where.folder, SAVE_DEBOUNCE)
 
 
 def on_did_close(ls: CanonLanguageServer, params: types.DidCloseTextDocumentParams) -> None:

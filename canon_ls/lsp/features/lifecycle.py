@@ -11,9 +11,16 @@ from pygls.uris import from_fs_path
 
 from .. import settings as settings_mod
 from ..state import CanonLanguageServer, Folder
-from . import checks, diagnostics, watch
+from . import checks, diagnostics, sync, watch
 
 log = logging.getLogger(__name__)
+
+
+def create(ls: CanonLanguageServer) -> None:
+    """The features that own state of their own, created in this one place."""
+    ls.watcher = watch.Watcher(ls)
+    ls.checker = checks.Checker(ls)
+    ls.notifier = sync.Notifier(ls)
 
 
 def on_initialize(ls: CanonLanguageServer, params: types.InitializeParams) -> None:
@@ -33,11 +40,8 @@ def on_initialize(ls: CanonLanguageServer, params: types.InitializeParams) -> No
         and get_capability(caps, "workspace.diagnostics.refresh_support", False)
     )
     if ls.pull_diagnostics:  # registered here so push-only clients never see the provider
-        options = types.DiagnosticOptions(
-            identifier="canon", inter_file_dependencies=True, workspace_diagnostics=True
-        )
-        ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, options)(diagnostics.on_document_diagnostic)
-        ls.feature(types.WORKSPACE_DIAGNOSTIC)(diagnostics.on_workspace_diagnostic)
+        for method, options, handler in ls.pull_features:
+            ls.feature(method, options)(handler)
 
 
 async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParams) -> None:
@@ -50,15 +54,15 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
     # or staleness setting from workspace/configuration re-runs it (`apply`).
     for folder in list(ls.folders.values()):
         if folder.serving:
-            checks.schedule(ls, folder)
+            ls.checker.schedule(folder)
     await load_configuration(ls)
     for folder in ls.folders.values():
         if folder.error:
             show(ls, folder.error)
-    await watch.start(ls)
+    await ls.watcher.start()
     for folder in list(ls.folders.values()):
         if folder.serving and not folder.check_requested:
-            checks.schedule(ls, folder)
+            ls.checker.schedule(folder)
     ls.started = True
 
 
@@ -99,16 +103,14 @@ def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings
         if folder.error:
             show(ls, folder.error)
     if (reopen or restale) and (ls.started or requested) and folder.serving:
-        checks.schedule(ls, folder)  # a running check with the old settings is discarded
+        ls.checker.schedule(folder)  # a running check with the old settings is discarded
 
 
 async def on_did_change_configuration(
     ls: CanonLanguageServer, params: types.DidChangeConfigurationParams
 ) -> None:
     await load_configuration(ls)
-    from . import sync
-
-    sync.schedule_notify(ls)
+    ls.notifier.schedule()
 
 
 def on_did_change_workspace_folders(
@@ -117,25 +119,21 @@ def on_did_change_workspace_folders(
     for removed in params.event.removed or []:
         folder = ls.folders.pop(removed.uri, None)
         if folder is not None:
-            task = ls.check_tasks.pop(folder.uri, None)
-            if task is not None:
-                task.cancel()
-            for uri in list(ls.published):
+            ls.checker.forget(folder)
+            for uri in list(ls.notifier.published):
                 if uri.startswith(folder.uri):
                     diagnostics.publish(ls, uri, [])
     for added in params.event.added or []:
         folder = ls.add_folder(added.uri, ls.global_settings)
         if folder is not None and folder.serving:
-            checks.schedule(ls, folder)
+            ls.checker.schedule(folder)
 
 
 def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
     ls.shutting_down = True
     _cancel_pending_requests(ls)
-    for task in ls.check_tasks.values():
-        task.cancel()
-    if ls.poller is not None:
-        ls.poller.cancel()
+    ls.watcher.close()
+    ls.cancel_tasks()
     for folder in ls.folders.values():
         if folder.searcher is not None:
             folder.searcher.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -51,14 +52,11 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
     if folder.changed_during_check is not None:
         folder.changed_during_check.update(affected)
     folder.generation += 1
-    ls.dirty_uris.update(folder.finding_uri(a) for a in affected)
-    schedule_notify(ls)
+    ls.notifier.schedule(folder.finding_uri(a) for a in affected)
     if (new or folder.evidence_pending) and folder.checked:
-        from . import checks
-
         folder.evidence_pending = False
         # a new article (orphan? governs?) or a verdict without its evidence yet
-        checks.schedule(ls, folder, NEW_ARTICLE_DEBOUNCE)
+        ls.checker.schedule(folder, NEW_ARTICLE_DEBOUNCE)
 
 
 def recheck(folder: Folder, address: str) -> bool:
@@ -130,32 +128,43 @@ def _restale(folder: Folder, address: str, article: Article) -> Finding | None:
     return core_assets.stale_finding(evidence)
 
 
-def schedule_notify(ls: CanonLanguageServer) -> None:
-    if ls.notify_pending:
-        return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    ls.notify_pending = True
-    loop.call_soon(lambda: asyncio.ensure_future(notify(ls)))
+class Notifier:
+    """Telling the client what changed: the documents whose diagnostics must be re-sent, one
+    send per loop tick however many changes came, and which documents hold pushed ones."""
 
+    def __init__(self, ls: CanonLanguageServer) -> None:
+        self.ls = ls
+        self.dirty: set[str] = set()  # uris whose diagnostics must be re-sent
+        self.pending = False  # a send is scheduled for this loop tick
+        self.published: set[str] = set()  # uris with pushed, non-empty diagnostics
 
-async def notify(ls: CanonLanguageServer) -> None:
-    ls.notify_pending = False
-    uris = list(ls.dirty_uris)
-    ls.dirty_uris.clear()
-    try:
-        if ls.pull_diagnostics:
-            await refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
-        else:
-            for uri in uris:
-                diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
-            diagnostics.push_open_assets(ls)
-        await refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
-        await refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
-    except Exception:
-        log.exception("notifying the client of store changes failed")
+    def schedule(self, uris: Iterable[str] = ()) -> None:
+        self.dirty.update(uris)
+        if self.pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.pending = True
+        loop.call_soon(lambda: self.ls.run_task(self.notify(), "canon-notify"))
+
+    async def notify(self) -> None:
+        ls = self.ls
+        self.pending = False
+        uris = list(self.dirty)
+        self.dirty.clear()
+        try:
+            if ls.pull_diagnostics:
+                await refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
+            else:
+                for uri in uris:
+                    diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
+                diagnostics.push_open_assets(ls)
+            await refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
+            await refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
+        except Exception:
+            log.exception("notifying the client of store changes failed")
 
 
 async def refresh(ls: CanonLanguageServer, method: str, capability: str) -> None:

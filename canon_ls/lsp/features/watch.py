@@ -1,52 +1,107 @@
-"""External changes (agents, git, hand edits): client file events, else inotify, else a poll.
+"""External changes (agents, git, hand edits): the client's file events and our own watcher.
 
 With dynamic registration (VS Code) the client reports `.canon/**` changes and asset
-creations/deletions. Without it (Neovim's profile) on Linux inotify reports `.canon/**` writes
-at once (`..inotify`), through the same handling as the client's events. Always, an asyncio
-loop watches the articles tree's directory mtimes every `pollInterval` (chunked, so requests
-keep flowing; slower as a safety net when events arrive), runs a full `Store.refresh()` now and
-then within a small time budget, and watches git's HEAD and schema.json for store-wide
-changes. Either way one changed article re-reads one article.
+creations/deletions. Always, the `Watcher` runs watchfiles in a child process
+(`..fswatch`: inotify, FSEvents or ReadDirectoryChangesW) over the stores (with their
+subdirectories), each project root and `.git` (alone: a store appearing, a commit, a checkout),
+and, without client events, the asset directories the last whole-store check listed (alone,
+so gitignored trees such as node_modules are never watched). Its debounced batches arrive on
+the event loop as lines on a pipe and go through the same handling as the client's events:
+one changed article re-reads one article; an asset created or deleted, a schema change or a
+new commit queues the debounced whole-store re-check.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib.util
+import json
 import logging
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
-from canon_ls.core.address import address_of_file
-
-from .. import inotify
+from ..child import python_module
 from ..state import CanonLanguageServer, Folder
-from . import asset_watch, checks, sync
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+from . import checks, sync
 
 log = logging.getLogger(__name__)
 
-CLIENT_SAFETY = 4.0  # x pollInterval: the directory watch when the client reports events
-INOTIFY_SAFETY = 8.0  # x pollInterval: the directory watch when inotify reports them
+MAX_DIRS = 50_000  # asset directories beyond which the kernel memory (~1 KB a watch) wins
+ADDED, MODIFIED, DELETED = 1, 2, 3  # watchfiles' Change values
+
+# Files editors and tools create and delete around a save: never an asset change.
+_NOISE_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp")
 
 
-async def start(ls: CanonLanguageServer) -> None:
-    """Register client-side watchers if possible, else start polling."""
-    dynamic = get_capability(
-        ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False
-    )
-    if dynamic:
+class Watcher:
+    """The server's file watcher: registration with the client, the watchfiles child, and
+    what it watches. Created once per server (`lifecycle.create_features`)."""
+
+    def __init__(self, ls: CanonLanguageServer) -> None:
+        self.ls = ls
+        self.by_client = False  # the client reports file events (dynamic registration)
+        self.proc: asyncio.subprocess.Process | None = None
+        self.sent: dict[str, Any] | None = None  # the set the child watches
+        self.fresh_roots: set[str] = set()  # store roots to re-read once watched (new stores)
+        self.started = False  # the first set was sent (stores known then need no re-read)
+        self.asset_off = False  # too many asset directories: said once, not watched
+        self.asset_count = 0  # asset directories in the set last sent
+        self.git_marks: dict[str, tuple[float, ...]] = {}
+
+    async def start(self) -> None:
+        """Ask the client to report file events, then start the child."""
+        for folder in list(self.ls.folders.values()):
+            self.git_marks[folder.uri] = _git_mark(folder)
+        await self._register()
+        if importlib.util.find_spec("watchfiles") is None:  # the VS Code bundle: no binaries
+            log.info(
+                "watchfiles is not installed: canon sees changes made outside the editor as "
+                "the client reports them"
+            )
+            return
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *python_module("canon_ls.lsp.fswatch"),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                limit=16 * 1024 * 1024,
+            )
+        except OSError as exc:
+            log.warning(
+                "canon could not start its file watcher (%s): changes made outside "
+                "the editor show when a file is opened or saved",
+                exc,
+            )
+            return
+        self.ls.run_task(self._read(self.proc), "canon-watch")
+        self.update()
+        self.started = True
+
+    async def _register(self) -> None:
+        ls = self.ls
+        dynamic = get_capability(
+            ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False
+        )
+        if not dynamic:
+            return
         options = types.DidChangeWatchedFilesRegistrationOptions(
             watchers=[
                 types.FileSystemWatcher(glob_pattern="**/.canon/**"),
                 types.FileSystemWatcher(
                     glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete
                 ),
+                # commits, checkouts, branch switches (also without our own watcher)
+                types.FileSystemWatcher(glob_pattern="**/.git/{HEAD,packed-refs,refs/heads/**}"),
             ]
         )
         registration = types.Registration(
@@ -61,64 +116,130 @@ async def start(ls: CanonLanguageServer) -> None:
                 ),
                 timeout=10,
             )
-            ls.watched_by_client = True
+            self.by_client = True
             log.info("canon watches files through the client")
         except Exception as exc:
-            log.info("client refused file watching (%s); polling instead", exc)
-    if not ls.watched_by_client:
-        start_inotify(ls)
-    # Without events poll at the configured period; with them, a slow safety poll catches
-    # what a client may drop (events outside the workspace, overflowed watchers).
-    ls.poller = asyncio.ensure_future(poll(ls))
+            log.info("client refused file watching (%s); canon watches on its own", exc)
 
-
-def start_inotify(ls: CanonLanguageServer) -> None:
-    """Watch every store through inotify, or say once why the poll stays in charge."""
-    if os.environ.get("CANON_NO_INOTIFY"):
-        log.info("inotify disabled (CANON_NO_INOTIFY); canon polls the store")
-        return
-    ls.inotify = inotify.Inotify.open(lambda paths, full: on_inotify(ls, paths, full))
-    if ls.inotify is None:
-        log.info("inotify unavailable; canon polls the store")
-        return
-    for folder in list(ls.folders.values()):
-        if not watch_store(ls, folder):
-            return
-    log.info("canon watches the store through inotify")
-
-
-def watch_store(ls: CanonLanguageServer, folder: Folder) -> bool:
-    """Add `folder`'s store tree to inotify (once); False after falling back to the poll."""
-    if ls.inotify is None:
-        return False
-    if folder.store is None or not folder.store.exists():
-        return True
-    try:
-        ls.inotify.add_root(folder.store.root)
-    except inotify.WatchLimit as exc:
-        log.warning("inotify watch limit reached (%s); canon polls the store instead", exc)
-        ls.inotify.close()
-        ls.inotify = None
-        return False
-    return True
-
-
-def on_inotify(ls: CanonLanguageServer, paths: set[Path], full: bool) -> None:
-    """One loop tick's inotify events: as the client's events would be, or a full refresh.
-    Every write counts, in place or by rename, open in the editor or not: the store follows
-    the disk (SPEC §10 external changes), as it does for the client's own file events."""
-    if full:
-        for folder in list(ls.folders.values()):
+    def wanted(self) -> dict[str, Any]:
+        """What the child should watch now, from the folders' current state."""
+        trees: set[str] = set()
+        dirs: set[str] = set()
+        assets: set[str] = set()
+        poll = 0.5
+        for folder in list(self.ls.folders.values()):
+            poll = min(poll, folder.settings.poll_interval)
+            dirs.add(str(folder.project))
+            git = folder.project / ".git"
+            if git.is_dir():
+                dirs.add(str(git))
+                trees.add(str(git / "refs" / "heads"))
             store = folder.store
             if store is None or not store.exists():
                 continue
-            changed = store.refresh()
-            if changed:
-                sync.store_changed(ls, folder, changed)
-            checks.schedule(ls, folder, checks.ASSET_DEBOUNCE)
-            watch_store(ls, folder)  # a deleted and re-created root is watched again
-    if paths:
+            trees.add(str(store.root))
+            trees.update(str(m / ".canon") for m in store.mounts.values())
+            if not self.by_client:
+                assets.update(str(folder.project / d) for d in folder.asset_dirs)
+        if len(assets) > MAX_DIRS:
+            if not self.asset_off:
+                log.info(
+                    "%d asset directories (over %d): new or deleted assets show after a save, "
+                    "a commit or a branch switch",
+                    len(assets),
+                    MAX_DIRS,
+                )
+            self.asset_off = True
+            assets = set()
+        self.asset_count = len(assets)
+        return {
+            "trees": sorted(trees),
+            "dirs": sorted(dirs | assets),
+            "poll_ms": int(poll * 1000),
+        }
+
+    def update(self) -> None:
+        """Send the child the set to watch when it changed (a store appeared or went, a check
+        listed other asset directories, a folder came or went)."""
+        proc = self.proc
+        if proc is None or proc.stdin is None or proc.returncode is not None:
+            return
+        wanted = self.wanted()
+        if wanted == self.sent:
+            return
+        old_trees = set(self.sent["trees"]) if self.sent else set()
+        if self.started:
+            self.fresh_roots |= set(wanted["trees"]) - old_trees
+        self.sent = wanted
+        try:
+            proc.stdin.write((json.dumps(wanted) + "\n").encode())
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            log.warning("canon's file watcher stopped")
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        while line := await proc.stdout.readline():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "changes" in message:
+                self.on_changes([(int(k), Path(p)) for k, p in message["changes"]])
+            elif "ready" in message:
+                self._ready(message)
+            elif "warning" in message:
+                log.warning("canon's file watcher: %s", message["warning"])
+        if not self.ls.shutting_down:
+            log.warning("canon's file watcher ended (exit code %s)", await proc.wait())
+
+    def _ready(self, message: dict[str, Any]) -> None:
+        how = "by polling" if message.get("polling") else "through watchfiles"
+        if message["ready"] == "dirs":
+            if self.asset_count:
+                log.info("canon watches %d asset directories %s", self.asset_count, how)
+            return
+        log.info("canon watches the store %s (%d trees)", how, message.get("count", 0))
+        roots, self.fresh_roots = self.fresh_roots, set()
+        for folder in list(self.ls.folders.values()):
+            store = folder.store
+            if store is not None and str(store.root) in roots and store.exists():
+                changed = store.refresh()  # a store that appeared: what was written before
+                if changed:
+                    sync.store_changed(self.ls, folder, changed)
+
+    def on_changes(self, changes: list[tuple[int, Path]]) -> None:
+        """One batch from the child: store files re-read, asset sets and git re-checked."""
+        ls = self.ls
+        paths: list[Path] = []
+        for kind, path in changes:
+            folder = ls.folder_of(path)
+            if folder is None:
+                continue
+            if kind == MODIFIED and _is_asset(folder, path):
+                continue  # an asset's contents change no asset set (and saves come anyway)
+            paths.append(path)
         handle_paths(ls, paths)
+        self.update()  # a store or directory that appeared or went changes what is watched
+
+    def git_moved(self, folder: Folder) -> None:
+        """HEAD, a branch or packed-refs moved (a commit, a checkout): staleness may change.
+        Not `.git/index`: the check's own `git status` refreshes it."""
+        mark = _git_mark(folder)
+        known = self.git_marks.get(folder.uri, mark)  # a folder added since: from now on
+        if known != mark and folder.check_requested:
+            self.ls.checker.schedule(folder, checks.ASSET_DEBOUNCE)
+        self.git_marks[folder.uri] = mark
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+
+def _is_asset(folder: Folder, path: Path) -> bool:
+    where = folder.where(path)
+    return where is not None and where.kind == "asset"
 
 
 def on_did_change_watched_files(
@@ -133,254 +254,74 @@ def on_did_change_watched_files(
 
 
 def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
-    """Changed files on disk (client events or inotify): re-read articles, re-check assets."""
+    """Changed files on disk (client or own events): re-read articles, re-check assets."""
     assets: set[str] = set()
+    git_moved: set[str] = set()
     for path in paths:
         folder = ls.folder_of(path)
         if folder is None:
+            continue
+        git = folder.project / ".git"
+        if git in path.parents:
+            if folder.uri not in git_moved:
+                git_moved.add(folder.uri)
+                ls.watcher.git_moved(folder)
             continue
         where = folder.where(path)
         if where is None:
             continue
         if where.kind == "asset":
-            assets.add(folder.uri)
+            if not _noise(path.name):
+                assets.add(folder.uri)
             continue
         if folder.store is None:
             continue
         if path == folder.store.schema_file:
             assets.add(folder.uri)  # the schema judges every article: re-check the store
             continue
+        if path.name.endswith(".tmp"):
+            continue  # canon's atomic writes rename these into place
         try:
-            changed = folder.store.reload_file(path)
+            changed = _reload(folder.store, path)
         except Exception:
             log.exception("re-reading %s failed", path)
             continue
         sync.store_changed(ls, folder, changed)
         if where.kind != "article":
-            sync.schedule_notify(ls)  # journal entries change lens counts and hovers
+            ls.notifier.schedule()  # journal entries change lens counts and hovers
         if folder.serving and not folder.check_requested:
-            checks.schedule(ls, folder)  # the folder just gained a store
+            ls.checker.schedule(folder)  # the folder just gained a store
     for uri in assets:
         folder = ls.folders.get(uri)
-        if folder is not None:
-            checks.schedule(ls, folder, checks.ASSET_DEBOUNCE)
+        if folder is not None and folder.serving:
+            ls.checker.schedule(folder, checks.ASSET_DEBOUNCE)
 
 
-FULL_BUDGET = 0.01  # share of the loop a full `Store.refresh()` safety pass may use
-FULL_EVERY = 60.0  # seconds, at least, between full passes (one blocks ~0.3 s at 10k articles)
-SLICE = 0.0002  # seconds of stat'ing between yields to the event loop: a request that
-# arrives meanwhile waits at most about this long (200 directories per slice, 0.7-0.9 ms of
-# CPU, showed up as the idle hover p99 at 10k articles)
-
-
-class DirWatch:
-    """Cheap change detection for one articles tree: the mtimes of its directories.
-
-    A write by `canon` (atomic rename), a new or a deleted article all move their directory's
-    mtime; only such directories are listed again, and only files whose (mtime, size) differ
-    from the index are re-read (`Store.reload_file`). Stat'ing ~5k directories at 10k articles
-    runs in slices of ~0.2 ms between which requests are served. In-place edits that keep the
-    directory mtime are left to the slow full `Store.refresh()` pass and the per-request check.
-    """
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.mtimes: dict[str, int] = {}
-
-    async def changed_files(self, folder: Folder) -> set[str]:
-        store = folder.store
-        if store is None:
-            return set()
-        first = not self.mtimes
-        dirty: list[str] = []
-        if first:
-            dirty = [str(self.base)]
-        else:
-            resume = time.perf_counter()
-            for directory in list(self.mtimes):
-                if time.perf_counter() - resume > SLICE:
-                    await asyncio.sleep(0)
-                    resume = time.perf_counter()
-                try:
-                    mtime = os.stat(directory).st_mtime_ns
-                except OSError:
-                    self.mtimes.pop(directory, None)
-                    dirty.append(directory)
-                    continue
-                if mtime != self.mtimes[directory]:
-                    dirty.append(directory)
-        changed: set[str] = set()
-        seen_everywhere: set[str] = set()
-        resume = time.perf_counter()
-        while dirty:
-            directory = dirty.pop()
-            if time.perf_counter() - resume > SLICE:
-                await asyncio.sleep(0)
-                resume = time.perf_counter()
-            try:
-                self.mtimes[directory] = os.stat(directory).st_mtime_ns
-                entries = list(os.scandir(directory))
-            except OSError:
-                entries = []
-            seen = set()
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.path not in self.mtimes:
-                        dirty.append(entry.path)  # a new directory: list it too
-                    continue
-                if not entry.name.endswith(".md"):
-                    continue
-                seen.add(entry.path)
-                # The first pass compares too: it may run well after the store was loaded
-                # (after the startup checks), and what changed meanwhile must not become
-                # part of the baseline unseen.
-                if _differs(store, Path(entry.path), entry):
-                    changed |= store.reload_file(Path(entry.path))
-            if first:
-                seen_everywhere |= seen
-            else:
-                changed |= _vanished(store, Path(directory), seen)
-        if first:
-            changed |= await _vanished_anywhere(folder, seen_everywhere)
+def _reload(store: Store, path: Path) -> set[str]:
+    """Re-read one article file; for a directory that appeared or went in the articles tree
+    (moved in or out whole: one event for all it holds), every article below it."""
+    if path.name.endswith(".md") or store.articles_dir not in path.parents:
+        return store.reload_file(path)
+    changed: set[str] = set()
+    if path.is_dir():
+        for found in sorted(path.rglob("*.md")):
+            changed |= store.reload_file(found)
         return changed
-
-
-def _differs(store: Any, path: Path, entry: os.DirEntry[str]) -> bool:
-    address = address_of_file(store.articles_dir, path)
-    if address is None:
-        return False
-    article = store.article(address)
-    try:
-        st = entry.stat(follow_symlinks=False)
-    except OSError:
-        return True
-    return article is None or (article.mtime_ns, article.size) != (st.st_mtime_ns, st.st_size)
-
-
-def _vanished(store: Any, directory: Path, seen: set[str]) -> set[str]:
-    """Articles indexed directly in `directory` whose file is gone."""
-    try:
-        rel = directory.relative_to(store.articles_dir).as_posix()
-    except ValueError:
-        return set()
-    prefix = "" if rel == "." else rel + "/"
-    changed: set[str] = set()
+    if path.exists():
+        return changed
+    prefix = path.relative_to(store.articles_dir).as_posix() + "/"
     for address in store.addresses():
-        if address.startswith(prefix) and "/" not in address[len(prefix) :] and ":" not in address:
-            path = store.path_of(address)
-            if str(path) not in seen:
-                changed |= store.reload_file(path)
+        if address.startswith(prefix):
+            changed |= store.reload_file(store.path_of(address))
     return changed
 
 
-async def _vanished_anywhere(folder: Folder, seen: set[str]) -> set[str]:
-    """Project articles indexed whose file the first listing did not see (in slices)."""
-    store = folder.store
-    assert store is not None
-    changed: set[str] = set()
-    resume = time.perf_counter()
-    for address in store.addresses():
-        if ":" in address:
-            continue
-        path = folder.article_path(address)
-        if path not in seen:
-            changed |= store.reload_file(Path(path))
-        if time.perf_counter() - resume > SLICE:
-            await asyncio.sleep(0)
-            resume = time.perf_counter()
-    return changed
-
-
-async def poll(ls: CanonLanguageServer) -> None:
-    """Every `pollInterval` (slower with events): the directory watch; without client events,
-    a full refresh now and then, at most every FULL_EVERY and FULL_BUDGET of the loop's time."""
-    marks: dict[str, tuple[float, ...]] = {}
-    watches: dict[str, DirWatch] = {}
-    full_cost = 0.0
-    last_full = time.perf_counter()
-    try:
-        await _after_startup_checks(ls)
-        while not ls.shutting_down:
-            # The full pass only catches in-place edits that keep their directory's mtime (or
-            # events inotify dropped); with client file events there is no need for it at all.
-            full = not ls.watched_by_client and time.perf_counter() - last_full > max(
-                FULL_EVERY, full_cost / FULL_BUDGET
-            )
-            started = time.perf_counter()
-            for folder in list(ls.folders.values()):
-                try:
-                    watch_store(ls, folder)  # a store created or a folder added since
-                    await poll_folder(ls, folder, marks, watches, full)
-                except Exception:
-                    log.exception("polling %s failed", folder.project)
-                await asyncio.sleep(0)  # let queued requests run between folders
-            if full:
-                full_cost, last_full = time.perf_counter() - started, time.perf_counter()
-            # The first pass ran at once: it records the mtimes later passes compare with,
-            # so a write right after startup is not folded into that baseline unseen.
-            interval = min((f.settings.poll_interval for f in ls.folders.values()), default=0.5)
-            if ls.watched_by_client:
-                interval *= CLIENT_SAFETY
-            elif ls.inotify is not None:
-                interval *= INOTIFY_SAFETY
-            await asyncio.sleep(interval)
-    finally:
-        asset_watch.close(ls)
-        if ls.inotify is not None:
-            ls.inotify.close()
-            ls.inotify = None
-
-
-STARTUP_WAIT = 60.0  # seconds the safety-net watch waits, at most, for the startup checks
-
-
-async def _after_startup_checks(ls: CanonLanguageServer) -> None:
-    """With client events or inotify, the directory watch is only a safety net: its first
-    pass (a listing of every articles directory, ~0.1 s of CPU at 10k articles) waits until
-    the startup checks are over instead of competing with requests while they land. Without
-    either, it is the watcher itself and starts at once."""
-    deadline = time.perf_counter() + STARTUP_WAIT
-    while (
-        not ls.shutting_down
-        and (ls.watched_by_client or ls.inotify is not None)
-        and time.perf_counter() < deadline
-        and any(not task.done() for task in list(ls.check_tasks.values()))
-    ):
-        await asyncio.sleep(0.1)
-
-
-async def poll_folder(
-    ls: CanonLanguageServer,
-    folder: Folder,
-    marks: dict[str, tuple[float, ...]],
-    watches: dict[str, DirWatch],
-    full: bool,
-) -> None:
-    store = folder.store
-    if store is None or not store.exists():
-        return
-    watch = watches.get(folder.uri)
-    if watch is None or watch.base != store.articles_dir:
-        watch = watches[folder.uri] = DirWatch(store.articles_dir)
-    await asset_watch.follow(ls, folder)  # the last check's asset directories (own watcher)
-    changed = store.refresh() if full else await watch.changed_files(folder)
-    if changed:
-        sync.store_changed(ls, folder, changed)
-    mark = _git_mark(folder)
-    previous = marks.get(folder.uri)
-    marks[folder.uri] = mark
-    if not folder.check_requested:
-        checks.schedule(ls, folder)  # the folder gained a store since startup
-    elif previous is not None and mark != previous:
-        checks.schedule(ls, folder, checks.ASSET_DEBOUNCE)
+def _noise(name: str) -> bool:
+    return name.endswith(_NOISE_SUFFIXES) or name == "4913" or name.startswith(".#")
 
 
 def _git_mark(folder: Folder) -> tuple[float, ...]:
-    """mtimes that move on commits, checkouts and branch switches, or a schema change.
-
-    Not `.git/index`: the check's own `git status` refreshes it, which would re-trigger the
-    check forever. Staged or edited assets are caught by saves and the client's events.
-    """
+    """mtimes that move on commits, checkouts and branch switches."""
     git = folder.project / ".git"
     paths = [git / "HEAD", git / "packed-refs"]
     try:
@@ -389,8 +330,6 @@ def _git_mark(folder: Folder) -> tuple[float, ...]:
             paths.append(git / head[5:])
     except OSError:
         pass
-    if folder.store is not None:
-        paths.append(folder.store.schema_file)
     out = []
     for path in paths:
         try:

@@ -2,7 +2,8 @@
 server imports, so the .vsix runs `python -m canon_ls` on any Python >= 3.11 with nothing else
 installed (the layout of Microsoft's vscode-python-tools-extension-template).
 
-The server needs the project's dependencies except `mcp` (the agent side only); they are read
+The server needs the project's dependencies except `mcp` (the agent side only) and
+`watchfiles` (compiled; the client watches files in VS Code); they are read
 from this repository's pyproject.toml, so a new dependency there is bundled without an edit here.
 PyYAML's optional C accelerator is dropped (PyYAML falls back to its pure-Python parser), which
 keeps the .vsix the same on every platform; any other compiled module is refused.
@@ -24,6 +25,9 @@ HERE = Path(__file__).resolve().parent.parent  # editors/vscode
 REPO = HERE.parent.parent
 LIBS = HERE / "bundled" / "libs"
 AGENT_ONLY = {"mcp"}  # imported by the MCP server and hooks, never by the language server
+# Compiled, and optional to the server: in VS Code the client reports file events, and without
+# watchfiles the server says so once and runs without its own watcher.
+NOT_BUNDLED = {"watchfiles"}
 # Package data only agents use: the Pi extension's TypeScript is written by `canon init pi`,
 # which the editor never runs, so the .vsix does not carry it.
 AGENT_DATA = ("canon_ls/agent/pi_extension",)
@@ -36,7 +40,7 @@ def server_requirements() -> list[str]:
     keep = []
     for spec in project["dependencies"]:
         name = re.split(r"[<>=!~ ;\[]", spec, maxsplit=1)[0].strip().lower()
-        if name not in AGENT_ONLY:
+        if name not in AGENT_ONLY | NOT_BUNDLED:
             keep.append(spec)
     return keep
 

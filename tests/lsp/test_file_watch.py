@@ -1,13 +1,13 @@
-"""SPEC §10 external changes without client file events (Neovim): inotify, else the poll.
+"""SPEC §10 external changes without client file events (Neovim): the server's own watcher.
 
-On Linux the server watches `.canon/**` through inotify, so an agent's write reaches the
-article's pushed diagnostics without waiting for the 0.5 s directory poll. With
-`CANON_NO_INOTIFY=1` (and wherever inotify is unavailable) the poll alone still finds it.
+The server watches `.canon/**` and the asset directories through watchfiles (inotify here,
+FSEvents on macOS, ReadDirectoryChangesW on Windows), so an agent's write reaches the article's
+pushed diagnostics at once. Where the OS cannot report events (the watch limit, or
+`WATCHFILES_FORCE_POLLING=1` as here) watchfiles polls every `pollInterval` instead.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from test_external import CONFIG, agent_write
 
 PROFILE = "neovim@0.11"
-SLOW_POLL = {"pollInterval": 60}  # neither the directory poll nor the full pass runs in a test
+SLOW_POLL = {"pollInterval": 60}  # a poll would be far too slow for these tests: events only
 
 
 async def start(client: LanguageClient, workspace: Path, settings: dict) -> Session:
@@ -51,7 +51,7 @@ async def watched_client(lsp_client: LanguageClient, workspace: Path):
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=SERVER_COMMAND, server_env={**SERVER_ENV, "CANON_NO_INOTIFY": "1"}
+        server_command=SERVER_COMMAND, server_env={**SERVER_ENV, "WATCHFILES_FORCE_POLLING": "1"}
     )
 )
 async def polled_client(lsp_client: LanguageClient, workspace: Path):
@@ -78,13 +78,12 @@ async def broken_link(s: Session, rel: str) -> bool:
     return any(d.code == "broken-link" for d in await s.diagnostics(rel))
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
-async def test_inotify_delivers_writes_without_the_poll(watched: Session):
-    """SPEC §10 external changes: with a 60 s poll only inotify can deliver these in time —
+async def test_the_watcher_delivers_writes(watched: Session):
+    """SPEC §10 external changes: with a 60 s poll only file events can deliver these in time:
     a changed article, and one in a directory that did not exist when the watch started."""
     s = watched
     await s.checked()
-    await s.until(lambda: logged(s, "through inotify"), what="the inotify log line")
+    await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
     assert not await broken_link(s, CONFIG)
 
     await agent_write(
@@ -113,13 +112,14 @@ async def test_inotify_delivers_writes_without_the_poll(watched: Session):
     await s.until(lambda: broken_link(s, rel), what="the new directory's article")
 
 
-async def test_poll_fallback_without_inotify(polled: Session):
-    """SPEC §10 external changes: with inotify disabled (CANON_NO_INOTIFY=1) the server's
-    directory poll still brings an agent's write to the article's diagnostics."""
+async def test_poll_fallback_without_events(polled: Session):
+    """SPEC §10 external changes: where the OS reports no events (forced here with
+    WATCHFILES_FORCE_POLLING=1) the watcher polls and still brings an agent's write to the
+    article's diagnostics."""
     s = polled
     await s.checked()
-    await s.until(lambda: logged(s, "inotify disabled"), what="the fallback log line")
-    assert not logged(s, "through inotify")
+    await s.until(lambda: logged(s, "store by polling"), what="the fallback log line")
+    assert not logged(s, "through watchfiles")
 
     await agent_write(
         s,
@@ -137,15 +137,14 @@ async def orphan(s: Session, rel: str) -> bool:
     return any(d.code == "orphan" for d in await s.diagnostics(rel))
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
 async def test_assets_created_or_deleted_reach_orphans_without_a_save(watched: Session):
     """SPEC §10 external changes (assets) + §9 orphans, without client file events: a file an
     agent creates heals the orphan named like it, a deleted one makes its article an orphan —
-    no save, commit or restart (the poll is 60 s here: only inotify can bring them)."""
+    no save, commit or restart (the poll is 60 s here: only file events can bring them)."""
     s = watched
     widget, config = ".canon/articles/lib/widget.md", CONFIG
     await s.checked()
-    await s.until(lambda: logged(s, "asset directories through inotify"), what="asset watch")
+    await s.until(lambda: logged(s, "asset directories through watchfiles"), what="asset watch")
     assert await orphan(s, widget) and not await orphan(s, config)
 
     (s.root / "lib/widget.ts").write_text("export const widget = 1;\n")
