@@ -21,7 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .state import Folder
+    from collections.abc import Callable, Coroutine
+
+    from .state import CanonLanguageServer, Folder
+
+    RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
 from canon_ls.lsp.child import python_module
 
@@ -53,11 +57,11 @@ def serve(project: Path, options: dict[str, Any]) -> None:
 FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
 
 
-def ensure(folder: Folder) -> Searcher:
+def ensure(ls: CanonLanguageServer, folder: Folder) -> Searcher:
     """The folder's searcher, started now if nothing started it yet (a first question before
     the startup check ends, which otherwise starts it once it no longer competes)."""
     if folder.searcher is None:
-        folder.searcher = Searcher(folder.project, folder.settings.store_options())
+        folder.searcher = Searcher(folder.project, folder.settings.store_options(), ls.run_task)
         folder.searcher.start()
     searcher: Searcher = folder.searcher
     return searcher
@@ -68,7 +72,8 @@ class Searcher:
     index (loaded from the on-disk snapshot, or built): an answer from a half-ready search
     would look complete and be wrong (issue 9 item 16)."""
 
-    def __init__(self, project: Path, options: dict[str, Any]) -> None:
+    def __init__(self, project: Path, options: dict[str, Any], run: RunTask) -> None:
+        self.run = run  # the server's tracked task starter
         self.project = project
         self.options = options
         self.proc: asyncio.subprocess.Process | None = None
@@ -81,7 +86,7 @@ class Searcher:
 
     def start(self) -> None:
         if self.task is None:
-            self.task = asyncio.ensure_future(self._start())
+            self.task = self.run(self._start(), "canon-search-worker")
 
     async def _start(self) -> None:
         try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol.types import Range
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -75,8 +76,11 @@ class Folder:
     known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
     asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
     searcher: Searcher | None = None  # the BM25 worker once started
-    # source uri -> (text identity, [(target, range)], file path): references' link ranges
-    link_ranges: dict[str, tuple[Any, Any, str | None]] = field(default_factory=dict)
+    # source uri -> ((encoding, 'open' | 'disk', text or stat identity), [(target, range)],
+    # file path): references' link ranges (navigation.link_ranges)
+    link_ranges: dict[
+        str, tuple[tuple[object, str, object], list[tuple[str, Range]], str | None]
+    ] = field(default_factory=dict)
     _uris: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, BinaryIO
 
+from .pygls_private import set_stop_event
+
 log = logging.getLogger("canon_ls.lsp")
 
 MAX_MESSAGE = 256 * 1024 * 1024  # bytes; a larger Content-Length is treated as garbage
@@ -117,7 +119,8 @@ def serve(server: object) -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     threaded = not loop_readable(stdin, stdout)
     # What pygls' `_start_io_async` does, with LoopStdin in place of its executor reader.
-    server._stop_event = stop = threading.Event()
+    stop = threading.Event()
+    set_stop_event(server, stop)
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
         _run(
@@ -140,9 +143,8 @@ def serve(server: object) -> None:
 
 def _exit_code(server: object) -> int:
     """0 when the session ended with the `shutdown` handshake, else 1 (LSP `exit`; also a
-    client that vanished without it)."""
-    protocol = getattr(server, "protocol", None)
-    return 0 if getattr(protocol, "_shutdown", False) else 1
+    client that vanished without it). `shutting_down` is set by our `shutdown` handler."""
+    return 0 if getattr(server, "shutting_down", False) else 1
 
 
 def _run(main: Coroutine[Any, Any, None], grace: float = 2.0) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, capabilities
+from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, build_workspace, capabilities
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from test_external import CONFIG, agent_write
@@ -156,3 +156,30 @@ async def test_assets_created_or_deleted_reach_orphans_without_a_save(watched: S
 
 async def not_(check: Any) -> bool:
     return not await check
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    """The usual project, its store moved aside: the server starts without one."""
+    root = build_workspace(tmp_path / "proj")
+    (root / ".canon").rename(tmp_path / "store-aside")
+    return root
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV))
+async def bare_client(lsp_client: LanguageClient, bare: Path):
+    lsp_client.session = await start(lsp_client, bare, SLOW_POLL)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_store_appearing_after_startup_is_served(bare_client: LanguageClient):
+    """SPEC §10 external changes: a store moved into the project whole while the server runs
+    (one event for the directory, none for the files already in it) is read and checked."""
+    s: Session = bare_client.session  # type: ignore[attr-defined]
+    await s.until(lambda: logged(s, "project folders through watchfiles"), what="the watch")
+    assert not logged(s, "watches the store")
+    (s.root.parent / "store-aside").rename(s.root / ".canon")
+    await s.until(lambda: orphan(s, ".canon/articles/lib/widget.md"), what="the new store's orphan")
+    hover = await s.hover("src/core/config.ts", s.pos("src/core/config.ts", 0, 2))
+    assert hover is not None and "Loads layered config" in hover.contents.value

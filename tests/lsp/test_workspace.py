@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 from lsp_harness import Session, article, write
 from lsprotocol import types
@@ -141,7 +142,11 @@ async def test_a_failed_search_worker_says_why(tmp_path: Path):
     server then answers from addresses and capsules and tells the person once)."""
     from canon_ls.lsp.searcher import Searcher
 
-    worker = Searcher(tmp_path / "proj", {"mounts": {"lake": 5}})  # the child cannot open it
+    def run(work: Any, name: str) -> asyncio.Task[Any]:
+        return asyncio.get_running_loop().create_task(work, name=name)
+
+    # the child cannot open this store
+    worker = Searcher(tmp_path / "proj", {"mounts": {"lake": 5}}, run)
     try:
         assert await worker.query("config", 5, wait=60) is None
         assert "search worker" in worker.failure

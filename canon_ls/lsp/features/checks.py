@@ -114,7 +114,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.known = set(folder.store.addresses()) if folder.store is not None else set()
         folder.checked = True
         ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
-        searcher.ensure(folder)  # the BM25 worker starts once the check no longer competes
+        searcher.ensure(ls, folder)  # the BM25 worker starts once the check no longer competes
         folder.generation += 1
         for address in changed_meanwhile:
             sync.recheck(folder, address)

@@ -9,6 +9,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path
 
+from .. import pygls_private
 from .. import settings as settings_mod
 from ..state import CanonLanguageServer, Folder
 from . import checks, diagnostics, sync, watch
@@ -146,9 +147,7 @@ def _cancel_pending_requests(ls: CanonLanguageServer) -> None:
     never completes, and `exit` ends the process with 1. Cancelled from a copy here, they are
     gone from the table when pygls looks (their children are killed by `history.run_cli`)."""
     protocol = ls.protocol
-    table = getattr(protocol, "_request_futures", None)
-    if not isinstance(table, dict):
-        return
+    table = pygls_private.request_futures(protocol)
     current = getattr(protocol, "msg_id", None)
     for msg_id, future in list(table.items()):
         if msg_id != current and not future.done():

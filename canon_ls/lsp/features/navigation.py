@@ -158,7 +158,13 @@ def _ranges_of(ls: CanonLanguageServer, text: Text) -> list[tuple[str, types.Ran
     ]
 
 
-def _remember(folder: Folder, uri: str, key: object, ranges: list, path: str | None) -> None:
+def _remember(
+    folder: Folder,
+    uri: str,
+    key: tuple[object, str, object],
+    ranges: list[tuple[str, types.Range]],
+    path: str | None,
+) -> None:
     if len(folder.link_ranges) >= MAX_RANGES:
         folder.link_ranges.clear()
     folder.link_ranges[uri] = (key, ranges, path)

@@ -27,7 +27,7 @@ async def on_workspace_symbol(
         store = folder.store
         if store is None or not store.exists():
             continue
-        for address in await ranked(folder, query):
+        for address in await ranked(ls, folder, query):
             article = store.article(address)
             if article is None:
                 continue
@@ -78,7 +78,7 @@ def symbol_name(address: str, capsule: str) -> str:
     return f"{address}{SEPARATOR}{capsule}"
 
 
-async def ranked(folder: Folder, query: str) -> list[str]:
+async def ranked(ls: CanonLanguageServer, folder: Folder, query: str) -> list[str]:
     """Addresses typed as such first (starting with the query, or holding a query with a
     slash), then BM25 over body and capsule, then addresses that merely contain the query
     (what a picker needs while a word is still being typed)."""
@@ -86,7 +86,7 @@ async def ranked(folder: Folder, query: str) -> list[str]:
     if not query:
         return names.addresses[:LIMIT]
     lowered = query.lower()
-    hits = await searcher.ensure(folder).query(query, LIMIT)
+    hits = await searcher.ensure(ls, folder).query(query, LIMIT)
     if hits is None:  # no full text: capsules stand in (the person is told, see above)
         hits = capsules_containing(folder, lowered.split(), LIMIT)
     ranked = names.starting_with(lowered, 5)

@@ -197,8 +197,12 @@ class Watcher:
         if message["ready"] == "dirs":
             if self.asset_count:
                 log.info("canon watches %d asset directories %s", self.asset_count, how)
+            else:
+                log.info("canon watches the project folders %s", how)
             return
-        log.info("canon watches the store %s (%d trees)", how, message.get("count", 0))
+        stores = [f for f in self.ls.folders.values() if f.serving]
+        if stores:
+            log.info("canon watches the store %s (%d stores)", how, len(stores))
         roots, self.fresh_roots = self.fresh_roots, set()
         for folder in list(self.ls.folders.values()):
             store = folder.store
