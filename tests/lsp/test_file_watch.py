@@ -8,6 +8,9 @@ pushed diagnostics at once. Where the OS cannot report events (the watch limit, 
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +186,49 @@ async def test_a_store_appearing_after_startup_is_served(bare_client: LanguageCl
     await s.until(lambda: orphan(s, ".canon/articles/lib/widget.md"), what="the new store's orphan")
     hover = await s.hover("src/core/config.ts", s.pos("src/core/config.ts", 0, 2))
     assert hover is not None and "Loads layered config" in hover.contents.value
+
+
+def _watcher_pids() -> list[int]:
+    """The watchfiles children of the servers this test process started."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            server = _ppid(Path("/proc", _ppid(entry)))
+        except (OSError, IndexError):
+            continue
+        if b"canon_ls.lsp.fswatch" in cmdline and server == str(os.getpid()):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _ppid(entry: Path) -> str:
+    return (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the child in /proc")
+async def test_a_killed_watcher_is_restarted(watched: Session):
+    """SPEC §10 external changes: the watcher child killed from outside comes back, and the
+    writes after it still reach the diagnostics."""
+    s = watched
+    await s.checked()
+    await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
+    [child] = _watcher_pids()
+    os.kill(child, signal.SIGKILL)
+    await s.until(lambda: logged(s, "restarting it"), what="the restart")
+    await s.until(
+        lambda: sum("store through watchfiles" in m.message for m in s.client.log_messages) > 1,
+        what="the new watch",
+    )
+    await agent_write(
+        s,
+        {
+            "action": "write",
+            "path": "src/core/config.ts",
+            "capsule": "Config now comes from env only.",
+            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
+        },
+    )
+    await s.until(lambda: broken_link(s, CONFIG), what="the write after the restart")

@@ -36,6 +36,7 @@ from . import checks, sync
 
 log = logging.getLogger(__name__)
 
+MAX_RESTARTS = 3
 MAX_DIRS = 50_000  # asset directories beyond which the kernel memory (~1 KB a watch) wins
 ADDED, MODIFIED, DELETED = 1, 2, 3  # watchfiles' Change values
 
@@ -57,6 +58,7 @@ class Watcher:
         self.asset_off = False  # too many asset directories: said once, not watched
         self.asset_count = 0  # asset directories in the set last sent
         self.git_marks: dict[str, tuple[float, ...]] = {}
+        self.restarts = 0  # the child ended unasked (killed, crashed): restarted a few times
 
     async def start(self) -> None:
         """Ask the client to report file events, then start the child."""
@@ -69,6 +71,10 @@ class Watcher:
                 "the client reports them"
             )
             return
+        await self._spawn()
+        self.started = True
+
+    async def _spawn(self) -> None:
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *python_module("canon_ls.lsp.fswatch"),
@@ -83,9 +89,9 @@ class Watcher:
                 exc,
             )
             return
+        self.sent = None
         self.ls.run_task(self._read(self.proc), "canon-watch")
         self.update()
-        self.started = True
 
     async def _register(self) -> None:
         ls = self.ls
@@ -189,8 +195,18 @@ class Watcher:
                 self._ready(message)
             elif "warning" in message:
                 log.warning("canon's file watcher: %s", message["warning"])
-        if not self.ls.shutting_down:
-            log.warning("canon's file watcher ended (exit code %s)", await proc.wait())
+        code = await proc.wait()
+        if self.ls.shutting_down or self.proc is not proc:
+            return
+        self.restarts += 1
+        if self.restarts > MAX_RESTARTS:
+            log.warning("canon's file watcher ended (exit code %s); not restarted again", code)
+            return
+        log.warning("canon's file watcher ended (exit code %s); restarting it", code)
+        await asyncio.sleep(1.0)
+        if self.started:  # what changed meanwhile: every store is read again once watched
+            self.fresh_roots |= set(self.sent["trees"] if self.sent else [])
+        await self._spawn()
 
     def _ready(self, message: dict[str, Any]) -> None:
         how = "by polling" if message.get("polling") else "through watchfiles"
