@@ -242,3 +242,31 @@ def test_live_resume_keeps_the_cycle_and_a_new_session_starts_one(
         "surfaced",
     ]
     assert [d["source"] for d in decisions if d["decision"] == "cycle"] == ["startup", "startup"]
+
+
+def test_live_remember_prompt_is_journaled_once(claude_bin: Path, tmp_path: Path) -> None:
+    """SPEC §11.5 with the real Claude Code: a `remember:` prompt lands exactly one journal
+    entry (verbatim, source claude-code, the file it names as subject) before the model
+    answers; the model's first request carries the one line saying it is recorded."""
+    project = make_project(tmp_path / "proj")
+    done = subprocess.run([*canon_command(), "init", "claude-code"], cwd=project,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
+    home.mkdir()
+    note = "remember: src/core/config.py reads env last, so env wins"
+    with FakeAnthropic(lambda turn, rec: text("Noted.")) as fake:
+        run = subprocess.run(
+            [claude_bin, "-p", note, "--output-format", "json"],
+            cwd=project, env=claude_env(home, fake.url, state, trace),
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
+    written = entry.read_text("utf-8")
+    assert written.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
+    assert "source: claude-code\n" in written and "subject:\n  - src/core/config\n" in written
+    said = f"journaled verbatim as journal/{entry.name}; it is recorded, do not record it again."
+    assert requests[0].flat().count(said) == 1
+    assert len(requests) == 1

@@ -144,3 +144,42 @@ def test_live_codex_session_surfaces_reminds_and_sees_tool_writes(
     ]
     assert [d["decision"] for d in decisions].count("remind") == 1
     assert (project / "src/core/config.py").read_text() == "x = 2\n"
+
+
+def test_live_codex_remember_prompt_is_journaled_once(codex_bin: Path, tmp_path: Path) -> None:
+    """SPEC §11.5 with the real Codex: a `remember:` prompt lands exactly one journal entry
+    (verbatim, source codex) before the model answers, and the model is told in one line."""
+    project = make_project(tmp_path / "proj")
+    done = subprocess.run([*canon_command(), "init", "codex"], cwd=project,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    home = tmp_path / "home"
+    home.mkdir()
+    note = "remember: src/core/config.py reads env last, so env wins"
+    with FakeOpenAI(lambda turn, req: message("Noted.")) as fake:
+        bin_dir = Path(canon_command()[0]).parent if len(canon_command()) == 1 else None
+        env = {
+            "PATH": os.pathsep.join(
+                str(p) for p in (bin_dir, Path(sys.executable).parent, os.environ["PATH"]) if p
+            ),
+            "HOME": str(home),
+            "CODEX_HOME": str(codex_home(tmp_path, fake.url, project)),
+            "FAKE_OPENAI_KEY": "sk-test-not-a-key",
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "CANON_TODAY": "2026-11-29",
+        }
+        run = subprocess.run(
+            [codex_bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+             "--dangerously-bypass-approvals-and-sandbox", note],
+            cwd=project, env=env, capture_output=True, text=True, timeout=300,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        requests = fake.responses()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
+    written = entry.read_text("utf-8")
+    assert written.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
+    assert "source: codex\n" in written and "subject:\n  - src/core/config\n" in written
+    said = f"journaled verbatim as journal/{entry.name}; it is recorded, do not record it again."
+    assert requests[0].flat().count(said) == 1
+    assert len(requests) == 1

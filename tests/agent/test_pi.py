@@ -234,6 +234,35 @@ def read_then_stop(turn: int, rec: Recorded) -> list[Block]:
     return text("Read it.")
 
 
+def test_remember_prompt_is_journaled_once_before_the_model_answers(
+    pi: list[str], tmp_path: Path
+) -> None:
+    """SPEC §11.5 with the real Pi: a `remember:` prompt lands exactly one journal entry,
+    verbatim, marked as Pi's, naming the file; the model's first request already carries the
+    one line saying so. Without the extension (or the capture) there is no entry."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+    note = "remember: src/core/config.py reads env last, so env wins"
+    with FakeAnthropic(lambda turn, rec: text("Noted."), main_tool="read") as fake:
+        run = subprocess.run(
+            [*pi, "-p", "--provider", "fake", "--model", "fake-model", note],
+            cwd=project, env=pi_env(tmp_path, project, fake.url), capture_output=True,
+            text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
+    text_ = entry.read_text("utf-8")
+    assert text_.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
+    assert "source: pi\n" in text_ and "subject:\n  - src/core/config\n" in text_
+    [said] = canon_messages(requests[0])
+    assert said == (
+        f"canon: the user's note above was journaled verbatim as journal/{entry.name}; "
+        "it is recorded, do not record it again."
+    )
+    assert requests[0].flat().count(note) == 1  # the prompt itself still reaches the model
+
+
 def test_missing_canon_warns_once_and_pi_carries_on(pi: list[str], tmp_path: Path) -> None:
     """SPEC §11.6: a canon that cannot run never breaks the Pi session: one warning, then
     silence, and the agent's turn completes."""
