@@ -29,15 +29,20 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from common import machine, median, pct, peak_rss_mb, rss_mb, timed  # noqa: E402
 
-from canon_ls.core.assets import (  # noqa: E402
-    Assets,
-    ChangeTimes,
-    address_of_path,
-    article_findings,
-    check,
-    orphans,
-    stale,
-)
+from canon_ls.core.assets import Assets, address_of_path  # noqa: E402
+
+try:  # compare.py also runs revisions from before core/check.py (all in assets.py then)
+    from canon_ls.core.changes import ChangeTimes
+    from canon_ls.core.check import article_findings, check, orphans
+    from canon_ls.core.staleness import stale
+except ImportError:
+    from canon_ls.core.assets import (  # type: ignore[attr-defined,no-redef]
+        ChangeTimes,
+        article_findings,
+        check,
+        orphans,
+        stale,
+    )
 from canon_ls.core.search import SearchIndex, cached_index, tokenize  # noqa: E402
 from canon_ls.core.store import Store  # noqa: E402
 

@@ -214,7 +214,7 @@ def _missing(store: Store) -> str:
 
 def _status_line(store: Store) -> str:
     """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
-    from canon_ls.core import assets
+    from canon_ls.core import assets, changes, check, staleness
     from canon_ls.core.tool import plural
 
     parts = [
@@ -224,9 +224,9 @@ def _status_line(store: Store) -> str:
     ]
     try:
         project_assets = assets.Assets(store.project, store.root)
-        parts.append(plural(len(assets.orphans(store, project_assets)), "orphan"))
-        times = assets.ChangeTimes(store.project)
-        parts.append(f"{len(assets.stale(store, project_assets, times))} stale")
+        parts.append(plural(len(check.orphans(store, project_assets)), "orphan"))
+        times = changes.ChangeTimes(store.project)
+        parts.append(f"{len(staleness.stale(store, project_assets, times))} stale")
     except OSError:
         parts.append("orphans and staleness unavailable")
     return f"canon store {store.root}: " + ", ".join(parts) + "."
@@ -336,10 +336,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         else:
             print("\n".join([*settings_cmd.finding_lines(bad_options), _missing(store)]))
         return 1 if bad_options else 0
-    from canon_ls.core import assets
+    from canon_ls.core import assets, changes, check
 
-    findings = assets.check(
-        store, assets.Assets(store.project, store.root), assets.ChangeTimes(store.project)
+    findings = check.check(
+        store, assets.Assets(store.project, store.root), changes.ChangeTimes(store.project)
     )
     if args.format == "json":
         rows = json.loads(_findings_json(store, findings))
@@ -372,8 +372,8 @@ def _governing(store: Store, raw: str) -> tuple[str, str]:
 def _cmd_review(args: argparse.Namespace) -> int:
     """SPEC §11.1: `reviewed: <today>` on the governing article (Store.set_reviewed, the
     editor's "Mark reviewed"); `updated` never changes."""
-    from canon_ls.core.assets import evidence_for
     from canon_ls.core.clock import today
+    from canon_ls.core.staleness import evidence_for
     from canon_ls.core.store import BadInput
 
     store = _store(args)

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from canon_ls.core import assets as assets_mod
+from canon_ls.core import changes, check, staleness
 from canon_ls.core.store import Store
 
 # Above this many articles asset nodes are left out: the page stays usable in a browser.
@@ -29,8 +30,8 @@ def graph_data(store: Store) -> dict[str, Any]:
     if not store.exists():
         return {"nodes": nodes, "edges": edges, "root": str(store.root), "assets_omitted": False}
     project_assets = assets_mod.Assets(store.project, store.root)
-    orphans = set(assets_mod.orphans(store, project_assets))
-    stale = assets_mod.stale(store, project_assets, assets_mod.ChangeTimes(store.project))
+    orphans = set(check.orphans(store, project_assets))
+    stale = staleness.stale(store, project_assets, changes.ChangeTimes(store.project))
     addresses = store.addresses()
     known = set(addresses)
     with_assets = len(addresses) <= ASSET_NODE_LIMIT

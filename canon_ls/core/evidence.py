@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
-    from canon_ls.core.assets import ChangeTimes
+    from canon_ls.core.changes import ChangeTimes
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 SUBJECT_MAX = 80  # characters of a commit subject shown in the one-line form

@@ -16,16 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canon_ls.core import cache, gitrun
-from canon_ls.core.assets import (
-    Assets,
-    ChangeTimes,
-    Commit,
-    evidence_one,
-    governed_files,
-    scope_pathspecs,
-)
+from canon_ls.core.assets import Assets, scope_pathspecs
+from canon_ls.core.changes import ChangeTimes, Commit
 from canon_ls.core.clock import today as _today
 from canon_ls.core.evidence import day, days_between, plural, reference_of
+from canon_ls.core.staleness import evidence_one, governed_files
 from canon_ls.core.store import BadInput, sanitise_slug
 
 if TYPE_CHECKING:

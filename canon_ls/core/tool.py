@@ -256,7 +256,7 @@ def _read(
 def _evidence(store: Store, address: str) -> Evidence | None:
     """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
     cannot read, or any other failure here, leaves the read without it."""
-    from canon_ls.core.assets import evidence_for
+    from canon_ls.core.staleness import evidence_for
 
     try:
         return evidence_for(store, address)

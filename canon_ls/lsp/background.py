@@ -1,25 +1,21 @@
 """Whole-store work in a child process, so the server's event loop never starves (GIL).
 
-`python -m canon_ls.lsp.background` reads `{"project", "options", "staleness"}` as JSON on
-stdin, runs the one git pass and the full `check`, and writes plain results on stdout as
-length-prefixed pickles: first a partial Snapshot (everything but staleness, ready while
-`git log` still runs), then the final one. The server awaits it as an asyncio subprocess: no
-thread of ours holds the GIL while requests are answered. The child imports only
-`canon_ls.core`.
+Transport only: `python -m canon_ls.lsp.background` reads `{"project", "options",
+"staleness"}` as JSON on stdin, runs core's whole-store pass (`core.check.run`) and writes its
+two phases on stdout as length-prefixed pickles: first a partial Snapshot (everything but
+staleness, ready while `git log` still runs), then the final one. The server awaits it as an
+asyncio subprocess: no thread of ours holds the GIL while requests are answered. The child
+imports only `canon_ls.core`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import json
 import logging
-import os
 import pickle
 import sys
-import threading
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,105 +53,28 @@ def compute(
     staleness: bool,
     partial: Callable[[Snapshot], None] | None = None,
 ) -> Snapshot:
-    """The whole-store pass, with the one `git log` (the long pole: 2.5-5.6 s at 100k files)
-    running from the first moment while the rest of the check, which does not need it, runs:
-    the listing, the articles' parse, the lints, links, relations and orphans. Those are
-    handed to `partial` (when given and staleness is on) before waiting for git."""
-    from canon_ls.core import assets as core_assets
-    from canon_ls.core.project import open_store
+    """core's whole-store pass (`check.run`, two phases), as Snapshots for the wire."""
+    from canon_ls.core import check
 
-    started = time.perf_counter()
-    box: dict[str, Any] = {}
-    worker = None
-    if staleness:  # git works in its own process; this thread mostly waits for its output
-        worker = threading.Thread(target=_times, args=(core_assets, project, box), daemon=True)
-        worker.start()
-        _yield_cpu()
-    store = open_store(project, options)
-    assets = core_assets.Assets(project, store_root=store.root)
-    findings = core_assets.check(store, assets, None, staleness=False)
-    orphans = [f.address for f in findings if f.code == "orphan"]
-    snapshot = Snapshot()
-    snapshot.moves = _move_guesses(store, assets.files(), orphans, core_assets.address_of_path)
-    snapshot.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
-    if worker is not None:
+    def on_partial(early: check.Pass) -> None:
         if partial is not None:
-            partial(
-                Snapshot(
-                    findings=list(findings),
-                    moves=snapshot.moves,
-                    seconds=time.perf_counter() - started,
-                    partial=True,
-                )
-            )
-        # Which article governs each file does not depend on git: map it while git runs, so
-        # only the times are left for after (core's stale() walks the 100k files itself).
-        mounts = store.mounts
-        projects = [
-            a for a in store.addresses() if not (":" in a and a.partition(":")[0] in mounts)
-        ]
-        articles = set(projects)
-        governed = core_assets.governed_pairs(articles, assets)
-        worker.join()
-        if "error" in box:
-            raise box["error"]
-        times, snapshot.git_seconds = box["times"], box["seconds"]
-        snapshot.newest = core_assets.newest_changes(governed, times)
-        # the same verdicts and evidence as core's stale(), from the same pairs and times
-        evidence = core_assets.stale_evidence(store, assets, times, governed, snapshot.newest)
-        findings += [core_assets.stale_finding(e) for e in evidence.values()]
-        snapshot.evidence = evidence
-        stale = {a: e.message() for a, e in evidence.items()}
-        # the order check() gives (a stable sort: stale after the others at the same place)
-        order = {a: i for i, a in enumerate(store.addresses())}
-        findings.sort(key=lambda f: (order.get(f.address, -1), f.line, f.start))
-        snapshot.stale = stale
-    snapshot.findings = list(findings)
-    snapshot.seconds = time.perf_counter() - started
-    return snapshot
+            partial(_snapshot(early))
+
+    return _snapshot(check.run(project, options, staleness, on_partial if partial else None))
 
 
-def _yield_cpu() -> None:
-    """Lower this thread's priority only (Linux niceness is per thread): git, forked from the
-    worker thread, and the server answering its first hover (the in-process store load) go
-    first on a 2-core machine; this work is not on the critical path while git runs."""
-    with contextlib.suppress(Exception):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5)
-
-
-def _times(core_assets: Any, project: Path, box: dict[str, Any]) -> None:
-    started = time.perf_counter()
-    try:
-        box["times"] = core_assets.ChangeTimes(project)
-        box["seconds"] = time.perf_counter() - started
-    except Exception as exc:  # re-raised by compute on the main thread
-        box["error"] = exc
-
-
-def _move_guesses(
-    store: Any, files: list[str], orphans: list[str], address_of: Any, limit: int = 3
-) -> dict[str, list[str]]:
-    """For each orphan, assets named like it (a likely rename) that have no article yet."""
-    if not orphans:
-        return {}
-    by_leaf: dict[str, list[str]] = {}
-    for address in orphans:
-        by_leaf.setdefault(address.rsplit("/", 1)[-1], []).append(address)
-    out: dict[str, list[str]] = {}
-    for path in files:
-        name = path.rsplit("/", 1)[-1]
-        leaf = name.split(".", 1)[0] if not name.startswith(".") else name
-        for orphan in by_leaf.get(leaf, ()):
-            candidate = address_of(path)
-            guesses = out.setdefault(orphan, [])
-            if (
-                candidate != orphan
-                and len(guesses) < limit
-                and candidate not in guesses
-                and not store.has(candidate)
-            ):
-                guesses.append(candidate)
-    return {k: v for k, v in out.items() if v}
+def _snapshot(done: Any) -> Snapshot:
+    return Snapshot(
+        findings=done.findings,
+        stale={a: e.message() for a, e in done.evidence.items()},
+        evidence=done.evidence,
+        newest=done.newest,
+        moves=done.moves,
+        dirs=done.dirs,
+        seconds=done.seconds,
+        git_seconds=done.git_seconds,
+        partial=done.partial,
+    )
 
 
 def main() -> None:

@@ -235,7 +235,7 @@ def test_the_check_example_lines_are_the_demos(tmp_path: Path) -> None:
 def test_the_check_codes_table_is_every_code_core_reports() -> None:
     rows = table(section("canon check output"), "| code |")
     documented = {code(r[0]) for r in rows}
-    source = (CORE / "assets.py").read_text("utf-8") + (CORE / "lint.py").read_text("utf-8")
+    source = (CORE / "check.py").read_text("utf-8") + (CORE / "lint.py").read_text("utf-8")
     produced = set(re.findall(r'Finding\(\s*[^,()]+,\s*"([a-z-]+)"', source))
     for chosen in re.findall(r'code = "([a-z-]+)"(?: if [^\n]* else "([a-z-]+)")?', source):
         produced |= {c for c in chosen if c}

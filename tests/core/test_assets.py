@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core.assets import Assets, ChangeTimes, address_of_path, parse_log
+from canon_ls.core.assets import Assets, address_of_path
+from canon_ls.core.changes import ChangeTimes, parse_log
 
 DAY = 86400
 T0 = 1_700_000_000  # 2023-11-14 22:13 UTC
@@ -376,7 +377,7 @@ def test_parse_history_clock_skew_and_odd_subjects() -> None:
         b"\x00150 eee\x1fEve\x1fempty\x00"
         b"\x00200 bbb\x1fBob Ray\x1fskewed \x1f subject\x00\nM\x00x.py\x00"
     )
-    from canon_ls.core.assets import parse_history
+    from canon_ls.core.changes import parse_history
 
     h = parse_history(out)
     assert [c.hash for c in h.commits] == ["aaa", "bbb"]

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core.assets import (
-    Assets,
-    ChangeTimes,
+from canon_ls.core.assets import Assets
+from canon_ls.core.changes import ChangeTimes
+from canon_ls.core.check import (
     Finding,
     article_findings,
     check,
     children_unlisted,
     orphans,
-    stale,
     unreferenced,
 )
+from canon_ls.core.staleness import stale
 from canon_ls.core.store import Store
 
 DAY = 86400

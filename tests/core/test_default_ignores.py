@@ -115,6 +115,6 @@ def test_orphans_and_check_follow(tmp_path: Path) -> None:
         "---\ncapsule: Pad.\nupdated: 2099-01-01\n---\n",
     )
     store = open_store(tmp_path)
-    from canon_ls.core.assets import orphans
+    from canon_ls.core.check import orphans
 
     assert orphans(store, Assets(tmp_path, store.root)) == ["node_modules/left-pad"]

@@ -10,7 +10,9 @@ import pytest
 from stale_repo import Repo, build, noon
 
 from canon_ls.core import assets as core_assets
+from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.evidence import Change, Evidence
+from canon_ls.core.staleness import evidence_for, stale_evidence
 from canon_ls.core.store import Store
 
 
@@ -24,12 +26,12 @@ def test_spec_9_1_whole_store_and_one_article_agree(repo: Repo, tmp_path: Path):
     """stale_evidence (check, the language server) and evidence_for (read) give equal facts."""
     store = Store(repo.root)
     assets = core_assets.Assets(repo.root, store.root)
-    times = core_assets.ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
-    every = core_assets.stale_evidence(store, assets, times)
+    times = ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
+    every = stale_evidence(store, assets, times)
     assert set(every) == {"src/feed/fetch", "src/feed", "notes/policy"}
     for address, found in every.items():
-        assert core_assets.evidence_for(store, address, times) == found
-    assert core_assets.evidence_for(store, "src/app", times) is None
+        assert evidence_for(store, address, times) == found
+    assert evidence_for(store, "src/app", times) is None
     fetch = every["src/feed/fetch"]
     assert [c.subject for c in fetch.commits] == [
         "Retry on 429",
@@ -45,8 +47,8 @@ def test_spec_9_1_since_redates_after_a_review_or_an_update(repo: Repo, tmp_path
     """A later reference date keeps only what came after it; an earlier one cannot be told
     from the evidence alone (None: gather again)."""
     store = Store(repo.root)
-    times = core_assets.ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
-    fetch = core_assets.evidence_for(store, "src/feed/fetch", times)
+    times = ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
+    fetch = evidence_for(store, "src/feed/fetch", times)
     assert fetch is not None
     later = fetch.since("2026-11-10", "reviewed", "2026-11-29", "")
     assert later is not None and later.line().startswith(
@@ -70,7 +72,7 @@ def test_spec_9_1_without_git_changes_are_file_times(tmp_path: Path, monkeypatch
         "---\ncapsule: The sources.\nupdated: 2026-11-01\n---\n# src\n", encoding="utf-8"
     )
     store.refresh()
-    found = core_assets.evidence_for(store, "src", core_assets.ChangeTimes(root))
+    found = evidence_for(store, "src", ChangeTimes(root))
     assert found is not None and not found.git
     assert found.line() == (
         "stale: 2 files changed in 28 days since updated 2026-11-01: src/b.py, src/a.py"

@@ -103,17 +103,17 @@ def test_spec_2_find_project(tmp_path: Path) -> None:
 def test_spec_8_mount_articles_are_judged_by_the_mounts_schema(project: Path, lake: Path) -> None:
     """SPEC §8: a mount has its own `.canon/` — its schema.json judges its articles (check,
     read); the project's schema keeps judging project articles."""
-    from canon_ls.core import assets
+    from canon_ls.core import check
 
     (lake / ".canon/schema.json").write_text(
         '{"schema_version": 1, "article": {"capsule": {"max_chars": 5}}}'
     )
     store = open_store(project, {"mounts": [str(lake)]})
     tool.run(store, {"action": "write", "path": "src/a.ts", "capsule": "Daily prices."})
-    findings = assets.check(store, staleness=False)
+    findings = check.check(store, staleness=False)
     schema_hits = {f.address for f in findings if f.code.startswith("schema")}
     assert schema_hits == {"lake:prices"}, findings
     assert "schema:" in tool.run(store, {"action": "read", "path": "lake:prices"}).text
     assert "schema:" not in tool.run(store, {"action": "read", "path": "src/a"}).text
-    one = assets.article_findings(store, "lake:prices")
+    one = check.article_findings(store, "lake:prices")
     assert any(f.code.startswith("schema") for f in one)

@@ -165,7 +165,7 @@ def test_spec_7_refs_required_and_min_count(store: Store, project: Path) -> None
 
 
 def test_spec_7_graph_rules_parsed(tmp_path: Path) -> None:
-    """SPEC §7: orphan.warn and children.listed are parsed for assets.check to enforce."""
+    """SPEC §7: orphan.warn and children.listed are parsed for check.check to enforce."""
     s = sch.parse('{"relations": {"orphan": {"warn": true}, "children": {"listed": true}}}')
     assert not s.error and s.relations.orphan_warn and s.relations.children_listed
     assert sch.parse('{"relations": {"orphan": {"warn": 1}}}').error

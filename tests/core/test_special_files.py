@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import assets, tool
+from canon_ls.core import assets, check, tool
 from canon_ls.core.store import Store
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -70,7 +70,7 @@ def test_spec_12_a_fifo_anywhere_in_the_store_never_hangs(project: Path, place: 
         assert r.text.strip(), action
         if action["action"] == "write" and place.endswith(action["path"][:-3] + ".md"):  # type: ignore[index]
             assert r.code == 2 and "not a regular file" in r.text, r.text
-    findings = assets.check(Store(project))
+    findings = check.check(Store(project))
     assert isinstance(findings, list)
     assert (project / place).is_fifo()
 
@@ -152,7 +152,7 @@ def test_spec_12_deep_articles_directory(project: Path, depth: int) -> None:
         for action in ({"action": "map"}, {"action": "read", "path": "src/a.ts"}):
             r = tool.run(store, action)
             assert r.code == 0 and "Alpha." in r.text
-        assert isinstance(assets.check(store), list)
+        assert isinstance(check.check(store), list)
     finally:
         _remove_deep(articles, "d")
 
@@ -173,7 +173,7 @@ def test_spec_12_deep_asset_tree(project: Path, git: bool) -> None:
             subprocess.run(["git", "init", "-q"], cwd=project, check=True)
         listed = assets.Assets(project)
         assert "src/a.ts" in listed.files()
-        findings = assets.check(Store(project))
+        findings = check.check(Store(project))
         assert isinstance(findings, list)
     finally:
         _remove_deep(project, "n")
@@ -191,7 +191,7 @@ def test_spec_12_deep_schema_json_is_a_finding(project: Path, depth: int, shape:
     r = tool.run(Store(project), {"action": "write", "path": "src/a.ts", "capsule": "Beta."})
     assert r.code == 0, r.text
     assert "schema.json is malformed" in r.text and "nested" in r.text, r.text
-    found = assets.check(Store(project), staleness=False)
+    found = check.check(Store(project), staleness=False)
     assert any(f.code == "schema-malformed" for f in found)
 
 
@@ -227,5 +227,5 @@ def test_spec_12_deep_yaml_front_matter(project: Path, depth: int, shape) -> Non
         {"action": "write", "path": "src/a.ts", "capsule": "Beta."},
     ):
         assert "RecursionError" not in tool.run(store, action).text
-    assert isinstance(assets.check(store, staleness=False), list)
-    json.dumps([f.message for f in assets.check(store, staleness=False)])
+    assert isinstance(check.check(store, staleness=False), list)
+    json.dumps([f.message for f in check.check(store, staleness=False)])

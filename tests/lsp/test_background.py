@@ -1,6 +1,6 @@
 """The whole-store pass in its child process (SPEC §10 diagnostics, §9 staleness): the git pass
 runs alongside the rest, a partial answer (everything but staleness) comes first, and the
-final answer is exactly `core.assets.check`."""
+final answer is exactly `core.check.check`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 from lsp_harness import SERVER_ENV, build_workspace
 
 from canon_ls.core import assets as core_assets
+from canon_ls.core.changes import ChangeTimes
+from canon_ls.core.check import check
 from canon_ls.core.project import open_store
 from canon_ls.lsp import background
 
@@ -23,9 +25,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _reference(project: Path, staleness: bool) -> list[core_assets.Finding]:
     store = open_store(project, {})
-    times = core_assets.ChangeTimes(project) if staleness else None
+    times = ChangeTimes(project) if staleness else None
     assets = core_assets.Assets(project, store_root=store.root)
-    return core_assets.check(store, assets, times, staleness=staleness)
+    return check(store, assets, times, staleness=staleness)
 
 
 def test_partial_then_final_equal_check_without_and_with_staleness(project: Path):

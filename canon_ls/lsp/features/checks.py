@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from canon_ls.core import assets as core_assets
+from canon_ls.core import check as core_check
 
 from .. import background, searcher
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics, sync
 
 if TYPE_CHECKING:
-    from canon_ls.core.assets import Finding
+    from canon_ls.core.lint import Finding
 
 log = logging.getLogger(__name__)
 
@@ -172,11 +172,7 @@ def _land_partial(folder: Folder, partial: background.Snapshot) -> dict[str, lis
         if address in grouped or (folder.store is not None and folder.store.has(address)):
             found = grouped.setdefault(address, [])
             evidence = folder.evidence.get(address)
-            found.append(
-                core_assets.stale_finding(evidence)
-                if evidence is not None
-                else core_assets.Finding(address, "stale", "info", reason)
-            )
+            found.append(core_check.carried_stale(address, reason, evidence))
             found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
     folder.findings = grouped
     folder.moves = partial.moves

@@ -10,22 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from canon_ls.core import assets as core_assets
+from canon_ls.core import check as core_check
 from canon_ls.core.address import parent
-from canon_ls.core.clock import today
-from canon_ls.core.evidence import date_of, day, is_stale, reference_of
 
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics
-
-if TYPE_CHECKING:
-    from canon_ls.core.article import Article
-    from canon_ls.core.lint import Finding
 
 log = logging.getLogger(__name__)
 
@@ -60,72 +53,44 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
 
 
 def recheck(folder: Folder, address: str) -> bool:
-    """Recompute one article's findings in-process; True when the article is new.
-
-    Lints, links, schema and relations come from `article_findings`. The asset-side signals
-    use what the last whole-store check measured: staleness from the article's newest governed
-    change (so an updated or reviewed article stops being stale at once), orphan status as it
-    was (assets did not move; asset events re-run the whole check).
-    """
+    """Recompute one article's findings in-process (core's `check.recheck`, from what the
+    last whole-store check measured); True when the article is new."""
     store = folder.store
     if store is None:
         return False
-    article = store.article(address)
-    if article is None:
-        folder.findings.pop(address, None)
-        folder.stale.pop(address, None)
-        return False
-    previous = folder.findings.get(address)
+    staleness = folder.checked and folder.settings.staleness_enabled and ":" not in address
     try:
-        found = core_assets.article_findings(store, address)
+        done = core_check.recheck(
+            store,
+            address,
+            previous=folder.findings.get(address),
+            newest=folder.newest.get(address),
+            evidence=folder.evidence.get(address),
+            staleness=staleness,
+        )
     except Exception:
         log.exception("checking %s failed", address)
         return False
-    orphan = [f for f in previous or [] if f.code == "orphan"]
-    if orphan and article.scope != "rule":
-        found += orphan
-    if folder.checked and folder.settings.staleness_enabled and ":" not in address:
-        stale = _restale(folder, address, article)
-        if stale is not None:
-            found.append(stale)
-    if found:
-        folder.findings[address] = found
+    if done is None:
+        folder.findings.pop(address, None)
+        folder.stale.pop(address, None)
+        return False
+    if staleness:
+        if done.stale is None:
+            folder.stale.pop(address, None)
+        else:
+            folder.stale[address] = done.stale
+        if done.evidence is None:
+            folder.evidence.pop(address, None)
+        else:
+            folder.evidence[address] = done.evidence
+        folder.evidence_pending = folder.evidence_pending or done.pending
+    if done.findings:
+        folder.findings[address] = done.findings
     else:
         folder.findings.pop(address, None)
     # New since the last whole-store check (one running now will see it anyway).
     return address not in folder.known and folder.changed_during_check is None
-
-
-def _restale(folder: Folder, address: str, article: Article) -> Finding | None:
-    """The stale finding after an edit, from what the last whole-store pass measured (SPEC
-    §9.1): the verdict from the article's newest governed change, the evidence re-dated to the
-    new reference date (a review or an update keeps only what came after it). When the pass
-    has no facts for the new verdict (newly stale, or the date moved back), a short reason
-    stands in and `evidence_pending` asks for the next pass."""
-    store = folder.store
-    assert store is not None
-    now = today()
-    newest = folder.newest.get(address)
-    if not is_stale(article, day(newest[0]) if newest else "", now):
-        folder.stale.pop(address, None)
-        folder.evidence.pop(address, None)
-        return None
-    reference, basis = reference_of(article)
-    known = folder.evidence.get(address)
-    evidence = (
-        known.since(reference, basis, now, date_of(article.stale_after))
-        if known is not None
-        else None
-    )
-    if evidence is None:
-        folder.evidence.pop(address, None)
-        folder.evidence_pending = True
-        reason = core_assets.stale_reason(store, address, newest, now) or f"{address} is stale."
-        folder.stale[address] = reason
-        return core_assets.Finding(address, "stale", "info", reason)
-    folder.evidence[address] = evidence
-    folder.stale[address] = evidence.message()
-    return core_assets.stale_finding(evidence)
 
 
 class Notifier:

@@ -1,0 +1,502 @@
+"""The one checker (SPEC §6.1, §7, §9, §10, §11.1 `canon check`): an article's findings.
+
+`findings_of(ctx, address)` is the only place an article's findings are assembled: lints,
+front matter problems, broken links, schema, relations, orphan and stale. The whole-store
+`check()` runs it for every article with what it computed once for the store (the inverse
+links, whether any address maps to a file, the stale verdicts of one history pass); the
+incremental `article_findings()` and `recheck()` run it for one article with cheaper answers
+(the backlinks index, the last pass's facts). `run()` is the whole pass in two phases: every
+finding but staleness first (`on_partial`), while `git log` still runs, then the stale ones,
+in the same order `check()` gives. Move guesses for orphans live here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from canon_ls.core import lint
+from canon_ls.core import schema as schema_mod
+from canon_ls.core.assets import Assets, address_of_path
+from canon_ls.core.changes import ChangeTimes
+from canon_ls.core.clock import today as _today
+from canon_ls.core.evidence import Evidence, date_of, day, is_stale, reference_of
+from canon_ls.core.lint import Finding
+from canon_ls.core.relations import (
+    children_message,
+    children_unlisted,
+    inbound,
+    unlisted,
+    unreferenced,
+    unreferenced_message,
+)
+from canon_ls.core.staleness import (
+    evidence_one,
+    governed_pairs,
+    mount_of,
+    newest_changes,
+    project_addresses,
+    stale_evidence,
+    stale_reason,
+)
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+    from canon_ls.core.schema import Schema
+    from canon_ls.core.store import Store
+
+__all__ = [
+    "Context",
+    "Finding",
+    "Pass",
+    "Rechecked",
+    "article_findings",
+    "check",
+    "children_unlisted",
+    "findings_of",
+    "move_guesses",
+    "orphans",
+    "recheck",
+    "run",
+    "stale_finding",
+    "unreferenced",
+]
+
+
+# ---------------------------------------------------------------------------------------
+# What checking an article needs beyond the article
+
+
+@dataclass
+class Context:
+    """The store-level answers one article's check asks for, computed once per pass (whole
+    store) or asked of the store's indexes (one article). `assets` None: no orphan signal;
+    `times` and `evidence` None: no stale signal."""
+
+    store: Store
+    schema: Schema
+    assets: Assets | None = None
+    times: ChangeTimes | None = None
+    evidence: dict[str, Evidence] | None = None  # the whole pass's stale verdicts
+    inbound: dict[str, set[str]] | None = None  # target -> linking articles (whole pass)
+    _addresses: list[str] | None = field(default=None, repr=False)
+    _mapped: bool | None = field(default=None, repr=False)
+
+    @property
+    def addresses(self) -> list[str]:
+        if self._addresses is None:
+            self._addresses = sorted(self.store.addresses())
+        return self._addresses
+
+    def linked(self, address: str) -> bool:
+        """Whether another article's wikilinks reach `address`."""
+        if self.inbound is not None:
+            return address in self.inbound
+        return any(source != address for source in self.store.backlinks(address))
+
+    def mapped(self) -> bool:
+        """Whether some project address has an asset (a code map, not a topic store)."""
+        if self._mapped is None:
+            assert self.assets is not None
+            self._mapped = self.assets.any_mapped(project_addresses(self.store))
+        return self._mapped
+
+
+def _order_key(addresses: list[str]) -> Callable[[Finding], tuple[int, int, int]]:
+    """check()'s order: by article, then line and column (stable: stale after the rest)."""
+    order = {a: i for i, a in enumerate(addresses)}
+    return lambda f: (order.get(f.address, -1), f.line, f.start)
+
+
+# ---------------------------------------------------------------------------------------
+# The per-article checker
+
+
+def findings_of(ctx: Context, address: str, *, staleness: bool = True) -> list[Finding]:
+    """Every finding of one article, in check()'s order for it (SPEC §6.1, §7, §9)."""
+    store = ctx.store
+    art = store.article(address)
+    if art is None:
+        return []
+    schema = ctx.schema if ":" not in address else store.schema_for(address)
+    found = _lint_findings(store, address, art, schema)
+    rel = ctx.schema.relations if not ctx.schema.error else None
+    if rel is not None and rel.orphan_warn and not ctx.linked(address):
+        found.append(Finding(address, "relations-orphan", "warning", unreferenced_message(address)))
+    if rel is not None and rel.children_listed:
+        missing = unlisted(address, art, ctx.addresses)
+        if missing:
+            found.append(
+                Finding(
+                    address, "relations-children", "warning", children_message(address, missing)
+                )
+            )
+    project_article = not mount_of(store, address)
+    if ctx.assets is not None and project_article and _is_orphan(ctx, address, art):
+        found.append(_orphan_finding(address))
+    if staleness and project_article:
+        evidence = _evidence(ctx, address)
+        if evidence is not None:
+            found.append(stale_finding(evidence))
+    return found
+
+
+def _evidence(ctx: Context, address: str) -> Evidence | None:
+    if ctx.evidence is not None:
+        return ctx.evidence.get(address)
+    if ctx.assets is not None and ctx.times is not None:
+        return evidence_one(ctx.store, address, ctx.assets, ctx.times)
+    return None
+
+
+def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
+    """SPEC §6.1 item 5 for one article."""
+    assets = ctx.assets
+    assert assets is not None
+    if "/" not in address or art.scope == "rule" or assets.of(address):
+        return False
+    if not os.path.isdir(os.path.join(assets.project, address.rpartition("/")[0])):
+        return False
+    return ctx.mapped()
+
+
+def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding]:
+    if schema.error:
+        return []  # reported once for the store by check()
+    values = {"capsule": art.capsule, "title": art.title, "body": art.body}
+    out = []
+    for line in schema_mod.violations(schema, values):
+        severity = "error" if line.startswith("The schema requires") else "warning"
+        out.append(Finding(address, "schema", severity, line))
+    return out
+
+
+def _lint_findings(store: Store, address: str, art: Article, schema: Schema) -> list[Finding]:
+    """lint's per-article findings plus schema violations, under the store-level address
+    (a mount article knows only its address inside the mount; its links may name either)."""
+    mount = mount_of(store, address)
+
+    def exists(target: str) -> bool:
+        if store.article(target) is not None:
+            return True
+        return bool(mount) and store.article(f"{mount}:{target}") is not None
+
+    found = lint.article_findings(art, exists)
+    if art.address != address:
+        found = [replace(f, address=address) for f in found]
+    if not schema.error:  # a schema-declared bound replaces the built-in line (SPEC §7)
+        if schema.declares("capsule", "max_chars"):
+            found = [f for f in found if f.code != "capsule-long"]
+        if schema.declares("body", "max_chars"):
+            found = [f for f in found if f.code != "body-long"]
+    return found + _schema_findings(address, art, schema)
+
+
+def stale_finding(evidence: Evidence) -> Finding:
+    """The stale finding of an article, carrying its evidence (SPEC §9.1)."""
+    return Finding(evidence.address, "stale", "info", evidence.message(), evidence=evidence)
+
+
+def _orphan_finding(address: str) -> Finding:
+    return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
+
+
+# ---------------------------------------------------------------------------------------
+# Orphans over the whole store (SPEC §6.1 item 5, §9)
+
+
+def orphans(store: Store, assets: Assets) -> list[str]:
+    """Nested articles no asset maps to although their parent directory exists on disk.
+
+    Silent for one-segment addresses, declared `scope: rule`, and stores none of whose
+    addresses maps to a file (a topic store, not a code map). Mount articles are not judged.
+    """
+    ctx = Context(store, store.schema(), assets)
+    out = []
+    for address in project_addresses(store):
+        if "/" not in address or assets.of(address):
+            continue
+        art = store.article(address)
+        if art is not None and _is_orphan(ctx, address, art):
+            out.append(address)
+    return out
+
+
+def move_guesses(
+    store: Store, files: list[str], orphans: list[str], limit: int = 3
+) -> dict[str, list[str]]:
+    """For each orphan, assets named like it (a likely rename) that have no article yet."""
+    if not orphans:
+        return {}
+    by_leaf: dict[str, list[str]] = {}
+    for address in orphans:
+        by_leaf.setdefault(address.rsplit("/", 1)[-1], []).append(address)
+    out: dict[str, list[str]] = {}
+    for path in files:
+        name = path.rsplit("/", 1)[-1]
+        leaf = name.split(".", 1)[0] if not name.startswith(".") else name
+        for orphan in by_leaf.get(leaf, ()):
+            candidate = address_of_path(path)
+            guesses = out.setdefault(orphan, [])
+            if (
+                candidate != orphan
+                and len(guesses) < limit
+                and candidate not in guesses
+                and not store.has(candidate)
+            ):
+                guesses.append(candidate)
+    return {k: v for k, v in out.items() if v}
+
+
+# ---------------------------------------------------------------------------------------
+# The whole store (canon check, the language server's pass)
+
+
+def _store_findings(store: Store) -> list[Finding] | None:
+    """Findings about the store itself; None when nothing else can be checked."""
+    if not store.exists():
+        return None
+    problem = store.layout_problem()
+    if problem:  # SPEC §12: nothing is read through a store that leads outside
+        return [Finding("", "store-outside", "error", problem)]
+    schema = store.schema()
+    return [Finding("", "schema-malformed", "error", schema.malformed_line)] if schema.error else []
+
+
+def check(
+    store: Store,
+    assets: Assets | None = None,
+    times: ChangeTimes | None = None,
+    *,
+    staleness: bool = True,
+) -> list[Finding]:
+    """Every finding of the store (SPEC §11.1 canon check, §10 diagnostics): lints, broken
+    links, front matter problems, schema, relations, orphans, stale. A malformed schema.json
+    is one finding with the empty address. Missing `assets`/`times` are built here;
+    `staleness=False` skips the stale signal and its git pass."""
+    head = _store_findings(store)
+    if head is None or (head and head[0].code == "store-outside"):
+        return head or []
+    if assets is None:
+        assets = Assets(store.project, store_root=store.root)
+    ctx = _whole(store, assets)
+    found = head + _basic(ctx)
+    if staleness:
+        ctx.times = times if times is not None else ChangeTimes(store.project)
+        ctx.evidence = stale_evidence(store, assets, ctx.times)
+        found = _with_stale(ctx, found)
+    return found
+
+
+def _whole(store: Store, assets: Assets) -> Context:
+    addresses = store.addresses()
+    ctx = Context(store, store.schema(), assets, _addresses=sorted(addresses))
+    rel = ctx.schema.relations if not ctx.schema.error else None
+    if rel is not None and rel.orphan_warn:
+        ctx.inbound = inbound(store, addresses)
+    return ctx
+
+
+def _basic(ctx: Context) -> list[Finding]:
+    """Every article's findings but staleness, in check()'s order."""
+    found: list[Finding] = []
+    for address in ctx.addresses:
+        found += findings_of(ctx, address, staleness=False)
+    found.sort(key=_order_key(ctx.addresses))
+    return found
+
+
+def _with_stale(ctx: Context, found: list[Finding]) -> list[Finding]:
+    """`found` plus the stale findings of `ctx.evidence`, in check()'s order."""
+    assert ctx.evidence is not None
+    out = found + [stale_finding(e) for e in ctx.evidence.values()]
+    out.sort(key=_order_key(ctx.addresses))
+    return out
+
+
+def article_findings(
+    store: Store,
+    address: str,
+    assets: Assets | None = None,
+    times: ChangeTimes | None = None,
+) -> list[Finding]:
+    """check() for one article (cheap): orphan needs `assets`, stale needs both."""
+    return findings_of(Context(store, store.schema(), assets, times), address)
+
+
+@dataclass
+class Pass:
+    """What the whole-store pass found, as plain data an adapter can keep and ship."""
+
+    findings: list[Finding] = field(default_factory=list)
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
+    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # newest governed change
+    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> renamed-asset guesses
+    dirs: list[str] = field(default_factory=list)  # asset directories ('' = the project root)
+    seconds: float = 0.0
+    git_seconds: float = 0.0  # the ChangeTimes pass (git log + status), running alongside
+    partial: bool = False  # True: no staleness yet; the final follows
+
+
+def run(
+    project: Path,
+    options: dict[str, Any],
+    staleness: bool,
+    on_partial: Callable[[Pass], None] | None = None,
+) -> Pass:
+    """The whole-store pass with the one `git log` (the long pole: 2.5-5.6 s at 100k files)
+    running from the first moment in a thread while the rest of the check, which does not
+    need it, runs: the listing, the parse, lints, links, relations and orphans. Those go to
+    `on_partial` (when staleness is on) before waiting for git; the final Pass adds the stale
+    findings, the evidence and each article's newest governed change."""
+    from canon_ls.core.project import open_store
+
+    started = time.perf_counter()
+    box: dict[str, Any] = {}
+    worker = None
+    if staleness:  # git works in its own process; this thread mostly waits for its output
+        worker = threading.Thread(target=_times, args=(project, box), daemon=True)
+        worker.start()
+        _yield_cpu()
+    store = open_store(project, options)
+    assets = Assets(project, store_root=store.root)
+    head = _store_findings(store)
+    if head is None or (head and head[0].code == "store-outside"):
+        basic, ctx = head or [], None
+    else:
+        ctx = _whole(store, assets)
+        basic = head + _basic(ctx)
+    orphaned = [f.address for f in basic if f.code == "orphan"]
+    result = Pass(moves=move_guesses(store, assets.files(), orphaned))
+    result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
+    result.findings = basic
+    if worker is not None:
+        if on_partial is not None:
+            on_partial(
+                Pass(
+                    findings=list(basic),
+                    moves=result.moves,
+                    seconds=time.perf_counter() - started,
+                    partial=True,
+                )
+            )
+        # Which article governs each file does not depend on git: map it while git runs, so
+        # only the times are left for after.
+        governed = governed_pairs(set(project_addresses(store)), assets)
+        worker.join()
+        if "error" in box:
+            raise box["error"]
+        times, result.git_seconds = box["times"], box["seconds"]
+        result.newest = newest_changes(governed, times)
+        if ctx is not None:
+            ctx.times = times
+            ctx.evidence = stale_evidence(store, assets, times, governed, result.newest)
+            result.evidence = ctx.evidence
+            result.findings = _with_stale(ctx, basic)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _yield_cpu() -> None:
+    """Lower this thread's priority only (Linux niceness is per thread): git, forked from the
+    worker thread, and a server answering its first hover go first on a small machine; this
+    work is not on the critical path while git runs."""
+    with contextlib.suppress(Exception):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5)
+
+
+def _times(project: Path, box: dict[str, Any]) -> None:
+    started = time.perf_counter()
+    try:
+        box["times"] = ChangeTimes(project)
+        box["seconds"] = time.perf_counter() - started
+    except Exception as exc:  # re-raised by run() on its own thread
+        box["error"] = exc
+
+
+# ---------------------------------------------------------------------------------------
+# One article again, between whole passes (the language server's edit path)
+
+
+@dataclass
+class Rechecked:
+    """One article's findings after an edit, and its staleness as far as the last pass knew."""
+
+    findings: list[Finding]
+    stale: str | None = None  # the stale sentence, None when not stale
+    evidence: Evidence | None = None  # the facts, when the last pass had them
+    pending: bool = False  # stale, but the facts need the next whole pass
+
+
+def recheck(
+    store: Store,
+    address: str,
+    *,
+    previous: list[Finding] | None = None,
+    newest: tuple[float, str] | None = None,
+    evidence: Evidence | None = None,
+    staleness: bool = False,
+) -> Rechecked | None:
+    """One article's findings from what the last whole pass measured, or None when it is
+    gone. Lints, links, schema and relations are computed now; the orphan verdict is carried
+    over from `previous` (assets did not move; asset events re-run the whole pass); staleness
+    (when asked) comes from the article's `newest` governed change, so an updated or reviewed
+    article stops being stale at once, with the last pass's `evidence` re-dated to the new
+    reference date (SPEC §9.1)."""
+    article = store.article(address)
+    if article is None:
+        return None
+    found = article_findings(store, address)
+    orphan = [f for f in previous or [] if f.code == "orphan"]
+    if orphan and article.scope != "rule":
+        found += orphan
+    result = Rechecked(found)
+    if staleness and ":" not in address:
+        _restale(store, address, article, newest, evidence, result)
+        if result.stale is not None:
+            found.append(
+                stale_finding(result.evidence)
+                if result.evidence is not None
+                else Finding(address, "stale", "info", result.stale)
+            )
+    return result
+
+
+def _restale(
+    store: Store,
+    address: str,
+    article: Article,
+    newest: tuple[float, str] | None,
+    known: Evidence | None,
+    result: Rechecked,
+) -> None:
+    now = _today()
+    if not is_stale(article, day(newest[0]) if newest else "", now):
+        return
+    reference, basis = reference_of(article)
+    evidence = (
+        known.since(reference, basis, now, date_of(article.stale_after))
+        if known is not None
+        else None
+    )
+    if evidence is None:  # newly stale, or the date moved back: a short reason stands in
+        result.pending = True
+        result.stale = stale_reason(store, address, newest, now) or f"{address} is stale."
+        return
+    result.evidence = evidence
+    result.stale = evidence.message()
+
+
+def carried_stale(address: str, reason: str, evidence: Evidence | None) -> Finding:
+    """A stale finding an adapter keeps from an earlier pass while the next one runs."""
+    return (
+        stale_finding(evidence)
+        if evidence is not None
+        else Finding(address, "stale", "info", reason)
+    )

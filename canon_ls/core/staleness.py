@@ -1,0 +1,173 @@
+"""Staleness (SPEC §9, §9.1): which articles are older than the files they govern, and why.
+
+The verdict comes from each article's newest governed change (the asset listing of
+core/assets.py dated by core/changes.py); the evidence (core/evidence.py) is gathered for the
+stale ones only, from the same history pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from canon_ls.core.address import governing_in
+from canon_ls.core.assets import Assets, address_of_path, scope_pathspecs
+from canon_ls.core.changes import ChangeTimes
+from canon_ls.core.clock import today as _today
+from canon_ls.core.evidence import Evidence, date_of, day, gather, is_stale, reference_of
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+    from canon_ls.core.store import Store
+
+
+def mount_of(store: Store, address: str) -> str:
+    """The mount name of 'lake:prices' when lake is a mount, else '' (a colon may be a name)."""
+    name, colon, _ = address.partition(":")
+    return name if colon and name in store.mounts else ""
+
+
+def project_addresses(store: Store) -> list[str]:
+    """The project store's own addresses, sorted (mount articles are not judged here)."""
+    return [a for a in store.addresses() if not mount_of(store, a)]
+
+
+def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
+    """Files whose change counts for `address`: its exact-address files, and files under its
+    directory that no nearer article governs (SPEC §9)."""
+    for path in assets.of(address):
+        if not path.endswith("/"):
+            yield path
+    if assets.is_dir(address):
+        for path in assets.under(address):
+            if governing_in(address_of_path(path), articles) == address:
+                yield path
+
+
+def governed_pairs(articles: set[str], assets: Assets) -> list[tuple[str, str]]:
+    """(file, governing article) for every project file some article governs (SPEC §4, §9).
+    Independent of git, so the language server computes it while the git pass runs."""
+    pairs = []
+    for path in assets.files():
+        gov = governing_in(address_of_path(path), articles)
+        if gov is not None:
+            pairs.append((path, gov))
+    return pairs
+
+
+def newest_changes(
+    governed: Iterable[tuple[str, str]], times: ChangeTimes
+) -> dict[str, tuple[float, str]]:
+    """Article -> (newest change, that file) over the files it governs, in one pass."""
+    newest: dict[str, tuple[float, str]] = {}
+    for path, gov in governed:
+        ts = times.of(path)
+        seen = newest.get(gov)
+        if seen is None or ts > seen[0]:
+            newest[gov] = (ts, path)
+    return newest
+
+
+def stale_reason(
+    store: Store, address: str, newest: tuple[float, str] | None, today: str
+) -> str | None:
+    """The verdict with a short reason when no history is at hand, or None (SPEC §9): the
+    language server's re-check after an edit, until the next pass brings the evidence."""
+    art = store.article(address)
+    if art is None:
+        return None
+    stale_after = date_of(art.stale_after)
+    if stale_after and stale_after <= today:
+        return f"{address} is past its stale_after date {stale_after}; review it or update it."
+    reference, basis = reference_of(art)
+    if newest is None or not reference:
+        return None  # no reference date: the front matter finding already says so
+    ts, path = newest
+    changed = day(ts)
+    if changed > reference:
+        return (
+            f"{address} is stale: {path} changed on {changed}, after the article was last "
+            f"{basis} on {reference}; update it, or mark it reviewed if it still holds."
+        )
+    return None
+
+
+def stale_evidence(
+    store: Store,
+    assets: Assets,
+    times: ChangeTimes,
+    governed: list[tuple[str, str]] | None = None,
+    newest: dict[str, tuple[float, str]] | None = None,
+) -> dict[str, Evidence]:
+    """Address -> evidence for every stale article of the project store (SPEC §9, §9.1).
+
+    The verdict comes from each article's newest governed change (one walk over the files);
+    the evidence is gathered for the stale ones only, from the same history pass. Callers that
+    already hold the (file, article) pairs or the newest changes pass them in.
+    """
+    addresses = project_addresses(store)
+    if governed is None:
+        governed = governed_pairs(set(addresses), assets)
+    if newest is None:
+        newest = newest_changes(governed, times)
+    now = _today()
+    verdicts: dict[str, Article] = {}
+    for address in addresses:
+        art = store.article(address)
+        if art is None:
+            continue
+        seen = newest.get(address)
+        if is_stale(art, day(seen[0]) if seen else "", now):
+            verdicts[address] = art
+    files: dict[str, list[str]] = {a: [] for a in verdicts}
+    if verdicts:  # the stale articles' files, in one walk over the pairs
+        for path, gov in governed:
+            bucket = files.get(gov)
+            if bucket is not None:
+                bucket.append(path)
+    out = {}
+    for address, art in verdicts.items():
+        found = gather(address, art, files[address], times, now)
+        if found is not None:
+            out[address] = found
+    return out
+
+
+def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
+    """Address -> reason sentence (with its evidence) for every stale article (SPEC §9.1)."""
+    return {a: e.message() for a, e in stale_evidence(store, assets, times).items()}
+
+
+def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> Evidence | None:
+    """stale_evidence() for one article, touching only its governed files."""
+    art = store.article(address)
+    if art is None or mount_of(store, address):
+        return None
+    articles = set(project_addresses(store))
+    files = list(governed_files(address, assets, articles))
+    newest = max((times.of(path) for path in files), default=0.0)
+    if not is_stale(art, day(newest) if files else "", _today()):
+        return None
+    return gather(address, art, files, times, _today())
+
+
+def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
+    """The evidence of one article read on its own (`canon read`): lists only the files it
+    can govern and dates them from the shared history pass (its cache, or the new commits).
+    None when the article is not stale; never raises for a project git cannot read."""
+    art = store.article(address)
+    if art is None or mount_of(store, address):
+        return None
+    stale_after = date_of(art.stale_after)
+    reference, _ = reference_of(art)
+    if not reference and not (stale_after and stale_after <= _today()):
+        return None  # nothing to compare against (the front matter finding says so)
+    assets = Assets(store.project, store.root, scope=address)
+    times = times or ChangeTimes(store.project, status_paths=scope_pathspecs(address))
+    return evidence_one(store, address, assets, times)
+
+
+def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> str | None:
+    """stale() for one article, touching only its governed files (incremental re-check)."""
+    found = evidence_one(store, address, assets, times)
+    return found.message() if found is not None else None
