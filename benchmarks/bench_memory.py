@@ -90,6 +90,7 @@ def stage_check(repo: Path) -> dict[str, Any]:
     import tracemalloc
 
     from canon_ls.core import assets as core_assets
+    from canon_ls.core import changes, check, staleness
     from canon_ls.core.project import open_store
     from canon_ls.lsp import background
 
@@ -113,15 +114,15 @@ def stage_check(repo: Path) -> dict[str, Any]:
     assets = core_assets.Assets(repo, store_root=store.root)
     parts["assets"] = mb(tracemalloc.get_traced_memory()[0] - base)
     base = tracemalloc.get_traced_memory()[0]
-    times = core_assets.ChangeTimes(repo)
+    times = changes.ChangeTimes(repo)
     parts["change times"] = mb(tracemalloc.get_traced_memory()[0] - base)
     base = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
     articles = set(store.addresses())
-    governed = core_assets.governed_pairs(articles, assets)
+    governed = staleness.governed_pairs(articles, assets)
     parts["governed pairs"] = mb(tracemalloc.get_traced_memory()[0] - base)
     base = tracemalloc.get_traced_memory()[0]
-    findings = core_assets.check(store, assets, None, staleness=False)
+    findings = check.check(store, assets, None, staleness=False)
     parts["check findings (held)"] = mb(tracemalloc.get_traced_memory()[0] - base)
     parts["check, transient peak"] = mb(tracemalloc.get_traced_memory()[1] - base)
     out["parts_mb"] = parts

@@ -3,7 +3,7 @@
 A stale verdict alone says "a file changed after a date"; the evidence says how many commits
 touched the governed files since the article's reference date, which was newest, which files
 changed outside git, or which `stale_after` date passed. It is computed from the one history
-pass (`assets.ChangeTimes`), only for the articles found stale, and it is plain data: the
+pass (`changes.ChangeTimes`), only for the articles found stale, and it is plain data: the
 language server receives it from its background process and re-dates it after an edit.
 """
 

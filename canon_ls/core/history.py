@@ -2,7 +2,7 @@
 interleaved newest first around its reference date, then the journal entries about it; and
 the diff of the governed files since the reference date.
 
-The list comes from the one history pass (`assets.ChangeTimes`, cached by HEAD), so its
+The list comes from the one history pass (`changes.ChangeTimes`, cached by HEAD), so its
 counts are the staleness evidence's (SPEC §9.1). Only the diff runs git on demand, read-only
 and without repository-configured programs (`--no-ext-diff --no-textconv`).
 """

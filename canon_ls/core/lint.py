@@ -212,7 +212,7 @@ def article_findings(article: Article, exists: Callable[[str], bool]) -> list[Fi
     """Per-article findings (§6.1 items 1–4, broken links ranged on the link, file problems).
 
     `exists(address)` says whether an article exists at an address (mount prefixes included).
-    Orphans, staleness, schema and relations are added by assets.check.
+    Orphans, staleness, schema and relations are added by check.findings_of.
     """
     a = article.address
     found: list[Finding] = []

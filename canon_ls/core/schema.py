@@ -40,7 +40,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Relations:
-    """`relations` of schema.json; orphan/children are graph rules enforced by assets.check."""
+    """`relations` of schema.json; orphan/children are graph rules enforced by core/check.py."""
 
     refs_required: bool = False
     refs_min_count: int | None = None
