@@ -118,3 +118,17 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
 
 def without_stale(hover: str) -> str:
     return "\n\n".join(p for p in hover.split("\n\n") if not p.startswith("**stale**"))
+
+
+def test_opening_a_file_before_the_check_reads_no_article(tmp_path: Path):
+    """Issue 15: a document opened before the whole-store check has landed gets its (empty)
+    asset diagnostics without the store reading every article: nothing is stale yet."""
+    from canon_ls.lsp.features import diagnostics
+    from canon_ls.lsp.state import CanonLanguageServer
+
+    root = build_workspace(tmp_path / "proj")
+    ls = CanonLanguageServer()
+    folder = ls.add_folder(root.as_uri())
+    assert folder is not None and folder.store is not None
+    assert diagnostics.for_uri(ls, (root / "src/core/config.ts").as_uri()) == []
+    assert not loaded(folder.store)

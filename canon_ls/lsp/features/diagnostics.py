@@ -65,8 +65,8 @@ def for_article(
 def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
     settings = where.folder.settings
     severity = settings.asset_diagnostics_severity
-    if severity == "off" or not settings.staleness_enabled:
-        return []
+    if severity == "off" or not settings.staleness_enabled or not where.folder.stale:
+        return []  # nothing stale (or not known yet): no need to resolve, nor to load the store
     governing = where.governing()
     if not governing or governing not in where.folder.stale:
         return []
