@@ -30,11 +30,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from canon_ls.core import layout
+from canon_ls.core.freshness import RACY_NS  # core's one freshness rule
+from canon_ls.core.freshness import Key as _Key
+from canon_ls.core.freshness import key as _file_key
 from canon_ls.core.search import SearchIndex
 
 VERSION = 2
-RACY_NS = 3 * 10**9  # keys this fresh are not trusted (a second write may share the mtime)
-_Key = tuple[int, ...]
 
 
 class Corpus:
@@ -128,10 +129,6 @@ def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
     if loaded is None or not isinstance(members, dict):
         return None
     return Corpus(loaded[0], members, project, "snapshot")
-
-
-def _file_key(st: os.stat_result) -> _Key:
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def _build(options: layout.Options, file: Path | None) -> Corpus:

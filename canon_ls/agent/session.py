@@ -51,7 +51,7 @@ class SessionState:
         raw = _dict(data)
         self.project: str = _text(raw.get("project"))
         self.surfaced: list[str] = _strings(raw.get("surfaced"))
-        # governing address -> {"assets": [relpath, ...], "mtime": article mtime_ns at the edit}
+        # governing address -> {"assets": [relpath, ...], "stamp": the article stat key at the edit}
         self.pending: dict[str, dict[str, Any]] = {
             k: v for k, v in _dict(raw.get("pending")).items() if isinstance(v, dict)
         }

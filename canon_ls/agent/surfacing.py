@@ -24,7 +24,7 @@ from canon_ls.agent.tokens import (
     succeeded,
     tokens,
 )
-from canon_ls.core import layout
+from canon_ls.core import freshness, layout
 from canon_ls.core.address import OutsideStore, article_file, governing_in, normalise
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
@@ -144,11 +144,14 @@ class Resolver:
         name, rest = self._split(address)
         return article_file(Path(self._articles[name]), rest)
 
-    def article_mtime(self, address: str) -> int | None:
+    def article_stamp(self, address: str) -> list[int] | None:
+        """The article file's stat key (core's one freshness rule), JSON-ready; None when
+        there is none. A write replaces the file, so even a same-tick one changes it."""
         try:
-            return os.stat(self.article_path(address)).st_mtime_ns
+            found = freshness.key_of(self.article_path(address))
         except (OSError, ValueError):
             return None
+        return list(found) if found is not None else None
 
     def capsule(self, address: str) -> str:
         """The capsule of one article ('' when it has none or cannot be read)."""
@@ -258,7 +261,7 @@ class Surfacer:
             return ""
         due: dict[str, list[str]] = {}
         for address, entry in self.state.pending.items():
-            if self.resolver.article_mtime(address) != entry.get("mtime"):
+            if self.resolver.article_stamp(address) != entry.get("stamp"):
                 continue  # written since the edit (by the tool, an editor or by hand)
             # An asset now governed by a nearer article (written since) is settled too.
             assets = [
@@ -294,7 +297,7 @@ class Surfacer:
         entry = self.state.pending.setdefault(governing, {"assets": []})
         if relpath not in entry["assets"]:
             entry["assets"].append(relpath)
-        entry["mtime"] = self.resolver.article_mtime(governing)
+        entry["stamp"] = self.resolver.article_stamp(governing)
 
     def _touch_article(self, address: str, written: bool) -> None:
         """The agent saw (or wrote) this article: withdraw it, and settle its reminder."""

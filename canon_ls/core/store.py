@@ -20,10 +20,10 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG
+from stat import S_ISREG
 
 from canon_ls.core import article as art
-from canon_ls.core import cache, clock, fsio, layout, merge
+from canon_ls.core import cache, clock, freshness, fsio, layout, merge
 from canon_ls.core import journal as jrn
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
@@ -36,6 +36,7 @@ from canon_ls.core.address import (
 )
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
+from canon_ls.core.freshness import Key, key, key_of, scan, settled
 from canon_ls.core.journal import JournalEntry, sanitise_slug, slug_from_body
 from canon_ls.core.merge import BadInput, WriteOutcome
 from canon_ls.core.search import (
@@ -48,15 +49,8 @@ from canon_ls.core.search import (
 )
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
-RACY_NS = 3 * 10**9  # files modified this recently are re-read on refresh (coarse mtimes)
-_Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns)
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-_OPEN_FLAGS |= getattr(os, "O_NONBLOCK", 0)  # a FIFO named x.md must not hang a load
-
-
-def _key(st: os.stat_result) -> _Key:
-    """ctime too: an edit that restores the old mtime (touch -r, some sync tools) still shows."""
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+_Key = Key
+_key = key
 
 
 _MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
@@ -188,60 +182,19 @@ class Store:
         if problem:
             raise OutsideStore(problem)
 
-    def _scan(self) -> dict[str, tuple[str, _Key]]:
-        """Every article file under articles/: address -> (path, stat key). An iterative walk
-        (a 1,000-deep tree costs no recursion); symlinks are followed only while they stay in
-        the store, each real directory once; the tool's own old temp files are swept."""
-        found: dict[str, tuple[str, _Key]] = {}
-        base = os.path.realpath(self.articles_dir)
-        seen = {base}
-        stack = [(str(self.articles_dir), "")]
+    def _scan(self, base: Path | None = None) -> dict[str, tuple[str, _Key]]:
+        """Every article file under articles/ (or its subdirectory `base`): address -> (path,
+        stat key), through the one walk (freshness.scan); the tool's own old temp files are
+        swept on the way."""
         now = time.time()
-        while stack:
-            directory, prefix = stack.pop()
-            try:
-                it = os.scandir(directory)
-            except OSError:
-                continue
-            with it:
-                for entry in it:
-                    try:
-                        self._scan_entry(entry, prefix, base, seen, stack, found, now)
-                    except OSError:
-                        continue
-        return found
-
-    def _scan_entry(
-        self,
-        entry: os.DirEntry[str],
-        prefix: str,
-        base: str,
-        seen: set[str],
-        stack: list[tuple[str, str]],
-        found: dict[str, tuple[str, _Key]],
-        now: float,
-    ) -> None:
-        name = entry.name
-        if entry.is_symlink():
-            real = os.path.realpath(entry.path)
-            if not fsio.within(real, base):
-                return  # §12: never follow a link out of the store
-            st = os.stat(real)
-            if S_ISDIR(st.st_mode):
-                if real not in seen:
-                    seen.add(real)
-                    stack.append((entry.path, prefix + name + "/"))
-            elif name.endswith(".md") and len(name) > 3 and S_ISREG(st.st_mode):
-                found[prefix + name[:-3]] = (entry.path, _key(st))
-            return
-        if entry.is_dir(follow_symlinks=False):
-            stack.append((entry.path, prefix + name + "/"))
-        elif name.endswith(".md") and len(name) > 3:
-            st = entry.stat(follow_symlinks=False)
-            if S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
-                found[prefix + name[:-3]] = (entry.path, _key(st))
-        elif name.endswith(".tmp") and fsio.is_temp(name):
-            fsio.sweep(entry.path, now)
+        real = os.path.realpath(self.articles_dir)
+        if base is None:
+            return scan(self.articles_dir, real, lambda path: fsio.sweep(path, now))
+        prefix = base.relative_to(self.articles_dir).as_posix() + "/"
+        if not fsio.within(os.path.realpath(base), real):
+            return {}  # §12: a directory link leading out of the store is not followed
+        found = scan(base, real, lambda path: fsio.sweep(path, now))
+        return {prefix + address: hit for address, hit in found.items()}
 
     def _consider(self, address: str, path: str | Path, key: _Key, inside: str) -> bool:
         """Re-read a file whose stat key changed (or was modified too recently to trust its
@@ -253,10 +206,10 @@ class Store:
             data, truncated = _read_capped(path, key[1], inside)
         except (OSError, OutsideStore):
             return False
-        if now - max(key[0], key[3]) < RACY_NS:
-            self._racy.add(address)
-        else:
+        if settled(key, now):
             self._racy.discard(address)
+        else:
+            self._racy.add(address)
         self._stat[address] = key
         digest = hash(data)
         if address in self._index and self._digest.get(address) == digest:
@@ -291,8 +244,70 @@ class Store:
         if self._links is not None:
             self._links.set(address, targets_of(article))
 
-    def refresh(self) -> set[str]:
-        """Re-validate against disk (one scandir walk, stat compare); return changed addresses."""
+    def refresh(self, dirs: Iterable[str | Path] | None = None) -> set[str]:
+        """Re-validate against disk and return the addresses added, changed or removed.
+
+        Without `dirs`: the whole store, one scandir walk comparing stat keys. With `dirs`
+        (directories of articles/ or a mount's, e.g. from a watcher's directory event): only
+        the files below them, and the articles indexed there that are gone."""
+        if dirs is None:
+            return self._refresh_all()
+        with self._lock:
+            self._ensure()
+            changed: set[str] = set()
+            for directory in dirs:
+                changed |= self._refresh_dir(Path(os.path.abspath(directory)))
+            return changed
+
+    def revalidate(self, paths: Iterable[str | Path]) -> set[str]:
+        """Re-read whichever of these article files changed since they were indexed (the one
+        stat key, core/freshness.py): one stat each when none did. A file that appeared or
+        vanished is added or removed; a path outside the articles is handed to reload_file."""
+        changed: set[str] = set()
+        with self._lock:
+            self._ensure()
+            for path in paths:
+                if not self._unchanged(str(path)):
+                    changed |= self.reload_file(Path(path))
+        return changed
+
+    def _unchanged(self, path: str) -> bool:
+        """Whether an article file's stat key is the one it was indexed under (settled)."""
+        for sub in self._subs.values():
+            if path.startswith(f"{sub.articles_dir}{os.sep}"):
+                return sub._unchanged(path)
+        prefix = f"{self.articles_dir}{os.sep}"
+        if not path.startswith(prefix) or not path.endswith(".md"):
+            return False
+        address = path[len(prefix) : -3].replace(os.sep, "/")
+        if address in self._racy:
+            return False
+        return self._stat.get(address) == key_of(path)
+
+    def _refresh_dir(self, directory: Path) -> set[str]:
+        for name, sub in self._subs.items():
+            if directory == sub.articles_dir or sub.articles_dir in directory.parents:
+                changed = {f"{name}:{a}" for a in sub._refresh_dir(directory)}
+                for address in changed:
+                    self._set(address, sub._index.get(address.split(":", 1)[1]))
+                return changed
+        if directory == self.articles_dir:
+            return self._refresh_all()
+        if self.articles_dir not in directory.parents:
+            if directory == self.journal_dir or self.journal_dir in directory.parents:
+                self._journal_dir_key = None
+            return set()
+        prefix = directory.relative_to(self.articles_dir).as_posix() + "/"
+        found = {} if self._own_layout_problem() else self._scan(directory)
+        inside = os.path.realpath(self.articles_dir)
+        changed = {a for a, (path, k) in found.items() if self._consider(a, path, k, inside)}
+        for address in [a for a in self._index if a.startswith(prefix) and a not in found]:
+            if not self._mount_of(address)[0]:
+                self._set(address, None)
+                changed.add(address)
+        return changed
+
+    def _refresh_all(self) -> set[str]:
         with self._lock:
             changed: set[str] = set()
             own = {a for a in self._index if not self._mount_of(a)[0]}
@@ -332,11 +347,11 @@ class Store:
 
     def _cached(self) -> dict[str, tuple[_Key, tuple]]:
         """The parse cache's entries for this store ({} when off, missing or damaged)."""
-        return cache.load(self._cache_file(), self.root, RACY_NS)
+        return cache.load(self._cache_file(), self.root, freshness.RACY_NS)
 
     def _ensure(self) -> None:
         if not self._loaded:
-            self.refresh()
+            self._refresh_all()
 
     def reload_file(self, path: Path) -> set[str]:
         """One article file changed, appeared or vanished (a watcher event); returns addresses."""
@@ -791,7 +806,7 @@ class Store:
             dir_key = None
         if dir_key is not None and dir_key == self._journal_dir_key:
             return
-        recent = dir_key is not None and time.time_ns() - dir_key[0] < RACY_NS
+        recent = dir_key is not None and time.time_ns() - dir_key[0] < freshness.RACY_NS
         self._journal_dir_key = None if recent else dir_key
         found: dict[str, tuple[int, int]] = {}
         now = time.time_ns()
@@ -821,8 +836,8 @@ class Store:
                     self._jsearch.remove(name)
         for name, (mtime_ns, size) in found.items():
             old = self._journal.get(name)
-            settled = now - mtime_ns >= RACY_NS
-            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size) and settled:
+            ripe = now - mtime_ns >= freshness.RACY_NS
+            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size) and ripe:
                 continue
             path = self.journal_dir / name
             try:

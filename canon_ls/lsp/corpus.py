@@ -19,15 +19,10 @@ from pathlib import Path
 from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core.address import OutsideStore
+from canon_ls.core.freshness import Key, key, scan, settled
 from canon_ls.core.search import SearchIndex, boosted, cached_index, default_cache_file, tokenize
-from canon_ls.core.store import MAX_BYTES, RACY_NS, Store
+from canon_ls.core.store import MAX_BYTES, Store
 from canon_ls.core.store import _search_tokens as search_tokens
-
-Key = tuple[int, int, int, int]  # what Store stamps a file with (its _key)
-
-
-def key_of(st: os.stat_result) -> Key:
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 class Corpus:
@@ -48,10 +43,10 @@ class Corpus:
         now = time.time_ns()
         docs = {}
         for prefix, (base, real) in self.roots.items():
-            for address, (path, key) in scan(base, real).items():
-                racy = now - max(key[0], key[3]) < RACY_NS  # mtime too fresh to trust
+            for address, (path, k) in scan(base, real).items():
                 # a mount's article is parsed under its own address, as its Store does
-                docs[prefix + address] = (None if racy else key, _Tokens(address, path, key, real))
+                stamp = k if settled(k, now) else None  # core's freshness rule
+                docs[prefix + address] = (stamp, _Tokens(address, path, k, real))
         cache = default_cache_file(self.store.root, self.store.project)
         self.index = cached_index(cache, docs)
 
@@ -65,7 +60,7 @@ class Corpus:
                 with contextlib.suppress(OSError, OutsideStore):
                     st = os.stat(path)
                     if stat.S_ISREG(st.st_mode):
-                        tokens = _Tokens(own, path, key_of(st), real)()
+                        tokens = _Tokens(own, path, key(st), real)()
             if tokens is None:
                 self.index.remove(address)
             else:
@@ -104,39 +99,3 @@ class _Tokens:
             data = b""
         article = art.parse(data, self.address, self.key[0], self.key[1])
         return search_tokens(article)
-
-
-def scan(base: Path, real: str) -> dict[str, tuple[str, Key]]:
-    """address -> (path, stat key) of every article file under `base`, as the Store's own
-    walk finds them: regular `.md` files; symbolic links followed only while they stay in
-    the store, each real directory once."""
-    found: dict[str, tuple[str, Key]] = {}
-    seen = {real}
-    stack = [(str(base), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            with contextlib.suppress(OSError):
-                if entry.is_symlink():
-                    target = os.path.realpath(entry.path)
-                    if not fsio.within(target, real):
-                        continue
-                    st = os.stat(target)
-                    if stat.S_ISDIR(st.st_mode):
-                        if target not in seen:
-                            seen.add(target)
-                            stack.append((entry.path, prefix + name + "/"))
-                    elif name.endswith(".md") and len(name) > 3 and stat.S_ISREG(st.st_mode):
-                        found[prefix + name[:-3]] = (entry.path, key_of(st))
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, prefix + name + "/"))
-                elif name.endswith(".md") and len(name) > 3:
-                    st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode):
-                        found[prefix + name[:-3]] = (entry.path, key_of(st))
-    return found

@@ -200,6 +200,21 @@ def test_article_written_by_hand_settles_the_reminder(claude: Hook, project: Pat
     assert claude(payload("claude-code", "stop", project)) is None
 
 
+def test_a_same_tick_rewrite_settles_the_reminder(claude: Hook, project: Path) -> None:
+    """SPEC §11.3 'written since', decided by core's one stat key (core/freshness.py): an
+    atomic rewrite that keeps the size and the mtime (same clock tick) still counts."""
+    path = project / ".canon/articles/src.md"
+    claude(payload("claude-code", "post_tool_use_edit", project))
+    before = path.stat()
+    text = path.read_text("utf-8")
+    fresh = path.with_name("src.md.new")
+    fresh.write_text(text.replace("e", "E", 1) if "e" in text else text + "")
+    os.utime(fresh, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(fresh, path)
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert claude(payload("claude-code", "stop", project)) is None
+
+
 def test_edit_of_the_article_file_settles_the_reminder(claude: Hook, project: Path) -> None:
     """Editing `.canon/articles/src.md` with the agent's own Edit tool counts as a write."""
     claude(payload("claude-code", "post_tool_use_edit", project))

@@ -32,7 +32,7 @@ def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend every file is older than the racy window (tests must not sleep 3 s)."""
-    monkeypatch.setattr(store_mod, "RACY_NS", 0)
+    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)
 
 
 @pytest.fixture

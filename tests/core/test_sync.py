@@ -115,3 +115,47 @@ def test_same_size_edit_within_one_mtime_tick_is_seen(store: Store, project: Pat
     assert store.refresh() == {"a"}
     assert store.article("a").capsule == "BBBB"  # type: ignore[union-attr]
     assert store.refresh() == set()
+
+
+def test_spec_10_revalidate_rereads_only_what_changed(store: Store, project: Path) -> None:
+    """Store.revalidate (core/freshness.py's one stat key): a same-size, same-mtime rewrite
+    by replacement (a new inode) is seen; an unchanged file is not re-read; a file that
+    appeared or vanished is added or removed."""
+    a = put(project, "src/a", "---\ncapsule: One.\n---\n")
+    assert store.refresh() == {"src/a"}
+    first = store.article("src/a")
+    store._racy.clear()  # as if read 3 s ago: only the stat key decides from here
+    assert store.revalidate([a]) == set()
+    assert store.article("src/a") is first  # not re-read
+    mtime = a.stat().st_mtime_ns
+    fresh = a.with_name("a.md.new")
+    fresh.write_text("---\ncapsule: Two.\n---\n")  # same size
+    os.utime(fresh, ns=(mtime, mtime))
+    os.replace(fresh, a)
+    assert store.revalidate([a]) == {"src/a"}
+    assert store.article("src/a").capsule == "Two."
+    b = put(project, "src/b", "---\ncapsule: B.\n---\n")
+    assert store.revalidate([b, project / ".canon/articles/none.md"]) == {"src/b"}
+    a.unlink()
+    assert store.revalidate([a]) == {"src/a"} and not store.has("src/a")
+
+
+def test_spec_10_refresh_of_one_directory(store: Store, project: Path) -> None:
+    """Store.refresh(dirs=…): the incremental pass over the directories a watcher names;
+    files elsewhere are not looked at, articles gone from there are removed."""
+    put(project, "x/one", "---\ncapsule: One.\n---\n")
+    put(project, "y/two", "---\ncapsule: Two.\n---\n")
+    assert store.refresh() == {"x/one", "y/two"}
+    put(project, "x/new", "---\ncapsule: New.\n---\n")
+    put(project, "x/deep/er", "---\ncapsule: Deeper.\n---\n")
+    put(project, "y/other", "---\ncapsule: Elsewhere.\n---\n")
+    (project / ".canon/articles/x/one.md").unlink()
+    x = project / ".canon/articles/x"
+    assert store.refresh(dirs=[x]) == {"x/new", "x/deep/er", "x/one"}
+    assert not store.has("y/other")  # not under the directories named
+    import shutil
+
+    shutil.rmtree(x)
+    assert store.refresh(dirs=[x]) == {"x/new", "x/deep/er"}
+    assert store.addresses() == ["y/two"]
+    assert store.refresh(dirs=[project / ".canon/articles"]) == {"y/other"}

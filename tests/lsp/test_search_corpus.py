@@ -38,8 +38,7 @@ def options(tmp_path: Path) -> dict[str, object]:
 def test_the_corpus_ranks_as_the_store_does(project: Path, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     # files written a moment ago are "racy" (never stamped): trust them here, as after 3 s
-    monkeypatch.setattr("canon_ls.core.store.RACY_NS", 0)
-    monkeypatch.setattr("canon_ls.lsp.corpus.RACY_NS", 0)
+    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)
     store = open_store(project, options(tmp_path))
     corpus = Corpus(open_store(project, options(tmp_path)))
     corpus.build()

@@ -7,8 +7,6 @@ check closes the gap for the one article a request is about, for microseconds.
 from __future__ import annotations
 
 import logging
-import os
-from pathlib import Path
 
 from canon_ls.core.address import ancestors
 
@@ -19,23 +17,15 @@ log = logging.getLogger(__name__)
 
 
 def check_article(ls: CanonLanguageServer, folder: Folder, address: str) -> None:
-    """Re-read `address`'s article (and any nearer one that appeared) if disk moved on."""
+    """Re-read `address`'s article (and any nearer one that appeared) if disk moved on:
+    core's one freshness rule (`Store.revalidate`), a stat per ancestor when nothing did."""
     store = folder.store
     if store is None:
         return
     changed: set[str] = set()
     try:
         for candidate in ancestors(address):
-            path = folder.article_path(candidate)
-            article = store.article(candidate)
-            try:
-                st = os.stat(path)
-            except OSError:
-                if article is not None:
-                    changed |= store.reload_file(Path(path))
-                continue
-            if article is None or (article.mtime_ns, article.size) != (st.st_mtime_ns, st.st_size):
-                changed |= store.reload_file(Path(path))
+            changed |= store.revalidate([folder.article_path(candidate)])
             if store.article(candidate) is not None:
                 break
     except Exception:  # a freshness probe must never fail the request it serves

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from canon_ls.core import freshness
 from canon_ls.core.links import wikilinks
-from canon_ls.core.store import RACY_NS
 
 from .. import convert, edits, resolve
 from ..convert import Text
@@ -115,9 +115,9 @@ def link_ranges(
 
     Ranges come from the editor's text when the article is open (unsaved edits included),
     else from the file. Re-reading and re-parsing each source made references ~2 ms, so the
-    answer is cached per source, keyed by the exact open text or the file's stat identity
-    (mtime, size, inode, ctime; never for a file changed in the last 3 s, git's racy rule),
-    and by the position encoding.
+    answer is cached per source, keyed by the exact open text or the file's stat key (core's
+    freshness rule: never cached for a file changed in the last 3 s), and by the position
+    encoding.
     """
     encoding = ls.workspace.position_codec.encoding
     cached = folder.link_ranges.get(uri)
@@ -135,7 +135,8 @@ def link_ranges(
         st = os.stat(path)
     except OSError:
         return []
-    key = (encoding, "disk", (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
+    stamp = freshness.key(st)  # core's one stat key
+    key = (encoding, "disk", stamp)
     if cached is not None and cached[0] == key:
         return cached[1]
     now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
@@ -143,7 +144,7 @@ def link_ranges(
     if text is None:
         return []
     ranges = _ranges_of(ls, text)
-    if now - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS:
+    if freshness.settled(stamp, now):
         _remember(folder, uri, key, ranges, path)
     else:
         folder.link_ranges.pop(uri, None)

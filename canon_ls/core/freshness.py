@@ -1,0 +1,105 @@
+"""The one freshness rule: when a file read earlier must be read again (SPEC §10 external
+changes, §11.3 "written since").
+
+A file is identified by its stat key (mtime_ns, size, inode, ctime_ns): an atomic replace
+changes the inode, an edit that restores the old mtime (touch -r, some sync tools) still moves
+ctime. A key younger than RACY_NS is not trusted (git's "racy" rule: on a coarse clock a
+second write in the same tick keeps the key), so such a file is read again next time. The
+Store (refresh, revalidate), the language server's per-request checks and caches, the search
+worker and the hooks all decide with these functions. Standard library only: the hooks import
+it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+RACY_NS = 3 * 10**9  # files modified this recently are re-read (coarse mtimes)
+Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns)
+
+
+def key(st: os.stat_result) -> Key:
+    """A file's stat key."""
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+def key_of(path: str | Path) -> Key | None:
+    """The stat key of a regular file (symlinks followed); None when it is missing or not a
+    regular file (a FIFO or device is never an article)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return key(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def settled(k: Key, now_ns: int | None = None) -> bool:
+    """Whether a key is old enough to trust: a file whose key is unchanged and settled has
+    not changed. `now_ns`: taken before the read the key stands for."""
+    now = time.time_ns() if now_ns is None else now_ns
+    return now - max(k[0], k[3]) >= RACY_NS
+
+
+def scan(
+    base: str | Path, real: str, on_temp: Callable[[str], object] | None = None
+) -> dict[str, tuple[str, Key]]:
+    """Every article file under `base` (whose resolved path is `real`): address -> (path,
+    stat key). Regular `.md` files only; an iterative walk (a 1,000-deep tree costs no
+    recursion); symbolic links followed only while they stay inside `real`, each real
+    directory once. `on_temp` is called with the path of each of the tool's own temp files."""
+    from canon_ls.core.fsio import is_temp, within  # fsio is not needed by the hooks
+
+    found: dict[str, tuple[str, Key]] = {}
+    seen = {real}
+    stack = [(str(base), "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            it = os.scandir(directory)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                try:
+                    _entry(entry, prefix, real, seen, stack, found, on_temp, is_temp, within)
+                except OSError:
+                    continue
+    return found
+
+
+def _entry(
+    entry: os.DirEntry[str],
+    prefix: str,
+    real: str,
+    seen: set[str],
+    stack: list[tuple[str, str]],
+    found: dict[str, tuple[str, Key]],
+    on_temp: Callable[[str], object] | None,
+    is_temp: Callable[[str], bool],
+    within: Callable[[str, str], bool],
+) -> None:
+    name = entry.name
+    if entry.is_symlink():
+        target = os.path.realpath(entry.path)
+        if not within(target, real):
+            return  # §12: never follow a link out of the store
+        st = os.stat(target)
+        if stat.S_ISDIR(st.st_mode):
+            if target not in seen:
+                seen.add(target)
+                stack.append((entry.path, prefix + name + "/"))
+        elif name.endswith(".md") and len(name) > 3 and stat.S_ISREG(st.st_mode):
+            found[prefix + name[:-3]] = (entry.path, key(st))
+        return
+    if entry.is_dir(follow_symlinks=False):
+        stack.append((entry.path, prefix + name + "/"))
+    elif name.endswith(".md") and len(name) > 3:
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
+            found[prefix + name[:-3]] = (entry.path, key(st))
+    elif on_temp is not None and name.endswith(".tmp") and is_temp(name):
+        on_temp(entry.path)
