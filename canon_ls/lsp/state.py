@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core import address as core_address
+from canon_ls.core import fsio
 from canon_ls.core.project import open_store
 
 from .convert import Text
@@ -350,9 +351,10 @@ def _version() -> str:
 
 
 def read_text(path: Path) -> Text | None:
+    """A file on disk as text, through core's regular-file reader: a FIFO or device (say a
+    FIFO at schema.json) is never opened for reading, so nothing blocks (SPEC §12)."""
     try:
-        if path.stat().st_size > MAX_DISK_BYTES:
-            return None
-        return Text(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError):
+        data, longer = fsio.read_regular(path, MAX_DISK_BYTES)
+        return None if longer else Text(data.decode("utf-8"))
+    except (OSError, ValueError):  # NotRegular and OutsideStore among them; bad UTF-8
         return None
