@@ -87,7 +87,7 @@ def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]
         with open(file, "rb") as fh:
             if fh.read(len(_MAGIC)) != _MAGIC:
                 return {}
-            head = _read_record(fh)
+            head = read_record(fh)
             if head is None:
                 return {}
             version, fingerprint, root, written, chunks = marshal.loads(head)
@@ -101,7 +101,7 @@ def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]
                 return {}
             entries: dict[str, Any] = {}
             for _ in range(chunks):  # all of them or nothing: a short file is not trusted
-                payload = _read_record(fh)
+                payload = read_record(fh)
                 part = marshal.loads(payload) if payload is not None else None
                 if not isinstance(part, dict):
                     return {}
@@ -160,11 +160,11 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
 
     def records() -> Iterator[bytes]:
         yield _MAGIC
-        yield from _record(head)
+        yield from record(head)
         for start in range(0, len(items), CHUNK):
             chunk = items[start : start + CHUNK]
             part = {address: (key, fields_of(article)) for address, key, article in chunk}
-            yield from _record(marshal.dumps(part))  # a value marshal refuses: nothing written
+            yield from record(marshal.dumps(part))  # a value marshal refuses: nothing written
 
     if not write_file(file, records()):
         return False
@@ -172,12 +172,14 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
     return True
 
 
-def _record(payload: bytes) -> tuple[bytes, bytes]:
-    """A record: its length and CRC-32 (checked before marshal ever sees the bytes), then it."""
+def record(payload: bytes) -> tuple[bytes, bytes]:
+    """A record of a cache file: its length and CRC-32 (checked before marshal ever sees the
+    bytes), then the bytes. The parse cache and the search index are written as records, so
+    neither is ever whole in memory as bytes."""
     return len(payload).to_bytes(4, "big") + zlib.crc32(payload).to_bytes(4, "big"), payload
 
 
-def _read_record(fh: Any) -> bytes | None:
+def read_record(fh: Any) -> bytes | None:
     head = fh.read(8)
     if len(head) != 8:
         return None

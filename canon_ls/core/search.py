@@ -261,17 +261,72 @@ class SearchIndex:
             return None
         return cls._from_state(state)
 
+    FILE_MAGIC = b"canon-ls search index 1\n"
+    CHUNK = 4096  # posting lists or documents per record
+
+    def records(self, stamps: Mapping[str, object] | None = None) -> Iterator[bytes]:
+        """The index as the pieces of a file (`from_file` reads it): a head with the keys,
+        vocabulary, lengths and stamps, then records of posting lists and of documents' term
+        ids, each made as it is written. At 50k articles the snapshot is ~90 MB; as one
+        bytes object (and again when read back) it was the search worker's peak."""
+        from canon_ls.core.cache import record
+
+        lists = list(self._postings.items())  # references only
+        docs = self._terms
+        head = (
+            self.SNAPSHOT_VERSION,
+            _LAYOUT,
+            self.k1,
+            self.b,
+            self._keys,
+            self._vocab,
+            self._lengths,
+            self._free,
+            dict(stamps or {}),
+            -(-len(lists) // self.CHUNK),
+            -(-len(docs) // self.CHUNK),
+        )
+        yield self.FILE_MAGIC
+        yield from record(marshal.dumps(head))
+        for start in range(0, len(lists), self.CHUNK):  # arrays marshal as their bytes
+            yield from record(marshal.dumps(dict(lists[start : start + self.CHUNK])))
+        for start in range(0, len(docs), self.CHUNK):
+            yield from record(marshal.dumps(docs[start : start + self.CHUNK]))
+
     @classmethod
     def from_file(cls, path: Path) -> tuple[SearchIndex, dict[str, object]] | None:
-        """`from_snapshot` of a file; its bytes are let go before the arrays are built (and
-        marshal.load from the file itself is 15x slower: a read call per object)."""
-        data = path.read_bytes()
+        """(index, stamps) from a file `records` wrote, a record at a time; None when it is
+        damaged, cut short or outdated."""
+        from canon_ls.core.cache import read_record
+
         try:
-            state = marshal.loads(data)
+            with open(path, "rb") as fh:
+                if fh.read(len(cls.FILE_MAGIC)) != cls.FILE_MAGIC:
+                    return None
+                head = read_record(fh)
+                if head is None:
+                    return None
+                version, layout, k1, b, keys, vocab, lengths, free, stamps, n_lists, n_docs = (
+                    marshal.loads(head)
+                )
+                if version != cls.SNAPSHOT_VERSION or layout != _LAYOUT:
+                    return None
+                postings: dict[str, tuple[array[int], array[int]]] = {}
+                for _ in range(n_lists):
+                    part = _next_part(fh, read_record, dict)
+                    if part is None or not _arrays_into(postings, part):
+                        return None
+                terms: list[Any] = []
+                for _ in range(n_docs):
+                    docs = _next_part(fh, read_record, list)
+                    if docs is None:
+                        return None
+                    terms += docs
+                if fh.read(1):
+                    return None
+            return cls._assemble(k1, b, postings, keys, vocab, terms, lengths, free, stamps)
         except (ValueError, EOFError, TypeError):
             return None
-        del data
-        return cls._from_state(state)
 
     @classmethod
     def _from_state(cls, state: Any) -> tuple[SearchIndex, dict[str, object]] | None:
@@ -290,32 +345,51 @@ class SearchIndex:
                 )
             ):
                 return None
-            postings = {}
-            while raw:  # each list's bytes go as its arrays come: the index is never held twice
-                term, (id_bytes, tf_bytes) = raw.popitem()
-                ids, tfs = array(_ID), array(_TF)
-                ids.frombytes(id_bytes)
-                tfs.frombytes(tf_bytes)
-                if len(ids) != len(tfs):
-                    return None
-                postings[term] = (ids, tfs)
-            terms = []
-            for data in raw_terms:
-                ids = array(_TERM)
-                ids.frombytes(data)
-                if ids and max(ids) >= len(vocab):
-                    return None
-                terms.append(ids if ids else _NO_TERMS)
-            raw_terms.clear()
-            index = cls(float(k1), float(b))
-            index._postings, index._keys, index._terms = postings, keys, terms
-            index._vocab, index._term_ids = vocab, {t: i for i, t in enumerate(vocab)}
-            index._lengths, index._free = lengths, free
-            index._ids = {k: i for i, k in enumerate(keys) if k is not None}
-            index._total = sum(lengths)
-            return index, stamps
+            postings: dict[str, tuple[array[int], array[int]]] = {}
+            if not _arrays_into(postings, raw):
+                return None
+            return cls._assemble(k1, b, postings, keys, vocab, raw_terms, lengths, free, stamps)
         except (ValueError, EOFError, TypeError):
             return None
+
+    @classmethod
+    def _assemble(
+        cls,
+        k1: Any,
+        b: Any,
+        postings: dict[str, tuple[array[int], array[int]]],
+        keys: Any,
+        vocab: Any,
+        raw_terms: list[Any],
+        lengths: Any,
+        free: Any,
+        stamps: Any,
+    ) -> tuple[SearchIndex, dict[str, object]] | None:
+        """An index from a snapshot's parts (the documents' term ids still as bytes)."""
+        if not (
+            isinstance(keys, list)
+            and isinstance(vocab, list)
+            and isinstance(lengths, list)
+            and isinstance(free, list)
+            and isinstance(stamps, dict)
+            and len(keys) == len(raw_terms) == len(lengths)
+        ):
+            return None
+        terms = []
+        for i, data in enumerate(raw_terms):
+            ids = array(_TERM)
+            ids.frombytes(data)
+            if ids and max(ids) >= len(vocab):
+                return None
+            terms.append(ids if ids else _NO_TERMS)
+            raw_terms[i] = None  # each document's bytes go as its array comes
+        index = cls(float(k1), float(b))
+        index._postings, index._keys, index._terms = postings, keys, terms
+        index._vocab, index._term_ids = vocab, {t: i for i, t in enumerate(vocab)}
+        index._lengths, index._free = lengths, free
+        index._ids = {k: i for i, k in enumerate(keys) if k is not None}
+        index._total = sum(lengths)
+        return index, stamps
 
     def query(self, text: str, limit: int = 10) -> tuple[list[tuple[str, float]], int]:
         """The best `limit` (key, score) pairs, best first, and how many documents matched."""
@@ -332,6 +406,27 @@ class SearchIndex:
         keys = self._keys
         hits = sorted(((keys[d], s) for d, s in top), key=_rank)  # ties: by key, deterministic
         return hits, len(scores)  # type: ignore[return-value]
+
+
+def _arrays_into(postings: dict[str, tuple[array[int], array[int]]], raw: Any) -> bool:
+    """Posting lists from a snapshot's bytes into `postings`, each list's bytes let go as its
+    arrays come (the index is never held twice); False when they do not fit together."""
+    while raw:
+        term, (id_bytes, tf_bytes) = raw.popitem()
+        ids, tfs = array(_ID), array(_TF)
+        ids.frombytes(id_bytes)
+        tfs.frombytes(tf_bytes)
+        if len(ids) != len(tfs):
+            return False
+        postings[term] = (ids, tfs)
+    return True
+
+
+def _next_part(fh: Any, read_record: Callable[[Any], bytes | None], kind: type) -> Any:
+    """The next record of a search index file, unmarshalled, if it is a `kind`."""
+    data = read_record(fh)
+    part = marshal.loads(data) if data is not None else None
+    return part if isinstance(part, kind) else None
 
 
 def _df(plist: tuple[array[int], array[int]]) -> int:
@@ -421,5 +516,5 @@ def _cached_index(
     if changed and cache_file is not None:
         from canon_ls.core import cache
 
-        cache.write_file(cache_file, index.snapshot(stamps))
+        cache.write_file(cache_file, index.records(stamps))
     return index
