@@ -400,3 +400,14 @@ def test_spec_5_render_over_any_front_matter(lines: list[str], capsule: str, sco
     for line in "\n".join(lines).split("\n"):
         if not line.startswith(("capsule", "updated", "scope", " ", "-")) and line:
             assert line in kept
+
+
+def test_front_matter_keys_and_short_values_are_shared_between_articles():
+    """Issue 15: 50k articles repeat the same keys, dates and tags; each is one string."""
+    a = art.parse(b"---\ncapsule: One.\nupdated: 2025-01-02\ntags: [retry, cache]\n---\nx\n", "a")
+    b = art.parse(b"---\ncapsule: Two.\nupdated: 2025-01-02\ntags: [cache]\n---\ny\n", "b")
+    key_a = next(k for k in a.meta if k == "updated")
+    key_b = next(k for k in b.meta if k == "updated")
+    assert key_a is key_b
+    assert a.meta["updated"] is b.meta["updated"]
+    assert a.meta["tags"][1] is b.meta["tags"][0]
