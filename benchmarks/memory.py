@@ -21,6 +21,7 @@ class Seen:
     role: str
     hwm_mb: float = 0.0  # the kernel's high-water mark of the resident set
     rss_mb: float = 0.0  # the largest resident set this sampler saw
+    anon_mb: float = 0.0  # the largest anonymous part of it (not mapped files such as git's packs)
 
 
 @dataclass
@@ -58,11 +59,12 @@ class TreeMemory:
                 seen = self.procs.get(key)
                 if seen is None:
                     seen = self.procs[key] = Seen(role_of(proc, self.pid))
-                hwm, rss = _status(proc.pid)
+                hwm, rss, anon = _status(proc.pid)
             except (psutil.Error, OSError):
                 continue
             seen.hwm_mb = max(seen.hwm_mb, hwm)
             seen.rss_mb = max(seen.rss_mb, rss)
+            seen.anon_mb = max(seen.anon_mb, anon)
             total += rss
         self.peak_total_mb = max(self.peak_total_mb, total)
 
@@ -72,14 +74,17 @@ class TreeMemory:
         if self._thread is not None:
             self._thread.join(timeout=5)
         by_role: dict[str, float] = {}
+        anon_by_role: dict[str, float] = {}
         counts: dict[str, int] = {}
         for seen in self.procs.values():
             by_role[seen.role] = by_role.get(seen.role, 0.0) + seen.hwm_mb
+            anon_by_role[seen.role] = anon_by_role.get(seen.role, 0.0) + seen.anon_mb
             counts[seen.role] = counts.get(seen.role, 0) + 1
         return {
             "hwm_sum_mb": sum(by_role.values()),
             "peak_total_mb": self.peak_total_mb,
             "by_role": by_role,
+            "anon_by_role": anon_by_role,  # sampled, so a short peak between samples is missed
             "counts": counts,
         }
 
@@ -104,16 +109,18 @@ def role_of(proc: psutil.Process, server_pid: int) -> str:
     return "git" if name == "git" else name
 
 
-def _status(pid: int) -> tuple[float, float]:
-    """(VmHWM, VmRSS) in MB."""
-    hwm = rss = 0.0
+def _status(pid: int) -> tuple[float, float, float]:
+    """(VmHWM, VmRSS, RssAnon) in MB."""
+    hwm = rss = anon = 0.0
     with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
         for line in f:
             if line.startswith("VmHWM:"):
                 hwm = int(line.split()[1]) / 1024
             elif line.startswith("VmRSS:"):
                 rss = int(line.split()[1]) / 1024
-    return hwm, rss
+            elif line.startswith("RssAnon:"):
+                anon = int(line.split()[1]) / 1024
+    return hwm, rss, anon
 
 
 def describe(memory: dict[str, Any]) -> str:
@@ -122,7 +129,11 @@ def describe(memory: dict[str, Any]) -> str:
         f"{role} {mb:.0f}" + (f" ({memory['counts'][role]}×)" if memory["counts"][role] > 1 else "")
         for role, mb in sorted(memory["by_role"].items(), key=lambda kv: -kv[1])
     )
+    anon = ", ".join(
+        f"{role} {mb:.0f}"
+        for role, mb in sorted(memory.get("anon_by_role", {}).items(), key=lambda kv: -kv[1])
+    )
     return (
         f"{memory['hwm_sum_mb']:.0f} MB summed peaks; {memory['peak_total_mb']:.0f} MB at once "
-        f"at most [{roles}]"
+        f"at most [{roles}]; anonymous (not mapped files) at most [{anon}]"
     )
