@@ -377,6 +377,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from canon_ls.core.store import BadInput
 
     store = _store(args)
+    _refuse_outside(store)
     asked, governing = _governing(store, _path(args, args.path))
     before = _quiet_evidence(evidence_for, store, governing)
     try:
@@ -410,6 +411,7 @@ def _cmd_links(args: argparse.Namespace) -> int:
     from canon_ls.core.tool import plural
 
     store = _store(args)
+    _refuse_outside(store)
     asked, governing = _governing(store, _path(args, args.path))
     article = store.article(governing)
     targets: list[str] = []
@@ -441,6 +443,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
     from canon_ls.core.store import BadInput
 
     store = _store(args)
+    _refuse_outside(store)
     path = _path(args, args.path)
     try:
         if args.diff:
@@ -457,6 +460,7 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     from canon_ls.agent.graph import render
 
     store = _store(args)
+    _refuse_outside(store)
     html = render(store)
     if args.out in (None, "-"):
         sys.stdout.write(html)

@@ -89,7 +89,20 @@ def test_spec_12_repository_config_runs_no_program(project: Path, tmp_path: Path
     _repo_with_store(project)
     marker = tmp_path / "ran"
     _arm(project, marker)
-    for args in (("status",), ("check",), ("check", "--format", "json")):
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src/x.py").write_text("x = 1\n")
+    graph = tmp_path / "graph.html"
+    for args in (
+        ("status",),
+        ("check",),
+        ("check", "--format", "json"),
+        ("read", "src/x.py"),
+        ("review", "src/x.py"),
+        ("links", "src/x"),
+        ("history", "src/x.py"),
+        ("history", "src/x.py", "--diff"),
+        ("graph", "--out", str(graph)),
+    ):
         r = canon(*args, cwd=project)
         assert "Traceback" not in r.err, r.err
         assert not marker.exists(), f"canon {' '.join(args)} ran a repository-configured program"
@@ -169,8 +182,9 @@ def test_spec_12_fifo_gitignore_hangs_nothing(project: Path, place: str) -> None
 def test_spec_12_status_and_check_refuse_a_symlinked_store(
     project: Path, tmp_path: Path, link: str
 ) -> None:
-    """SPEC §12: `canon status` and `canon check` on a store whose .canon, articles/ or
-    journal/ leads outside the project: one sentence, exit 2, nothing outside read."""
+    """SPEC §12: `canon status`, `check`, `read`, `review`, `links`, `history` and `graph` on
+    a store whose .canon, articles/ or journal/ leads outside the project: one sentence,
+    exit 2, nothing outside read (no "no article governs …" that hides why)."""
     outside = tmp_path / "outside"
     (outside / "articles/src").mkdir(parents=True)
     (outside / "journal").mkdir()
@@ -183,10 +197,24 @@ def test_spec_12_status_and_check_refuse_a_symlinked_store(
             if f".canon/{name}" != link:
                 (project / ".canon" / name).mkdir()
         (project / link).symlink_to(outside / link.rsplit("/", 1)[1], target_is_directory=True)
-    for args in (("status",), ("check",), ("check", "--format", "json")):
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src/x.py").write_text("x = 1\n")
+    graph = tmp_path / "graph.html"
+    for args in (
+        ("status",),
+        ("check",),
+        ("check", "--format", "json"),
+        ("read", "src/x.py"),
+        ("review", "src/x.py"),
+        ("links", "src/x"),
+        ("history", "src/x.py"),
+        ("history", "src/x.py", "--diff"),
+        ("graph", "--out", str(graph)),
+    ):
         r = canon(*args, cwd=project)
         assert r.code == 2, (args, r.out, r.err)
         assert r.out == ""
         lines = [line for line in r.err.splitlines() if line.strip()]
         assert len(lines) == 1, r.err
         assert "symbolic link" in lines[0] and "SECRET" not in lines[0]
+    assert not graph.exists()

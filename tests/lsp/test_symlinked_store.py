@@ -55,3 +55,12 @@ async def test_spec_12_create_article_writes_nothing_through_the_link(s: Session
     assert s.client.applied_edits == []  # type: ignore[attr-defined]
     assert _tree(outside) == before
     assert not (s.root / ".canon/articles/src/core/util.md").exists()
+
+
+async def test_spec_12_history_and_changes_refuse_a_symlinked_store(s: Session) -> None:
+    """`canon.history` and `canon.showChanges` read nothing through the link either."""
+    text = await s.command("canon.history", {"path": "src/core/config.ts"})
+    assert "SECRET" not in str(text)
+    assert "symbolic link" in str(text) and "outside the project" in str(text), text
+    changes = await s.command("canon.showChanges", {"address": "src/core/config"})
+    assert "SECRET" not in str(changes)
