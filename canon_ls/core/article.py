@@ -2,8 +2,9 @@
 
 The parser handles the flat `key: value` front matter that canon and most people write (plain,
 'single' and "double" quoted scalars, simple block lists) by hand, ten times faster than YAML,
-and falls back to libyaml (every scalar kept as a string) for anything else. The renderer edits
-the front matter line by line, so foreign keys keep their bytes, order and comments.
+and hands anything else to python-frontmatter over libyaml (every scalar kept as a string).
+The renderer edits the front matter line by line, so foreign keys keep their bytes, order and
+comments (python-frontmatter's own dump would reorder them).
 """
 
 from __future__ import annotations
@@ -229,16 +230,18 @@ def _flow(val: str) -> list[str]:
 
 
 def _yaml(block: str) -> dict[str, Any]:
-    """libyaml with every scalar as a string; raises ValueError with a readable reason.
+    """The slow path: python-frontmatter's YAML handler over libyaml's BaseLoader (every
+    scalar kept as a string); raises ValueError with a readable reason.
 
-    PyYAML is imported here, not at module load: the flat parser answers almost every article,
-    and a hook process (SPEC §11.3, p50 budget 150 ms) should not pay ~25 ms for an import.
+    Imported here, not at module load: the flat parser answers almost every article, and a
+    hook process (SPEC §11.3, p50 budget 150 ms) should not pay ~40 ms for the imports.
     """
     import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
     loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
     try:
-        data = yaml.load(block, Loader=loader)  # noqa: S506 - BaseLoader builds no objects
+        data = YAMLHandler().load(block, Loader=loader)  # BaseLoader builds no objects
     except yaml.YAMLError as exc:
         reason = str(exc).replace("\n", " ")
         reason = re.sub(r"\s+", " ", reason)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 
+import frontmatter
 import pytest
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -139,11 +141,26 @@ def ruamel_capsule(text: str) -> object:
     return _RUAMEL.load(io.StringIO(front_matter(text)))["capsule"]
 
 
+class _StringsYAML(YAMLHandler):
+    """python-frontmatter with every scalar a string, as the store reads front matter (libyaml
+    when present, as the store: the pure scanner refuses a trailing tab libyaml accepts)."""
+
+    def load(self, fm: str, **kwargs: object) -> object:
+        return super().load(fm, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))
+
+
+def frontmatter_meta(text: str, strings: bool = False) -> dict:
+    """The whole file through python-frontmatter (its own split, then YAML)."""
+    handler = _StringsYAML() if strings else None
+    return dict(frontmatter.loads(text, handler=handler).metadata)
+
+
 def check_round_trip(capsule: str) -> None:
     text = art.render(None, capsule=capsule, updated="2026-11-29", scope="asset", body="b\n")
     expected = art.one_line(capsule)
     assert pyyaml_capsule(text) == expected, text
     assert ruamel_capsule(text) == expected, text
+    assert frontmatter_meta(text)["capsule"] == expected, text
     parsed = art.parse(text.encode("utf-8"), "x")
     assert parsed.capsule == expected, text
     assert not parsed.problems
@@ -374,6 +391,30 @@ def test_spec_5_flat_parser_agrees_with_yaml(lines: list[str]) -> None:
     assert flat == yaml.load(block, Loader=yaml.BaseLoader) or (
         flat == {} and yaml.load(block, Loader=yaml.BaseLoader) is None
     ), block
+    assert flat == frontmatter_meta(f"---\n{block}---\nbody\n", strings=True), block
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE, max_size=8))
+def test_spec_5_front_matter_agrees_with_python_frontmatter(lines: list[str]) -> None:
+    """Whatever path serves it (flat parser or the slow path), a file's front matter reads as
+    python-frontmatter reads the same file with every scalar a string, or is a problem where
+    it fails (a differential oracle beside PyYAML and ruamel)."""
+    block = "".join(line + "\n" for line in lines)
+    text = f"---\n{block}---\nbody\n"
+    try:
+        expected = frontmatter_meta(text, strings=True)
+    except (yaml.YAMLError, ValueError, AttributeError, TypeError):
+        expected = None
+    parsed = art.parse(text, "x")
+    if expected is None:
+        assert parsed.problems, block
+        return
+    malformed = [p for p in parsed.problems if p.startswith("malformed front matter")]
+    if malformed and not parsed.meta and expected:  # not a mapping: the store says so
+        assert not isinstance(yaml.load(block, Loader=yaml.BaseLoader), dict), block
+        return
+    assert parsed.meta == expected, block
 
 
 @settings(max_examples=300, deadline=None)
@@ -411,3 +452,23 @@ def test_front_matter_keys_and_short_values_are_shared_between_articles():
     assert key_a is key_b
     assert a.meta["updated"] is b.meta["updated"]
     assert a.meta["tags"][1] is b.meta["tags"][0]
+
+
+def test_front_matter_the_flat_parser_declines_goes_through_python_frontmatter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The slow path is python-frontmatter's YAML handler (the design card's library), not a
+    second YAML call of our own; the flat parser still serves plain front matter."""
+    seen: list[str] = []
+    real = YAMLHandler.load
+
+    def spy(self: YAMLHandler, fm: str, **kwargs: object) -> object:
+        seen.append(fm)
+        return real(self, fm, **kwargs)
+
+    monkeypatch.setattr(YAMLHandler, "load", spy)
+    nested = art.parse("---\ncapsule: c\nextra:\n  deep: {a: [1, 2]}\n---\nbody\n", "x")
+    assert nested.meta["extra"] == {"deep": {"a": ["1", "2"]}} and not nested.problems
+    assert seen == ["capsule: c\nextra:\n  deep: {a: [1, 2]}\n"]
+    art.parse("---\ncapsule: plain\nupdated: 2026-01-01\n---\nbody\n", "y")
+    assert len(seen) == 1
