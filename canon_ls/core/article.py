@@ -237,11 +237,16 @@ def _yaml(block: str) -> dict[str, Any]:
     hook process (SPEC §11.3, p50 budget 150 ms) should not pay ~40 ms for the imports.
     """
     import yaml
-    from frontmatter.default_handlers import YAMLHandler
 
     loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
     try:
-        data = YAMLHandler().load(block, Loader=loader)  # BaseLoader builds no objects
+        from frontmatter.default_handlers import YAMLHandler
+
+        load: Any = YAMLHandler().load
+    except ImportError:  # an environment installed before the dependency: the same YAML
+        load = yaml.load
+    try:
+        data = load(block, Loader=loader)  # BaseLoader builds no objects
     except yaml.YAMLError as exc:
         reason = str(exc).replace("\n", " ")
         reason = re.sub(r"\s+", " ", reason)
