@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, build_workspace, capabilities
+from lsp_harness import (
+    SERVER_COMMAND,
+    SERVER_ENV,
+    Session,
+    article,
+    build_workspace,
+    capabilities,
+)
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from test_external import CONFIG, agent_write
@@ -232,3 +239,22 @@ async def test_a_killed_watcher_is_restarted(watched: Session):
         },
     )
     await s.until(lambda: broken_link(s, CONFIG), what="the write after the restart")
+
+
+async def test_a_directory_moved_in_and_out_of_the_store(watched: Session):
+    """SPEC §10 external changes: a directory of articles moved into the articles tree whole
+    (one event for the directory, none for the files in it) is read, and moved out again its
+    articles go (their diagnostics are cleared)."""
+    s = watched
+    await s.checked()
+    await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
+    outside = s.root.parent / "moved"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "note.md").write_text(
+        article("A note.", "2026-06-01", "# Note\n\nSee [[no/such/place]].\n")
+    )
+    rel = ".canon/articles/moved/deep/note.md"
+    outside.rename(s.root / ".canon/articles/moved")
+    await s.until(lambda: broken_link(s, rel), what="the moved-in article's broken link")
+    (s.root / ".canon/articles/moved").rename(outside)
+    await s.until(lambda: not_(broken_link(s, rel)), what="the moved-out article's diagnostics")
