@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import Hook, canon_command, make_project, payload
+from hookrun import Hook, article, canon_command, make_project, payload
 
 
 @pytest.fixture
@@ -100,3 +100,29 @@ def test_pi_sessions_count_too_and_garbage_state_is_skipped(tmp_path: Path, proj
     [session] = data["sessions"]
     assert session["agent"] == "pi" and session["spine"] == 1
     assert session["chars"] == len(reply["message"])
+
+
+def test_stats_count_the_lane(tmp_path: Path, project: Path) -> None:
+    """With `retrieval = "lexical"`: articles by rank, their characters, the rankings and the
+    near misses (a ranking that held an article back and sent nothing)."""
+    (project / "canon.toml").write_text('retrieval = "lexical"\n')
+    rule = "Round money half-even to cents, only at the final step."
+    article(project, "conventions/money-rounding", rule, "Money rounding: once, at the total.",
+            scope="rule")  # fmt: skip
+    for topic in ("logging", "errors", "naming", "tests"):
+        article(project, f"notes/{topic}", f"How we do {topic}.", f"Our {topic} practice.")
+    hook = _hook(tmp_path, "claude-code")
+    said = 0
+    for words in ("How should the invoice total handle money rounding?",
+                  "What about logging errors in tests and naming?"):  # fmt: skip
+        ask = payload("claude-code", "user_prompt_submit", project, "s-1", prompt=words)
+        said += len(_context(hook(ask)))
+    data = json.loads(stats(hook, project, "--format", "json").stdout)
+    totals = data["totals"]
+    assert totals["rank"] >= 1 and totals["chars"] == said
+    assert data["by_rank"]["conventions/money-rounding"] == 1
+    lane = data["lane"]
+    assert lane["rankings"] == 2 and lane["worst_sent"] is not None
+    assert [m["address"] for m in lane["near_misses"]] == ["notes/errors"]
+    text = stats(hook, project).stdout
+    assert "Retrieval lane: 2 rankings" in text and "conventions/money-rounding" in text
