@@ -24,7 +24,7 @@ from canon_ls.agent.tokens import (
     succeeded,
     tokens,
 )
-from canon_ls.core import freshness, layout
+from canon_ls.core import freshness, fsio, layout
 from canon_ls.core.address import OutsideStore, article_file, governing_in, normalise
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
@@ -66,6 +66,7 @@ class Resolver:
         self.cwd = os.path.normpath(str(cwd)) if cwd else self.project
         self.store_dir = os.path.normpath(str(options.root))
         self.articles_dir = Path(options.articles_dir)
+        self.journal_dir = Path(options.journal_dir)
         try:
             self.mounts = options.mounts
         except layout.OptionError:
@@ -80,8 +81,19 @@ class Resolver:
         self._bases = [self.project] + [str(d) for d in self.mounts.values()]
 
     def active(self) -> bool:
-        """Hooks act only in a project whose store has an articles folder (SPEC §11.3)."""
-        return self.articles_dir.is_dir()
+        """Hooks act only in a project whose store has an articles folder (SPEC §11.3) and
+        whose .canon, articles/ or journal/ does not lead outside the project through a
+        symbolic link (SPEC §12: such a store is refused; the hooks then stay quiet)."""
+        if not self.articles_dir.is_dir():
+            return False
+        root = Path(self.store_dir)
+        project = Path(self.project)
+        inside = root == project or project in root.parents
+        dirs = [self.articles_dir, self.journal_dir]
+        return (
+            fsio.leads_outside([root, *dirs] if inside else dirs, project if inside else root)
+            is None
+        )
 
     def _split(self, address: str) -> tuple[str, str]:
         name, sep, rest = address.partition(":")

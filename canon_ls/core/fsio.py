@@ -90,6 +90,19 @@ def within(path: str, base: str) -> bool:
     return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
 
 
+def leads_outside(directories: Iterable[str | Path], anchor: str | Path) -> tuple[Path, str] | None:
+    """The first of `directories` that exists and resolves outside `anchor` (a symlink leading
+    out of the project), with where it leads; None when all stay inside. The one rule for a
+    store's own directories (SPEC §12): Store.layout_problem words it, the hooks go quiet."""
+    base = os.path.realpath(anchor)
+    for directory in directories:
+        if os.path.lexists(directory):
+            real = os.path.realpath(directory)
+            if not within(real, base):
+                return Path(directory), real
+    return None
+
+
 def fd_path(fd: int) -> str | None:
     """The path the kernel has for an open descriptor, or None where it cannot tell."""
     if sys.platform.startswith("linux"):

@@ -154,20 +154,16 @@ class Store:
         if self._layout_seen is not None and self._layout_seen[0] == key:
             return self._layout_seen[1]
         problem = ""
-        anchor = os.path.realpath(self.anchor)
-        for directory in dirs if self.anchor != self.root else dirs[1:]:
-            if not os.path.lexists(directory):
-                continue
-            real = os.path.realpath(directory)
-            if not fsio.within(real, anchor):
-                shown = self._shown(directory)
-                where = "the project" if self.anchor == self.project else str(self.anchor)
-                problem = (
-                    f"The store directory {shown} is a symbolic link leading outside {where} "
-                    f"(to {real}); canon refuses to read or write through it, so replace the "
-                    "link with a real directory."
-                )
-                break
+        outside = fsio.leads_outside(dirs if self.anchor != self.root else dirs[1:], self.anchor)
+        if outside is not None:
+            directory, real = outside
+            shown = self._shown(directory)
+            where = "the project" if self.anchor == self.project else str(self.anchor)
+            problem = (
+                f"The store directory {shown} is a symbolic link leading outside {where} "
+                f"(to {real}); canon refuses to read or write through it, so replace the "
+                "link with a real directory."
+            )
         self._layout_seen = (key, problem)
         return problem
 

@@ -1,0 +1,62 @@
+"""SPEC §12 in the hooks: a store whose .canon, articles/ or journal/ is a symbolic link leading
+outside the project (a cloned repository can carry one) is refused; the hooks, which must never
+break the agent's turn, stay quiet instead: nothing read through the link reaches the agent
+(Claude Code, Codex and Pi hooks, real `canon hook` processes)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hookrun import Hook, make_project, payload
+from test_hook_pi import call, event
+
+LINKS = [".canon", ".canon/articles", ".canon/journal"]
+
+
+def _linked_out(tmp_path: Path, link: str) -> Path:
+    """The project with `link` moved outside and a symbolic link left in its place; the
+    article of src/core/config (wherever articles/ now is) holds a SECRET capsule."""
+    project = make_project(tmp_path / "proj")
+    (project / ".canon/journal").mkdir(exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    moved = outside / Path(link).name
+    shutil.move(project / link, moved)
+    (project / link).symlink_to(moved, target_is_directory=True)
+    (project / ".canon/articles/src/core/config.md").write_text(
+        "---\ncapsule: SECRET capsule\nupdated: 2026-01-01\n---\nSECRET body\n", "utf-8"
+    )
+    return project
+
+
+@pytest.mark.parametrize("link", LINKS)
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_hooks_surface_nothing_through_a_store_linked_outside(
+    tmp_path: Path, agent: str, link: str
+) -> None:
+    project = _linked_out(tmp_path, link)
+    hook = Hook(agent, tmp_path / "state")
+    start = payload(agent, "session_start_startup", project)
+    read = payload("claude-code", "post_tool_use_read", project)
+    read["tool_input"] = {"file_path": str(project / "src/core/config.py")}
+    if agent == "codex":
+        read = payload(agent, "post_tool_use_apply_patch", project)
+        read["tool_input"] = {
+            "command": "*** Begin Patch\n*** Update File: src/core/config.py\n*** End Patch\n"
+        }
+    replies = [hook(start), hook(read), hook(payload(agent, "stop", project))]
+    said = json.dumps(replies)
+    assert all(r is None for r in replies), said
+
+
+@pytest.mark.parametrize("link", LINKS)
+def test_pi_hook_surfaces_nothing_through_a_store_linked_outside(tmp_path: Path, link: str) -> None:
+    project = _linked_out(tmp_path, link)
+    hook = Hook("pi", tmp_path / "state")
+    start = hook(event(project, "session_start", reason="startup"))
+    assert start is not None and not start.get("active"), start
+    end = hook(event(project, "turn_end", calls=[call("read", path="src/core/config.py")]))
+    assert "SECRET" not in json.dumps(end)
