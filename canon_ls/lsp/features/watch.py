@@ -52,7 +52,7 @@ class Watcher:
         self.ls = ls
         self.by_client = False  # the client reports file events (dynamic registration)
         self.proc: asyncio.subprocess.Process | None = None
-        self.sent: dict[str, Any] | None = None  # the set the child watches
+        self.sent: tuple[Any, ...] | None = None  # the key of the set the child watches
         self.fresh_roots: set[str] = set()  # store roots to re-read once watched (new stores)
         self.started = False  # the first set was sent (stores known then need no re-read)
         self.asset_off = False  # too many asset directories: said once, not watched
@@ -127,11 +127,13 @@ class Watcher:
         except Exception as exc:
             log.info("client refused file watching (%s); canon watches on its own", exc)
 
-    def wanted(self) -> dict[str, Any]:
-        """What the child should watch now, from the folders' current state."""
+    def wanted(self) -> tuple[Any, ...]:
+        """What the child should watch now, as a cheap key: stat'ing a few paths per folder,
+        the asset directories by the identity of the last check's listing (joining ~9k paths
+        took ~20 ms, too much for every batch of events)."""
         trees: set[str] = set()
         dirs: set[str] = set()
-        assets: set[str] = set()
+        listings: list[tuple[str, int]] = []
         poll = 0.5
         for folder in list(self.ls.folders.values()):
             poll = min(poll, folder.settings.poll_interval)
@@ -145,8 +147,18 @@ class Watcher:
                 continue
             trees.add(str(store.root))
             trees.update(str(m / ".canon") for m in store.mounts.values())
-            if not self.by_client:
-                assets.update(str(folder.project / d) for d in folder.asset_dirs)
+            if not self.by_client and folder.asset_dirs:
+                listings.append((folder.uri, id(folder.asset_dirs)))
+        return tuple(sorted(trees)), tuple(sorted(dirs)), tuple(listings), poll
+
+    def _message(self, key: tuple[Any, ...]) -> dict[str, Any]:
+        trees, dirs, listings, poll = key
+        assets: set[str] = set()
+        for uri, _ in listings:
+            folder = self.ls.folders.get(uri)
+            if folder is not None:
+                base = str(folder.project)
+                assets.update(os.path.join(base, d) if d else base for d in folder.asset_dirs)
         if len(assets) > MAX_DIRS:
             if not self.asset_off:
                 log.info(
@@ -158,11 +170,7 @@ class Watcher:
             self.asset_off = True
             assets = set()
         self.asset_count = len(assets)
-        return {
-            "trees": sorted(trees),
-            "dirs": sorted(dirs | assets),
-            "poll_ms": int(poll * 1000),
-        }
+        return {"trees": list(trees), "dirs": [*dirs, *assets], "poll_ms": int(poll * 1000)}
 
     def update(self) -> None:
         """Send the child the set to watch when it changed (a store appeared or went, a check
@@ -170,15 +178,15 @@ class Watcher:
         proc = self.proc
         if proc is None or proc.stdin is None or proc.returncode is not None:
             return
-        wanted = self.wanted()
-        if wanted == self.sent:
+        key = self.wanted()
+        if key == self.sent:
             return
-        old_trees = set(self.sent["trees"]) if self.sent else set()
+        old_trees = set(self.sent[0]) if self.sent else set()
         if self.started:
-            self.fresh_roots |= set(wanted["trees"]) - old_trees
-        self.sent = wanted
+            self.fresh_roots |= set(key[0]) - old_trees
+        self.sent = key
         try:
-            proc.stdin.write((json.dumps(wanted) + "\n").encode())
+            proc.stdin.write((json.dumps(self._message(key)) + "\n").encode())
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             log.warning("canon's file watcher stopped")
 
@@ -205,7 +213,7 @@ class Watcher:
         log.warning("canon's file watcher ended (exit code %s); restarting it", code)
         await asyncio.sleep(1.0)
         if self.started:  # what changed meanwhile: every store is read again once watched
-            self.fresh_roots |= set(self.sent["trees"] if self.sent else [])
+            self.fresh_roots |= set(self.sent[0] if self.sent else [])
         await self._spawn()
 
     def _ready(self, message: dict[str, Any]) -> None:
