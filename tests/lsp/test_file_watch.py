@@ -258,3 +258,41 @@ async def test_a_directory_moved_in_and_out_of_the_store(watched: Session):
     await s.until(lambda: broken_link(s, rel), what="the moved-in article's broken link")
     (s.root / ".canon/articles/moved").rename(outside)
     await s.until(lambda: not_(broken_link(s, rel)), what="the moved-out article's diagnostics")
+
+
+@pytest.fixture
+def with_lake(tmp_path: Path) -> Path:
+    """The usual project, mounting a lake (a second store outside it, SPEC §8)."""
+    root = build_workspace(tmp_path / "proj")
+    lake = tmp_path / "lake"
+    (lake / ".canon" / "articles" / "prices").mkdir(parents=True)
+    (lake / ".canon" / "articles" / "prices" / "daily.md").write_text(
+        article("Daily prices.", "2026-06-01", "# Daily\n\nSee [[first/gone]].\n")
+    )
+    return root
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV))
+async def lake_client(lsp_client: LanguageClient, with_lake: Path):
+    settings = {**SLOW_POLL, "mounts": [str(with_lake.parent / "lake")]}
+    lsp_client.session = await start(lsp_client, with_lake, settings)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_mounted_store_is_watched_too(lake_client: LanguageClient):
+    """SPEC §8 mounts + §10 external changes: a write to a mounted store outside the project
+    reaches that article's diagnostics (the mount's store is watched with the project's)."""
+    s: Session = lake_client.session  # type: ignore[attr-defined]
+    await s.checked()
+    await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
+    daily = s.root.parent / "lake/.canon/articles/prices/daily.md"
+    uri = daily.as_uri()
+
+    def broken(target: str) -> bool:
+        return any(target in d.message for d in s.client.diagnostics.get(uri, []))
+
+    # the check that knows the mount (the setting arrives with workspace/configuration)
+    await s.until(lambda: broken("first/gone"), what="the mounted article's first finding")
+    daily.write_text(article("Daily prices.", "2026-06-01", "# Daily\n\nSee [[then/gone]].\n"))
+    await s.until(lambda: broken("then/gone"), what="the mounted article's new broken link")

@@ -27,6 +27,8 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
+from canon_ls.core import layout
+
 from ..child import python_module
 from ..state import CanonLanguageServer, Folder
 
@@ -146,7 +148,7 @@ class Watcher:
             if store is None or not store.exists():
                 continue
             trees.add(str(store.root))
-            trees.update(str(m / ".canon") for m in store.mounts.values())
+            trees.update(str(layout.store_root(m, None)) for m in store.mounts.values())
             if not self.by_client and folder.asset_dirs:
                 listings.append((folder.uri, id(folder.asset_dirs)))
         return tuple(sorted(trees)), tuple(sorted(dirs)), tuple(listings), poll
