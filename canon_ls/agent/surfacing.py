@@ -1,9 +1,10 @@
 """Surfacing decisions for agent hooks (SPEC §11.3): which articles a tool call touched.
 
 A hook runs as a fresh process for every tool call, so this module never loads the store's
-index: a path resolves to its governing article by core's §3 rule (`address.normalise`, against
-the project and its mounts) and §4 rule (`address.governing_in`) asked of the disk, a few stats,
-and only that one article's front matter is read. Where the store and the mounts are comes from
+index: what a path is comes from core's one rule (`address.place`: an article file, a store
+file, or an asset and its §3 address, against the project and its mounts), its governing
+article from the §4 rule (`address.governing_in`) asked of the disk, a few stats, and only
+that one article's front matter is read. Where the store and the mounts are comes from
 the project's resolved options (`core.layout`), so a store moved with `root` and mounted
 stores are honoured exactly as by the CLI and the language server.
 """
@@ -25,7 +26,7 @@ from canon_ls.agent.tokens import (
     tokens,
 )
 from canon_ls.core import freshness, fsio, layout
-from canon_ls.core.address import OutsideStore, article_file, governing_in, normalise
+from canon_ls.core.address import OutsideStore, article_file, governing_in, normalise, place
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
 NEW_CYCLE = frozenset({"startup", "clear", "compact", "fork"})
@@ -75,9 +76,6 @@ class Resolver:
         self._articles = {"": str(self.articles_dir)}
         for name, directory in self.mounts.items():
             self._articles[name] = str(layout.mount_articles(directory))
-        self._stores = [self.store_dir] + [
-            str(Path(d) / layout.STORE_DIR) for d in self.mounts.values()
-        ]
         self._bases = [self.project] + [str(d) for d in self.mounts.values()]
 
     def active(self) -> bool:
@@ -102,29 +100,19 @@ class Resolver:
         return "", address
 
     def resolve(self, token: Token) -> Hit | None:
-        """The address a token names, if it exists or its parent does (project or mount)."""
+        """The address a token names, if it exists or its parent does (project or mount):
+        core's one rule for what a file is (`address.place`, honouring `root` and mounts)."""
         raw = os.path.expanduser(token.text)
         full = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(self.cwd, raw))
-        for name, articles in self._articles.items():
-            if _inside(full, articles) and full.endswith(".md") and full != articles:
-                rest = os.path.relpath(full, articles).replace(os.sep, "/")[: -len(".md")]
-                address = f"{name}:{rest}" if name else rest
-                return Hit(token.text, self._display(full), address, address, True, token.mutating)
-        if any(_inside(full, store) for store in self._stores):
-            return None
-        base = max((b for b in self._bases if _inside(full, b)), key=len, default=None)
-        if base is None or full == base:
-            return None
-        rel = os.path.relpath(full, base).replace(os.sep, "/")
-        if rel == ".git" or rel.startswith(".git/"):
+        kind, address = place(full, Path(self.project), Path(self.store_dir), self.mounts)
+        if kind == "article":
+            return Hit(token.text, self._display(full), address, address, True, token.mutating)
+        if kind != "asset" or not address or full in self._bases:
             return None
         if not os.path.lexists(full):
             shaped = "/" in raw or "." in os.path.basename(raw)
             if not (shaped and os.path.isdir(os.path.dirname(full))):
                 return None
-        address = self.address_of(full)
-        if not address:
-            return None
         hit = Hit(token.text, self._display(full), address, None, False, token.mutating)
         return hit._replace(governing=self.governing(address))
 

@@ -180,3 +180,44 @@ def governing_in(address: str, articles: Container[str]) -> str | None:
             return None
         address = address[:cut]
     return None
+
+
+def _within(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def place(
+    path: str | Path, project: Path, root: Path, mounts: Mapping[str, Path] | None = None
+) -> tuple[str, str]:
+    """What a file is to canon (SPEC §2, §3, §8), the one answer every adapter asks for:
+    ('article', address) for an article file of the store or of a mount ('name:address'),
+    ('journal', '') under the journal, ('store', '') for anything else in a store directory,
+    ('asset', address) for a file of the project or of a mount, ('', '') outside them or
+    under `.git`. `root` is the store directory (option `root`); lexical, no disk access."""
+    from canon_ls.core.layout import ARTICLES_DIR, JOURNAL_DIR, STORE_DIR
+
+    mounts = mounts or {}
+    full = os.path.abspath(path)
+    store_dirs = [(str(root), "")] + [
+        (os.path.join(d, STORE_DIR), f"{n}:") for n, d in mounts.items()
+    ]
+    for store_dir, prefix in store_dirs:
+        articles = os.path.join(store_dir, ARTICLES_DIR)
+        if _within(full, articles):
+            address = address_of_file(Path(articles), Path(full))
+            return ("store", "") if address is None else ("article", prefix + address)
+    if _within(full, os.path.join(root, JOURNAL_DIR)):
+        return "journal", ""
+    if any(_within(full, store_dir) for store_dir, _ in store_dirs):
+        return "store", ""
+    in_project = _within(full, str(project)) and not _within(full, os.path.join(project, ".git"))
+    in_mount = any(
+        _within(full, str(d)) and not _within(full, os.path.join(d, ".git"))
+        for d in mounts.values()
+    )
+    if not in_project and not in_mount:
+        return "", ""
+    try:
+        return "asset", normalise(full, project, mounts)
+    except ValueError:
+        return "", ""

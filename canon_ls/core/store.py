@@ -33,6 +33,7 @@ from canon_ls.core.address import (
     governing_in,
     normalise,
     parent,
+    place,
 )
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
@@ -436,6 +437,10 @@ class Store:
         except ValueError:
             return ""
         return rel + "/"
+
+    def place(self, path: str | Path) -> tuple[str, str]:
+        """What a file is to this store: (kind, address), core's one rule (address.place)."""
+        return place(path, self.project, self.root, self.mounts)
 
     def path_of(self, address: str) -> Path:
         """The article file for an address (it may not exist); OutsideStore if it would escape

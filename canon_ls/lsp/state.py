@@ -120,31 +120,13 @@ class Folder:
         return self.store is not None and self.store.exists()
 
     def where(self, path: Path) -> Where | None:
+        """What a file is to this folder's store: core's one rule (`Store.place`, honouring
+        `root` and mounts); None outside the project and its mounts."""
         store = self.store
         if store is None:
             return None
-        articles = _mount_articles(store)
-        for prefix, base in articles:
-            if _under(path, base):
-                address = core_address.address_of_file(base, path)
-                if address is None:
-                    return Where(self, path, "store", "")
-                return Where(self, path, "article", prefix + address)
-        if _under(path, store.journal_dir):
-            return Where(self, path, "journal", "")
-        if _under(path, store.root):
-            return Where(self, path, "store", "")
-        for mount in store.mounts.values():
-            if _under(path, mount):
-                return Where(self, path, "asset", store.address_of(str(path)))
-        if not _under(path, self.project):
-            return None
-        if _under(path, self.project / ".git"):
-            return None
-        try:
-            return Where(self, path, "asset", store.address_of(str(path)))
-        except ValueError:
-            return None
+        kind, address = store.place(path)
+        return Where(self, path, kind, address) if kind else None
 
     def article_uri(self, address: str) -> str:
         """The article file's URI (cached: `path_of` resolves the path on disk, ~80 µs)."""
@@ -200,13 +182,6 @@ class Folder:
         if _under(path, self.project):
             return True
         return self.store is not None and any(_under(path, m) for m in self.store.mounts.values())
-
-
-def _mount_articles(store: Store) -> list[tuple[str, Path]]:
-    pairs = [("", store.articles_dir)]
-    for name, mount in store.mounts.items():
-        pairs.append((f"{name}:", mount / ".canon" / "articles"))
-    return pairs
 
 
 def _under(path: Path, base: Path) -> bool:

@@ -140,3 +140,30 @@ def test_address_of_file(tmp_path: Path) -> None:
     assert address_of_file(articles, articles / ".env.md") == ".env"
     assert address_of_file(articles, articles / "src" / "a.txt") is None
     assert address_of_file(articles, tmp_path / "x.md") is None
+
+
+def test_spec_2_3_8_place_is_the_one_answer_for_a_file(tmp_path: Path) -> None:
+    """address.place: what a file is to canon, with `root` moved and a mount (the language
+    server's Folder.where, canon.resolve and the hooks' resolver all ask it)."""
+    from canon_ls.core.address import place
+
+    project = tmp_path / "p"
+    root = project / "docs/memory"
+    lake = tmp_path / "lake"
+    mounts = {"lake": lake}
+
+    def where(path: Path) -> tuple[str, str]:
+        return place(path, project, root, mounts)
+
+    assert where(root / "articles/src/a.md") == ("article", "src/a")
+    assert where(root / "articles/src/notes.txt") == ("store", "")
+    assert where(root / "journal/2026-01-01-x.md") == ("journal", "")
+    assert where(root / "schema.json") == ("store", "")
+    assert where(project / ".canon/articles/x.md") == ("asset", ".canon/articles/x")  # moved
+    assert where(project / "src/a.py") == ("asset", "src/a")
+    assert where(project / ".git/HEAD") == ("", "")
+    assert where(lake / ".canon/articles/prices.md") == ("article", "lake:prices")
+    assert where(lake / ".canon/journal/e.md") == ("store", "")
+    assert where(lake / "prices.csv") == ("asset", "lake:prices")
+    assert where(lake / ".git/config") == ("", "")
+    assert where(tmp_path / "elsewhere.py") == ("", "")
