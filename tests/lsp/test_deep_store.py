@@ -1,0 +1,69 @@
+"""SPEC §12 (deep nesting) while the server runs: a 1,000-deep directory of articles moved into
+the store whole is read without a RecursionError (the watcher's reload walks iteratively): its
+articles get their diagnostics, and the server keeps answering."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lsp_harness import Session, article, text_of
+from test_file_watch import broken_link, logged, watched, watched_client  # noqa: F401
+
+DEPTH = 1000
+
+
+def _deep_tree(top: Path) -> str:
+    """`top/d/d/…/d/bottom.md` DEPTH levels down, made relative to dodge path limits; the
+    bottom article's path relative to `top`."""
+    top.mkdir()
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        for _ in range(DEPTH):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("bottom.md").write_text(article("Deep.", "2026-06-01", "# Deep\n\nSee [[x/y]].\n"))
+    finally:
+        os.chdir(here)
+    (top / "top.md").write_text(article("Top.", "2026-06-01", "# Top\n\nSee [[no/where]].\n"))
+    return "/".join(["d"] * DEPTH) + "/bottom.md"
+
+
+def _remove_deep(base: Path, name: str = "d") -> None:
+    """Remove base/d/d/… without recursion (pytest's cleanup, shutil.rmtree, recurses): pull
+    each child up one level, then drop the parent."""
+    top, spare = base / name, base / (name + ".next")
+    while top.is_dir():
+        for entry in os.scandir(top):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        if (top / name).is_dir():
+            os.rename(top / name, spare)
+            os.rmdir(top)
+            os.rename(spare, top)
+        else:
+            os.rmdir(top)
+
+
+async def test_a_deep_directory_moved_into_the_store(watched: Session):  # noqa: F811
+    s = watched
+    await s.checked()
+    await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
+    outside = s.root.parent / "deep"
+    _deep_tree(outside)
+    outside.rename(s.root / ".canon/articles/deep")
+    try:
+        await _answers(s)
+    finally:
+        _remove_deep(s.root / ".canon/articles/deep")
+
+
+async def _answers(s: Session) -> None:
+    await s.until(
+        lambda: broken_link(s, ".canon/articles/deep/top.md"), what="the moved-in top article"
+    )
+    s.open("docs/readme.md", "markdown")
+    hover = await s.hover("docs/readme.md", s.pos_of("docs/readme.md", "[[src/core/config]]", 4))
+    assert "Loads layered config; env beats file." in text_of(hover)
+    assert "deep/top: Top." in await s.command("canon.map", {"path": "deep"})
