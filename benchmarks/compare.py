@@ -40,6 +40,11 @@ FIGURES = (
     "check_s",
     "article_findings_p50_ms",
     "read_stale_ms",
+    "write_p50_ms",
+    "write_p99_ms",
+    "journal_p50_ms",
+    "journal_p99_ms",
+    "lock_p50_us",
 )
 
 
