@@ -86,6 +86,8 @@ def test_spec_7_schema_written_only_when_the_store_is_created(store: Store, proj
     r = tool.run(Store(project), {"action": "journal", "body": "Turned schema checks off."})
     assert r.code == 0
     Store(project).set_reviewed("a")
+    assert w(Store(project), "deep/new/c.ts", capsule="C, in a new directory.").code == 0
+    assert Store(project).create() == []  # `canon init` on the existing store
     assert not schema.exists()
 
 
