@@ -60,7 +60,7 @@ def cache_file(store_root: Path, project: Path) -> Path | None:
 
 
 # The modules whose code decides what a cached article holds (parser, store's read path, this).
-_SOURCES = ("article.py", "store.py", "cache.py", "freshness.py")
+_SOURCES = ("article.py", "index.py", "cache.py", "freshness.py")
 
 
 @functools.cache

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from canon_ls.core import index as store_mod  # the reading side of the store
 from canon_ls.core import lint, tool
-from canon_ls.core import store as store_mod
 from canon_ls.core.article import parse
 from canon_ls.core.store import Store
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from canon_ls.core import article as art
-from canon_ls.core import store as store_mod
+from canon_ls.core import index as store_mod  # the reading side of the store
 from canon_ls.core.article import Article
 from canon_ls.core.store import Store
 

@@ -1,0 +1,593 @@
+"""The store's index (SPEC §2, §4, §6): `.canon/` on disk, read into memory and kept in sync.
+
+Resolution is a dict lookup per ancestor. `refresh()` re-validates with one os.scandir walk
+comparing stat keys (core/freshness.py) and re-parses only changed files, so hand and agent
+edits are never missed; `revalidate()` and `refresh(dirs=…)` serve watchers and per-request
+checks. The first load of a process takes unchanged files from a parse cache outside the
+project (core/cache.py). Reads go through core/fsio.py (regular files only, bounded,
+containment checked on what was opened). Store (core/store.py) adds the writes.
+
+One class on purpose (~550 lines): the index, its stat table, the racy set and the indexes
+derived from it (search, backlinks, the journal listing) change together under one lock, and
+every change goes through `_set`; splitting them would spread that invariant.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from stat import S_ISREG
+from typing import Self, cast
+
+from canon_ls.core import article as art
+from canon_ls.core import cache, freshness, fsio, layout
+from canon_ls.core import schema as sch
+from canon_ls.core.address import (
+    OutsideStore,
+    article_file,
+    contained,
+    governing_in,
+    normalise,
+    parent,
+    place,
+)
+from canon_ls.core.article import Article
+from canon_ls.core.backlinks import LinkIndex, targets_of
+from canon_ls.core.freshness import Key, key, key_of, scan, settled
+from canon_ls.core.journal import JournalEntry
+from canon_ls.core.journal_index import JournalIndex
+from canon_ls.core.merge import BadInput
+from canon_ls.core.search import (
+    SearchIndex,
+    boosted,
+    cached_index,
+    default_cache_file,
+    tag_tokens,
+    tokenize,
+)
+
+MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
+_Key = Key
+_key = key
+
+
+_MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
+
+
+def _read_capped(path: str | Path, size: int = -1, inside: str | None = None) -> tuple[bytes, bool]:
+    """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular).
+    `size` (from the scan's stat) sizes the read: asking for MAX_BYTES every time allocated
+    4 MB per file (3x slower)."""
+    return fsio.read_regular(path, MAX_BYTES, size, inside=inside)
+
+
+def _lstat_key(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a directory is replaced, moved or turned into a symlink."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode)
+
+
+class StoreIndex:
+    """One store read: the project's `.canon/` plus its mounts, indexed in memory (Store
+    adds the writes)."""
+
+    def __init__(
+        self,
+        project: Path,
+        root: str | Path | None = None,
+        mounts: Sequence[str | Path] = (),
+    ) -> None:
+        self.project = Path(os.path.abspath(project))
+        self.root = layout.store_root(self.project, root)
+        self.articles_dir = self.root / layout.ARTICLES_DIR
+        self.journal_dir = self.root / layout.JOURNAL_DIR
+        self.schema_file = self.root / layout.SCHEMA_FILE
+        try:
+            self.mounts: dict[str, Path] = layout.mount_dirs(self.project, mounts)
+        except layout.OptionError as exc:
+            raise BadInput(str(exc)) from None
+        # each mount's own store, of this class (a Store's mounts can be written to)
+        self._subs: dict[str, Self] = {n: cast(Self, type(self)(d)) for n, d in self.mounts.items()}
+        self._lock = threading.RLock()
+        self._index: dict[str, Article] = {}
+        self._stat: dict[str, _Key] = {}
+        self._digest: dict[str, int] = {}
+        self._racy: set[str] = set()
+        self._parsed = 0  # files parsed since the parse cache was last written
+        self._loaded = False
+        self._search: SearchIndex | None = None
+        self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
+        self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem)
+        self._schema: tuple[tuple[int, ...] | None, sch.Schema] | None = None
+        self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
+        self._mapped = False
+        self.options: layout.Options | None = None  # §13, set by project.open_store
+        self.retrieval = "none"  # §11.4 options, set by project.open_store
+        self.standout = 1.4
+
+    # --- disk -> index -----------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when the store directory exists (nothing is created by asking)."""
+        return self.root.is_dir()
+
+    @property
+    def anchor(self) -> Path:
+        """The trusted directory the store must stay inside (SPEC §12): the project, or the
+        configured root itself when the `root` option places it outside the project."""
+        if self.root == self.project or self.project in self.root.parents:
+            return self.project
+        return self.root
+
+    def layout_problem(self) -> str:
+        """One sentence when the store's own directories (.canon, articles/, journal/) lead
+        outside the project through a symbolic link, else ''. Reads and writes alike are
+        refused then (SPEC §12). Re-checked whenever one of them changes (three lstats)."""
+        own = self._own_layout_problem()
+        if own:
+            return own
+        for sub in self._subs.values():
+            problem = sub._own_layout_problem()
+            if problem:
+                return problem
+        return ""
+
+    def _own_layout_problem(self) -> str:
+        dirs = (self.root, self.articles_dir, self.journal_dir)
+        key = tuple(_lstat_key(d) for d in dirs)
+        if self._layout_seen is not None and self._layout_seen[0] == key:
+            return self._layout_seen[1]
+        problem = ""
+        outside = fsio.leads_outside(dirs if self.anchor != self.root else dirs[1:], self.anchor)
+        if outside is not None:
+            directory, real = outside
+            shown = self._shown(directory)
+            where = "the project" if self.anchor == self.project else str(self.anchor)
+            problem = (
+                f"The store directory {shown} is a symbolic link leading outside {where} "
+                f"(to {real}); canon refuses to read or write through it, so replace the "
+                "link with a real directory."
+            )
+        self._layout_seen = (key, problem)
+        return problem
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.project).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _check_layout(self) -> None:
+        problem = self.layout_problem()
+        if problem:
+            raise OutsideStore(problem)
+
+    def _scan(self, base: Path | None = None) -> dict[str, tuple[str, _Key]]:
+        """Every article file under articles/ (or its subdirectory `base`): address -> (path,
+        stat key), through the one walk (freshness.scan); the tool's own old temp files are
+        swept on the way."""
+        now = time.time()
+        real = os.path.realpath(self.articles_dir)
+        if base is None:
+            return scan(self.articles_dir, real, lambda path: fsio.sweep(path, now))
+        prefix = base.relative_to(self.articles_dir).as_posix() + "/"
+        if not fsio.within(os.path.realpath(base), real):
+            return {}  # §12: a directory link leading out of the store is not followed
+        found = scan(base, real, lambda path: fsio.sweep(path, now))
+        return {prefix + address: hit for address, hit in found.items()}
+
+    def _consider(self, address: str, path: str | Path, key: _Key, inside: str) -> bool:
+        """Re-read a file whose stat key changed (or was modified too recently to trust its
+        mtime, as git does for "racy" entries); True when its content changed."""
+        if self._stat.get(address) == key and address not in self._racy:
+            return False
+        now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
+        try:
+            data, truncated = _read_capped(path, key[1], inside)
+        except (OSError, OutsideStore):
+            return False
+        if settled(key, now):
+            self._racy.discard(address)
+        else:
+            self._racy.add(address)
+        self._stat[address] = key
+        digest = hash(data)
+        if address in self._index and self._digest.get(address) == digest:
+            return False
+        self._parsed += 1
+        article = art.parse(data, address, key[0], key[1])
+        if truncated:
+            problems = (
+                *article.problems,
+                f"file too large ({key[1]:,} bytes); only the first {MAX_BYTES:,} were read",
+            )
+            article = replace(article, problems=problems)
+        self._digest[address] = digest
+        self._set(address, article)
+        return True
+
+    def _set(self, address: str, article: Article | None) -> None:
+        """Update the merged index (and the search index when built)."""
+        if article is None:
+            self._index.pop(address, None)
+            self._stat.pop(address, None)
+            self._digest.pop(address, None)
+            self._racy.discard(address)
+            if self._search is not None:
+                self._search.remove(address)
+            if self._links is not None:
+                self._links.set(address, frozenset())
+            return
+        self._index[address] = article
+        if self._search is not None:
+            self._search.add_tokens(address, _search_tokens(article))
+        if self._links is not None:
+            self._links.set(address, targets_of(article))
+
+    def refresh(self, dirs: Iterable[str | Path] | None = None) -> set[str]:
+        """Re-validate against disk and return the addresses added, changed or removed.
+
+        Without `dirs`: the whole store, one scandir walk comparing stat keys. With `dirs`
+        (directories of articles/ or a mount's, e.g. from a watcher's directory event): only
+        the files below them, and the articles indexed there that are gone."""
+        if dirs is None:
+            return self._refresh_all()
+        with self._lock:
+            self._ensure()
+            changed: set[str] = set()
+            for directory in dirs:
+                changed |= self._refresh_dir(Path(os.path.abspath(directory)))
+            return changed
+
+    def revalidate(self, paths: Iterable[str | Path]) -> set[str]:
+        """Re-read whichever of these article files changed since they were indexed (the one
+        stat key, core/freshness.py): one stat each when none did. A file that appeared or
+        vanished is added or removed; a path outside the articles is handed to reload_file."""
+        changed: set[str] = set()
+        with self._lock:
+            self._ensure()
+            for path in paths:
+                if not self._unchanged(str(path)):
+                    changed |= self.reload_file(Path(path))
+        return changed
+
+    def _unchanged(self, path: str) -> bool:
+        """Whether an article file's stat key is the one it was indexed under (settled)."""
+        for sub in self._subs.values():
+            if path.startswith(f"{sub.articles_dir}{os.sep}"):
+                return sub._unchanged(path)
+        prefix = f"{self.articles_dir}{os.sep}"
+        if not path.startswith(prefix) or not path.endswith(".md"):
+            return False
+        address = path[len(prefix) : -3].replace(os.sep, "/")
+        if address in self._racy:
+            return False
+        return self._stat.get(address) == key_of(path)
+
+    def _refresh_dir(self, directory: Path) -> set[str]:
+        for name, sub in self._subs.items():
+            if directory == sub.articles_dir or sub.articles_dir in directory.parents:
+                changed = {f"{name}:{a}" for a in sub._refresh_dir(directory)}
+                for address in changed:
+                    self._set(address, sub._index.get(address.split(":", 1)[1]))
+                return changed
+        if directory == self.articles_dir:
+            return self._refresh_all()
+        if self.articles_dir not in directory.parents:
+            if directory == self.journal_dir or self.journal_dir in directory.parents:
+                self._journal.invalidate()
+            return set()
+        prefix = directory.relative_to(self.articles_dir).as_posix() + "/"
+        found = {} if self._own_layout_problem() else self._scan(directory)
+        inside = os.path.realpath(self.articles_dir)
+        changed = {a for a, (path, k) in found.items() if self._consider(a, path, k, inside)}
+        for address in [a for a in self._index if a.startswith(prefix) and a not in found]:
+            if not self._mount_of(address)[0]:
+                self._set(address, None)
+                changed.add(address)
+        return changed
+
+    def _refresh_all(self) -> set[str]:
+        with self._lock:
+            changed: set[str] = set()
+            own = {a for a in self._index if not self._mount_of(a)[0]}
+            # §12: a store whose directories lead outside is not read at all (no articles)
+            found = {} if self._own_layout_problem() else self._scan()
+            snapshot = self._cached() if found and not self._loaded else {}
+            inside = os.path.realpath(self.articles_dir)
+            for address, (path, key) in found.items():
+                hit = snapshot.get(address) if snapshot else None
+                if hit is not None and hit[0] == key and address not in self._stat:
+                    self._stat[address] = key  # unchanged since it was parsed (cache.py)
+                    self._set(address, cache.restore(address, hit[1]))
+                    changed.add(address)
+                elif self._consider(address, path, key, inside):
+                    changed.add(address)
+            for address in own - found.keys():
+                self._set(address, None)
+                changed.add(address)
+            self._journal.invalidate()  # the next journal look-up re-checks every entry
+            for name, sub in self._subs.items():
+                for address in sub.refresh():
+                    changed.add(f"{name}:{address}")
+                    self._set(f"{name}:{address}", sub._index.get(address))
+            self._loaded = True
+            if self._parsed >= cache.MIN_PARSED:
+                self._save_cache()
+            return changed
+
+    def _save_cache(self) -> None:
+        file = self._cache_file()
+        if file is not None:
+            self._parsed = 0  # also when the write fails: never retry on every refresh
+            cache.save(file, self.root, cache.entries_of(self._index, self._stat, self._racy))
+
+    def _cache_file(self) -> Path | None:
+        return cache.cache_file(self.root, self.project)
+
+    def _cached(self) -> dict[str, tuple[_Key, tuple]]:
+        """The parse cache's entries for this store ({} when off, missing or damaged)."""
+        return cache.load(self._cache_file(), self.root, freshness.RACY_NS)
+
+    def _ensure(self) -> None:
+        if not self._loaded:
+            self._refresh_all()
+
+    def reload_file(self, path: Path) -> set[str]:
+        """One article file changed, appeared or vanished (a watcher event); returns addresses."""
+        with self._lock:
+            self._ensure()
+            path = Path(os.path.abspath(path))
+            for name, sub in self._subs.items():
+                if sub.articles_dir in path.parents:
+                    changed = {f"{name}:{a}" for a in sub.reload_file(path)}
+                    for address in changed:
+                        self._set(address, sub._index.get(address.split(":", 1)[1]))
+                    return changed
+            if self.journal_dir in path.parents:
+                self._journal.invalidate()
+                return set()
+            if self.articles_dir not in path.parents or not path.name.endswith(".md"):
+                return set()
+            address = path.relative_to(self.articles_dir).as_posix()[:-3]
+            try:
+                if self._own_layout_problem():
+                    raise FileNotFoundError(path)
+                inside = os.path.realpath(self.articles_dir)
+                contained(path, self.articles_dir)
+                st = os.stat(path)
+                if not S_ISREG(st.st_mode):
+                    raise FileNotFoundError(path)  # as the scan: a FIFO or device is no article
+            except (OSError, OutsideStore):
+                if address in self._index:
+                    self._set(address, None)
+                    return {address}
+                return set()
+            return {address} if self._consider(address, path, _key(st), inside) else set()
+
+    # --- lookups -------------------------------------------------------------------------------
+
+    def _mount_of(self, address: str) -> tuple[str, str]:
+        """('lake', 'prices') for 'lake:prices' when lake is a mount, else ('', address)."""
+        if ":" in address:
+            m = _MOUNT.fullmatch(address)
+            if m and m.group(1) in self._subs:
+                return m.group(1), m.group(2)
+        return "", address
+
+    def addresses(self) -> list[str]:
+        """Every article address, sorted; mount articles as 'name:address'."""
+        self._ensure()
+        return sorted(self._index)
+
+    def articles(self) -> list[Article]:
+        """Every article, sorted by address."""
+        self._ensure()
+        return [self._index[a] for a in sorted(self._index)]
+
+    def article(self, address: str) -> Article | None:
+        self._ensure()
+        return self._index.get(address)
+
+    def has(self, address: str) -> bool:
+        """Whether an article exists at exactly this address (in memory, no disk access)."""
+        self._ensure()
+        return address in self._index
+
+    def governing(self, address: str) -> str | None:
+        """§4: the exact article, else the nearest ancestor with one, else None."""
+        self._ensure()
+        return governing_in(address, self._index)
+
+    def address_of(self, path_or_address: str) -> str:
+        """Normalise a path, URI or address against the project and mounts (§3, §8).
+
+        The path of an article file itself (`.canon/articles/src/a.md`) names its address
+        (`src/a`), so an agent or editor holding the article's path reaches the article."""
+        address = normalise(path_or_address, self.project, self.mounts)
+        name, rest = self._mount_of(address)
+        owner = self._subs[name] if name else self
+        inner = owner._articles_prefix()
+        if inner and rest.startswith(inner):
+            rest = rest[len(inner) :]
+            return f"{name}:{rest}" if name and rest else rest
+        return address
+
+    def _articles_prefix(self) -> str:
+        """'.canon/articles/' when the articles directory lies inside the project, else ''."""
+        try:
+            rel = self.articles_dir.relative_to(self.project).as_posix()
+        except ValueError:
+            return ""
+        return rel + "/"
+
+    def place(self, path: str | Path) -> tuple[str, str]:
+        """What a file is to this store: (kind, address), core's one rule (address.place)."""
+        return place(path, self.project, self.root, self.mounts)
+
+    def path_of(self, address: str) -> Path:
+        """The article file for an address (it may not exist); OutsideStore if it would escape
+        or the store's directories lead outside the project (the sentence says which)."""
+        name, rest = self._mount_of(address)
+        if name:
+            return self._subs[name].path_of(rest)
+        self._check_layout()
+        return article_file(self.articles_dir, address)
+
+    def backlinks(self, address: str) -> list[str]:
+        """Articles whose wikilinks target `address`, sorted (the article itself excluded).
+
+        Answered from an inverse index built on first use and kept current by `_set`."""
+        with self._lock:
+            links = self._link_index()
+            links.step(len(links.pending), self._index.get)
+            return links.sources(address)
+
+    def build_backlinks(self, step: int = 25) -> Iterator[int]:
+        """Build the backlinks index `step` articles at a time, yielding how many are left
+        between chunks, so an event loop can answer requests meanwhile (never a thread).
+
+        Abandoning the generator is harmless: the next `backlinks()` finishes the build, and
+        articles that change meanwhile are indexed at once."""
+        while True:
+            with self._lock:
+                links = self._link_index()
+                if not links.step(max(1, step), self._index.get):
+                    return
+                left = len(links.pending)
+            yield left
+
+    def _link_index(self) -> LinkIndex:
+        self._ensure()
+        if self._links is None:
+            self._links = LinkIndex(self._index)
+        return self._links
+
+    def schema(self) -> sch.Schema:
+        """schema.json (defaults when absent), cached by (mtime_ns, size)."""
+        try:
+            st = os.stat(self.schema_file)
+            key: tuple[int, ...] | None = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
+        except OSError:
+            key = None
+        if self._schema is None or self._schema[0] != key:
+            if self._own_layout_problem():  # §12: nothing is read through such a store
+                self._schema = (key, sch.absent())
+            else:
+                self._schema = (key, sch.load(self.schema_file, os.path.realpath(self.root)))
+        return self._schema[1]
+
+    def schema_for(self, address: str) -> sch.Schema:
+        """The schema that judges one article: a mount's own `.canon/schema.json` for its
+        articles (SPEC §8: each mount has its own `.canon/`), else the project's."""
+        name, sep, _rest = address.partition(":")
+        if sep and name in self._subs:
+            return self._subs[name].schema()
+        return self.schema()
+
+    def _maps(self, address: str) -> bool:
+        """Some file or directory of the project has this address (§9 asset set, cheaply)."""
+        up, _, stem = address.rpartition("/")
+        directory = self.project / up if up else self.project
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return False
+        for name in names:
+            if name == stem:
+                return True
+            dot = name.rfind(".")
+            if dot > 0 and name[:dot] == stem:
+                return True
+        return False
+
+    def is_orphan(self, address: str) -> bool:
+        """§6.1 item 5 for an existing article of this store (read says so, SPEC §6): one
+        directory listing for its own asset, and the whole-store "did any address ever map"
+        question answered once per store."""
+        with self._lock:
+            name, _rest = self._mount_of(address)
+            article = self.article(address)
+            if name or article is None:
+                return False
+            return self._is_orphan(address, article.scope)
+
+    def _is_orphan(self, address: str, scope: str) -> bool:
+        """§6.1 item 5 as the write path can see it."""
+        if scope == "rule" or "/" not in address:
+            return False
+        if not (self.project / parent(address)).is_dir() or self._maps(address):
+            return False
+        if not self._mapped:
+            self._mapped = any(self._maps(a) for a in self._index if a != address and ":" not in a)
+        return self._mapped
+
+    def journal_entries(self) -> list[JournalEntry]:
+        """Every journal entry, newest first (by date, then file time, then name)."""
+        with self._lock:
+            return self._journal.entries()
+
+    def journal_count(self) -> int:
+        """How many entries the journal holds (a directory listing; nothing is read)."""
+        return self._journal.count()
+
+    def journal_index(self, address: str, n: int = 3) -> list[str]:
+        """File names of the newest `n` entries whose subject contains exactly `address`."""
+        return self.journal_names(address)[:n]
+
+    def journal_names(self, address: str) -> list[str]:
+        """Every entry file name whose subject names `address`, newest first (kept grouped)."""
+        with self._lock:
+            return self._journal.names(address)
+
+    def journal_body(self, entry: JournalEntry) -> str:
+        """An entry's body (only search shows journal contents)."""
+        with self._lock:
+            return self._journal.body(entry)
+
+    # --- search --------------------------------------------------------------------------------
+
+    def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
+        """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,
+        total matches)."""
+        with self._lock:
+            self._ensure()
+            if self._search is None:
+                # Reuse the on-disk snapshot for articles whose stat key is unchanged (a racy
+                # file gets no stamp and is always re-tokenized): first search at 10k articles
+                # drops from ~2 s to ~0.05 s (docs/BENCHMARKS.md).
+                docs = {
+                    address: (
+                        None if address in self._racy else self._stat.get(address),
+                        functools.partial(_search_tokens, article),
+                    )
+                    for address, article in self._index.items()
+                }
+                self._search = cached_index(default_cache_file(self.root, self.project), docs)
+            return self._search.query_tokens(boosted(tokenize(query)), limit)
+
+    def search_journal(
+        self, query: str, limit: int
+    ) -> tuple[list[tuple[JournalEntry, float]], int]:
+        """BM25 over journal entries (subject and body)."""
+        with self._lock:
+            return self._journal.search(query, limit)
+
+
+def _search_text(article: Article) -> str:
+    tags = " ".join(article.tags)
+    return f"{article.address} {article.title} {article.capsule} {tags} {article.body}"
+
+
+def _search_tokens(article: Article) -> list[str]:
+    """The article's text tokens plus its tags as a boosted field (search.tag_tokens)."""
+    return tokenize(_search_text(article)) + tag_tokens(article.tags)

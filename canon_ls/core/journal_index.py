@@ -1,0 +1,142 @@
+"""The journal as the store reads it (SPEC §6 journal, search): entries listed, read and
+grouped by subject, kept until the directory changes.
+
+Store owns one and calls it under its lock; writing an entry stays in Store.journal (through
+fsio, whole or not at all). An entry is re-read when its (mtime, size) moved or it is younger
+than the racy window (core/freshness.py); entries are never rewritten by canon.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from canon_ls.core import freshness, fsio
+from canon_ls.core import journal as jrn
+from canon_ls.core.address import OutsideStore
+from canon_ls.core.journal import JournalEntry
+from canon_ls.core.search import SearchIndex
+
+
+class JournalIndex:
+    """One journal directory: its entries, their bodies, the by-subject grouping and search."""
+
+    def __init__(self, directory: Path, max_bytes: int, blocked: Callable[[], str]) -> None:
+        self.directory = directory
+        self._max_bytes = max_bytes
+        self._blocked = blocked  # the store's layout problem: nothing is read through it (§12)
+        self._entries: dict[str, JournalEntry] = {}
+        self._by_subject: dict[str, list[str]] | None = None  # address -> names, newest first
+        self._text: dict[str, str] = {}
+        self._search: SearchIndex | None = None
+        self._dir_key: tuple[int, int] | None = None
+
+    def invalidate(self) -> None:
+        """The next look-up re-checks every entry (Store.refresh, a watcher's event)."""
+        self._dir_key = None
+
+    def refresh(self) -> None:
+        """Re-list the journal unless its directory is unchanged since the last listing (new
+        entries change it)."""
+        try:
+            st = os.stat(self.directory)
+            dir_key: tuple[int, int] | None = (st.st_mtime_ns, st.st_ino)
+        except OSError:
+            dir_key = None
+        if dir_key is not None and dir_key == self._dir_key:
+            return
+        recent = dir_key is not None and time.time_ns() - dir_key[0] < freshness.RACY_NS
+        self._dir_key = None if recent else dir_key
+        now = time.time_ns()
+        found = self._listing(now)
+        for name in [n for n in self._entries if n not in found]:
+            del self._entries[name]
+            self._by_subject = None
+            self._text.pop(name, None)
+            if self._search is not None:
+                self._search.remove(name)
+        inside = os.path.realpath(self.directory)
+        for name, (mtime_ns, size) in found.items():
+            old = self._entries.get(name)
+            ripe = now - mtime_ns >= freshness.RACY_NS
+            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size) and ripe:
+                continue
+            path = self.directory / name
+            try:
+                data, _ = fsio.read_regular(path, self._max_bytes, size, inside=inside)
+            except (OSError, OutsideStore):
+                continue
+            read, body = jrn.entry_of(name, path, data, mtime_ns, size)
+            self._entries[name] = read
+            self._by_subject = None
+            self._text[name] = body
+            if self._search is not None:
+                self._search.add(name, f"{' '.join(read.subject)} {body}")
+
+    def _listing(self, now: int) -> dict[str, tuple[int, int]]:
+        """Entry file name -> (mtime_ns, size); the tool's own old temp files are swept."""
+        found: dict[str, tuple[int, int]] = {}
+        if self._blocked():
+            return found
+        try:
+            with os.scandir(self.directory) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        found[name] = (st.st_mtime_ns, st.st_size)
+                    elif name.endswith(".tmp") and fsio.is_temp(name):
+                        fsio.sweep(entry.path, now / 1e9)
+        except OSError:
+            pass
+        return found
+
+    def entries(self) -> list[JournalEntry]:
+        """Every entry, newest first (by date, then file time, then name)."""
+        self.refresh()
+        return jrn.newest_first(self._entries.values())
+
+    def count(self) -> int:
+        """How many entries the journal holds (a directory listing; nothing is read)."""
+        try:
+            with os.scandir(self.directory) as it:
+                return sum(1 for e in it if e.name.endswith(".md"))
+        except OSError:
+            return 0
+
+    def names(self, address: str) -> list[str]:
+        """Every entry file name whose subject names `address`, newest first. The grouping is
+        kept until the journal changes: hovers and code lenses ask on every request, and
+        sorting 5k entries each time cost ~100 ms."""
+        self.refresh()
+        if self._by_subject is None:
+            grouped: dict[str, list[str]] = {}
+            for entry in jrn.newest_first(self._entries.values()):
+                for subject in entry.subject:
+                    grouped.setdefault(subject, []).append(entry.name)
+            self._by_subject = grouped
+        return self._by_subject.get(address, [])
+
+    def body(self, entry: JournalEntry) -> str:
+        """An entry's body (only search shows journal contents)."""
+        text = self._text.get(entry.name)
+        if text is None:
+            self.refresh()
+            text = self._text.get(entry.name, "")
+        return text
+
+    def search(self, query: str, limit: int) -> tuple[list[tuple[JournalEntry, float]], int]:
+        """BM25 over entries (subject and body)."""
+        self.refresh()
+        if self._search is None:
+            index = SearchIndex()
+            for name, entry in self._entries.items():
+                index.add(name, f"{' '.join(entry.subject)} {self._text.get(name, '')}")
+            self._search = index
+        hits, total = self._search.query(query, limit)
+        return [(self._entries[name], score) for name, score in hits], total
