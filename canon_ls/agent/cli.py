@@ -466,8 +466,10 @@ def _cmd_graph(args: argparse.Namespace) -> int:
         sys.stdout.write(html)
         return 0
     out = Path(args.out)
-    try:
-        out.write_text(html, encoding="utf-8")
+    try:  # core's one atomic writer: an interrupted run leaves the old page or none
+        from canon_ls.core.fsio import atomic_write
+
+        atomic_write(out, html.encode("utf-8"), 0o644)
     except OSError as exc:
         raise UsageError(f"Cannot write {args.out}: {exc.strerror or exc}.") from None
     print(f"Wrote the canon graph to {out}.")
