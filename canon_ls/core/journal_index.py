@@ -2,8 +2,8 @@
 grouped by subject, kept until the directory changes.
 
 Store owns one and calls it under its lock; writing an entry stays in Store.journal (through
-fsio, whole or not at all). An entry is re-read when its (mtime, size) moved or it is younger
-than the racy window (core/freshness.py); entries are never rewritten by canon.
+fsio, whole or not at all). An entry is re-read when its stat key moved or is not yet settled
+(core/freshness.py, the rule the articles follow too).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class JournalIndex:
         self._entries: dict[str, JournalEntry] = {}
         self._by_subject: dict[str, list[str]] | None = None  # address -> names, newest first
         self._text: dict[str, str] = {}
+        self._keys: dict[str, freshness.Key] = {}  # each entry's stat key when it was read
         self._search: SearchIndex | None = None
         self._dir_key: tuple[int, int] | None = None
 
@@ -53,31 +54,31 @@ class JournalIndex:
         found = self._listing(now)
         for name in [n for n in self._entries if n not in found]:
             del self._entries[name]
+            self._keys.pop(name, None)
             self._by_subject = None
             self._text.pop(name, None)
             if self._search is not None:
                 self._search.remove(name)
         inside = os.path.realpath(self.directory)
-        for name, (mtime_ns, size) in found.items():
-            old = self._entries.get(name)
-            ripe = now - mtime_ns >= freshness.RACY_NS
-            if old is not None and (old.mtime_ns, old.size) == (mtime_ns, size) and ripe:
+        for name, k in found.items():
+            if name in self._entries and self._keys.get(name) == k and freshness.settled(k, now):
                 continue
             path = self.directory / name
             try:
-                data, _ = fsio.read_regular(path, self._max_bytes, size, inside=inside)
+                data, _ = fsio.read_regular(path, self._max_bytes, k[1], inside=inside)
             except (OSError, OutsideStore):
                 continue
-            read, body = jrn.entry_of(name, path, data, mtime_ns, size)
+            read, body = jrn.entry_of(name, path, data, k[0], k[1])
             self._entries[name] = read
+            self._keys[name] = k
             self._by_subject = None
             self._text[name] = body
             if self._search is not None:
                 self._search.add(name, f"{' '.join(read.subject)} {body}")
 
-    def _listing(self, now: int) -> dict[str, tuple[int, int]]:
-        """Entry file name -> (mtime_ns, size); the tool's own old temp files are swept."""
-        found: dict[str, tuple[int, int]] = {}
+    def _listing(self, now: int) -> dict[str, freshness.Key]:
+        """Entry file name -> stat key; the tool's own old temp files are swept."""
+        found: dict[str, freshness.Key] = {}
         if self._blocked():
             return found
         try:
@@ -89,7 +90,7 @@ class JournalIndex:
                             st = entry.stat(follow_symlinks=False)
                         except OSError:
                             continue
-                        found[name] = (st.st_mtime_ns, st.st_size)
+                        found[name] = freshness.key(st)
                     elif name.endswith(".tmp") and fsio.is_temp(name):
                         fsio.sweep(entry.path, now / 1e9)
         except OSError:

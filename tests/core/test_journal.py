@@ -172,3 +172,24 @@ def test_spec_6_journal_index_follows_new_and_removed_entries(store: Store) -> N
     store.refresh()
     assert store.journal_names("src/core/db") == [first.name]
     assert store.journal_index("src/feed") == []
+
+
+def test_spec_6_a_replaced_entry_of_the_same_size_and_mtime_is_read_again(
+    store: Store, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal follows core's one stat key (freshness.py) too: an entry replaced by hand
+    with the same size and mtime (a new inode) is read again, not served from memory."""
+    import os
+
+    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every key settled at once
+
+    path = store.journal(body="First body.\n", subject=["src/a"])
+    assert store.journal_names("src/a") == [path.name]
+    st = path.stat()
+    text = path.read_text("utf-8")
+    fresh = path.with_name("entry.new")
+    fresh.write_text(text.replace("src/a", "src/b"), "utf-8")  # same length
+    os.utime(fresh, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(fresh, path)
+    assert store.journal_names("src/b") == [path.name]
+    assert store.journal_names("src/a") == []
