@@ -76,8 +76,9 @@ class Hook:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CANON_", "CLAUDE_"))}
         env["XDG_STATE_HOME"] = str(self.state_home)
-        if self.config_home:
-            env["XDG_CONFIG_HOME"] = str(self.config_home)
+        # Never the machine's own ~/.config/canon/settings.json (a `surface = false` there
+        # would silence every hook under test): an empty directory unless a test gives one.
+        env["XDG_CONFIG_HOME"] = str(self.config_home or self.state_home.parent / "no-config")
         if self.trace:
             env["CANON_TRACE"] = str(self.trace)
         return env
