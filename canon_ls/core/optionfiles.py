@@ -38,6 +38,7 @@ from canon_ls.core.layout import (
     settings_file,
     show,
 )
+from canon_ls.core.optionview import home
 
 _TABLE = re.compile(r"^\s*\[")
 
@@ -81,9 +82,11 @@ def validated(key: str, value: object, project: Path, where: Path) -> Any:
     try:
         checked = check(key, value, project)
     except OptionError as exc:
-        raise OptionError(f"{str(exc).rstrip('.')}; {where} was left unchanged.") from None
+        raise OptionError(f"{str(exc).rstrip('.')}; {home(where)} was left unchanged.") from None
     if key == "standout" and not math.isfinite(checked):
-        raise OptionError(f"Option 'standout' must be a finite number; {where} was left unchanged.")
+        raise OptionError(
+            f"Option 'standout' must be a finite number; {home(where)} was left unchanged."
+        )
     return checked
 
 

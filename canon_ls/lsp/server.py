@@ -144,6 +144,7 @@ def create_server() -> CanonLanguageServer:
     for action in commands.TOOL_COMMANDS:
         ls.command(f"canon.{action}")(guard(commands.tool_command(action), _command_failed))
     ls.command("canon.status")(guard(commands.status, _command_failed))
+    ls.command("canon.settings")(guard(commands.settings, _command_failed))
     ls.command("canon.resolve")(guard(commands.resolve, _command_failed))
     ls.command("canon.open")(guard(commands.open_article, False))
     ls.command("canon.createArticle")(guard(commands.create_article, False))

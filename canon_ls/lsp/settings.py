@@ -2,12 +2,19 @@
 
 Bad values never stop the server: each one becomes a sentence for `window/showMessage` and the
 field falls back to its default (SPEC §10 configuration).
+
+`root`, `mounts`, `surface`, `resurface`, `retrieval` and `standout` are the six options of
+SPEC §13: what the client sets is the explicit layer, above the user's settings.json and the
+project's canon.toml (`options()`); what it leaves unset (null, or no mounts) comes from those
+files or the defaults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from canon_ls.core import layout
 
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 
@@ -22,6 +29,7 @@ class Settings:
     staleness_enabled: bool = True
     asset_diagnostics_severity: str = "hint"
     poll_interval: float = 0.5  # seconds; the own watcher when the client offers none
+    behaviour: tuple[tuple[str, Any], ...] = ()  # surface, resurface, retrieval, standout set
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def store_options(self) -> dict[str, Any]:
@@ -33,6 +41,10 @@ class Settings:
             options["mounts"] = list(self.mounts)
         return options
 
+    def options(self) -> dict[str, Any]:
+        """All six options the client set: the explicit layer of SPEC §13."""
+        return {**self.store_options(), **dict(self.behaviour)}
+
 
 _KNOWN = {
     "root",
@@ -42,6 +54,7 @@ _KNOWN = {
     "staleness",
     "assetDiagnostics",
     "pollInterval",
+    *layout.BEHAVIOUR_KEYS,
     "server",  # client-side keys (how to launch the server, tracing): not ours to judge
     "trace",
 }
@@ -101,6 +114,20 @@ def parse(value: object) -> tuple[Settings, list[str]]:
             values["poll_interval"] = float(poll)
         else:
             errors.append("canon.pollInterval must be a number of seconds between 0.05 and 60.")
+    behaviour = []
+    for key in layout.BEHAVIOUR_KEYS:
+        if raw.get(key) is None:
+            continue  # unset: settings.json, canon.toml or the default decides
+        try:
+            behaviour.append((key, layout.check(key, raw[key])))
+        except layout.OptionError as exc:
+            why = str(exc).rstrip(".")
+            errors.append(
+                f"canon.{key}: {why}; ignored (canon.toml, your settings.json or the default "
+                "applies)."
+            )
+    if behaviour:
+        values["behaviour"] = tuple(behaviour)
     unknown = sorted(k for k in raw if k not in _KNOWN)
     if unknown:
         errors.append(f"Unknown canon setting {', '.join(unknown)} ignored.")

@@ -20,6 +20,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core import address as core_address
 from canon_ls.core import fsio
+from canon_ls.core.layout import Options, resolve
 from canon_ls.core.project import open_store
 
 from .convert import Text
@@ -93,11 +94,14 @@ class Folder:
     changed_during_check: set[str] | None = None  # set while a whole-store check runs
     check_requested: bool = False  # a whole-store check was started for this store
     rerun: bool = False  # another check was asked for while one ran
+    problems_shown: set[str] = field(default_factory=set)  # option-file sentences already shown
 
     def open(self) -> None:
         """(Re)open the store with the current settings; a bad option becomes `error`."""
         try:
-            self.store = open_store(self.project, self.settings.store_options())
+            self.store = open_store(
+                self.project, self.settings.store_options(), explicit_source="editor"
+            )
             self.error = None
         except Exception as exc:  # OptionError or anything unexpected: stay quiet but say why
             self.store = None
@@ -114,6 +118,11 @@ class Folder:
         self.checked = False
         self.check_requested = False
         self.generation += 1
+
+    def options(self) -> Options:
+        """SPEC §13 as this folder sees it now: the client's settings (explicit layer) over
+        the user's settings.json, the project's canon.toml and the defaults."""
+        return resolve(self.project, self.settings.options(), explicit_source="editor")
 
     @property
     def serving(self) -> bool:

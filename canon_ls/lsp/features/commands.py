@@ -102,6 +102,15 @@ def status(ls: CanonLanguageServer, *args: Any) -> str:
     return f"canon store {store.root}: {', '.join(counts)}."
 
 
+def settings(ls: CanonLanguageServer, *args: Any) -> str:
+    """`canon.settings`: each option's effective value and its source (SPEC §13)."""
+    from .options import settings_text
+
+    obj = args[0] if args and isinstance(args[0], dict) else {}
+    folder = pick_folder(ls, obj)
+    return settings_text(folder) if folder is not None else "canon: no workspace folder."
+
+
 def resolve(ls: CanonLanguageServer, *args: Any) -> dict[str, Any] | str | None:
     """`canon.resolve`: what a document, path or address is to canon (§3 address, §4 governing
     article), so editor clients ask instead of re-implementing the rule.

@@ -12,7 +12,7 @@ from pygls.uris import from_fs_path
 from .. import pygls_private
 from .. import settings as settings_mod
 from ..state import CanonLanguageServer, Folder
-from . import checks, diagnostics, sync, watch
+from . import checks, diagnostics, options, sync, watch
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,7 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
     for folder in ls.folders.values():
         if folder.error:
             show(ls, folder.error)
+        options.show_problems(ls, folder)  # a bad canon.toml / settings.json key (SPEC §13)
     await ls.watcher.start()
     for folder in list(ls.folders.values()):
         if folder.serving and not folder.check_requested:
@@ -103,6 +104,8 @@ def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings
         folder.open()
         if folder.error:
             show(ls, folder.error)
+        if ls.started:
+            options.show_problems(ls, folder)
     if (reopen or restale) and (ls.started or requested) and folder.serving:
         ls.checker.schedule(folder)  # a running check with the old settings is discarded
 

@@ -35,6 +35,7 @@ from ..state import CanonLanguageServer, Folder
 if TYPE_CHECKING:
     from canon_ls.core.store import Store
 from . import checks, sync
+from .options import is_option_file, reread_all, reread_options
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,8 @@ class Watcher:
         options = types.DidChangeWatchedFilesRegistrationOptions(
             watchers=[
                 types.FileSystemWatcher(glob_pattern="**/.canon/**"),
+                # canon.toml edits (its creation and deletion come with **/*)
+                types.FileSystemWatcher(glob_pattern=f"**/{layout.PROJECT_FILE}"),
                 types.FileSystemWatcher(
                     glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete
                 ),
@@ -137,6 +140,9 @@ class Watcher:
         dirs: set[str] = set()
         listings: list[tuple[str, int]] = []
         poll = 0.5
+        settings_dir = layout.settings_file().parent  # the user's settings.json (SPEC §13)
+        if settings_dir.is_dir():
+            dirs.add(str(settings_dir))
         for folder in list(self.ls.folders.values()):
             poll = min(poll, folder.settings.poll_interval)
             dirs.add(str(folder.project))
@@ -241,11 +247,15 @@ class Watcher:
         """One batch from the child: store files re-read, asset sets and git re-checked."""
         ls = self.ls
         paths: list[Path] = []
+        user_settings = layout.settings_file()
         for kind, path in changes:
+            if path == user_settings:
+                reread_all(ls)  # the user's settings.json, outside every folder (SPEC §13)
+                continue
             folder = ls.folder_of(path)
             if folder is None:
                 continue
-            if kind == MODIFIED and _is_asset(folder, path):
+            if kind == MODIFIED and _is_asset(folder, path) and not is_option_file(folder, path):
                 continue  # an asset's contents change no asset set (and saves come anyway)
             paths.append(path)
         handle_paths(ls, paths)
@@ -290,6 +300,9 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
     for path in paths:
         folder = ls.folder_of(path)
         if folder is None:
+            continue
+        if is_option_file(folder, path):
+            reread_options(ls, folder)  # canon.toml (SPEC §13)
             continue
         git = folder.project / ".git"
         if git in path.parents:

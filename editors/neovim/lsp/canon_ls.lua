@@ -13,7 +13,9 @@
 --- but still offers "Create article for <address>".
 ---
 --- Server settings (section `canon`, answered through workspace/configuration):
---- `root`, `mounts`, `inlayHints = { enabled, maxLength }`, `codeLens = { enabled }`,
+--- `root`, `mounts`, `surface`, `resurface`, `retrieval`, `standout` (the six canon options;
+--- set here they win over the project's canon.toml and ~/.config/canon/settings.json),
+--- `inlayHints = { enabled, maxLength }`, `codeLens = { enabled }`,
 --- `staleness = { enabled }`, `assetDiagnostics = { severity }`.
 
 ---@type vim.lsp.Config

@@ -50,6 +50,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('canon.client.map', showMap);
   command('canon.client.status', showStatus);
   command('canon.client.showHistory', showHistory);
+  command('canon.client.showSettings', showSettings);
   command('canon.client.restart', restart);
   command('canon.client.showLog', () => log.show());
 
@@ -524,6 +525,17 @@ async function showStatus(): Promise<void> {
   if (text) {
     log.info(text);
     void vscode.window.showInformationMessage(`Canon: ${text.trim()}`);
+  }
+}
+
+/** "Canon: Show Settings": each of the six options, its value and where it comes from (these
+ * settings, your settings.json, the project's canon.toml, the default), in the Canon output. */
+async function showSettings(): Promise<void> {
+  const active = activeFile();
+  const text = await runServer('canon.settings', active ? { path: active.file } : {});
+  if (text) {
+    log.info(`canon settings:\n${text.trim()}`);
+    log.show(true);
   }
 }
 

@@ -20,3 +20,18 @@ test('the extension runs from the esbuild bundle, and packaging never ships node
   assert.match(manifest.scripts.package, /--no-dependencies/);
   assert.match(manifest.scripts['vscode:prepublish'], /bundle:python/);
 });
+
+test('the six canon options are settings; unset (null) behaviour options leave the files in charge', () => {
+  const props = manifest.contributes.configuration.properties;
+  for (const key of ['root', 'mounts', 'surface', 'resurface', 'retrieval', 'standout']) {
+    assert.ok(props[`canon.${key}`], key);
+  }
+  for (const key of ['surface', 'resurface', 'retrieval', 'standout']) {
+    assert.strictEqual(props[`canon.${key}`].default, null, key); // workspace/configuration sends null
+    assert.ok(props[`canon.${key}`].type.includes('null'), key);
+  }
+  assert.strictEqual(props['canon.standout'].minimum, 1);
+  assert.deepStrictEqual(props['canon.retrieval'].enum, ['none', 'lexical', null]);
+  const commands = manifest.contributes.commands.map((c) => c.command);
+  assert.ok(commands.includes('canon.client.showSettings'));
+});

@@ -3,7 +3,9 @@
 --- require('canon').setup({
 ---   enable = true,            -- vim.lsp.enable('canon_ls')
 ---   cmd = nil,                -- override the server command, e.g. { 'python', '-m', 'canon_ls' }
----   settings = {},            -- the `canon` settings section (root, mounts, inlayHints, ...)
+---   settings = {},            -- the `canon` settings section: root, mounts, surface, resurface,
+---                             -- retrieval, standout (above canon.toml and settings.json),
+---                             -- inlayHints, codeLens, staleness, assetDiagnostics
 ---   inlay_hints = true,       -- turn on inlay hints in buffers canon-ls attaches to
 ---   keymaps = false,          -- true for the defaults below, or a table { open = '<leader>co', ... }
 --- })
@@ -222,6 +224,16 @@ function M.status()
   end)
 end
 
+--- :CanonSettings — each of the six options, its value and where it comes from (these
+--- settings, your settings.json, the project's canon.toml, the default): canon.settings.
+function M.settings()
+  local name = vim.api.nvim_buf_get_name(0)
+  local argument = name ~= '' and { path = name } or vim.empty_dict()
+  M.exec('canon.settings', argument, function(text)
+    show('settings', text)
+  end)
+end
+
 --- :CanonHistory[!] — the history of the governing article (canon.history): commits of the
 --- article and of its files around the date it was updated, then the journal; with ! only
 --- what came after that date. The diff since then: the "Show changes since …" code action.
@@ -257,6 +269,9 @@ local function create_commands()
   cmd('CanonStatus', function()
     M.status()
   end, { desc = 'canon: status' })
+  cmd('CanonSettings', function()
+    M.settings()
+  end, { desc = 'canon: the options, their values and where they come from' })
   cmd('CanonHistory', function(a)
     M.history(a.bang)
   end, { bang = true, desc = 'canon: history of the governing article (! since it was updated)' })

@@ -1,0 +1,64 @@
+"""The six options in the language server (SPEC §13): the client's settings are the explicit
+layer over the user's settings.json and the project's canon.toml. A bad key or value in those
+files is shown once as a warning message (the default applies for that key); a change to either
+file on disk is followed without a restart: a new root or new mounts reopen the store."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from canon_ls.core import optionview
+from canon_ls.core.layout import PROJECT_FILE, settings_file
+
+from ..state import CanonLanguageServer, Folder
+
+
+def show_problems(ls: CanonLanguageServer, folder: Folder) -> None:
+    """Each new problem of the option files, once, as a warning message."""
+    for problem in folder.options().problems:
+        if problem not in folder.problems_shown:
+            folder.problems_shown.add(problem)
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=problem)
+            )
+
+
+def is_option_file(folder: Folder, path: object) -> bool:
+    return path in (folder.project / PROJECT_FILE, settings_file())
+
+
+def reread_all(ls: CanonLanguageServer) -> None:
+    """The user's settings.json changed: every folder reads its options again."""
+    for folder in list(ls.folders.values()):
+        reread_options(ls, folder)
+
+
+def reread_options(ls: CanonLanguageServer, folder: Folder) -> None:
+    """canon.toml or settings.json changed on disk: reopen the store when its root or mounts
+    moved, else only take the new behaviour options; then say what is wrong in the files."""
+    options = folder.options()
+    store = folder.store
+    now = store.options if store is not None else None
+    folder.problems_shown.intersection_update(options.problems)  # a fixed problem may return
+    if now is None or (now["root"], now["mounts"]) != (options["root"], options["mounts"]):
+        folder.open()
+        if folder.error:
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=folder.error)
+            )
+        if folder.serving:
+            ls.checker.schedule(folder)
+        ls.watcher.update()  # a moved root is watched instead
+        ls.notifier.schedule()
+    elif store is not None:
+        store.options = options
+        store.retrieval, store.standout = options["retrieval"], options["standout"]
+    show_problems(ls, folder)
+
+
+def settings_text(folder: Folder) -> str:
+    """`canon.settings`: the `canon settings` lines for this folder, then its problems."""
+    options = folder.options()
+    lines = optionview.describe(options)
+    lines += [f"warning: {problem}" for problem in options.problems]
+    return "\n".join(lines)
