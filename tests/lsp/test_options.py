@@ -220,10 +220,15 @@ async def test_spec_13_a_changed_canon_toml_is_followed(editor: Editor, workspac
     assert "Moved store app." not in str(await editor.command("canon.map"))
 
 
-@pytest.mark.parametrize("canon_settings", [{"pollInterval": 0.05}])
+@pytest.mark.parametrize("option_files", [(None, "{}")])
 async def test_spec_13_a_changed_user_settings_file_is_followed(editor: Editor, xdg: Path) -> None:
-    """settings.json lives outside the workspace: no client event names it; the poll does."""
+    """settings.json lives outside the workspace: no client event names it; the server's own
+    watcher (its directory, when it exists) does."""
     rows = await editor.until(editor.settings, "canon.settings")
+    await editor.until(
+        lambda: any("watches the project folders" in m.message for m in editor.client.log_messages),
+        "the watcher started",
+    )
     assert rows["standout"] == "1.4 default"
     user_file(xdg, '{"standout": 2, "surface": "loud"}')
 
