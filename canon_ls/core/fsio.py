@@ -196,8 +196,19 @@ def _child(fd: int, part: str, create: bool) -> int:
             return os.open(part, _DIR | _NOFOLLOW, dir_fd=fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            if _is_other_file(fd, part):  # a plain file where a directory belongs: say so
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", part) from None
             raise _Swapped from None
         raise
+
+
+def _is_other_file(fd: int, part: str) -> bool:
+    """`part` under `fd` exists and is neither a directory nor a symbolic link."""
+    try:
+        mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _open_dir_by_path(target: str, create: bool, follow: bool, shown: str) -> int:

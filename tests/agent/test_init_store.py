@@ -149,3 +149,14 @@ def test_init_with_an_agent_refuses_a_store_leading_outside(tmp_path: Path) -> N
     assert "symbolic link leading outside" in run.err and run.out == ""
     assert list(outside.iterdir()) == []
     assert sorted(p.name for p in project.iterdir()) == [".canon"]  # no agent config either
+
+
+def test_a_file_where_the_store_belongs_is_named_as_such(tmp_path: Path) -> None:
+    """A plain file named .canon: `canon init` and `canon write` say it is not a directory
+    (not that it is a symbolic link), exit 2, and leave it alone."""
+    (tmp_path / ".canon").write_text("mine\n")
+    for args in (("init",), ("write", "src/a.py", "--capsule", "A.")):
+        run = canon(*args, cwd=tmp_path)
+        assert run.code == 2, run.out
+        assert "not a directory" in run.err and "symbolic link" not in run.err, run.err
+    assert (tmp_path / ".canon").read_text() == "mine\n"
