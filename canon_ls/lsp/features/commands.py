@@ -33,7 +33,10 @@ def tool_command(action: str) -> Callable[..., str]:
     def run(ls: CanonLanguageServer, *args: Any) -> str:
         obj = args[0] if args else {}
         if not isinstance(obj, dict):
-            return f'canon.{action} takes one argument, the §6 object, e.g. {{"path": "src/a.ts"}}.'
+            return (
+                f"canon.{action} takes one argument, the tool's object without its action, "
+                'e.g. {"path": "src/a.ts"}.'
+            )
         folder = pick_folder(ls, obj)
         if folder is None or folder.store is None:
             return "canon has no workspace folder to act on; open a folder first."
