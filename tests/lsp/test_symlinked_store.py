@@ -64,3 +64,15 @@ async def test_spec_12_history_and_changes_refuse_a_symlinked_store(s: Session) 
     assert "symbolic link" in str(text) and "outside the project" in str(text), text
     changes = await s.command("canon.showChanges", {"address": "src/core/config"})
     assert "SECRET" not in str(changes)
+
+
+async def test_spec_12_symbols_and_completion_show_nothing_through_the_link(s: Session) -> None:
+    """workspace/symbol (the BM25 worker) and the search command find nothing through it."""
+    from lsprotocol import types
+
+    symbols = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="SECRET"))
+    assert not any("SECRET" in sym.name for sym in symbols or [])
+    symbols = await s.client.workspace_symbol_async(types.WorkspaceSymbolParams(query="config"))
+    assert not any("src/core/config" in sym.name for sym in symbols or [])
+    assert "SECRET" not in str(await s.command("canon.search", {"query": "SECRET body"}))
+    assert "SECRET" not in str(await s.command("canon.map", {}))
