@@ -30,10 +30,17 @@ class Settings:
     asset_diagnostics_severity: str = "hint"
     poll_interval: float = 0.5  # seconds; the own watcher when the client offers none
     behaviour: tuple[tuple[str, Any], ...] = ()  # surface, resurface, retrieval, standout set
+    # The client says the workspace is not trusted (VS Code's restricted mode), in the
+    # initializationOptions only: the project's canon.toml may not choose root or mounts.
+    untrusted: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def store_options(self) -> dict[str, Any]:
-        """The options `core.project.open_store` understands."""
+        """The options `core.project.open_store` understands. Untrusted: root and mounts are
+        always given (the defaults when the client set none), so canon.toml cannot move the
+        store or mount directories the person never chose."""
+        if self.untrusted:
+            return {"root": self.root or layout.STORE_DIR, "mounts": list(self.mounts)}
         options: dict[str, Any] = {}
         if self.root:
             options["root"] = self.root
@@ -54,6 +61,7 @@ _KNOWN = {
     "staleness",
     "assetDiagnostics",
     "pollInterval",
+    "untrustedWorkspace",
     *layout.BEHAVIOUR_KEYS,
     "server",  # client-side keys (how to launch the server, tracing): not ours to judge
     "trace",
@@ -114,6 +122,8 @@ def parse(value: object) -> tuple[Settings, list[str]]:
             values["poll_interval"] = float(poll)
         else:
             errors.append("canon.pollInterval must be a number of seconds between 0.05 and 60.")
+    if raw.get("untrustedWorkspace") is True:
+        values["untrusted"] = True
     behaviour = []
     for key in layout.BEHAVIOUR_KEYS:
         if raw.get(key) is None:

@@ -77,11 +77,17 @@ def option_files() -> tuple[str | None, str | None]:
 
 
 @pytest.fixture
+def init_options() -> dict[str, Any] | None:
+    return None
+
+
+@pytest.fixture
 async def editor(
     workspace: Path,
     xdg: Path,
     canon_settings: dict[str, Any],
     option_files: tuple[str | None, str | None],
+    init_options: dict[str, Any] | None,
 ) -> AsyncIterator[Editor]:
     toml, user = option_files
     if toml is not None:
@@ -103,6 +109,7 @@ async def editor(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=workspace.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="proj")],
+            initialization_options=init_options,
         )
     )
     try:
@@ -241,3 +248,26 @@ async def test_spec_13_a_changed_user_settings_file_is_followed(editor: Editor, 
         lambda: any("'surface'" in m and "settings.json" in m for m in editor.messages()),
         "the message about surface",
     )
+
+
+@pytest.mark.parametrize(
+    ("init_options", "canon_settings", "option_files"),
+    [({"untrustedWorkspace": True}, {"untrustedWorkspace": False}, ('root = "memory"\n', None))],
+)
+async def test_untrusted_workspace_canon_toml_cannot_move_the_store(
+    editor: Editor, workspace: Path
+) -> None:
+    """VS Code's restricted mode keeps a workspace from choosing root and mounts in its
+    settings; the project's canon.toml cannot choose them either until it is trusted (a
+    workspace setting cannot undo that)."""
+    await editor.until(
+        lambda: any(
+            str(workspace / "canon.toml") in m and "trust this workspace" in m
+            for m in editor.messages()
+        ),
+        "the message naming canon.toml",
+    )
+    mapped = str(await editor.command("canon.map"))
+    assert "Moved store app." not in mapped and "src/core/config: Loads" in mapped
+    rows = await editor.settings()
+    assert rows["root"] == '".canon" editor settings'

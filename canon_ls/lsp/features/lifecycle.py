@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 from lsprotocol import types
@@ -88,6 +89,8 @@ async def load_configuration(ls: CanonLanguageServer) -> None:
         if value is None:
             continue
         parsed, errors = settings_mod.parse(value)
+        if ls.global_settings.untrusted:  # said once, at initialize; never undone by a setting
+            parsed = dataclasses.replace(parsed, untrusted=True)
         for message in errors:
             if message not in seen:
                 seen.add(message)

@@ -8,14 +8,23 @@ from __future__ import annotations
 from lsprotocol import types
 
 from canon_ls.core import optionview
-from canon_ls.core.layout import PROJECT_FILE, settings_file
+from canon_ls.core.layout import PROJECT_FILE, TOPOLOGY_KEYS, project_file, resolve, settings_file
 
 from ..state import CanonLanguageServer, Folder
 
 
 def show_problems(ls: CanonLanguageServer, folder: Folder) -> None:
     """Each new problem of the option files, once, as a warning message."""
-    for problem in folder.options().problems:
+    problems = folder.options().problems
+    if folder.settings.untrusted:
+        plain = resolve(folder.project)
+        chosen = [k for k in TOPOLOGY_KEYS if optionview.source_kind(plain, k) == "project"]
+        if chosen:
+            problems.append(
+                f"{project_file(folder.project)} sets {' and '.join(chosen)}; canon ignores "
+                "them until you trust this workspace."
+            )
+    for problem in problems:
         if problem not in folder.problems_shown:
             folder.problems_shown.add(problem)
             ls.window_show_message(

@@ -230,10 +230,12 @@ async function startClient(): Promise<LanguageClient | undefined> {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: log,
     // The server also asks with workspace/configuration (section `canon`); this is the snapshot
-    // it can use before its first request.
-    initializationOptions: JSON.parse(
-      JSON.stringify(settings(vscode.workspace.workspaceFolders?.[0]?.uri)),
-    ) as unknown,
+    // it can use before its first request. In a workspace not trusted yet, the project's own
+    // canon.toml may not choose root or mounts either (trust granted later restarts the server).
+    initializationOptions: {
+      ...(JSON.parse(JSON.stringify(settings(vscode.workspace.workspaceFolders?.[0]?.uri))) as object),
+      untrustedWorkspace: !vscode.workspace.isTrusted,
+    },
   };
   const created = new LanguageClient('canon', 'Canon', serverOptions, clientOptions);
   try {

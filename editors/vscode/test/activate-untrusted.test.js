@@ -15,6 +15,8 @@ test('untrusted workspace: python3 from PATH, the Python extension is not asked'
     assert.strictEqual(c.serverOptions.command, python3);
     assert.deepStrictEqual(c.serverOptions.args, ['-P', '-m', 'canon_ls']);
     assert.strictEqual(env.pythonAsked, 0);
+    // the server is told, so the project's canon.toml cannot choose root or mounts either
+    assert.strictEqual(c.clientOptions.initializationOptions.untrustedWorkspace, true);
   } finally {
     await ext.deactivate();
     env.cleanup();

@@ -19,6 +19,7 @@ test('activate starts canon-ls from PATH for all file documents and registers th
   assert.strictEqual(c.serverOptions.transport, undefined); // TransportKind.stdio would add --stdio
   assert.deepStrictEqual(c.clientOptions.documentSelector, [{ scheme: 'file' }]);
   assert.ok(c.started);
+  assert.strictEqual(c.clientOptions.initializationOptions.untrustedWorkspace, false);
   for (const id of ['openArticle', 'newJournalEntry', 'search', 'map', 'status', 'showHistory', 'showSettings', 'restart', 'showLog']) {
     assert.ok(env.commands.has(`canon.client.${id}`), id);
   }
