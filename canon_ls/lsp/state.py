@@ -66,17 +66,41 @@ class Where:
 
 
 @dataclass
+class Signals:
+    """What the whole-store check found for one folder, kept current between checks by the
+    incremental re-checks (`checks` lands a check, `sync.recheck` one article)."""
+
+    findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
+    stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
+    evidence_pending: bool = False  # an edit made a verdict the last pass has no facts for
+    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
+    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
+    known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
+    asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
+    checked: bool = False  # the whole-store check has landed
+    generation: int = 0  # bumps on every change; pull diagnostics' result ids
+
+    def forget(self) -> None:
+        """The store was reopened: what was found no longer applies (a new check is queued;
+        the rename guesses, change times and asset directories stay until it lands)."""
+        self.findings.clear()
+        self.stale.clear()
+        self.evidence.clear()
+        self.checked = False
+        self.generation += 1
+
+
+@dataclass
 class Folder:
-    """One project: its Store and the derived signals (findings, stale set) kept current."""
+    """One project: its Store, settings, what the last check found (`signals`), the check's
+    bookkeeping and the request caches."""
 
     uri: str
     project: Path
     settings: Settings = field(default_factory=Settings)
     store: Store | None = None
-    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
-    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
-    known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
-    asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
+    signals: Signals = field(default_factory=lambda: Signals())
     searcher: Searcher | None = None  # the BM25 worker once started
     # source uri -> ((encoding, 'open' | 'disk', text or stat identity), [(target, range)],
     # file path): references' link ranges (navigation.link_ranges)
@@ -84,12 +108,6 @@ class Folder:
         str, tuple[tuple[object, str, object], list[tuple[str, Range]], str | None]
     ] = field(default_factory=dict)
     _uris: dict[str, str] = field(default_factory=dict)
-    findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
-    stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
-    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
-    evidence_pending: bool = False  # an edit made a verdict the last pass has no facts for
-    checked: bool = False  # the whole-store check has landed
-    generation: int = 0  # bumps on every change; pull diagnostics' result ids
     error: str | None = None  # why the store could not be opened
     changed_during_check: set[str] | None = None  # set while a whole-store check runs
     check_requested: bool = False  # a whole-store check was started for this store
@@ -112,12 +130,8 @@ class Folder:
             self.searcher = None
         self.link_ranges = {}
         self._uris = {}
-        self.findings.clear()
-        self.stale.clear()
-        self.evidence.clear()
-        self.checked = False
+        self.signals.forget()
         self.check_requested = False
-        self.generation += 1
 
     def options(self) -> Options:
         """SPEC §13 as this folder sees it now: the client's settings (explicit layer) over

@@ -72,7 +72,7 @@ def on_code_action(
                 {"address": subject, "folder": folder.uri},
             )
         )
-    if governing and governing in folder.stale:
+    if governing and governing in folder.signals.stale:
         out.append(
             _edit_action(
                 ls,
@@ -97,7 +97,7 @@ def on_code_action(
 def _orphan_actions(
     ls: CanonLanguageServer, folder: Folder, address: str
 ) -> list[types.CodeAction]:
-    findings = folder.findings.get(address, [])
+    findings = folder.signals.findings.get(address, [])
     if not any(f.code == "orphan" for f in findings):
         return []
     out = []
@@ -136,7 +136,9 @@ def _orphan_actions(
 def move_candidates(folder: Folder, address: str) -> list[str]:
     """Assets named like the orphan (a likely rename), measured by the whole-store check."""
     store = folder.store
-    return [c for c in folder.moves.get(address, []) if store is not None and not store.has(c)]
+    return [
+        c for c in folder.signals.moves.get(address, []) if store is not None and not store.has(c)
+    ]
 
 
 def _link_actions(

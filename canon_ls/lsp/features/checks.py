@@ -103,19 +103,19 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             return
         if not current():
             return
-        folder.findings = _grouped(snapshot.findings)
-        folder.stale = snapshot.stale if folder.settings.staleness_enabled else {}
-        folder.evidence = snapshot.evidence if folder.settings.staleness_enabled else {}
-        folder.evidence_pending = False
-        folder.newest = snapshot.newest
-        folder.moves = snapshot.moves
-        folder.asset_dirs = snapshot.dirs
+        folder.signals.findings = _grouped(snapshot.findings)
+        folder.signals.stale = snapshot.stale if folder.settings.staleness_enabled else {}
+        folder.signals.evidence = snapshot.evidence if folder.settings.staleness_enabled else {}
+        folder.signals.evidence_pending = False
+        folder.signals.newest = snapshot.newest
+        folder.signals.moves = snapshot.moves
+        folder.signals.asset_dirs = snapshot.dirs
         ls.watcher.update()  # the own watcher follows the listed asset directories
-        folder.known = set(folder.store.addresses()) if folder.store is not None else set()
-        folder.checked = True
+        folder.signals.known = set(folder.store.addresses()) if folder.store is not None else set()
+        folder.signals.checked = True
         ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
         searcher.ensure(ls, folder)  # the BM25 worker starts once the check no longer competes
-        folder.generation += 1
+        folder.signals.generation += 1
         for address in changed_meanwhile:
             sync.recheck(folder, address)
         pushed = time.perf_counter()
@@ -124,8 +124,8 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         else:  # only what staleness (or an edit meanwhile) changed since the partial push
             only = {
                 a
-                for a in set(first) | set(folder.findings)
-                if first.get(a) != folder.findings.get(a)
+                for a in set(first) | set(folder.signals.findings)
+                if first.get(a) != folder.signals.findings.get(a)
             }
             await _publish(ls, folder, only | changed_meanwhile)
         log.info(
@@ -168,15 +168,15 @@ def _land_partial(folder: Folder, partial: background.Snapshot) -> dict[str, lis
     flicker); the final snapshot replaces them. Returns the findings as landed.
     """
     grouped = _grouped(partial.findings)
-    for address, reason in folder.stale.items():
+    for address, reason in folder.signals.stale.items():
         if address in grouped or (folder.store is not None and folder.store.has(address)):
             found = grouped.setdefault(address, [])
-            evidence = folder.evidence.get(address)
+            evidence = folder.signals.evidence.get(address)
             found.append(core_check.carried_stale(address, reason, evidence))
             found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
-    folder.findings = grouped
-    folder.moves = partial.moves
-    folder.generation += 1
+    folder.signals.findings = grouped
+    folder.signals.moves = partial.moves
+    folder.signals.generation += 1
     return {a: list(f) for a, f in grouped.items()}
 
 
@@ -195,7 +195,7 @@ async def _push_in_steps(
     yielding to the loop between small batches."""
     live = set()
     resume = time.perf_counter()
-    for address in list(folder.findings):
+    for address in list(folder.signals.findings):
         uri = folder.finding_uri(address)
         live.add(uri)
         if only is not None and address not in only:

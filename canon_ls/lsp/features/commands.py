@@ -45,7 +45,7 @@ def tool_command(action: str) -> Callable[..., str]:
             folder.store,
             {**payload, "action": action},
             source="lsp",
-            evidence=folder.evidence.get,  # §9.1 as the last whole-store pass measured it
+            evidence=folder.signals.evidence.get,  # §9.1 as the last whole-store pass measured it
         )
         if action in ("write", "journal"):
             sync.store_changed(ls, folder, folder.store.refresh())
@@ -91,16 +91,16 @@ def status(ls: CanonLanguageServer, *args: Any) -> str:
     store = folder.store
     if not store.exists():
         return f"No canon store at {store.root} yet; the first write or journal creates it."
-    findings = [f for fs in folder.findings.values() for f in fs]
+    findings = [f for fs in folder.signals.findings.values() for f in fs]
     errors = sum(1 for f in findings if f.severity == "error")
     orphans = sum(1 for f in findings if f.code == "orphan")
-    state = "checked" if folder.checked else "checking"
+    state = "checked" if folder.signals.checked else "checking"
     counts = [
         plural(len(store.addresses()), "article"),
         plural(len(store.journal_entries()), "journal entry", "journal entries"),
         f"{plural(len(findings), 'finding')} ({plural(errors, 'error')})",
         plural(orphans, "orphan"),
-        f"{len(folder.stale)} stale ({state})",
+        f"{len(folder.signals.stale)} stale ({state})",
     ]
     return f"canon store {store.root}: {', '.join(counts)}."
 

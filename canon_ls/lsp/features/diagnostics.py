@@ -39,7 +39,7 @@ def for_uri(ls: CanonLanguageServer, uri: str) -> list[types.Diagnostic]:
 def for_article(
     ls: CanonLanguageServer, folder: Folder, address: str, uri: str | None = None
 ) -> list[types.Diagnostic]:
-    findings = folder.findings.get(address)
+    findings = folder.signals.findings.get(address)
     if not findings:
         return []
     text = ls.text_of(uri or folder.finding_uri(address)) or Text("")
@@ -65,19 +65,19 @@ def for_article(
 def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
     settings = where.folder.settings
     severity = settings.asset_diagnostics_severity
-    if severity == "off" or not settings.staleness_enabled or not where.folder.stale:
+    if severity == "off" or not settings.staleness_enabled or not where.folder.signals.stale:
         return []  # nothing stale (or not known yet): no need to resolve, nor to load the store
     governing = where.governing()
-    if not governing or governing not in where.folder.stale:
+    if not governing or governing not in where.folder.signals.stale:
         return []
     text = ls.text_of(_uri(where)) or Text("")
     first = text.first_line()
     codec = ls.workspace.position_codec
-    evidence = where.folder.evidence.get(governing)
+    evidence = where.folder.signals.evidence.get(governing)
     if evidence is not None:  # SPEC §9.1: the same one line as read, check and the hover
         message = f"governing article {governing} is {evidence.line()}"
     else:  # the short reason until the next pass brings the evidence; it names its subject
-        reason = where.folder.stale[governing]
+        reason = where.folder.signals.stale[governing]
         if reason.startswith(governing + " "):
             message = f"governing article {reason}"
         else:
@@ -130,7 +130,7 @@ def push_open_assets(ls: CanonLanguageServer) -> None:
 # -- pull ------------------------------------------------------------------------------------
 def result_id(ls: CanonLanguageServer, uri: str) -> str:
     where = ls.where(uri)
-    generation = where.folder.generation if where is not None else 0
+    generation = where.folder.signals.generation if where is not None else 0
     doc = ls.workspace.text_documents.get(uri)
     return f"{generation}.{doc.version if doc is not None else '-'}"
 
@@ -151,7 +151,7 @@ def on_workspace_diagnostic(
     previous = {p.uri: p.value for p in params.previous_result_ids or []}
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
     for folder in list(ls.folders.values()):
-        for address in sorted(folder.findings):
+        for address in sorted(folder.signals.findings):
             uri = folder.finding_uri(address)
             rid = result_id(ls, uri)
             if previous.get(uri) == rid:

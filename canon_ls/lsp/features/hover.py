@@ -49,8 +49,8 @@ def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) ->
     if article.reviewed:
         facts.append(f"reviewed {article.reviewed}")
     folder = target.where.folder
-    evidence = folder.evidence.get(governing)
-    if evidence is None and governing in folder.stale:
+    evidence = folder.signals.evidence.get(governing)
+    if evidence is None and governing in folder.signals.stale:
         facts.append("**stale**")
     lines.append(" · ".join(facts))
     if evidence is not None:  # SPEC §9.1: how many commits, since when, which was newest

@@ -48,9 +48,9 @@ def on_code_lens(
 
 def stale_lens(folder: Folder, governing: str) -> types.CodeLens | None:
     """`stale · 7 commits since 2026-10-21` (SPEC §9.1); it opens the changes since then."""
-    if governing not in folder.stale or not folder.settings.staleness_enabled:
+    if governing not in folder.signals.stale or not folder.settings.staleness_enabled:
         return None
-    evidence = folder.evidence.get(governing)
+    evidence = folder.signals.evidence.get(governing)
     title = evidence.short() if evidence is not None else "stale"
     command = types.Command(
         title=title,

@@ -122,7 +122,7 @@ class AddressNames:
     _cache: dict[str, AddressNames] = {}
 
     def __init__(self, folder: Folder) -> None:
-        self.folder, self.generation = folder, folder.generation
+        self.folder, self.generation = folder, folder.signals.generation
         store = folder.store
         pairs = [(a, a.lower()) for a in (store.addresses() if store is not None else [])]
         self.addresses = [a for a, _ in pairs]
@@ -137,7 +137,11 @@ class AddressNames:
     @classmethod
     def of(cls, folder: Folder) -> AddressNames:
         names = cls._cache.get(folder.uri)
-        if names is None or names.folder is not folder or names.generation != folder.generation:
+        if (
+            names is None
+            or names.folder is not folder
+            or names.generation != folder.signals.generation
+        ):
             names = cls._cache[folder.uri] = cls(folder)
         return names
 

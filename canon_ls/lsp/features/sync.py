@@ -44,10 +44,10 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
         new = recheck(folder, address) or new
     if folder.changed_during_check is not None:
         folder.changed_during_check.update(affected)
-    folder.generation += 1
+    folder.signals.generation += 1
     ls.notifier.schedule(folder.finding_uri(a) for a in affected)
-    if (new or folder.evidence_pending) and folder.checked:
-        folder.evidence_pending = False
+    if (new or folder.signals.evidence_pending) and folder.signals.checked:
+        folder.signals.evidence_pending = False
         # a new article (orphan? governs?) or a verdict without its evidence yet
         ls.checker.schedule(folder, NEW_ARTICLE_DEBOUNCE)
 
@@ -58,39 +58,39 @@ def recheck(folder: Folder, address: str) -> bool:
     store = folder.store
     if store is None:
         return False
-    staleness = folder.checked and folder.settings.staleness_enabled and ":" not in address
+    staleness = folder.signals.checked and folder.settings.staleness_enabled and ":" not in address
     try:
         done = core_check.recheck(
             store,
             address,
-            previous=folder.findings.get(address),
-            newest=folder.newest.get(address),
-            evidence=folder.evidence.get(address),
+            previous=folder.signals.findings.get(address),
+            newest=folder.signals.newest.get(address),
+            evidence=folder.signals.evidence.get(address),
             staleness=staleness,
         )
     except Exception:
         log.exception("checking %s failed", address)
         return False
     if done is None:
-        folder.findings.pop(address, None)
-        folder.stale.pop(address, None)
+        folder.signals.findings.pop(address, None)
+        folder.signals.stale.pop(address, None)
         return False
     if staleness:
         if done.stale is None:
-            folder.stale.pop(address, None)
+            folder.signals.stale.pop(address, None)
         else:
-            folder.stale[address] = done.stale
+            folder.signals.stale[address] = done.stale
         if done.evidence is None:
-            folder.evidence.pop(address, None)
+            folder.signals.evidence.pop(address, None)
         else:
-            folder.evidence[address] = done.evidence
-        folder.evidence_pending = folder.evidence_pending or done.pending
+            folder.signals.evidence[address] = done.evidence
+        folder.signals.evidence_pending = folder.signals.evidence_pending or done.pending
     if done.findings:
-        folder.findings[address] = done.findings
+        folder.signals.findings[address] = done.findings
     else:
-        folder.findings.pop(address, None)
+        folder.signals.findings.pop(address, None)
     # New since the last whole-store check (one running now will see it anyway).
-    return address not in folder.known and folder.changed_during_check is None
+    return address not in folder.signals.known and folder.changed_during_check is None
 
 
 class Notifier:

@@ -155,8 +155,8 @@ class Watcher:
                 continue
             trees.add(str(store.root))
             trees.update(str(layout.store_root(m, None)) for m in store.mounts.values())
-            if not self.by_client and folder.asset_dirs:
-                listings.append((folder.uri, id(folder.asset_dirs)))
+            if not self.by_client and folder.signals.asset_dirs:
+                listings.append((folder.uri, id(folder.signals.asset_dirs)))
         return tuple(sorted(trees)), tuple(sorted(dirs)), tuple(listings), poll
 
     def _message(self, key: tuple[Any, ...]) -> dict[str, Any]:
@@ -166,7 +166,9 @@ class Watcher:
             folder = self.ls.folders.get(uri)
             if folder is not None:
                 base = str(folder.project)
-                assets.update(os.path.join(base, d) if d else base for d in folder.asset_dirs)
+                assets.update(
+                    os.path.join(base, d) if d else base for d in folder.signals.asset_dirs
+                )
         if len(assets) > MAX_DIRS:
             if not self.asset_off:
                 log.info(
