@@ -57,8 +57,11 @@ class TreeMemory:
             try:
                 key = (proc.pid, proc.create_time())
                 seen = self.procs.get(key)
-                if seen is None:
-                    seen = self.procs[key] = Seen(role_of(proc, self.pid))
+                role = role_of(proc, self.pid)
+                if seen is None or seen.role != role:
+                    # new, or it has run exec since: a child seen between fork and exec
+                    # carried the server's pages, which are not its own
+                    seen = self.procs[key] = Seen(role)
                 hwm, rss, anon = _status(proc.pid)
             except (psutil.Error, OSError):
                 continue
