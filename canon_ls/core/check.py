@@ -108,12 +108,6 @@ class Context:
         return self._mapped
 
 
-def _order_key(addresses: list[str]) -> Callable[[Finding], tuple[int, int, int]]:
-    """check()'s order: by article, then line and column (stable: stale after the rest)."""
-    order = {a: i for i, a in enumerate(addresses)}
-    return lambda f: (order.get(f.address, -1), f.line, f.start)
-
-
 # ---------------------------------------------------------------------------------------
 # The per-article checker
 
@@ -286,12 +280,12 @@ def check(
     if assets is None:
         assets = Assets(store.project, store_root=store.root)
     ctx = _whole(store, assets)
-    found = head + _basic(ctx)
+    per = _basic(ctx)
     if staleness:
         ctx.times = times if times is not None else ChangeTimes(store.project)
         ctx.evidence = stale_evidence(store, assets, ctx.times)
-        found = _with_stale(ctx, found)
-    return found
+        per = _with_stale(ctx, per)
+    return _flat(head, per, ctx.addresses)
 
 
 def _whole(store: Store, assets: Assets) -> Context:
@@ -303,21 +297,41 @@ def _whole(store: Store, assets: Assets) -> Context:
     return ctx
 
 
-def _basic(ctx: Context) -> list[Finding]:
-    """Every article's findings but staleness, in check()'s order."""
-    found: list[Finding] = []
+def _basic(ctx: Context) -> dict[str, list[Finding]]:
+    """Every article's findings but staleness, each article's in check()'s order."""
+    per: dict[str, list[Finding]] = {}
     for address in ctx.addresses:
-        found += findings_of(ctx, address, staleness=False)
-    found.sort(key=_order_key(ctx.addresses))
-    return found
+        found = findings_of(ctx, address, staleness=False)
+        if found:
+            if len(found) > 1:
+                found.sort(key=_place)
+            per[address] = found
+    return per
 
 
-def _with_stale(ctx: Context, found: list[Finding]) -> list[Finding]:
-    """`found` plus the stale findings of `ctx.evidence`, in check()'s order."""
+def _with_stale(ctx: Context, per: dict[str, list[Finding]]) -> dict[str, list[Finding]]:
+    """`per` plus the stale findings of `ctx.evidence` (after the others at the same place)."""
     assert ctx.evidence is not None
-    out = found + [stale_finding(e) for e in ctx.evidence.values()]
-    out.sort(key=_order_key(ctx.addresses))
+    out = dict(per)
+    for address, evidence in ctx.evidence.items():
+        found = [*per.get(address, ()), stale_finding(evidence)]
+        found.sort(key=_place)
+        out[address] = found
     return out
+
+
+def _flat(head: list[Finding], per: dict[str, list[Finding]], order: list[str]) -> list[Finding]:
+    """check()'s order: store-level findings, then article by article (sorted addresses)."""
+    out = list(head)
+    for address in order:
+        found = per.get(address)
+        if found:
+            out += found
+    return out
+
+
+def _place(finding: Finding) -> tuple[int, int]:
+    return finding.line, finding.start
 
 
 def article_findings(
@@ -367,11 +381,13 @@ def run(
     store = open_store(project, options)
     assets = Assets(project, store_root=store.root)
     head = _store_findings(store)
+    per: dict[str, list[Finding]] = {}
     if head is None or (head and head[0].code == "store-outside"):
         basic, ctx = head or [], None
     else:
         ctx = _whole(store, assets)
-        basic = head + _basic(ctx)
+        per = _basic(ctx)
+        basic = _flat(head, per, ctx.addresses)
     orphaned = [f.address for f in basic if f.code == "orphan"]
     result = Pass(moves=move_guesses(store, assets.files(), orphaned))
     result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
@@ -398,7 +414,7 @@ def run(
             ctx.times = times
             ctx.evidence = stale_evidence(store, assets, times, governed, result.newest)
             result.evidence = ctx.evidence
-            result.findings = _with_stale(ctx, basic)
+            result.findings = _flat(head or [], _with_stale(ctx, per), ctx.addresses)
     result.seconds = time.perf_counter() - started
     return result
 
