@@ -9,11 +9,16 @@ missing store or an internal failure all end with exit 0 and no output.
 Events (SPEC §11.3):
 - SessionStart: startup/clear/compact/fork start a new compaction cycle; resume keeps it.
   Nothing is printed (Codex rejects a SessionStart reply without context).
+- UserPromptSubmit (SPEC §11.4, §11.5): a `remember:` prompt is journaled; with the retrieval
+  lane on, the prompt is the lane's newest intent and the articles that stand out ride the
+  reply's `hookSpecificOutput.additionalContext`.
 - PreToolUse: nothing. Both agents deliver a PreToolUse context in the same place as the
   PostToolUse one (after the tool result), so surfacing there adds a process per call and
   would spend an article's once-per-cycle slot on a call that may then fail.
 - PostToolUse: capsules of the articles governing the paths in the call's input, each once
   per cycle, as `hookSpecificOutput.additionalContext`; a `canon` read withdraws an article.
+  With the lane on, the call's name and first argument extend the intent and newly ranked
+  articles follow the capsules.
 - Stop: `{"decision": "block", "reason": …}` once when edited files' articles were not
   written since; quiet when `stop_hook_active` is true or nothing is due.
 """
