@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from fake_anthropic import Block, FakeAnthropic, Recorded, text, tool_use
-from hookrun import canon_command, make_project
+from hookrun import article, canon_command, make_project
 from npm_agents import install, pi_command
 
 # The first run on a fresh machine downloads Pi and its Node (~200 MB) inside the fixture.
@@ -261,6 +261,35 @@ def test_remember_prompt_is_journaled_once_before_the_model_answers(
         "it is recorded, do not record it again."
     )
     assert requests[0].flat().count(note) == 1  # the prompt itself still reaches the model
+
+
+def test_lane_brings_a_rule_once_when_the_words_call_for_it(pi: list[str], tmp_path: Path) -> None:
+    """SPEC §11.4/§11.6 with the real Pi and `retrieval = "lexical"`: a prompt about money
+    rounding brings the `scope: rule` article (no file leads to it) into the model's next
+    request, once, and a second prompt on the same subject does not send it again."""
+    project = make_project(tmp_path / "proj")
+    (project / "canon.toml").write_text('retrieval = "lexical"\n')
+    rule = "Round money half-even to cents, only at the final step."
+    article(project, "conventions/money-rounding", rule,
+            "Money rounding: round the invoice total once; never round intermediate sums.",
+            scope="rule")  # fmt: skip
+    for topic in ("logging", "errors", "naming", "tests"):
+        article(project, f"notes/{topic}", f"How we do {topic}.", f"Our {topic} practice.")
+    init_pi(project)
+    with FakeAnthropic(lambda turn, rec: text("Will do."), main_tool="read") as fake:
+        rpc = Rpc(pi, project, pi_env(tmp_path, project, fake.url))
+        try:
+            rpc.prompt("How should the invoice total handle money rounding?")
+            rpc.prompt("And money rounding for refunds, the invoice total again?")
+        finally:
+            stderr = rpc.close()
+        requests = fake.main_requests()
+    assert len(requests) == 2, stderr[-3000:]
+    line = f"- conventions/money-rounding: {rule}"
+    assert canon_messages(requests[0]) == [
+        f"canon project memory ranked for this task (no file you touched leads to these):\n{line}"
+    ]
+    assert requests[1].flat().count(rule) == 1  # still in the context, never sent again
 
 
 def test_missing_canon_warns_once_and_pi_carries_on(pi: list[str], tmp_path: Path) -> None:
