@@ -90,11 +90,12 @@ def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
         store = Store(options.project, root=options["root"], mounts=options["mounts"] or ())
         path = store.journal(body, named or None, None, source=hook.agent, session=hook.session)
     except Exception as exc:  # noqa: BLE001 - a capture never breaks the turn
+        problem = " ".join(str(exc).split())[:300].rstrip(".") or type(exc).__name__
         line = (
-            f"canon: the user's note could not be journaled ({exc}); record it with the canon "
-            'tool (action "journal") if it matters.'
+            f"canon: the user's note could not be journaled ({problem}); record it with the "
+            'canon tool (action "journal") if it matters.'
         )
-        return line, {"decision": "capture-failed", "problem": str(exc), "chars": len(line)}
+        return line, {"decision": "capture-failed", "problem": problem, "chars": len(line)}
     name = f"{path.parent.name}/{path.name}"
     stats["last_capture"] = {"hash": digest, "at": time.time(), "file": name}
     line = _said(name)
