@@ -16,10 +16,11 @@ import json
 import logging
 import pickle
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from canon_ls.lsp.child import python_module
 
@@ -108,15 +109,25 @@ async def run(
     The partial snapshot, if the child sends one, is awaited through `on_partial` while the
     child's git pass goes on; the final snapshot is returned.
     """
+    with tempfile.TemporaryFile() as errors:  # the child's stderr: never a full pipe
+        return await _run(project, options, staleness, on_partial, errors)
+
+
+async def _run(
+    project: Path,
+    options: dict[str, Any],
+    staleness: bool,
+    on_partial: Callable[[Snapshot], Awaitable[None]] | None,
+    errors: IO[bytes],
+) -> Snapshot:
     proc = await asyncio.create_subprocess_exec(
         *python_module("canon_ls.lsp.background"),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stderr=errors,
         cwd=str(project),
     )
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(proc.stderr.read())  # drained so the child never blocks
+    assert proc.stdin is not None and proc.stdout is not None
     payload = json.dumps({"project": str(project), "options": options, "staleness": staleness})
     final: Snapshot | None = None
     try:
@@ -140,13 +151,12 @@ async def run(
     except asyncio.CancelledError:
         if proc.returncode is None:
             proc.kill()
-        errors.cancel()
         raise
     except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
         await proc.wait()
-    err = await errors
     if final is None:
-        message = err.decode("utf-8", "replace").strip().splitlines()
+        errors.seek(0)
+        message = errors.read().decode("utf-8", "replace").strip().splitlines()
         return Snapshot(error=message[-1] if message else f"exit code {proc.returncode}")
     return final
 
