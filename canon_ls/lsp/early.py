@@ -192,6 +192,11 @@ def journal_names(where: Where, address: str) -> list[str]:
     return where.folder.journal_names(address)
 
 
+def journal_read(where: Where) -> bool:
+    """Whether `journal_names` reads the journal for this place (not a long one early)."""
+    return not isinstance(where, DiskWhere) or where.view.store.journal_count() <= JOURNAL_MAX
+
+
 def article_uri(where: Where, address: str) -> str:
     if isinstance(where, DiskWhere):
         uri: str = where.view.article_uri(address)

@@ -76,8 +76,8 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
         )
         at = FIRST_LINE.index("src/app.ts") + 3
 
-        async def ask() -> tuple[str, str, list[str]]:
-            own, token, hints = await asyncio.gather(
+        async def ask() -> tuple[str, str, list[str], list[str]]:
+            own, token, hints, lenses = await asyncio.gather(
                 client.text_document_hover_async(
                     types.HoverParams(
                         text_document=types.TextDocumentIdentifier(uri=uri),
@@ -99,19 +99,25 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
                         ),
                     )
                 ),
+                client.text_document_code_lens_async(
+                    types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+                ),
             )
-            return text_of(own), text_of(token), [str(h.label) for h in hints or []]
+            titles = [lens.command.title for lens in lenses or [] if lens.command]
+            return text_of(own), text_of(token), [str(h.label) for h in hints or []], titles
 
         first = await ask()
         assert "Loads layered config; env beats file." in first[0]
         assert "2026-01-02-config.md" in first[0]
         assert "`src` governs `src/app`" in first[1]
         assert first[2] == ["Loads layered config; env beats file."]
+        assert first[3][0] == "canon: src/core/config · updated 2026-01-01 · 1 journal"
         session = Session(client, root, "visual-studio-code", "utf-16")
         await session.checked()  # the store is loaded by now, and the check has landed
         later = await ask()
         assert "**stale**" in later[0]  # what only the check knows (maybe not yet at first)
-        assert (without_stale(later[0]), *later[1:]) == (without_stale(first[0]), *first[1:])
+        assert (without_stale(later[0]), *later[1:3]) == (without_stale(first[0]), *first[1:3])
+        assert later[3][0] == first[3][0]  # the stale lens may come second, once known
     finally:
         await client.shutdown_session()
 
@@ -131,4 +137,27 @@ def test_opening_a_file_before_the_check_reads_no_article(tmp_path: Path):
     folder = ls.add_folder(root.as_uri())
     assert folder is not None and folder.store is not None
     assert diagnostics.for_uri(ls, (root / "src/core/config.ts").as_uri()) == []
+    assert not loaded(folder.store)
+
+
+def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
+    """Issue 15: an editor asks for code lenses as it opens a file; before the store has
+    loaded, the lens comes from the article files (the load itself runs on its thread, held
+    back here so the test can see that the lens did not need it)."""
+    from canon_ls.lsp import early
+    from canon_ls.lsp.features import lens
+    from canon_ls.lsp.state import CanonLanguageServer
+
+    monkeypatch.setattr(early, "load_soon", lambda store: None)
+    root = build_workspace(tmp_path / "proj")
+    ls = CanonLanguageServer()
+    folder = ls.add_folder(root.as_uri())
+    assert folder is not None and folder.store is not None
+    params = types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=(root / "src/core/config.ts").as_uri())
+    )
+    lenses = lens.on_code_lens(ls, params) or []
+    assert [x.command.title for x in lenses if x.command] == [
+        "canon: src/core/config · updated 2026-01-01 · 1 journal"
+    ]
     assert not loaded(folder.store)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .. import convert
+from .. import convert, early
 from ..state import CanonLanguageServer, Folder
 from . import freshness
 
@@ -14,7 +14,7 @@ def on_code_lens(
     ls: CanonLanguageServer, params: types.CodeLensParams
 ) -> list[types.CodeLens] | None:
     uri = params.text_document.uri
-    where = ls.where(uri)
+    where = early.where(ls, uri)  # from the article files while the store loads
     if where is None or where.kind not in ("asset", "article") or not where.address:
         return None
     if not where.folder.settings.code_lens_enabled:
@@ -22,7 +22,8 @@ def on_code_lens(
     if where.kind == "article":
         stale = stale_lens(where.folder, where.address)
         return [stale] if stale is not None else None
-    freshness.check_article(ls, where.folder, where.address)
+    if not isinstance(where, early.DiskWhere):
+        freshness.check_article(ls, where.folder, where.address)
     governing = where.governing()
     if not governing:
         command = types.Command(
@@ -34,10 +35,11 @@ def on_code_lens(
     article = where.store.article(governing)
     if article is None:
         return None
-    count = len(where.folder.journal_names(governing))
-    title = f"canon: {governing} · updated {article.updated or 'never'} · {count} journal"
+    title = f"canon: {governing} · updated {article.updated or 'never'}"
+    if early.journal_read(where):  # a long journal is counted once the store has loaded
+        title += f" · {len(early.journal_names(where, governing))} journal"
     command = types.Command(
-        title=title, command="canon.open", arguments=[where.folder.article_uri(governing)]
+        title=title, command="canon.open", arguments=[early.article_uri(where, governing)]
     )
     lenses = [types.CodeLens(range=convert.TOP, command=command)]
     stale = stale_lens(where.folder, governing)
