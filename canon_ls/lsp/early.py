@@ -47,7 +47,7 @@ def where(ls: CanonLanguageServer, uri: str) -> Where | None:
     """`ls.where(uri)`, answering from disk while the store is not loaded yet (and starting
     its load on a thread); a mount or a store leading outside waits for the store."""
     found = ls.where(uri)
-    if found is None or found.kind != "asset" or found.folder.store is None:
+    if found is None or found.kind not in ("asset", "article") or found.folder.store is None:
         return found
     store = found.folder.store
     if loaded(store) or store.mounts or store.layout_problem():
@@ -172,6 +172,8 @@ class DiskWhere(Where):
         return self.view
 
     def governing(self) -> str | None:
+        if self.kind == "article":
+            return self.address
         if self.kind != "asset" or not self.address:
             return None
         governing: str | None = self.view.governing(self.address)

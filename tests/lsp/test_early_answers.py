@@ -76,8 +76,15 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
         )
         at = FIRST_LINE.index("src/app.ts") + 3
 
-        async def ask() -> tuple[str, str, list[str], list[str]]:
-            own, token, hints, lenses = await asyncio.gather(
+        article = (root / ".canon/articles/src.md").as_uri()
+        link = next(
+            (i, line.index("[[src/core/config]]") + 4)
+            for i, line in enumerate((root / ".canon/articles/src.md").read_text().split("\n"))
+            if "[[src/core/config]]" in line
+        )
+
+        async def ask() -> tuple[str, str, list[str], list[str], str]:
+            own, token, hints, lenses, linked = await asyncio.gather(
                 client.text_document_hover_async(
                     types.HoverParams(
                         text_document=types.TextDocumentIdentifier(uri=uri),
@@ -102,9 +109,16 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
                 client.text_document_code_lens_async(
                     types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
                 ),
+                client.text_document_hover_async(  # a wikilink inside an article file
+                    types.HoverParams(
+                        text_document=types.TextDocumentIdentifier(uri=article),
+                        position=types.Position(line=link[0], character=link[1]),
+                    )
+                ),
             )
             titles = [lens.command.title for lens in lenses or [] if lens.command]
-            return text_of(own), text_of(token), [str(h.label) for h in hints or []], titles
+            hints_ = [str(h.label) for h in hints or []]
+            return text_of(own), text_of(token), hints_, titles, text_of(linked)
 
         first = await ask()
         assert "Loads layered config; env beats file." in first[0]
@@ -112,12 +126,14 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
         assert "`src` governs `src/app`" in first[1]
         assert first[2] == ["Loads layered config; env beats file."]
         assert first[3][0] == "canon: src/core/config · updated 2026-01-01 · 1 journal"
+        assert "Loads layered config; env beats file." in first[4]
         session = Session(client, root, "visual-studio-code", "utf-16")
         await session.checked()  # the store is loaded by now, and the check has landed
         later = await ask()
         assert "**stale**" in later[0]  # what only the check knows (maybe not yet at first)
         assert (without_stale(later[0]), *later[1:3]) == (without_stale(first[0]), *first[1:3])
         assert later[3][0] == first[3][0]  # the stale lens may come second, once known
+        assert without_stale(later[4]) == without_stale(first[4])
     finally:
         await client.shutdown_session()
 
