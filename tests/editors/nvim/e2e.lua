@@ -322,6 +322,29 @@ local status = wait(10000, function()
 end)
 check(':CanonStatus shows the store status', status and status:find('articles', 1, true) ~= nil, status)
 
+-- 11. setup() settings are the explicit layer of the six options (SPEC §13): :CanonSettings
+client.settings = vim.tbl_deep_extend('force', client.settings or {}, { canon = { standout = 2.5 } })
+client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+local shown
+for _ = 1, 20 do
+  vim.cmd('CanonSettings')
+  local text = wait(3000, function()
+    if vim.api.nvim_buf_get_name(0):find('canon://settings/', 1, true) then
+      return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    end
+  end)
+  if text and vim.bo.buftype == 'nofile' then
+    vim.cmd('bwipeout')
+  end
+  if text and text:find('standout = 2.5', 1, true) then
+    shown = text
+    break
+  end
+  vim.wait(200)
+end
+check(':CanonSettings shows the editor setting as the source', shown and shown:find('editor settings', 1, true) ~= nil, shown)
+vim.cmd.buffer(buf)
+
 client:stop()
 wait(5000, function()
   return client:is_stopped()
