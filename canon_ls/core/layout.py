@@ -40,6 +40,7 @@ DEFAULTS: dict[str, Any] = {
     "standout": 1.4,
 }
 DEFAULT_SOURCE = "default"
+_INF = float("inf")
 
 
 class OptionError(ValueError):
@@ -158,8 +159,8 @@ def check(key: str, value: object, project: Path | None = None) -> Any:
         if value not in RETRIEVERS:
             raise bad
         return value
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
-        raise bad  # standout; `not >=` also refuses NaN
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value < _INF:
+        raise bad  # standout; the comparison also refuses NaN and infinity (TOML's nan, inf)
     return float(value)
 
 

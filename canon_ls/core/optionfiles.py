@@ -17,7 +17,6 @@ Standard library only: the CLI imports this on `canon settings set`.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -83,10 +82,6 @@ def validated(key: str, value: object, project: Path, where: Path) -> Any:
         checked = check(key, value, project)
     except OptionError as exc:
         raise OptionError(f"{str(exc).rstrip('.')}; {home(where)} was left unchanged.") from None
-    if key == "standout" and not math.isfinite(checked):
-        raise OptionError(
-            f"Option 'standout' must be a finite number; {home(where)} was left unchanged."
-        )
     return checked
 
 

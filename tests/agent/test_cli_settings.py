@@ -119,6 +119,7 @@ def test_spec_13_set_keeps_unknown_keys_of_the_user_file(project: Path, xdg: Pat
     [
         ("standout", "0.5", ["standout", "at least 1"]),
         ("standout", "high", ["standout", "at least 1"]),
+        ("standout", "Infinity", ["standout", "at least 1"]),
         ("retrieval", "fuzzy", ["retrieval", '"lexical"']),
         ("surface", "maybe", ["surface", "true or false"]),
         ("colour", "red", ["colour", "standout"]),
@@ -256,3 +257,11 @@ def test_spec_13_check_reports_option_files_without_a_store(tmp_path: Path, xdg:
     assert result.out.startswith("canon.toml:") and "not valid TOML" in result.out
     (project / "canon.toml").write_text("surface = true\n", encoding="utf-8")
     assert run(project, xdg, "check").code == 0
+
+
+def test_spec_13_infinite_standout_in_canon_toml_is_a_problem(project: Path, xdg: Path) -> None:
+    (project / "canon.toml").write_text("standout = inf\n", encoding="utf-8")
+    result = run(project, xdg, "settings", "--format", "json")
+    data = json.loads(result.out)  # valid JSON: no Infinity
+    assert data["options"]["standout"]["value"] == 1.4
+    assert [p["key"] for p in data["problems"]] == ["standout"]
