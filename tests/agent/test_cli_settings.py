@@ -265,3 +265,23 @@ def test_spec_13_infinite_standout_in_canon_toml_is_a_problem(project: Path, xdg
     data = json.loads(result.out)  # valid JSON: no Infinity
     assert data["options"]["standout"]["value"] == 1.4
     assert [p["key"] for p in data["problems"]] == ["standout"]
+
+
+def test_the_format_doc_example_is_what_canon_settings_prints(tmp_path: Path) -> None:
+    """docs/FORMAT.md shows `canon settings` for ~/src/shop with surface in canon.toml and
+    retrieval and standout in the user's settings.json: the real output, character for
+    character (HOME is a temporary directory, XDG_CONFIG_HOME unset)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "FORMAT.md").read_text("utf-8")
+    section = doc[doc.index("### canon settings") :]
+    example = re.search(r"```\n(root = .*?)```", section, re.DOTALL)
+    assert example is not None
+    home = tmp_path / "home"
+    shop = home / "src" / "shop"
+    (shop / ".canon" / "articles").mkdir(parents=True)
+    (shop / "canon.toml").write_text("surface = true\n", encoding="utf-8")
+    user = home / ".config" / "canon" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text('{"retrieval": "lexical", "standout": 1.6}', encoding="utf-8")
+    result = canon("settings", cwd=shop, env={"HOME": str(home), "XDG_CONFIG_HOME": ""})
+    assert result.code == 0, result.err
+    assert result.out == example.group(1)
