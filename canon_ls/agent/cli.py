@@ -75,6 +75,12 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     """SPEC §2/§8 store options from --root and --mount (the CLI's stand-in for the options
     object pi-canon takes in code and the language server takes from workspace/configuration)."""
     options: dict[str, Any] = {}
+    for key in ("surface", "resurface", "retrieval", "standout"):  # `settings` and `mcp` only
+        text = getattr(args, f"option_{key}", None)
+        if text is not None:
+            from canon_ls.core.layout import parse_text
+
+            options[key] = parse_text(key, text)
     if getattr(args, "root", None):
         options["root"] = args.root
     if getattr(args, "mount", None):
@@ -516,6 +522,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from canon_ls.agent.mcp import main as mcp_main
 
+    _store(args)  # a bad --root, --mount or option flag: one sentence, exit 2, before serving
     return mcp_main(_project(args), _options(args))
 
 
@@ -688,7 +695,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
-    add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
+    p = add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
+    _add_behaviour_flags(p)
 
     p = add("hook", _cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
     p.add_argument("agent", choices=("claude-code", "codex", "pi"))
@@ -716,6 +724,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_behaviour_flags(p: argparse.ArgumentParser) -> None:
+    """The behaviour options as flags, above settings.json and canon.toml for this command."""
+    for key, metavar, what in (
+        ("surface", "true|false", "whether the agent hooks add capsules and reminders"),
+        ("resurface", "true|false", "articles surface again after a compaction"),
+        ("retrieval", "none|lexical", "the retrieval lane"),
+        ("standout", "RATIO", "how far a ranked article must stand out (at least 1)"),
+    ):
+        p.add_argument(
+            f"--{key}",
+            dest=f"option_{key}",
+            metavar=metavar,
+            default=argparse.SUPPRESS,
+            help=f"{what}, for this command (over your settings.json and canon.toml)",
+        )
+
+
 def _add_settings(add: Any) -> None:
     p = add(
         "settings",
@@ -725,6 +750,7 @@ def _add_settings(add: Any) -> None:
         "with --project the project's canon.toml",
     )
     p.set_defaults(change=None)
+    _add_behaviour_flags(p)
     p.add_argument(
         "--format",
         choices=("text", "json"),

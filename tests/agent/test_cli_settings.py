@@ -285,3 +285,17 @@ def test_the_format_doc_example_is_what_canon_settings_prints(tmp_path: Path) ->
     result = canon("settings", cwd=shop, env={"HOME": str(home), "XDG_CONFIG_HOME": ""})
     assert result.code == 0, result.err
     assert result.out == example.group(1)
+
+
+def test_spec_13_behaviour_flags_are_the_explicit_layer(project: Path, xdg: Path) -> None:
+    (project / "canon.toml").write_text('retrieval = "none"\nstandout = 2\n', encoding="utf-8")
+    result = run(project, xdg, "settings", "--retrieval", "lexical", "--surface", "off")
+    assert result.code == 0, result.err
+    shown = rows(result.out)
+    assert shown["retrieval"] == ('"lexical"', "command-line flag")
+    assert shown["surface"] == ("false", "command-line flag")
+    assert shown["standout"][0] == "2.0" and "canon.toml" in shown["standout"][1]
+    sentence = one_sentence(run(project, xdg, "settings", "--standout", "0.5"))
+    assert "standout" in sentence and "at least 1" in sentence
+    sentence = one_sentence(run(project, xdg, "mcp", "--retrieval", "fuzzy"))
+    assert "retrieval" in sentence

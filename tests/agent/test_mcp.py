@@ -273,3 +273,18 @@ def test_harness_name_is_one_short_lowercase_word() -> None:
     assert harness_name("Zed Editor Assistant Panel Client") == "zed-editor-assistant"
     assert harness_name("x" * 100) == "x" * 24
     assert harness_name("cursor\nsource: evil") == "cursor-source-evil"
+
+
+@pytest.mark.timeout(120)
+async def test_spec_13_retrieval_flag_flips_the_filing_advice(project: Path) -> None:
+    """`canon mcp --retrieval lexical` is the explicit layer: the tool description gives the
+    lane's filing advice though canon.toml says none."""
+    (project / "canon.toml").write_text('retrieval = "none"\n', encoding="utf-8")
+    params = server_params(project)
+    params.args = [*params.args, "--retrieval", "lexical"]
+    async with Client(params) as client:
+        listed = await client.list_tools()
+    assert listed.tools[0].description == tool.description(lane=True)
+    async with Client(server_params(project)) as client:
+        listed = await client.list_tools()
+    assert listed.tools[0].description == tool.description(lane=False)
