@@ -31,6 +31,8 @@ sys.path.insert(0, str(HERE))
 from common import median  # noqa: E402
 
 FIGURES = (
+    "cold_load_s",  # with --skip leaving the cold stage in: the store's load, parse cache on
+    "cold_load_no_cache_s",  # ... and parsing every article
     "assets_s",
     "change_times_cold_s",
     "change_times_cache_mb",
