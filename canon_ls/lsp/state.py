@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol.types import Range
+from lsprotocol.types import DiagnosticOptions, Range
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -227,10 +227,10 @@ class CanonLanguageServer(LanguageServer):
         self.shutting_down = False
         self.started = False  # initialized has run (first checks scheduled)
         self.initial_errors: list[str] = []  # bad initializationOptions, shown once initialized
-        self._where: dict[str, tuple[Any, Where]] = {}  # uri -> (its folder's store, Where)
+        self._where: dict[str, tuple[Store | None, Where]] = {}  # uri -> (its store, Where)
         self._tasks: set[asyncio.Task[Any]] = set()
         # (method, options, guarded handler) registered at initialize when the client pulls
-        self.pull_features: list[tuple[str, Any, Any]] = []
+        self.pull_features: list[tuple[str, DiagnosticOptions | None, Callable[..., Any]]] = []
         # The features owning state of their own, created together by `lifecycle.create`.
         self.watcher: Watcher
         self.checker: Checker
