@@ -546,10 +546,15 @@ def _cmd_init(args: argparse.Namespace) -> int:
         print("\n".join(_create_store(args, full=True)))
         return 0
     here = not args.user and args.target in ("claude-code", "codex", "pi")
-    if here:  # a store leading outside is refused before anything is written
-        problem = _store(args).layout_problem()
+    if here:  # a store that cannot be made is refused before anything is written
+        store = _store(args)
+        problem = store.layout_problem()
         if problem:
             raise UsageError(_sentence(problem))
+        if os.path.lexists(store.root) and not store.root.is_dir():
+            raise UsageError(
+                f"Cannot create {_shown_path(args, str(store.root))}: not a directory."
+            )
     directory = Path(args.dir) if args.dir else None
     code = init_main(args.target, _project(args), directory, args.user)
     made = _create_store(args) if here and code == 0 else []

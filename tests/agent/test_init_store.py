@@ -155,8 +155,9 @@ def test_a_file_where_the_store_belongs_is_named_as_such(tmp_path: Path) -> None
     """A plain file named .canon: `canon init` and `canon write` say it is not a directory
     (not that it is a symbolic link), exit 2, and leave it alone."""
     (tmp_path / ".canon").write_text("mine\n")
-    for args in (("init",), ("write", "src/a.py", "--capsule", "A.")):
+    for args in (("init",), ("write", "src/a.py", "--capsule", "A."), ("init", "claude-code")):
         run = canon(*args, cwd=tmp_path)
         assert run.code == 2, run.out
         assert "not a directory" in run.err and "symbolic link" not in run.err, run.err
     assert (tmp_path / ".canon").read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".canon"]  # no agent config either
