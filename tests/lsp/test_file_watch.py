@@ -302,3 +302,15 @@ async def test_a_mounted_store_is_watched_too(lake_client: LanguageClient):
     await s.until(lambda: broken("first/gone"), what="the mounted article's first finding")
     daily.write_text(article("Daily prices.", "2026-06-01", "# Daily\n\nSee [[then/gone]].\n"))
     await s.until(lambda: broken("then/gone"), what="the mounted article's new broken link")
+
+
+async def test_a_store_moved_away_whole_takes_its_diagnostics(watched: Session):
+    """SPEC §10 external changes: the store directory moved out of the project in one rename
+    (one event, none for the articles in it): its articles go, their diagnostics are cleared."""
+    s = watched
+    widget = ".canon/articles/lib/widget.md"
+    await s.checked()
+    await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
+    await s.until(lambda: orphan(s, widget), what="the orphan before")
+    (s.root / ".canon").rename(s.root.parent / "store-away")
+    await s.until(lambda: not_(orphan(s, widget)), what="the orphan cleared")

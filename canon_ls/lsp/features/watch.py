@@ -259,6 +259,8 @@ class Watcher:
                 continue
             if kind == MODIFIED and _is_asset(folder, path) and not is_option_file(folder, path):
                 continue  # an asset's contents change no asset set (and saves come anyway)
+            if kind == MODIFIED and path.is_dir():
+                continue  # a directory's attributes (a touch, a chmod) change no article
             paths.append(path)
         handle_paths(ls, paths)
         self.update()  # a store or directory that appeared or went changes what is watched
@@ -364,6 +366,8 @@ def _articles_below(top: Path) -> list[Path]:
 def _reload(store: Store, path: Path) -> set[str]:
     """Re-read one article file; for a directory that appeared or went in the articles tree
     (moved in or out whole: one event for all it holds), every article below it."""
+    if path in (store.root, store.articles_dir):
+        return store.refresh()  # the whole store (or its articles) moved in or out at once
     if path.name.endswith(".md") or store.articles_dir not in path.parents:
         return store.reload_file(path)
     changed: set[str] = set()
