@@ -557,7 +557,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
             )
     directory = Path(args.dir) if args.dir else None
     code = init_main(args.target, _project(args), directory, args.user)
-    made = _create_store(args) if here and code == 0 else []
+    missing = here and not _store(args).articles_dir.is_dir()  # an existing store stays as is
+    made = _create_store(args) if missing and code == 0 else []
     if made:
         print("\n".join(made))
     return code

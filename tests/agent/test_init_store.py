@@ -118,6 +118,15 @@ def test_init_with_an_agent_also_creates_the_store(tmp_path: Path) -> None:
         assert again.code == 0 and "canon store" not in again.out, again.out
 
 
+def test_init_with_an_agent_leaves_an_existing_store_as_it_is(tmp_path: Path) -> None:
+    """A store that already has its articles/ gets nothing added by `canon init AGENT` (no
+    journal/ appears: the agent's configuration is all it writes)."""
+    (tmp_path / ".canon/articles").mkdir(parents=True)
+    run = canon("init", "claude-code", cwd=tmp_path)
+    assert run.code == 0 and "canon store" not in run.out, run.out
+    assert tree(tmp_path / ".canon") == ["articles/"]
+
+
 def test_init_with_an_agent_keeps_a_deleted_schema_deleted(tmp_path: Path) -> None:
     """SPEC §7: an existing store whose schema.json was deleted stays without one."""
     assert canon("init", cwd=tmp_path).code == 0
