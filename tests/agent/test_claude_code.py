@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fake_anthropic import FakeAnthropic, Recorded, text, tool_use
 from hookrun import article, canon_command, make_project
+from live_agents import claude_env, initialised_project, run_claude
 from npm_agents import CLAUDE_CODE, checked, install
 
 # The first run on a fresh machine downloads the agent (~100 MB) inside the fixture.
@@ -29,24 +29,6 @@ CLAUDE_VERSION = CLAUDE_CODE[1]  # research notes: the hook formats were observe
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     return checked(install(*CLAUDE_CODE), CLAUDE_VERSION)
-
-
-def claude_env(home: Path, base_url: str, state: Path, trace: Path) -> dict[str, str]:
-    bin_dir = str(Path(canon_command()[0]).parent) if len(canon_command()) == 1 else ""
-    path = os.pathsep.join(p for p in (bin_dir, str(Path(sys.executable).parent),
-                                       os.environ.get("PATH", "")) if p)  # fmt: skip
-    return {
-        "PATH": path,
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "XDG_STATE_HOME": str(state),
-        "CANON_TRACE": str(trace),
-        "CANON_TODAY": "2026-11-29",
-    }
 
 
 def test_generated_plugin_passes_strict_validation(claude_bin: Path, tmp_path: Path) -> None:
@@ -77,10 +59,7 @@ def test_live_session_surfaces_reminds_and_sees_tool_writes(
     """SPEC §11.3 with the real agent: (a) each capsule reaches the model once per cycle,
     (b) the Stop reminder arrives once and names the article, (c) articles written through
     the MCP tool during the session are seen by the hooks."""
-    project = make_project(tmp_path / "proj")
-    done = subprocess.run([*canon_command(), "init", "claude-code"], cwd=project,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    project = initialised_project(tmp_path / "proj", "claude-code")
     config, module = project / "src/core/config.py", project / "src/a.py"
     canon_tool = "mcp__canon__canon"
     steps = [
@@ -124,17 +103,10 @@ def test_live_session_surfaces_reminds_and_sees_tool_writes(
     def script(turn: int, rec: Recorded) -> list[dict]:
         return steps[turn] if turn < len(steps) else text("Nothing left.")
 
-    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
-    home.mkdir()
-    with FakeAnthropic(script) as fake:
-        run = subprocess.run(
-            [claude_bin, "-p", "Bump x in the config and in module a.", "--output-format",
-             "json", "--allowedTools", "Read", "Edit", canon_tool],
-            cwd=project, env=claude_env(home, fake.url, state, trace),
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        requests = fake.main_requests()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run, requests, trace = run_claude(
+        claude_bin, project, tmp_path, script, "Bump x in the config and in module a.",
+        "--allowedTools", "Read", "Edit", canon_tool,
+    )  # fmt: skip
     result = json.loads(run.stdout)
     assert not result.get("is_error"), result
     assert len(requests) == len(steps), [r.flat()[-300:] for r in requests]
@@ -182,17 +154,9 @@ def test_live_article_written_mid_session_surfaces(claude_bin: Path, tmp_path: P
             return tool_use("Read", {"file_path": str(project / "lib/util.py")}, "toolu_02")
         return text("Done.")
 
-    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
-    home.mkdir()
-    with FakeAnthropic(script) as fake:
-        run = subprocess.run(
-            [claude_bin, "-p", "Look at lib.", "--output-format", "json",
-             "--allowedTools", "Read", "Bash"],
-            cwd=project, env=claude_env(home, fake.url, state, trace),
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        requests = fake.main_requests()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    _, requests, _ = run_claude(
+        claude_bin, project, tmp_path, script, "Look at lib.", "--allowedTools", "Read", "Bash"
+    )
     assert "Helpers shared by every module." not in requests[1].flat()
     assert "Helpers shared by every module." in requests[2].flat()
 
@@ -248,21 +212,11 @@ def test_live_remember_prompt_is_journaled_once(claude_bin: Path, tmp_path: Path
     """SPEC §11.5 with the real Claude Code: a `remember:` prompt lands exactly one journal
     entry (verbatim, source claude-code, the file it names as subject) before the model
     answers; the model's first request carries the one line saying it is recorded."""
-    project = make_project(tmp_path / "proj")
-    done = subprocess.run([*canon_command(), "init", "claude-code"], cwd=project,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
-    home.mkdir()
+    project = initialised_project(tmp_path / "proj", "claude-code")
     note = "remember: src/core/config.py reads env last, so env wins"
-    with FakeAnthropic(lambda turn, rec: text("Noted.")) as fake:
-        run = subprocess.run(
-            [claude_bin, "-p", note, "--output-format", "json"],
-            cwd=project, env=claude_env(home, fake.url, state, trace),
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        requests = fake.main_requests()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    _, requests, _ = run_claude(
+        claude_bin, project, tmp_path, lambda turn, rec: text("Noted."), note
+    )
     [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
     written = entry.read_text("utf-8")
     assert written.endswith("---\nsrc/core/config.py reads env last, so env wins\n")

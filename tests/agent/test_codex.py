@@ -10,14 +10,11 @@ automation). The requests the fake API receives are what reached the model.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAI, Request, apply_patch, mcp_call, message, shell, tool_search
-from hookrun import canon_command, make_project
+from fake_openai import Request, apply_patch, mcp_call, message, shell, tool_search
+from live_agents import initialised_project, run_codex
 from npm_agents import CODEX, checked, install
 
 # The first run on a fresh machine downloads the agent (~100 MB) inside the fixture.
@@ -37,34 +34,12 @@ def patch(path: str, old: str, new: str) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
 
 
-def codex_home(tmp_path: Path, base_url: str, project: Path) -> Path:
-    home = tmp_path / "codex-home"
-    home.mkdir()
-    (home / "config.toml").write_text(
-        'model = "gpt-5.5"\n'
-        'model_provider = "fake"\n\n'
-        "[model_providers.fake]\n"
-        'name = "Fake"\n'
-        f'base_url = "{base_url}"\n'
-        'wire_api = "responses"\n'
-        'env_key = "FAKE_OPENAI_KEY"\n'
-        "request_max_retries = 0\n"
-        "stream_max_retries = 0\n\n"
-        f'[projects."{project}"]\n'
-        'trust_level = "trusted"\n'
-    )
-    return home
-
-
 def test_live_codex_session_surfaces_reminds_and_sees_tool_writes(
     codex_bin: Path, tmp_path: Path
 ) -> None:
     """SPEC §11.3 with the real Codex: (a) capsules reach the model once per cycle, (b) the
     Stop reminder arrives once and names the article, (c) MCP writes are seen by the hooks."""
-    project = make_project(tmp_path / "proj")
-    done = subprocess.run([*canon_command(), "init", "codex"], cwd=project,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    project = initialised_project(tmp_path / "proj", "codex")
     steps = [
         shell("cat src/core/config.py", "call_1"),
         apply_patch(patch("src/core/config.py", "x = 1", "x = 2"), "call_2"),
@@ -94,29 +69,9 @@ def test_live_codex_session_surfaces_reminds_and_sees_tool_writes(
     def script(turn: int, req: Request) -> list[dict]:
         return steps[turn] if turn < len(steps) else message("Nothing left.")
 
-    state, trace, home = tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "home"
-    home.mkdir()
-    with FakeOpenAI(script) as fake:
-        bin_dir = Path(canon_command()[0]).parent if len(canon_command()) == 1 else None
-        env = {
-            "PATH": os.pathsep.join(
-                str(p) for p in (bin_dir, Path(sys.executable).parent, os.environ["PATH"]) if p
-            ),
-            "HOME": str(home),
-            "CODEX_HOME": str(codex_home(tmp_path, fake.url, project)),
-            "FAKE_OPENAI_KEY": "sk-test-not-a-key",
-            "XDG_STATE_HOME": str(state),
-            "CANON_TRACE": str(trace),
-            "CANON_TODAY": "2026-11-29",
-        }
-        run = subprocess.run(
-            [codex_bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-             "--dangerously-bypass-approvals-and-sandbox", "Bump x in config and module a."],
-            cwd=project, env=env, capture_output=True, text=True, timeout=300,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        requests = fake.responses()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run, requests, trace = run_codex(
+        codex_bin, project, tmp_path, script, "Bump x in config and module a."
+    )
     assert len(requests) == len(steps), run.stderr[-3000:]
 
     # (a) capsules arrive after the call that named the file, once per cycle.
@@ -149,33 +104,11 @@ def test_live_codex_session_surfaces_reminds_and_sees_tool_writes(
 def test_live_codex_remember_prompt_is_journaled_once(codex_bin: Path, tmp_path: Path) -> None:
     """SPEC §11.5 with the real Codex: a `remember:` prompt lands exactly one journal entry
     (verbatim, source codex) before the model answers, and the model is told in one line."""
-    project = make_project(tmp_path / "proj")
-    done = subprocess.run([*canon_command(), "init", "codex"], cwd=project,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    home = tmp_path / "home"
-    home.mkdir()
+    project = initialised_project(tmp_path / "proj", "codex")
     note = "remember: src/core/config.py reads env last, so env wins"
-    with FakeOpenAI(lambda turn, req: message("Noted.")) as fake:
-        bin_dir = Path(canon_command()[0]).parent if len(canon_command()) == 1 else None
-        env = {
-            "PATH": os.pathsep.join(
-                str(p) for p in (bin_dir, Path(sys.executable).parent, os.environ["PATH"]) if p
-            ),
-            "HOME": str(home),
-            "CODEX_HOME": str(codex_home(tmp_path, fake.url, project)),
-            "FAKE_OPENAI_KEY": "sk-test-not-a-key",
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "CANON_TODAY": "2026-11-29",
-        }
-        run = subprocess.run(
-            [codex_bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-             "--dangerously-bypass-approvals-and-sandbox", note],
-            cwd=project, env=env, capture_output=True, text=True, timeout=300,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        requests = fake.responses()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run, requests, _ = run_codex(
+        codex_bin, project, tmp_path, lambda turn, req: message("Noted."), note, traced=False
+    )
     [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
     written = entry.read_text("utf-8")
     assert written.endswith("---\nsrc/core/config.py reads env last, so env wins\n")

@@ -9,17 +9,16 @@ are what reached the model.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from fake_anthropic import FakeAnthropic, Recorded, text, tool_use
-from fake_openai import FakeOpenAI, Request, message, shell
+from fake_anthropic import Recorded, text, tool_use
+from fake_openai import Request, message, shell
 from hookrun import article, canon_command, make_project
-from test_claude_code import claude_bin, claude_env  # noqa: F401 - the fixture is shared
-from test_codex import codex_bin, codex_home  # noqa: F401 - the fixture is shared
+from live_agents import run_claude, run_codex
+from test_claude_code import claude_bin  # noqa: F401 - the fixture is shared
+from test_codex import codex_bin  # noqa: F401 - the fixture is shared
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.timeout(1500)]
 
@@ -61,16 +60,9 @@ def test_live_claude_code_a_rule_arrives_with_the_prompt_once(
     def script(turn: int, rec: Recorded) -> list[dict]:
         return steps[turn] if turn < len(steps) else text("Nothing left.")
 
-    home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
-    home.mkdir()
-    with FakeAnthropic(script) as fake:
-        run = subprocess.run(
-            [claude_bin, "-p", PROMPT, "--output-format", "json", "--allowedTools", "Read"],
-            cwd=project, env=claude_env(home, fake.url, state, trace),
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        requests = fake.main_requests()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run, requests, trace = run_claude(
+        claude_bin, project, tmp_path, script, PROMPT, "--allowedTools", "Read"
+    )
     assert len(requests) == len(steps), [r.flat()[-300:] for r in requests]
     assert RULE in requests[0].flat()  # with the prompt, before the model's first answer
     assert requests[-1].flat().count(RULE) == 1  # and never again in the session
@@ -92,29 +84,7 @@ def test_live_codex_a_rule_arrives_with_the_prompt_once(
     def script(turn: int, req: Request) -> list[dict]:
         return steps[turn] if turn < len(steps) else message("Nothing left.")
 
-    state, trace, home = tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "home"
-    home.mkdir()
-    with FakeOpenAI(script) as fake:
-        bin_dir = Path(canon_command()[0]).parent if len(canon_command()) == 1 else None
-        env = {
-            "PATH": os.pathsep.join(
-                str(p) for p in (bin_dir, Path(sys.executable).parent, os.environ["PATH"]) if p
-            ),
-            "HOME": str(home),
-            "CODEX_HOME": str(codex_home(tmp_path, fake.url, project)),
-            "FAKE_OPENAI_KEY": "sk-test-not-a-key",
-            "XDG_STATE_HOME": str(state),
-            "CANON_TRACE": str(trace),
-            "CANON_TODAY": "2026-11-29",
-        }
-        run = subprocess.run(
-            [codex_bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
-             "--dangerously-bypass-approvals-and-sandbox", PROMPT],
-            cwd=project, env=env, capture_output=True, text=True, timeout=300,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        requests = fake.responses()
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run, requests, trace = run_codex(codex_bin, project, tmp_path, script, PROMPT)
     assert len(requests) == len(steps), run.stderr[-3000:]
     assert RULE in requests[0].flat()
     assert requests[-1].flat().count(RULE) == 1
