@@ -106,6 +106,11 @@ class Hook:
         return reply
 
 
+def isolated_hook(agent: str, tmp_path: Path) -> Hook:
+    """`canon hook AGENT` with its state, trace and user settings all under tmp_path."""
+    return Hook(agent, tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+
+
 def context(reply: dict | None) -> str:
     """The additionalContext of a PostToolUse reply ('' for none)."""
     if not reply:

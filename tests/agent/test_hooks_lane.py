@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import Hook, article, canon_command, context, make_project, payload
+from hookrun import Hook, article, canon_command, context, isolated_hook, make_project, payload
 
 RULE = "Round money half-even to cents, only at the final step."
 RULE_LINE = f"- conventions/money-rounding: {RULE}"
@@ -58,12 +58,12 @@ def sent(decision: dict[str, Any]) -> list[str]:
 
 @pytest.fixture
 def claude(tmp_path: Path) -> Hook:
-    return Hook("claude-code", tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+    return isolated_hook("claude-code", tmp_path)
 
 
 @pytest.fixture
 def codex(tmp_path: Path) -> Hook:
-    return Hook("codex", tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+    return isolated_hook("codex", tmp_path)
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex"])

@@ -7,17 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
-from hookrun import Hook, article, context, make_project, payload
+from hookrun import Hook, article, context, isolated_hook, make_project, payload
 
 
 @pytest.fixture
 def claude(tmp_path: Path) -> Hook:
-    return Hook("claude-code", tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+    return isolated_hook("claude-code", tmp_path)
 
 
 @pytest.fixture
 def codex(tmp_path: Path) -> Hook:
-    return Hook("codex", tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+    return isolated_hook("codex", tmp_path)
 
 
 def _read(project: Path, path: Path | str) -> dict:
