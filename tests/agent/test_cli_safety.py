@@ -81,18 +81,11 @@ def _arm(project: Path, marker: Path) -> None:
     git(project, "config", "filter.evil.required", "true")
 
 
-@pytest.mark.timeout(180)
-def test_spec_12_repository_config_runs_no_program(project: Path, tmp_path: Path) -> None:
-    """SPEC §12: with core.fsmonitor, pagers, diff/textconv drivers, clean/smudge filters,
-    gpg.program and hooks all pointed at a command, `canon status` and `canon check` (which
-    list assets and run the staleness pass) never run it."""
-    _repo_with_store(project)
-    marker = tmp_path / "ran"
-    _arm(project, marker)
+def _store_commands(project: Path, tmp_path: Path) -> list[tuple[str, ...]]:
+    """Every command that reads the store and the assets, with an asset src/x.py to name."""
     (project / "src").mkdir(exist_ok=True)
     (project / "src/x.py").write_text("x = 1\n")
-    graph = tmp_path / "graph.html"
-    for args in (
+    return [
         ("status",),
         ("check",),
         ("check", "--format", "json"),
@@ -101,8 +94,19 @@ def test_spec_12_repository_config_runs_no_program(project: Path, tmp_path: Path
         ("links", "src/x"),
         ("history", "src/x.py"),
         ("history", "src/x.py", "--diff"),
-        ("graph", "--out", str(graph)),
-    ):
+        ("graph", "--out", str(tmp_path / "graph.html")),
+    ]
+
+
+@pytest.mark.timeout(180)
+def test_spec_12_repository_config_runs_no_program(project: Path, tmp_path: Path) -> None:
+    """SPEC §12: with core.fsmonitor, pagers, diff/textconv drivers, clean/smudge filters,
+    gpg.program and hooks all pointed at a command, `canon status` and `canon check` (which
+    list assets and run the staleness pass) never run it."""
+    _repo_with_store(project)
+    marker = tmp_path / "ran"
+    _arm(project, marker)
+    for args in _store_commands(project, tmp_path):
         r = canon(*args, cwd=project)
         assert "Traceback" not in r.err, r.err
         assert not marker.exists(), f"canon {' '.join(args)} ran a repository-configured program"
@@ -197,24 +201,11 @@ def test_spec_12_status_and_check_refuse_a_symlinked_store(
             if f".canon/{name}" != link:
                 (project / ".canon" / name).mkdir()
         (project / link).symlink_to(outside / link.rsplit("/", 1)[1], target_is_directory=True)
-    (project / "src").mkdir(exist_ok=True)
-    (project / "src/x.py").write_text("x = 1\n")
-    graph = tmp_path / "graph.html"
-    for args in (
-        ("status",),
-        ("check",),
-        ("check", "--format", "json"),
-        ("read", "src/x.py"),
-        ("review", "src/x.py"),
-        ("links", "src/x"),
-        ("history", "src/x.py"),
-        ("history", "src/x.py", "--diff"),
-        ("graph", "--out", str(graph)),
-    ):
+    for args in _store_commands(project, tmp_path):
         r = canon(*args, cwd=project)
         assert r.code == 2, (args, r.out, r.err)
         assert r.out == ""
         lines = [line for line in r.err.splitlines() if line.strip()]
         assert len(lines) == 1, r.err
         assert "symbolic link" in lines[0] and "SECRET" not in lines[0]
-    assert not graph.exists()
+    assert not (tmp_path / "graph.html").exists()
