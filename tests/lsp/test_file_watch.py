@@ -32,6 +32,14 @@ from test_external import CONFIG, agent_write
 PROFILE = "neovim@0.11"
 SLOW_POLL = {"pollInterval": 60}  # a poll would be far too slow for these tests: events only
 
+# An agent's write that gives the config article a broken link: the sign it was seen.
+BREAK_CONFIG = {
+    "action": "write",
+    "path": "src/core/config.ts",
+    "capsule": "Config now comes from env only.",
+    "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
+}
+
 
 async def start(client: LanguageClient, workspace: Path, settings: dict) -> Session:
     """Initialize as Neovim 0.11 does (no dynamic watcher registration)."""
@@ -102,15 +110,7 @@ async def test_the_watcher_delivers_writes(watched: Session):
     await s.until(lambda: logged(s, "store through watchfiles"), what="the watcher's log line")
     assert not await broken_link(s, CONFIG)
 
-    await agent_write(
-        s,
-        {
-            "action": "write",
-            "path": "src/core/config.ts",
-            "capsule": "Config now comes from env only.",
-            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
-        },
-    )
+    await agent_write(s, BREAK_CONFIG)
     await s.until(lambda: broken_link(s, CONFIG), what="the changed article's broken link")
 
     assert not (s.root / ".canon/articles/lib/widgets").exists()
@@ -137,15 +137,7 @@ async def test_poll_fallback_without_events(polled: Session):
     await s.until(lambda: logged(s, "store by polling"), what="the fallback log line")
     assert not logged(s, "through watchfiles")
 
-    await agent_write(
-        s,
-        {
-            "action": "write",
-            "path": "src/core/config.ts",
-            "capsule": "Config now comes from env only.",
-            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
-        },
-    )
+    await agent_write(s, BREAK_CONFIG)
     await s.until(lambda: broken_link(s, CONFIG), what="the polled article's broken link")
 
 
@@ -235,15 +227,7 @@ async def test_a_killed_watcher_is_restarted(watched: Session):
         lambda: sum("store through watchfiles" in m.message for m in s.client.log_messages) > 1,
         what="the new watch",
     )
-    await agent_write(
-        s,
-        {
-            "action": "write",
-            "path": "src/core/config.ts",
-            "capsule": "Config now comes from env only.",
-            "body": "# Config\n\nEnv only; see [[nowhere/else]].\n",
-        },
-    )
+    await agent_write(s, BREAK_CONFIG)
     await s.until(lambda: broken_link(s, CONFIG), what="the write after the restart")
 
 
