@@ -129,6 +129,22 @@ def build_workspace(root: Path) -> Path:
 
 
 # -- helpers --------------------------------------------------------------------------------
+async def poll(
+    check: Callable[[], Any], timeout: float, failure: Callable[[], str], every: float = 0.02
+) -> Any:
+    """Await check() (sync or async) until it is truthy; past timeout, fail with failure()."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(failure())
+        await asyncio.sleep(every)
+
+
 class Session:
     """A started client plus the workspace and the negotiated position encoding."""
 
@@ -233,16 +249,7 @@ class Session:
 
     async def until(self, check: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
         """Poll a synchronous or async condition until it is truthy (no event exists for it)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if asyncio.iscoroutine(value):
-                value = await value
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what or check}")
-            await asyncio.sleep(0.02)
+        return await poll(check, timeout, lambda: f"timed out waiting for {what or check}")
 
     async def checked(self, timeout: float = 30.0) -> None:
         """Wait for the startup whole-store check (its work-done progress ends)."""

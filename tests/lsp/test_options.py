@@ -6,14 +6,12 @@ XDG_CONFIG_HOME, one client profile (VS Code)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_harness import SERVER_COMMAND, SERVER_ENV, article, build_workspace, write
+from lsp_harness import SERVER_COMMAND, SERVER_ENV, article, build_workspace, poll, write
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
@@ -40,17 +38,11 @@ class Editor:
         return [m.message for m in self.client.messages]
 
     async def until(self, check: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if asyncio.iscoroutine(value):
-                value = await value
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                logs = [m.message for m in self.client.log_messages][-10:]
-                raise AssertionError(f"timed out waiting for {what}; log: {logs}")
-            await asyncio.sleep(0.05)
+        def failure() -> str:
+            logs = [m.message for m in self.client.log_messages][-10:]
+            return f"timed out waiting for {what}; log: {logs}"
+
+        return await poll(check, timeout, failure, every=0.05)
 
 
 @pytest.fixture
