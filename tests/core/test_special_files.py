@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from deep_tree import remove_deep
 
 from canon_ls.core import assets, check, tool
 from canon_ls.core.store import Store
@@ -103,23 +104,6 @@ def test_spec_12_read_keeps_users_tmp_files(project: Path) -> None:
 # -- deep nesting ----------------------------------------------------------------------------
 
 
-def _remove_deep(base: Path, name: str) -> None:
-    """Remove a deep chain base/name/name/... without recursion or long paths (pytest's own
-    cleanup, shutil.rmtree, recurses): pull each child up one level, then drop the parent."""
-    top = base / name
-    spare = base / (name + ".next")
-    while top.is_dir():
-        for entry in os.scandir(top):
-            if not entry.is_dir(follow_symlinks=False):
-                os.unlink(entry.path)
-        if (top / name).is_dir():
-            os.rename(top / name, spare)
-            os.rmdir(top)
-            os.rename(spare, top)
-        else:
-            os.rmdir(top)
-
-
 def _deep_dirs(base: Path, depth: int, name: str = "d") -> list[str]:
     """`depth` nested directories under base, created through directory descriptors (the
     full path may exceed PATH_MAX); returns the segments."""
@@ -154,7 +138,7 @@ def test_spec_12_deep_articles_directory(project: Path, depth: int) -> None:
             assert r.code == 0 and "Alpha." in r.text
         assert isinstance(check.check(store), list)
     finally:
-        _remove_deep(articles, "d")
+        remove_deep(articles, "d")
 
 
 @pytest.mark.timeout(180)
@@ -176,7 +160,7 @@ def test_spec_12_deep_asset_tree(project: Path, git: bool) -> None:
         findings = check.check(Store(project))
         assert isinstance(findings, list)
     finally:
-        _remove_deep(project, "n")
+        remove_deep(project, "n")
 
 
 @pytest.mark.timeout(60)

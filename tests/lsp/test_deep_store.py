@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from deep_tree import remove_deep
 from lsp_harness import Session, article, text_of
 from test_file_watch import broken_link, logged, watched, watched_client  # noqa: F401
 
@@ -30,22 +31,6 @@ def _deep_tree(top: Path) -> str:
     return "/".join(["d"] * DEPTH) + "/bottom.md"
 
 
-def _remove_deep(base: Path, name: str = "d") -> None:
-    """Remove base/d/d/… without recursion (pytest's cleanup, shutil.rmtree, recurses): pull
-    each child up one level, then drop the parent."""
-    top, spare = base / name, base / (name + ".next")
-    while top.is_dir():
-        for entry in os.scandir(top):
-            if not entry.is_dir(follow_symlinks=False):
-                os.unlink(entry.path)
-        if (top / name).is_dir():
-            os.rename(top / name, spare)
-            os.rmdir(top)
-            os.rename(spare, top)
-        else:
-            os.rmdir(top)
-
-
 async def test_a_deep_directory_moved_into_the_store(watched: Session):  # noqa: F811
     s = watched
     await s.checked()
@@ -56,7 +41,7 @@ async def test_a_deep_directory_moved_into_the_store(watched: Session):  # noqa:
     try:
         await _answers(s)
     finally:
-        _remove_deep(s.root / ".canon/articles/deep")
+        remove_deep(s.root / ".canon/articles/deep")
 
 
 async def _answers(s: Session) -> None:
