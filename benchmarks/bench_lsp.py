@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -397,8 +398,10 @@ def external_write(client: Client, article: Path, uri: str, profile: str) -> lis
     return out
 
 
-def _wait_published(client: Client, target: str, want_orphan: bool, timeout: float = 120) -> float:
-    """The time the first publishDiagnostics for `target` with (or without) an orphan came."""
+def _published(
+    client: Client, target: str, timeout: float, match: Callable[[dict], bool]
+) -> float | None:
+    """The time the first publishDiagnostics for `target` whose params match came, or None."""
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         try:
@@ -406,11 +409,26 @@ def _wait_published(client: Client, target: str, want_orphan: bool, timeout: flo
         except queue.Empty:
             break
         params = msg.get("params") or {}
-        if msg["method"] == "textDocument/publishDiagnostics" and params.get("uri") == target:
-            orphan = any(d.get("code") == "orphan" for d in params.get("diagnostics") or [])
-            if orphan == want_orphan:
-                return stamp
-    raise SystemExit(f"no {'orphan' if want_orphan else 'healed'} diagnostic for {target}")
+        if (
+            msg["method"] == "textDocument/publishDiagnostics"
+            and params.get("uri") == target
+            and match(params)
+        ):
+            return stamp
+    return None
+
+
+def _wait_published(client: Client, target: str, want_orphan: bool, timeout: float = 120) -> float:
+    """The time the first publishDiagnostics for `target` with (or without) an orphan came."""
+
+    def orphan_as_wanted(params: dict) -> bool:
+        orphan = any(d.get("code") == "orphan" for d in params.get("diagnostics") or [])
+        return orphan == want_orphan
+
+    stamp = _published(client, target, timeout, orphan_as_wanted)
+    if stamp is None:
+        raise SystemExit(f"no {'orphan' if want_orphan else 'healed'} diagnostic for {target}")
+    return stamp
 
 
 def asset_events(client: Client, repo: Path, rel: str, article: Path, profile: str) -> dict:
@@ -490,20 +508,9 @@ def incremental_diagnostics(client: Client, article: Path, profile: str) -> list
             client.notify(
                 "workspace/didChangeWatchedFiles", {"changes": [{"uri": target, "type": 2}]}
             )
-        deadline = time.perf_counter() + 30
-        while time.perf_counter() < deadline:
-            try:
-                stamp, msg = client.notes.get(timeout=deadline - time.perf_counter())
-            except queue.Empty:
-                break
-            params = msg.get("params") or {}
-            if (
-                msg["method"] == "textDocument/publishDiagnostics"
-                and params.get("uri") == target
-                and marker in json.dumps(params)
-            ):
-                out.append((stamp - t) * 1000)
-                break
+        stamp = _published(client, target, 30, lambda p, m=marker: m in json.dumps(p))
+        if stamp is not None:
+            out.append((stamp - t) * 1000)
     return out
 
 
