@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_hooks import load, tracked_files  # noqa: E402
-from common import machine  # noqa: E402
+from common import canon_command, generated_store, machine  # noqa: E402
 
 PROMPTS = [
     "Why does the export retry twice before giving up?",
@@ -115,13 +115,10 @@ def main() -> int:
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
 
-    repo = Path(args.repo).resolve()
-    repo = repo / "repo" if (repo / "repo" / ".canon").is_dir() else repo
-    if not (repo / ".canon" / "articles").is_dir():
-        print(f"No store at {repo}; generate one first:\n  {__doc__.splitlines()[2].strip()}")
+    repo = generated_store(args.repo, __doc__)
+    if repo is None:
         return 2
-    canon = Path(sys.executable).parent / "canon"
-    command = [str(canon)] if canon.exists() else [sys.executable, "-m", "canon_ls.agent.cli"]
+    command = canon_command()
     rng = random.Random(args.seed)
     files = working_set(tracked_files(repo), rng)
     touched: set[str] = set()

@@ -35,7 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import machine, pct  # noqa: E402
+from common import canon_command, generated_store, machine, pct  # noqa: E402
 
 PAYLOADS = HERE.parent / "tests" / "agent" / "payloads"
 TARGET_P50_MS = 150.0
@@ -109,17 +109,10 @@ def main() -> int:
     ap.add_argument("--lane", action="store_true", help='with retrieval: "lexical" (the lane)')
     args = ap.parse_args()
 
-    repo = Path(args.repo).resolve()
-    repo = repo / "repo" if (repo / "repo" / ".canon").is_dir() else repo
-    if not (repo / ".canon" / "articles").is_dir():
-        print(f"No store at {repo}; generate one first:\n  {__doc__.splitlines()[2].strip()}")
+    repo = generated_store(args.repo, __doc__)
+    if repo is None:
         return 2
-    canon = Path(sys.executable).parent / "canon"
-    command = (
-        [str(canon), "hook"]
-        if canon.exists()
-        else [sys.executable, "-m", "canon_ls.agent.cli", "hook"]
-    )
+    command = canon_command("hook")
     files = tracked_files(repo)
     queries: list[str] = []
     if args.lane:

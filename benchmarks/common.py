@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,3 +80,22 @@ def machine() -> dict[str, Any]:
         "git": git,
         "load_avg_1m": round(load[0], 2),
     }
+
+
+def generated_store(arg: str, doc: str) -> Path | None:
+    """The project a benchmark reads: `arg` is gen_repo.py's --out directory (or the project
+    itself). None, after printing how to generate one (line 3 of `doc`), when it has no store."""
+    repo = Path(arg).resolve()
+    repo = repo / "repo" if (repo / "repo" / ".canon").is_dir() else repo
+    if not (repo / ".canon" / "articles").is_dir():
+        print(f"No store at {repo}; generate one first:\n  {doc.splitlines()[2].strip()}")
+        return None
+    return repo
+
+
+def canon_command(*sub: str) -> list[str]:
+    """`canon SUB...`: the console script next to this interpreter, else the module."""
+    canon = Path(sys.executable).parent / "canon"
+    return (
+        [str(canon), *sub] if canon.exists() else [sys.executable, "-m", "canon_ls.agent.cli", *sub]
+    )
