@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from canon_ls.core import gitrun
+from canon_ls.core import gitrun, walk
 from canon_ls.core.lint import Finding  # re-exported: the finding adapters name from here
 
 __all__ = [
@@ -175,22 +175,15 @@ class Assets:
         rel = top[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/") if top != root else ""
         out: list[str] = []
         stack = [(top, rel + "/" if rel else "")]
-        while stack:
-            directory, prefix = stack.pop()
+        for entry, prefix in walk.entries(stack):
             try:
-                it = os.scandir(directory)
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIP_DIRS and entry.name not in DEFAULT_IGNORES:
+                        stack.append((entry.path, prefix + entry.name + "/"))
+                elif entry.is_file():
+                    out.append(prefix + entry.name)
             except OSError:
                 continue
-            with it:
-                for entry in it:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if entry.name not in _SKIP_DIRS and entry.name not in DEFAULT_IGNORES:
-                                stack.append((entry.path, prefix + entry.name + "/"))
-                        elif entry.is_file():
-                            out.append(prefix + entry.name)
-                    except OSError:
-                        continue
         return out
 
     def _build(self, files: list[str]) -> None:

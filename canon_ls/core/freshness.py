@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from canon_ls.core.walk import entries
+
 RACY_NS = 3 * 10**9  # files modified this recently are re-read (coarse mtimes)
 Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns)
 
@@ -56,18 +58,11 @@ def scan(
     found: dict[str, tuple[str, Key]] = {}
     seen = {real}
     stack = [(str(base), "")]
-    while stack:
-        directory, prefix = stack.pop()
+    for entry, prefix in entries(stack):
         try:
-            it = os.scandir(directory)
+            _entry(entry, prefix, real, seen, stack, found, on_temp, is_temp, within)
         except OSError:
             continue
-        with it:
-            for entry in it:
-                try:
-                    _entry(entry, prefix, real, seen, stack, found, on_temp, is_temp, within)
-                except OSError:
-                    continue
     return found
 
 
