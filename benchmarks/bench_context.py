@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_hooks import load, tracked_files  # noqa: E402
-from common import canon_command, generated_store, machine  # noqa: E402
+from common import canon_command, generated_store, machine, write_figures  # noqa: E402
 
 PROMPTS = [
     "Why does the export retry twice before giving up?",
@@ -189,9 +189,7 @@ def main() -> int:
     if counted["chars"] != canon_chars:
         print(f"  MISMATCH: canon stats counted {counted['chars']:,} characters")
         return 1
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    write_figures(args.json, figures)
     return 0
 
 

@@ -35,7 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import canon_command, generated_store, machine, pct  # noqa: E402
+from common import canon_command, generated_store, machine, pct, write_figures  # noqa: E402
 
 PAYLOADS = HERE.parent / "tests" / "agent" / "payloads"
 TARGET_P50_MS = 150.0
@@ -190,9 +190,7 @@ def main() -> int:
     )
     if args.lane:
         print(f"replies carrying ranked articles: {ranked}")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    write_figures(args.json, figures)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
@@ -99,3 +100,10 @@ def canon_command(*sub: str) -> list[str]:
     return (
         [str(canon), *sub] if canon.exists() else [sys.executable, "-m", "canon_ls.agent.cli", *sub]
     )
+
+
+def write_figures(path: str | None, figures: dict[str, Any]) -> None:
+    """Write the figures as JSON to `path` (the --json option), when one was given."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(figures, indent=2) + "\n")
