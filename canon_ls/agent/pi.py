@@ -182,7 +182,7 @@ def run_tool(cwd: Path, arguments: object, session: str) -> dict[str, Any]:
 
 def status(cwd: Path, surfaced: object) -> str:
     """`/canon`: the `canon status` line, then the articles surfaced in this session."""
-    from canon_ls.agent.cli import _missing, _status_line
+    from canon_ls.agent.cli_store import _missing, _status_line
     from canon_ls.core.project import OptionError
 
     try:

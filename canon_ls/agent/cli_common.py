@@ -1,0 +1,142 @@
+"""What every `canon` subcommand shares: the one-sentence UsageError, the project and store
+the command line names, paths typed in a subdirectory, and printing a tool result.
+
+Standard library only at load time (`canon hook` runs on every agent tool call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+    from canon_ls.core.tool import ToolResult
+
+PROG = "canon"
+DOCS = "https://github.com/canon-ls/canon-ls/blob/main/docs/FORMAT.md"
+
+
+class UsageError(Exception):
+    """A bad command line or unreadable input: printed as one sentence, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as one sentence instead of usage + message + exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}. Run `{self.prog} --help` for usage.")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _project(args: argparse.Namespace) -> Path:
+    """SPEC §2: --project, else the nearest ancestor holding .canon/, else the cwd."""
+    cached: Path | None = getattr(args, "_project_dir", None)
+    if cached is not None:
+        return cached
+    if args.project:
+        project = Path(args.project).expanduser()
+        if not project.is_dir():
+            raise UsageError(f"--project {args.project} is not a directory.")
+        project = project.resolve()
+    else:
+        from canon_ls.core.layout import find_project
+
+        project = find_project(Path.cwd()).resolve()
+    args._project_dir = project
+    return project
+
+
+def _path(args: argparse.Namespace, raw: str) -> str:
+    """A PATH typed in a subdirectory of the project is relative to that subdirectory (as in
+    git); from the project root, or given as an absolute path or URI, it passes unchanged."""
+    if not raw or raw.startswith("file:") or os.path.isabs(raw):
+        return raw
+    cwd = Path.cwd().resolve()
+    project = _project(args)
+    if cwd == project or project not in cwd.parents:
+        return raw
+    return os.path.normpath(cwd / raw)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """SPEC §2/§8 store options from --root and --mount (the CLI's stand-in for the options
+    object pi-canon takes in code and the language server takes from workspace/configuration)."""
+    options: dict[str, Any] = {}
+    for key in ("surface", "resurface", "retrieval", "standout"):  # `settings` and `mcp` only
+        text = getattr(args, f"option_{key}", None)
+        if text is not None:
+            from canon_ls.core.layout import parse_text
+
+            options[key] = parse_text(key, text)
+    if getattr(args, "root", None):
+        options["root"] = args.root
+    if getattr(args, "mount", None):
+        options["mounts"] = list(args.mount)
+    return options
+
+
+def _store(args: argparse.Namespace) -> Store:
+    from canon_ls.core.project import OptionError, open_store
+
+    try:
+        return open_store(_project(args), _options(args))
+    except OptionError as exc:
+        raise UsageError(_sentence(str(exc))) from None
+
+
+def _shown_path(args: argparse.Namespace, filename: str | bytes) -> str:
+    """A path in a message: relative to the project when inside it."""
+    path = Path(os.fsdecode(filename))
+    try:
+        return path.relative_to(_project(args)).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _sentence(text: str) -> str:
+    """One line: collapse whitespace, end with a full stop."""
+    line = " ".join(text.split())
+    return line if line.endswith((".", "?", "!")) else line + "."
+
+
+def _read_text(source: str, what: str) -> str:
+    """Read UTF-8 text from a file, or from stdin when source is '-'."""
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"Cannot read {what} {source}: {exc.strerror or exc}.") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"{what} {source} is not UTF-8 text; save it as UTF-8 and retry."
+        ) from None
+
+
+def _emit(result: ToolResult) -> int:
+    stream = sys.stderr if result.code == 2 else sys.stdout
+    text = result.text
+    stream.write(text if text.endswith("\n") else text + "\n")
+    return result.code
+
+
+def _run(args: argparse.Namespace, action: object, *, json_tool: bool = False) -> int:
+    """One action through the tool; its next-step hints in CLI words (SPEC §11.1), or the JSON
+    tool's for `canon tool`, whose user typed an action object."""
+    from canon_ls.core import dialect, tool
+
+    words = dialect.JSON if json_tool else dialect.CLI
+    return _emit(tool.run(_store(args), action, source="cli", dialect=words))
+
+
+def _refuse_outside(store: Store) -> None:
+    """SPEC §12: a store whose directories lead outside the project: one sentence, exit 2."""
+    problem = store.layout_problem()
+    if problem:
+        raise UsageError(problem)

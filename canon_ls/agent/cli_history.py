@@ -1,0 +1,149 @@
+"""`canon` subcommands about one article's life: `review` (mark it current), `links`,
+`history` (commits since it was updated), and the store-wide `graph`.
+
+Each imports core when it runs, never at load time (hook latency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from canon_ls.agent.cli_common import (
+    UsageError,
+    _path,
+    _refuse_outside,
+    _sentence,
+    _store,
+)
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+
+
+def _governing(store: Store, raw: str) -> tuple[str, str]:
+    """(the address PATH names, its governing article); a miss is bad input (exit 2)."""
+    from canon_ls.core.address import OutsideStore
+
+    try:
+        asked = store.address_of(raw)
+    except OutsideStore as exc:
+        raise UsageError(f"Refused: {exc}; canon only reads and writes inside its store.") from None
+    if not asked:
+        raise UsageError("The project root has no article; give a file or directory path.")
+    store.refresh()
+    governing = store.governing(asked)
+    if governing is None:
+        raise UsageError(
+            f"No article governs {asked} yet; write one with `canon write {asked} --capsule …`."
+        )
+    return asked, governing
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    """SPEC §11.1: `reviewed: <today>` on the governing article (Store.set_reviewed, the
+    editor's "Mark reviewed"); `updated` never changes."""
+    from canon_ls.core.clock import today
+    from canon_ls.core.staleness import evidence_for
+    from canon_ls.core.store import BadInput
+
+    store = _store(args)
+    _refuse_outside(store)
+    asked, governing = _governing(store, _path(args, args.path))
+    before = _quiet_evidence(evidence_for, store, governing)
+    try:
+        store.set_reviewed(governing)
+    except (BadInput, OSError) as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    article = store.article(governing)
+    updated = article.updated if article is not None and article.updated else "unset"
+    lines = [f"Marked {governing} reviewed on {today()}; updated stays {updated}."]
+    after = _quiet_evidence(evidence_for, store, governing)
+    if after is not None:
+        lines.append(
+            f"It is still {after.line()}; update it or move its stale_after date "
+            f"(`canon read {governing}` shows it)."
+        )
+    elif before is not None:
+        lines.append(f"It is no longer stale (it was {before.line()}).")
+    print("\n".join(lines))
+    return 0
+
+
+def _quiet_evidence(evidence_for: Any, store: Store, address: str) -> Any:
+    try:
+        return evidence_for(store, address)
+    except Exception:  # staleness is advisory: a git failure never fails the command
+        return None
+
+
+def _cmd_links(args: argparse.Namespace) -> int:
+    """SPEC §11.1: outbound wikilinks and backlinks (core's inverse link index), one a line."""
+    from canon_ls.core.tool import plural
+
+    store = _store(args)
+    _refuse_outside(store)
+    asked, governing = _governing(store, _path(args, args.path))
+    article = store.article(governing)
+    targets: list[str] = []
+    for link in article.links if article is not None else []:
+        if link.target not in targets:
+            targets.append(link.target)
+    backlinks = store.backlinks(governing)
+    journal = store.journal_names(governing)
+    title = governing if asked == governing else f"{governing} governs {asked}"
+    counts = [
+        plural(len(targets), "outbound link"),
+        plural(len(backlinks), "backlink"),
+        plural(len(journal), "journal entry", "journal entries"),
+    ]
+    lines = [f"{title}: {', '.join(counts)}"]
+    for target in targets:
+        missing = "" if store.article(target) is not None else " (no such article)"
+        lines.append(f"links to {target}{missing}")
+    lines += [f"linked from {source}" for source in backlinks]
+    lines += [f"named by journal/{name}" for name in journal]
+    print("\n".join(lines))
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    """SPEC §9.2: commits of the article and its governed files, the reference date marked,
+    then the journal; --diff prints what changed in the governed files since that date."""
+    from canon_ls.core import history
+    from canon_ls.core.store import BadInput
+
+    store = _store(args)
+    _refuse_outside(store)
+    path = _path(args, args.path)
+    try:
+        if args.diff:
+            text = history.changes(store, path)
+        else:
+            text = history.history(store, path, since_updated=args.since_updated)
+    except BadInput as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _cmd_graph(args: argparse.Namespace) -> int:
+    from canon_ls.agent.graph import render
+
+    store = _store(args)
+    _refuse_outside(store)
+    html = render(store)
+    if args.out in (None, "-"):
+        sys.stdout.write(html)
+        return 0
+    out = Path(args.out)
+    try:  # core's one atomic writer: an interrupted run leaves the old page or none
+        from canon_ls.core.fsio import atomic_write
+
+        atomic_write(out, html.encode("utf-8"), 0o644)
+    except OSError as exc:
+        raise UsageError(f"Cannot write {args.out}: {exc.strerror or exc}.") from None
+    print(f"Wrote the canon graph to {out}.")
+    return 0

@@ -1,0 +1,234 @@
+"""The `canon` command line as argparse: every subcommand, its arguments and help text,
+wired to its handler. One cohesive table, kept apart from the handlers so each reads alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from canon_ls.agent.cli_common import DOCS, PROG, _Parser
+from canon_ls.agent.cli_history import _cmd_graph, _cmd_history, _cmd_links, _cmd_review
+from canon_ls.agent.cli_setup import _cmd_hook, _cmd_init, _cmd_mcp, _cmd_settings, _cmd_stats
+from canon_ls.agent.cli_store import (
+    _cmd_check,
+    _cmd_journal,
+    _cmd_map,
+    _cmd_read,
+    _cmd_search,
+    _cmd_status,
+    _cmd_tool,
+    _cmd_write,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line; `--project` is accepted before or after the subcommand."""
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--project",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+    )
+    common.add_argument(
+        "--root",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="store root, absolute or relative to the project (default: .canon)",
+    )
+    common.add_argument(
+        "--mount",
+        metavar="DIR",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="serve another directory's .canon/ as NAME:ADDRESS, NAME being the directory's "
+        "name (repeatable)",
+    )
+    parser = _Parser(
+        prog=PROG,
+        description="Project memory in the repository: read and write the .canon/ store.",
+        epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input. "
+        f"The store's format, settings and addresses: {DOCS}",
+    )
+    parser.add_argument(
+        "--project",
+        metavar="DIR",
+        default=None,
+        help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    p = add(
+        "tool",
+        _cmd_tool,
+        "run one action given as a JSON object, as the MCP tool takes it (read, write, "
+        "journal, map, search); '-' reads it from stdin",
+    )
+    p.add_argument("json", metavar="JSON")
+
+    p = add("read", _cmd_read, "print the article governing PATH")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("write", _cmd_write, "create or update the article for PATH")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--capsule", metavar="C", help="one dense line; absent means unchanged")
+    p.add_argument("--body", metavar="B", help="article body; absent means unchanged")
+    p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
+    p.add_argument("--scope", choices=("rule", "asset"), help="declare or withdraw a rule")
+
+    p = add("journal", _cmd_journal, "append one dated journal entry")
+    p.add_argument("text", metavar="BODY", nargs="?", help="entry text")
+    p.add_argument("--body", metavar="B", help=argparse.SUPPRESS)
+    p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
+    p.add_argument(
+        "--subject", metavar="ADDR", nargs="+", action="extend", help="addresses it is about"
+    )
+    p.add_argument("--slug", metavar="S", help="file name slug ([a-z0-9-])")
+
+    p = add("map", _cmd_map, "list articles as 'address: capsule', optionally under PREFIX")
+    p.add_argument("prefix", metavar="PREFIX", nargs="?")
+
+    p = add("search", _cmd_search, "BM25 search over articles (and the journal with --journal)")
+    p.add_argument("query", metavar="QUERY", nargs="+")
+    p.add_argument("--journal", action="store_true", help="include journal entries")
+
+    add("status", _cmd_status, "one line: store, counts, schema state, orphans, stale")
+
+    p = add("check", _cmd_check, "whole-store lint for CI; exit 1 when errors are found")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: file:line:column: severity: message [code], counted from 1; json: a list "
+        "of findings whose line, start and end count from 0 (line + 1 is the text's line)",
+    )
+
+    p = add("review", _cmd_review, "mark the article governing PATH reviewed today (not updated)")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("links", _cmd_links, "outbound wikilinks and backlinks of the article governing PATH")
+    p.add_argument("path", metavar="PATH")
+
+    p = add("history", _cmd_history, "commits of the article governing PATH and of its files")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument(
+        "--since-updated",
+        action="store_true",
+        help="only what happened after the article was last updated or reviewed",
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the diff of the governed files since the article was last updated",
+    )
+
+    _add_settings(add)
+
+    p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+
+    p = add(
+        "stats",
+        _cmd_stats,
+        "what the memory cost the agents' context in this project: articles surfaced by "
+        "address and by rank, characters per session and per touched file, the retrieval "
+        "lane's scores, captured notes (the last two weeks of sessions)",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
+    _add_behaviour_flags(p)
+
+    p = add("hook", _cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
+    p.add_argument("agent", choices=("claude-code", "codex", "pi"))
+
+    p = add(
+        "init",
+        _cmd_init,
+        "create the store (.canon/ with articles/, journal/ and schema.json); with an agent "
+        "also write its hook and MCP configuration",
+    )
+    p.add_argument(
+        "target",
+        metavar="AGENT",
+        nargs="?",
+        choices=("claude-code", "codex", "claude-plugin", "pi"),
+        help="claude-code, codex, claude-plugin (needs DIR) or pi",
+    )
+    p.add_argument("dir", metavar="DIR", nargs="?", help="where to write (default: the project)")
+    p.add_argument(
+        "--global",
+        dest="user",
+        action="store_true",
+        help="pi: install the extension for every project (Pi's user extension folder)",
+    )
+    return parser
+
+
+def _add_behaviour_flags(p: argparse.ArgumentParser) -> None:
+    """The behaviour options as flags, above settings.json and canon.toml for this command."""
+    for key, metavar, what in (
+        ("surface", "true|false", "whether the agent hooks add capsules and reminders"),
+        ("resurface", "true|false", "articles surface again after a compaction"),
+        ("retrieval", "none|lexical", "the retrieval lane"),
+        ("standout", "RATIO", "how far a ranked article must stand out (at least 1)"),
+    ):
+        p.add_argument(
+            f"--{key}",
+            dest=f"option_{key}",
+            metavar=metavar,
+            default=argparse.SUPPRESS,
+            help=f"{what}, for this command (over your settings.json and canon.toml)",
+        )
+
+
+def _add_settings(add: Any) -> None:
+    p = add(
+        "settings",
+        _cmd_settings,
+        "show each option's value and where it comes from (flag, your settings.json, the "
+        "project's canon.toml, default); `set KEY VALUE` or `unset KEY` change your settings, "
+        "with --project the project's canon.toml",
+    )
+    p.set_defaults(change=None)
+    _add_behaviour_flags(p)
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: one line per option, KEY = VALUE  SOURCE; json: values, sources, files "
+        "and problems",
+    )
+    changes = p.add_subparsers(dest="change", metavar="set|unset", parser_class=_Parser)
+    keys = "surface, resurface, retrieval or standout (with --project also root or mounts)"
+    where = (
+        "write the project's canon.toml at the project root (shared with the team) instead "
+        "of your own settings.json ($XDG_CONFIG_HOME/canon/settings.json)"
+    )
+    s = changes.add_parser(
+        "set",
+        help="validate and write one option",
+        description="Validate and write one option into your settings.json (behaviour "
+        "options: surface, resurface, retrieval, standout) or, with --project, into canon.toml "
+        "(also root and mounts). Nothing is written when the value is bad.",
+    )
+    s.add_argument("--project", dest="in_project", action="store_true", help=where)
+    s.add_argument("key", metavar="KEY", help=keys)
+    s.add_argument(
+        "value",
+        metavar="VALUE",
+        nargs="+",
+        help="true/false, lexical/none, a number of at least 1, a path; mounts: one or more "
+        "directories",
+    )
+    u = changes.add_parser(
+        "unset", help="remove one option", description="Remove one option from a settings file."
+    )
+    u.add_argument("--project", dest="in_project", action="store_true", help=where)
+    u.add_argument("key", metavar="KEY", help=keys)

@@ -1,0 +1,123 @@
+"""`canon` subcommands that set things up or run elsewhere: `settings`, `stats`, `init`, and
+the `mcp` server and `hook` entries the agents start.
+
+Each imports what it needs (the MCP SDK, the hooks, init) when it runs: `canon hook` runs on
+every agent tool call, so nothing here loads more than the standard library up front.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from canon_ls.agent.cli_common import (
+    UsageError,
+    _options,
+    _project,
+    _sentence,
+    _shown_path,
+    _store,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def _cmd_settings(args: argparse.Namespace) -> int:
+    """SPEC §13: each option's effective value and source; `set` / `unset` change one."""
+    from canon_ls.agent import settings_cmd
+    from canon_ls.core.layout import OptionError, resolve
+
+    project = _project(args)
+    try:
+        if args.change is not None:
+            words = None if args.change == "unset" else list(args.value)
+            print(settings_cmd.change(project, args.key, words, args.in_project))
+            return 0
+        options = resolve(project, _options(args))
+    except OptionError as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    if args.format == "json":
+        print(settings_cmd.dumps(options))
+        return 0
+    print("\n".join(settings_cmd.describe(options)))
+    for problem in options.problems:  # stdout stays the six lines
+        print(f"warning: {problem}", file=sys.stderr)
+    return 0
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from canon_ls.agent import stats
+
+    data = stats.report(str(_project(args)))
+    if args.format == "json":
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(stats.render(data))
+    return 0
+
+
+# ---------------------------------------------------------------- adapters run elsewhere
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from canon_ls.agent.mcp import main as mcp_main
+
+    _store(args)  # a bad --root, --mount or option flag: one sentence, exit 2, before serving
+    return mcp_main(_project(args), _options(args))
+
+
+def _cmd_hook(args: argparse.Namespace) -> int:
+    from canon_ls.agent.hooks import main as hook_main
+
+    if args.project:
+        os.chdir(_project(args))
+    return hook_main(args.agent)
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    """SPEC §11.1: `canon init` creates the store; with an agent it also writes that agent's
+    configuration (a project-level agent gets the store too; `claude-plugin DIR` and
+    `pi --global` configure the agent for every project and create no store here)."""
+    from canon_ls.agent.init import main as init_main
+
+    if args.target is None:
+        if args.user:
+            raise UsageError("--global applies to canon init pi only.")
+        print("\n".join(_create_store(args, full=True)))
+        return 0
+    here = not args.user and args.target in ("claude-code", "codex", "pi")
+    if here:  # a store that cannot be made is refused before anything is written
+        store = _store(args)
+        problem = store.layout_problem()
+        if problem:
+            raise UsageError(_sentence(problem))
+        if os.path.lexists(store.root) and not store.root.is_dir():
+            raise UsageError(
+                f"Cannot create {_shown_path(args, str(store.root))}: not a directory."
+            )
+    directory = Path(args.dir) if args.dir else None
+    code = init_main(args.target, _project(args), directory, args.user)
+    missing = here and not _store(args).articles_dir.is_dir()  # an existing store stays as is
+    made = _create_store(args) if missing and code == 0 else []
+    if made:
+        print("\n".join(made))
+    return code
+
+
+def _create_store(args: argparse.Namespace, full: bool = False) -> list[str]:
+    """The store's part of `canon init`, its refusals as one sentence (exit 2)."""
+    from canon_ls.agent.init import store_created
+    from canon_ls.core.address import OutsideStore
+
+    try:
+        return store_created(_store(args), full)
+    except OutsideStore as exc:  # core's sentence names the path and the fix
+        raise UsageError(_sentence(str(exc))) from None
+    except OSError as exc:
+        where = _shown_path(args, exc.filename) if exc.filename else "the store"
+        raise UsageError(f"Cannot create {where}: {exc.strerror or exc}.") from None

@@ -1,0 +1,230 @@
+"""`canon` subcommands over the store's content: the five tool actions (tool, read, write,
+journal, map, search), `status` and the whole-store `check`.
+
+Each imports core when it runs, never at load time (hook latency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from canon_ls.agent.cli_common import (
+    UsageError,
+    _path,
+    _read_text,
+    _refuse_outside,
+    _run,
+    _sentence,
+    _store,
+)
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+
+# ---------------------------------------------------------------- the five actions
+
+
+def _cmd_tool(args: argparse.Namespace) -> int:
+    raw = _read_text("-", "the tool argument from stdin") if args.json == "-" else args.json
+    try:
+        action = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"The tool argument is not valid JSON ({exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}); pass one object such as "
+            '\'{"action": "read", "path": "src/app.py"}\'.'
+        ) from None
+    except RecursionError:
+        raise UsageError("The tool argument is nested too deeply to be an action object.") from None
+    return _run(args, action, json_tool=True)
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    return _run(args, {"action": "read", "path": _path(args, args.path)})
+
+
+def _body(args: argparse.Namespace, positional: str | None = None) -> str | None:
+    given = [b for b in (positional, args.body, args.body_file) if b is not None]
+    if len(given) > 1:
+        raise UsageError("Give the body once: as text, with --body, or with --body-file.")
+    if args.body_file is not None:
+        return _read_text(args.body_file, "--body-file")
+    return positional if positional is not None else args.body
+
+
+def _cmd_write(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "write", "path": _path(args, args.path)}
+    if args.capsule is not None:
+        action["capsule"] = args.capsule
+    body = _body(args)
+    if body is not None:
+        action["body"] = body
+    if args.scope is not None:
+        action["scope"] = args.scope
+    return _run(args, action)
+
+
+def _cmd_journal(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "journal", "body": _body(args, args.text) or ""}
+    if args.subject:
+        action["subject"] = [_path(args, s) for s in args.subject]
+    if args.slug is not None:
+        action["slug"] = args.slug
+    return _run(args, action)
+
+
+def _cmd_map(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "map"}
+    if args.prefix:
+        action["path"] = _path(args, args.prefix)
+    return _run(args, action)
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
+    if args.journal:
+        action["journal"] = True
+    return _run(args, action)
+
+
+# ---------------------------------------------------------------- project tools
+
+
+def _missing(store: Store) -> str:
+    return (
+        f"No canon store at {store.root} yet; `canon init` creates it (so does the first "
+        "`canon write` or `canon journal`)."
+    )
+
+
+def _status_line(store: Store) -> str:
+    """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
+    from canon_ls.core import assets, changes, check, staleness
+    from canon_ls.core.tool import plural
+
+    parts = [
+        plural(len(store.addresses()), "article"),
+        plural(len(store.journal_entries()), "journal entry", "journal entries"),
+        _schema_state(store),
+    ]
+    try:
+        project_assets = assets.Assets(store.project, store.root)
+        parts.append(plural(len(check.orphans(store, project_assets)), "orphan"))
+        times = changes.ChangeTimes(store.project)
+        parts.append(f"{len(staleness.stale(store, project_assets, times))} stale")
+    except OSError:
+        parts.append("orphans and staleness unavailable")
+    return f"canon store {store.root}: " + ", ".join(parts) + "."
+
+
+def _schema_state(store: Store) -> str:
+    if not store.schema_file.exists():
+        return "schema.json absent (defaults)"
+    problem = store.schema().error
+    return f"schema.json malformed ({_sentence(problem).rstrip('.')})" if problem else "schema ok"
+
+
+def _finding_file(store: Store, address: str) -> str:
+    """The file a finding is about: the article, or schema.json for store-wide findings."""
+    path = store.path_of(address) if address else store.schema_file
+    try:
+        return path.relative_to(store.project).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _cli_message(finding: Any) -> str:
+    """A finding's sentence in CLI words: a stale one or an orphan names the commands that
+    act on it."""
+    import shlex
+
+    if finding.code == "orphan":
+        from canon_ls.core.dialect import CLI
+        from canon_ls.core.lint import orphan_question
+
+        return " ".join(orphan_question(finding.address, CLI.declare_rule(finding.address)))
+    evidence = finding.evidence
+    if evidence is None:
+        return str(finding.message)
+    address = shlex.quote(evidence.address)
+    if evidence.changed:
+        advice = (
+            f"update it with `canon write {address} --capsule …`, or run `canon review "
+            f"{address}` if it still holds (`canon history {address} --diff` shows what changed)"
+        )
+    else:
+        advice = f"check it (`canon read {address}`), then update it or move its stale_after date"
+    return f"{evidence.address} is {evidence.line()}; {advice}."
+
+
+def _findings_text(store: Store, findings: list[Any], option_lines: list[str]) -> str:
+    """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
+    option files' errors (already lines) first."""
+    from canon_ls.core.tool import plural
+
+    lines = option_lines + [
+        f"{_finding_file(store, f.address)}:{f.line + 1}:"
+        f"{f.start + 1}: {f.severity}: {_cli_message(f)} [{f.code}]"
+        for f in findings
+    ]
+    if not lines:
+        lines.append(f"canon check: no findings in {plural(len(store.addresses()), 'article')}.")
+        return "\n".join(lines)
+    counts: dict[str, int] = {"error": len(option_lines)} if option_lines else {}
+    for f in findings:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    order = ("error", "warning", "info", "hint")
+    many = {"info": "info"}  # "2 warnings, 3 info"
+    summary = ", ".join(plural(counts[s], s, many.get(s, "")) for s in order if s in counts)
+    lines.append(f"canon check: {summary} in {plural(len(store.addresses()), 'article')}.")
+    return "\n".join(lines)
+
+
+def _findings_json(store: Store, findings: list[Any]) -> str:
+    import dataclasses
+
+    rows = []
+    for f in findings:
+        row = dataclasses.asdict(f)
+        row["message"] = _cli_message(f)
+        row["evidence"] = f.evidence.to_json() if f.evidence is not None else None
+        row["file"] = _finding_file(store, f.address)
+        rows.append(row)
+    return json.dumps(rows, ensure_ascii=False, indent=2)
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    store = _store(args)
+    _refuse_outside(store)
+    print(_status_line(store) if store.exists() else _missing(store))
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from canon_ls.agent import settings_cmd
+
+    store = _store(args)
+    _refuse_outside(store)
+    # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply)
+    opts = store.options
+    bad_options = settings_cmd.findings(opts, store.project) if opts is not None else []
+    if not store.exists():
+        if args.format == "json":
+            print(json.dumps(bad_options, ensure_ascii=False, indent=2))
+        else:
+            print("\n".join([*settings_cmd.finding_lines(bad_options), _missing(store)]))
+        return 1 if bad_options else 0
+    from canon_ls.core import assets, changes, check
+
+    findings = check.check(
+        store, assets.Assets(store.project, store.root), changes.ChangeTimes(store.project)
+    )
+    if args.format == "json":
+        rows = json.loads(_findings_json(store, findings))
+        print(json.dumps(bad_options + rows, ensure_ascii=False, indent=2))
+    else:
+        text = _findings_text(store, findings, settings_cmd.finding_lines(bad_options))
+        print(text)
+    return 1 if bad_options or any(f.severity == "error" for f in findings) else 0
