@@ -5,6 +5,9 @@ The parser handles the flat `key: value` front matter that canon and most people
 and hands anything else to python-frontmatter over libyaml (every scalar kept as a string).
 The renderer edits the front matter line by line, so foreign keys keep their bytes, order and
 comments (python-frontmatter's own dump would reorder them).
+
+One module on purpose: the parser and the renderer are the two sides of one front matter
+grammar (what `_scalar` reads, `quote` must write), so they change together.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ incremental `article_findings()` and `recheck()` run it for one article with che
 (the backlinks index, the last pass's facts). `run()` is the whole pass in two phases: every
 finding but staleness first (`on_partial`), while `git log` still runs, then the stale ones,
 in the same order `check()` gives. Move guesses for orphans live here too.
+
+One module on purpose: the whole pass, the two-phase run and the incremental re-check must
+give the same findings in the same order, so they share `findings_of` and its helpers here.
 """
 
 from __future__ import annotations

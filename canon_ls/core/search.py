@@ -3,6 +3,9 @@
 Pure Python on purpose: at 10k articles an inverted index (per-term postings in typed arrays)
 answers in about a millisecond and updates one document in about one, with no native
 dependency (figures in docs/BENCHMARKS.md). Only the postings of the query's terms are scored.
+
+One module on purpose: the tokenizer, the index and its on-disk snapshot change together (the
+postings layout `_LAYOUT`; `SNAPSHOT_VERSION` moves when the tokens do).
 """
 
 from __future__ import annotations
