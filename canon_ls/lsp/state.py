@@ -93,8 +93,8 @@ class Signals:
 
 @dataclass
 class Folder:
-    """One project: its Store, settings, what the last check found (`signals`), the check's
-    bookkeeping and the request caches."""
+    """One project: its Store, settings, what the last check found (`signals`) and the request
+    caches. The check's own bookkeeping is the Checker's (features/checks.py)."""
 
     uri: str
     project: Path
@@ -109,9 +109,6 @@ class Folder:
     ] = field(default_factory=dict)
     _uris: dict[str, str] = field(default_factory=dict)
     error: str | None = None  # why the store could not be opened
-    changed_during_check: set[str] | None = None  # set while a whole-store check runs
-    check_requested: bool = False  # a whole-store check was started for this store
-    rerun: bool = False  # another check was asked for while one ran
     problems_shown: set[str] = field(default_factory=set)  # option-file sentences already shown
 
     def open(self) -> None:
@@ -131,7 +128,6 @@ class Folder:
         self.link_ranges = {}
         self._uris = {}
         self.signals.forget()
-        self.check_requested = False
 
     def options(self) -> Options:
         """SPEC §13 as this folder sees it now: the client's settings (explicit layer) over

@@ -34,30 +34,54 @@ PUSH_SLICE = 0.0005  # seconds of publishing between yields (10 articles took ~3
 
 
 class Checker:
-    """The whole-store checks: one task per folder, at most one more queued behind it.
-    Created once per server (`lifecycle.create`)."""
+    """The whole-store checks: one task per folder, at most one more queued behind it, and
+    each folder's check bookkeeping (all keyed by folder uri). Created once per server
+    (`lifecycle.create`)."""
 
     def __init__(self, ls: CanonLanguageServer) -> None:
         self.ls = ls
         self.tasks: dict[str, asyncio.Task[None]] = {}  # folder uri -> its running check
+        # folder uri -> the Store a whole-store check was started for: reopening the store
+        # (a new Store object) means no check was asked for the new one yet
+        self._requested: dict[str, object] = {}
+        self._rerun: set[str] = set()  # folder uris: another check was asked for while one ran
+        # folder uri -> addresses changed in-process while its whole-store check runs
+        self._changed: dict[str, set[str]] = {}
 
     def schedule(self, folder: Folder, delay: float = 0.0) -> None:
         """Start the whole-store check for a folder. While one runs, another is queued to run
         after it (never a cancel: a stream of events must not starve the check)."""
-        folder.check_requested = True
+        self._requested[folder.uri] = folder.store
         running = self.tasks.get(folder.uri)
         if running is not None and not running.done():
-            folder.rerun = True
+            self._rerun.add(folder.uri)
             return
         self.tasks[folder.uri] = self.ls.run_task(
             _check(self.ls, folder, delay), f"canon-check {folder.project.name}"
         )
 
+    def requested(self, folder: Folder) -> bool:
+        """Whether a whole-store check was started for the folder's current store."""
+        return folder.uri in self._requested and self._requested[folder.uri] is folder.store
+
+    def running(self, folder: Folder) -> bool:
+        """Whether a whole-store check of the folder is under way (its answer yet to land)."""
+        return folder.uri in self._changed
+
+    def changed(self, folder: Folder, addresses: set[str]) -> None:
+        """Addresses re-checked in-process: a running check re-checks them once it lands."""
+        meanwhile = self._changed.get(folder.uri)
+        if meanwhile is not None:
+            meanwhile.update(addresses)
+
     def forget(self, folder: Folder) -> None:
-        """A folder left the workspace: its check stops."""
+        """A folder left the workspace: its check stops and its bookkeeping goes."""
         task = self.tasks.pop(folder.uri, None)
         if task is not None:
             task.cancel()
+        self._requested.pop(folder.uri, None)
+        self._rerun.discard(folder.uri)
+        self._changed.pop(folder.uri, None)
 
     def busy(self) -> bool:
         return any(not task.done() for task in self.tasks.values())
@@ -69,7 +93,8 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     if not folder.serving:
         return
     changed_meanwhile: set[str] = set()
-    folder.changed_during_check = changed_meanwhile
+    checker = ls.checker
+    checker._changed[folder.uri] = changed_meanwhile
     store, options = folder.store, folder.settings.store_options()
     staleness = folder.settings.staleness_enabled
 
@@ -117,7 +142,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         searcher.ensure(ls, folder)  # the BM25 worker starts once the check no longer competes
         folder.signals.generation += 1
         for address in changed_meanwhile:
-            sync.recheck(folder, address)
+            sync.recheck(folder, address, checking=True)
         pushed = time.perf_counter()
         if first is None:
             await _publish(ls, folder)
@@ -145,13 +170,15 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         log.exception("whole-store check of %s failed", folder.project)
     finally:
         run.cancel()  # a no-op once it finished; else the child is killed
-        folder.changed_during_check = None
+        if checker._changed.get(folder.uri) is changed_meanwhile:
+            del checker._changed[folder.uri]
         _end(ls, token)
         gc.freeze()  # the store's long-lived objects leave the collector's scans (p99)
-        if folder.rerun and not ls.shutting_down and ls.folders.get(folder.uri) is folder:
-            folder.rerun = False
-            ls.checker.tasks.pop(folder.uri, None)
-            ls.checker.schedule(folder, RERUN_DELAY)
+        current_folder = ls.folders.get(folder.uri) is folder
+        if folder.uri in checker._rerun and not ls.shutting_down and current_folder:
+            checker._rerun.discard(folder.uri)
+            checker.tasks.pop(folder.uri, None)
+            checker.schedule(folder, RERUN_DELAY)
 
 
 def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:

@@ -50,7 +50,7 @@ def tool_command(action: str) -> Callable[..., str]:
         if action in ("write", "journal"):
             sync.store_changed(ls, folder, folder.store.refresh())
             ls.notifier.schedule()
-            if not folder.check_requested:
+            if not ls.checker.requested(folder):
                 ls.checker.schedule(folder)  # the first write just created the store
         return result.text
 

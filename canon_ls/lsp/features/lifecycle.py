@@ -64,7 +64,7 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
         options.show_problems(ls, folder)  # a bad canon.toml / settings.json key (SPEC §13)
     await ls.watcher.start()
     for folder in list(ls.folders.values()):
-        if folder.serving and not folder.check_requested:
+        if folder.serving and not ls.checker.requested(folder):
             ls.checker.schedule(folder)
     ls.started = True
 
@@ -101,7 +101,7 @@ async def load_configuration(ls: CanonLanguageServer) -> None:
 def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings) -> None:
     reopen = parsed.store_options() != folder.settings.store_options()
     restale = parsed.staleness_enabled != folder.settings.staleness_enabled
-    requested = folder.check_requested  # `open` resets it
+    requested = ls.checker.requested(folder)  # not after `open`: a new Store
     folder.settings = parsed
     if reopen:
         folder.open()

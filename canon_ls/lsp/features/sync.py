@@ -40,10 +40,10 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
             if governing:
                 affected.add(governing)
     new = False
+    checking = ls.checker.running(folder)
     for address in affected:
-        new = recheck(folder, address) or new
-    if folder.changed_during_check is not None:
-        folder.changed_during_check.update(affected)
+        new = recheck(folder, address, checking=checking) or new
+    ls.checker.changed(folder, affected)
     folder.signals.generation += 1
     ls.notifier.schedule(folder.finding_uri(a) for a in affected)
     if (new or folder.signals.evidence_pending) and folder.signals.checked:
@@ -52,9 +52,10 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
         ls.checker.schedule(folder, NEW_ARTICLE_DEBOUNCE)
 
 
-def recheck(folder: Folder, address: str) -> bool:
+def recheck(folder: Folder, address: str, *, checking: bool) -> bool:
     """Recompute one article's findings in-process (core's `check.recheck`, from what the
-    last whole-store check measured); True when the article is new."""
+    last whole-store check measured); True when the article is new (never while `checking`:
+    the whole-store check under way sees it anyway)."""
     store = folder.store
     if store is None:
         return False
@@ -90,7 +91,7 @@ def recheck(folder: Folder, address: str) -> bool:
     else:
         folder.signals.findings.pop(address, None)
     # New since the last whole-store check (one running now will see it anyway).
-    return address not in folder.signals.known and folder.changed_during_check is None
+    return address not in folder.signals.known and not checking
 
 
 class Notifier:

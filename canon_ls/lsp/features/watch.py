@@ -270,7 +270,7 @@ class Watcher:
         Not `.git/index`: the check's own `git status` refreshes it."""
         mark = _git_mark(folder)
         known = self.git_marks.get(folder.uri, mark)  # a folder added since: from now on
-        if known != mark and folder.check_requested:
+        if known != mark and self.ls.checker.requested(folder):
             self.ls.checker.schedule(folder, checks.ASSET_DEBOUNCE)
         self.git_marks[folder.uri] = mark
 
@@ -336,7 +336,7 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
         sync.store_changed(ls, folder, changed)
         if where.kind != "article":
             ls.notifier.schedule()  # journal entries change lens counts and hovers
-        if folder.serving and not folder.check_requested:
+        if folder.serving and not ls.checker.requested(folder):
             ls.checker.schedule(folder)  # the folder just gained a store
     for uri in assets:
         folder = ls.folders.get(uri)
