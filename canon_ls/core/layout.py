@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -272,12 +273,15 @@ def _explicit(explicit: Mapping[str, Any] | None, project: Path) -> dict[str, An
 def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[str, Any]:
     """The valid options of one file; every problem becomes a sentence in options.problems."""
     try:
-        data = path.read_bytes()
+        data = _read_option_file(path, options.project)
     except FileNotFoundError:
         return {}
     except OSError as exc:
         sentence = f"{path} cannot be read ({exc.strerror or exc}); defaults apply."
         options.issues.append(Problem(path, None, sentence))
+        return {}
+    except ValueError as exc:
+        options.issues.append(Problem(path, None, f"{path} {exc}; defaults apply."))
         return {}
     raw = _decode(path, data, options)
     if raw is None:
@@ -318,6 +322,41 @@ def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[s
                 )
             )
     return found
+
+
+MAX_OPTION_FILE = 1 << 20  # an option file is a few lines; anything larger is not one
+
+
+def _read_option_file(path: Path, project: Path) -> bytes:
+    """The bytes of an option file, read only when it is a regular file of sane size (a FIFO
+    would block every command, SPEC §12) and, for the project's canon.toml, only when it stays
+    inside the project (a committed symlink must not pull options from elsewhere). ValueError
+    carries the end of the sentence saying why not."""
+    if path.name == PROJECT_FILE and os.path.lexists(path):
+        real, base = os.path.realpath(path), os.path.realpath(project)
+        if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+            raise ValueError(
+                f"is a symbolic link leading outside the project (to {real}): "
+                "replace it with a file of its own"
+            )
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("is not a regular file: replace it with a plain file")
+        if info.st_size > MAX_OPTION_FILE:
+            raise ValueError(f"is larger than {MAX_OPTION_FILE} bytes: it cannot be an option file")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_OPTION_FILE:
+                raise ValueError(
+                    f"is larger than {MAX_OPTION_FILE} bytes: it cannot be an option file"
+                )
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _decode(path: Path, data: bytes, options: Options) -> dict[str, Any] | None:

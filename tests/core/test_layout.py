@@ -149,3 +149,36 @@ def test_layout_is_cheap_to_import() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['canon_ls', 'canon_ls.core', 'canon_ls.core.layout']"
+
+
+def test_spec_12_canon_toml_leading_outside_is_not_read(tmp_path: Path) -> None:
+    """A committed symlink must not pull options (or their key names) from outside."""
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text('secret_key_name = 1\nroot = "/etc"\n')
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "canon.toml").symlink_to(outside)
+    options = resolve(project, env=_env(tmp_path))
+    [problem] = options.problems
+    assert "outside the project" in problem and "secret_key_name" not in problem
+    assert options.values == layout.DEFAULTS
+
+
+def test_spec_12_option_files_that_are_not_regular_never_block(tmp_path: Path) -> None:
+    """A FIFO at canon.toml or settings.json is one sentence, never a hang."""
+    import os
+
+    os.mkfifo(tmp_path / "canon.toml")
+    user = _user(tmp_path, "")
+    user.unlink()
+    os.mkfifo(user)
+    options = resolve(tmp_path, env=_env(tmp_path))
+    assert len(options.problems) == 2
+    assert all("not a regular file" in p for p in options.problems)
+    assert options.values == layout.DEFAULTS
+
+
+def test_spec_12_huge_option_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "canon.toml").write_text("# pad\n" * 300_000)
+    [problem] = resolve(tmp_path, env=_env(tmp_path)).problems
+    assert "larger than" in problem
