@@ -12,7 +12,8 @@ Events (in → out; `cwd` and `session` ride on every event):
   Out `{"tool": {description, snippet, guidelines, parameters}}` (the extension registers the
   `canon` tool from it) and `"active": true` when the project has a store (surfacing wakes up).
 - `session_compact`: a new cycle (Pi compacted the context).
-- `prompt {prompt}`: the user's words (quick capture, the lane). Out `{"message"}` or nothing.
+- `prompt {prompt}`: the user's words (quick capture, the lane): a prompt that starts a run, or
+  a steering/follow-up message typed while Pi works. Out `{"message"}` or nothing.
 - `turn_end {calls: [{id, tool, input, isError}]}`: the turn's tool calls, in the model's order.
   Out `{"message": text, "surfaced": [address, …]}`: one batched message for the turn.
 - `stop {again}`: the agent is about to settle. Out `{"message": reminder}` once when edited

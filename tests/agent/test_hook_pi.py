@@ -181,6 +181,16 @@ def test_no_store_only_the_tool_and_nothing_created(hook: Hook, tmp_path: Path) 
     assert not (tmp_path / "state").exists() and not (tmp_path / "trace.jsonl").exists()
 
 
+def test_a_queued_note_is_one_entry_even_if_sent_twice(hook: Hook, project: Path) -> None:
+    """SPEC §11.5: a message typed while Pi works reaches `canon hook pi` as the same `prompt`
+    event (from Pi's `input`); should it also arrive as a run's prompt, it is still one entry."""
+    hook(event(project, "session_start", reason="startup"))
+    replies = [hook(event(project, "prompt", prompt="note: env wins")) for _ in range(2)]
+    [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
+    said = f"journaled verbatim as journal/{entry.name};"
+    assert all(r is not None and said in r["message"] for r in replies)
+
+
 def test_article_written_mid_session_is_found(hook: Hook, project: Path) -> None:
     (project / "lib").mkdir()
     (project / "lib/util.py").write_text("u = 1\n")

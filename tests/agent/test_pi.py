@@ -263,6 +263,67 @@ def test_remember_prompt_is_journaled_once_before_the_model_answers(
     assert requests[0].flat().count(note) == 1  # the prompt itself still reaches the model
 
 
+@pytest.mark.parametrize("command", ["steer", "follow_up"])
+def test_remember_sent_while_pi_works_is_journaled_once(
+    pi: list[str], tmp_path: Path, command: str
+) -> None:
+    """SPEC §11.5 with the real Pi: a `remember:` message queued while Pi runs a tool (a
+    steering or follow-up message, which starts no new run) lands exactly one journal entry,
+    and the request that delivers it carries the one line saying so, right after the note
+    (in the same message: Pi delivers one queued message per request)."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+    gate = tmp_path / "gate"  # the tool runs until the test opens the gate
+    wait = f"for i in $(seq 1200); do [ -e '{gate}' ] && break; sleep 0.05; done"
+    note = "remember: src/core/config.py reads env last, so env wins"
+
+    def script(turn: int, rec: Recorded) -> list[Block]:
+        return tool_use("bash", {"command": wait}, "t1") if turn == 0 else text("Noted.")
+
+    with FakeAnthropic(script, main_tool="read") as fake:
+        rpc = Rpc(pi, project, pi_env(tmp_path, project, fake.url))
+        try:
+            rpc.send({"type": "prompt", "message": "Wait for the gate."})
+            rpc.wait_for(lambda r: r.get("type") == "tool_execution_start")
+            rpc.send({"id": "n", "type": command, "message": note})
+            done = rpc.wait_for(lambda r: r.get("type") == "response" and r.get("id") == "n")
+            assert done["success"] and done["data"]["disposition"] == "queued", done
+            gate.touch()
+            rpc.wait_for(lambda r: r.get("type") == "agent_settled")
+        finally:
+            gate.touch()
+            stderr = rpc.close()
+        requests = fake.main_requests()
+    [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
+    text_ = entry.read_text("utf-8")
+    assert text_.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
+    assert "source: pi\n" in text_ and "subject:\n  - src/core/config\n" in text_
+    said = (
+        f"canon: the user's note above was journaled verbatim as journal/{entry.name}; "
+        "it is recorded, do not record it again."
+    )
+    delivered = [r for r in requests if note in r.flat()]
+    assert delivered, (stderr[-3000:], [r.flat()[-300:] for r in requests])
+    assert delivered[0].flat().count(note) == 1
+    assert f"{note}\n\n{said}" in user_texts(delivered[0])
+    captured = [d for d in decisions_of(tmp_path) if d["decision"] == "captured"]
+    assert len(captured) == 1 and "repeat" not in captured[0]  # one bridge call, not two
+
+
+def user_texts(rec: Recorded) -> list[str]:
+    """The text blocks of the user-role messages of a request."""
+    out = []
+    for message in rec.body.get("messages", []):
+        content = message.get("content") if message.get("role") == "user" else []
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        out += [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return out
+
+
+def decisions_of(tmp_path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+
+
 def test_lane_brings_a_rule_once_when_the_words_call_for_it(pi: list[str], tmp_path: Path) -> None:
     """SPEC §11.4/§11.6 with the real Pi and `retrieval = "lexical"`: a prompt about money
     rounding brings the `scope: rule` article (no file leads to it) into the model's next

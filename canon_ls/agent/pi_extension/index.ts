@@ -30,9 +30,7 @@ function findCanon(): string | undefined {
       const candidate = join(dir || ".", name);
       try {
         if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
-      } catch {
-        // unreadable PATH entry: try the next one
-      }
+      } catch {} // unreadable PATH entry: try the next one
     }
   }
   return undefined;
@@ -127,6 +125,14 @@ export default function canon(pi: ExtensionAPI) {
     if (!active || event.messageType !== "user") return;
     const reply = await bridge(ctx, { event: "prompt", prompt: event.prompt });
     if (reply?.message) return { message: { customType: MESSAGE_TYPE, content: String(reply.message), display: true } };
+  });
+
+  // A message typed while Pi works (steer, follow-up) starts no run, so it reaches canon here;
+  // Pi delivers one queued message per model request, so the reply rides the message itself.
+  pi.on("input", async (event, ctx) => {
+    if (!active || !event.streamingBehavior) return;
+    const reply = await bridge(ctx, { event: "prompt", prompt: event.text });
+    if (reply?.message) return { action: "transform", text: `${event.text}\n\n${reply.message}` };
   });
 
   pi.on("tool_result", async (event) => {
