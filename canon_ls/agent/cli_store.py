@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent.cli_common import (
@@ -93,6 +94,11 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _missing(store: Store) -> str:
+    if os.path.lexists(store.root) and not os.path.isdir(store.root):
+        return (
+            f"No canon store: {store.root} is a file, not a directory; move it aside, then "
+            "`canon init` creates the store."
+        )
     return (
         f"No canon store at {store.root} yet; `canon init` creates it (so does the first "
         "`canon write` or `canon journal`)."

@@ -102,6 +102,14 @@ def test_missing_and_empty_store_point_to_canon_init(project: Path) -> None:
     )
 
 
+def test_a_file_where_the_store_belongs_is_named_not_hidden(project: Path) -> None:
+    """`canon init` cannot create a store over a plain file: status says what to move first."""
+    (project / ".canon").write_text("not a store")
+    run = canon("status", cwd=project)
+    assert run.code == 0 and "is a file, not a directory; move it aside" in run.out, run.out
+    speaks_cli(run.out)
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
