@@ -138,7 +138,7 @@ def stage_search(repo: Path) -> dict[str, Any]:
     import tracemalloc
 
     from canon_ls.core.project import open_store
-    from canon_ls.lsp.corpus import Corpus
+    from canon_ls.core.search_corpus import Corpus
 
     tracemalloc.start()
     corpus = Corpus(open_store(repo, {}))

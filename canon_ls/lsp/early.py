@@ -3,38 +3,31 @@
 Loading a store reads every article: about a second at 10k articles and several at 50k, all
 on the path to the first hover of a session. The first file a person opens needs one
 article, so until the store is loaded hover and inlay hints resolve from the article files
-themselves (the nearest `articles/<ancestor>.md` that exists, as SPEC §4 resolves) and the
+themselves (core's `DiskView`: the nearest `articles/<ancestor>.md` that exists) and the
 store loads on a thread meanwhile. The answers are the same: only where they are read from
 differs.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canon_ls.core import article as art
-from canon_ls.core import fsio
-from canon_ls.core import journal as jrn
-from canon_ls.core.address import OutsideStore, ancestors
+from canon_ls.core.disk_view import JOURNAL_MAX, DiskView
 
 from .state import Where
 
 if TYPE_CHECKING:
-    from canon_ls.core.article import Article
     from canon_ls.core.store import Store
 
     from .state import CanonLanguageServer
 
 log = logging.getLogger(__name__)
 
-JOURNAL_MAX = 2000  # a longer journal is not read for the first hovers (its names come later)
 _loaders: dict[int, threading.Thread] = {}
 
 
@@ -94,73 +87,6 @@ _switch_lock = threading.Lock()
 _saved: list[float | None] = [None]  # the interval before the first load still running
 
 
-class DiskView:
-    """The few questions resolution and rendering ask a Store, answered from the article
-    files (each read once per view: a view lives for one request)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.articles_dir = store.articles_dir
-        self.journal_dir = store.journal_dir
-        self._inside = os.path.realpath(store.articles_dir)
-        self._read: dict[str, Article | None] = {}
-
-    def address_of(self, path_or_address: str) -> str:
-        return self.store.address_of(path_or_address)
-
-    def article(self, address: str) -> Article | None:
-        if address not in self._read:
-            self._read[address] = self._parse(address)
-        return self._read[address]
-
-    def _parse(self, address: str) -> Article | None:
-        if not address or ":" in address or ".." in address.split("/"):
-            return None
-        path = f"{self.articles_dir}{os.sep}{address}.md"
-        try:
-            st = os.stat(path)
-            data, _ = fsio.read_regular(path, _max_bytes(), st.st_size, inside=self._inside)
-        except (OSError, OutsideStore):
-            return None  # absent, not a regular file, or outside the store: no article
-        return art.parse(data, address, st.st_mtime_ns, st.st_size)
-
-    def has(self, address: str) -> bool:
-        return self.article(address) is not None
-
-    def governing(self, address: str) -> str | None:
-        for candidate in ancestors(address):
-            if self.article(candidate) is not None:
-                return candidate
-        return None
-
-    def journal_names(self, address: str) -> list[str]:
-        """Entries naming `address`, newest first, as `Store.journal_names` orders them; read
-        here (the store's lock is the loading thread's), and not at all for a long journal:
-        its names show from the hovers after the load."""
-        if self.store.journal_count() > JOURNAL_MAX:
-            return []
-        entries = []
-        with contextlib.suppress(OSError), os.scandir(self.journal_dir) as it:
-            inside = os.path.realpath(self.journal_dir)
-            for entry in it:
-                if not entry.name.endswith(".md") or not entry.is_file(follow_symlinks=False):
-                    continue
-                with contextlib.suppress(OSError, OutsideStore):
-                    st = entry.stat(follow_symlinks=False)
-                    data, _ = fsio.read_regular(entry.path, _max_bytes(), st.st_size, inside=inside)
-                    read, _body = jrn.entry_of(
-                        entry.name, Path(entry.path), data, st.st_mtime_ns, st.st_size
-                    )
-                    if address in read.subject:
-                        entries.append(read)
-        return [e.name for e in jrn.newest_first(entries)]
-
-    def article_uri(self, address: str) -> str:
-        from pygls.uris import from_fs_path
-
-        return from_fs_path(f"{self.articles_dir}{os.sep}{address}.md") or ""
-
-
 @dataclass
 class DiskWhere(Where):
     """A `Where` whose store is a DiskView (hover and inlay read only what Where offers)."""
@@ -180,12 +106,6 @@ class DiskWhere(Where):
         return governing
 
 
-def _max_bytes() -> int:
-    from canon_ls.core.store import MAX_BYTES
-
-    return MAX_BYTES
-
-
 def journal_names(where: Where, address: str) -> list[str]:
     """Journal entries naming `address`, from the view when the store is not loaded yet."""
     if isinstance(where, DiskWhere):
@@ -201,6 +121,7 @@ def journal_read(where: Where) -> bool:
 
 def article_uri(where: Where, address: str) -> str:
     if isinstance(where, DiskWhere):
-        uri: str = where.view.article_uri(address)
-        return uri
+        from pygls.uris import from_fs_path
+
+        return from_fs_path(f"{where.view.articles_dir}{os.sep}{address}.md") or ""
     return where.folder.article_uri(address)

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 def serve(project: Path, options: dict[str, Any]) -> None:
     from canon_ls.core.project import open_store
-    from canon_ls.lsp.corpus import Corpus
+    from canon_ls.core.search_corpus import Corpus
 
     corpus = Corpus(open_store(project, options))  # the index only: no articles kept
     corpus.build()  # before the first question

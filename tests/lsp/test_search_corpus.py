@@ -13,7 +13,7 @@ import pytest
 from lsp_harness import build_workspace
 
 from canon_ls.core.project import open_store
-from canon_ls.lsp.corpus import Corpus
+from canon_ls.core.search_corpus import Corpus
 
 QUERIES = ["config", "widget loader", "the", "retry", "cache entry", "zanzibar", ""]
 

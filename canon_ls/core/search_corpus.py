@@ -5,7 +5,8 @@ holds one, and a second in the search worker doubled it (about 60 MB at 10k arti
 largest part of the worker). Here each file is read, tokenized and dropped; only the BM25
 index stays. The index and its on-disk snapshot are the ones `Store.search_articles` uses
 (same tokens, same `(mtime_ns, size, inode, ctime_ns)` stamps, same cache file), so the CLI's
-`canon search` and the worker reuse each other's work. Imports only `canon_ls.core`.
+`canon search` and the worker reuse each other's work. It lives in core because
+it reads the store's files; the server's search worker is its one caller.
 """
 
 from __future__ import annotations
