@@ -8,8 +8,13 @@ ground truth: orphaned and stale addresses under SPEC §9, judged with `today` b
 `<out>/queries.json` (English, Chinese and mixed search queries).
 
 The history goes through one `git fast-import` stream, so 2,000 commits over 100k files take
-seconds. Commits are stamped between 10:00 and 14:00 UTC, so "which day" is the same in every
-time zone from UTC-10 to UTC+9 and the ground truth does not depend on the machine's TZ.
+seconds. The stream is then repacked as a clone would be (`git repack -a -d -f`, git's default
+window and depth): fast-import deltas each object against its older version, so `git log`
+(newest first) would rebuild long delta chains and measure 1.6-7x slower than on a cloned or
+gc'd repository (the 10k history pass: 10.1 s before the repack, 1.45 s after).
+
+Commits are stamped between 10:00 and 14:00 UTC, so "which day" is the same in every time zone
+from UTC-10 to UTC+9 and the ground truth does not depend on the machine's TZ.
 """
 
 from __future__ import annotations
@@ -491,6 +496,9 @@ def main(argv: list[str] | None = None) -> None:
     stamp = f"{times[-1]} +0000"
     env = dict(os.environ, GIT_COMMITTER_DATE=stamp, GIT_AUTHOR_DATE=stamp)
     subprocess.run([*git, "commit", "-q", "-m", "schema"], check=True, env=env)
+    packed = time.perf_counter()
+    subprocess.run([*git, "repack", "-a", "-d", "-f", "-q"], check=True)  # like a clone: see top
+    repack_seconds = time.perf_counter() - packed
 
     manifest = {
         "files": len(live),
@@ -504,6 +512,7 @@ def main(argv: list[str] | None = None) -> None:
         "orphaned": truth_orphan,
         "stale": sorted(truth_stale),
         "seconds": round(time.perf_counter() - started, 1),
+        "repack_seconds": round(repack_seconds, 1),
     }
     with open(os.path.join(out, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, ensure_ascii=False, indent=1)
