@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from canon_ls.core import cache, gitrun
+from canon_ls.core import cache, gitrun, layout
 
 
 def _decode(data: bytes) -> str:
@@ -40,6 +40,85 @@ class Commit(NamedTuple):
 # The pass's format: an empty field (NUL) then one header field per commit; `%x1f` separates
 # the parts that may hold spaces (author, subject), the subject last so nothing can split it.
 _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
+
+
+def excluded_paths(project: Path) -> list[str]:
+    """Project-relative directories the history pass leaves out, because nothing asks git when
+    a file there changed: the store's journal (`.canon/journal` and the root canon.toml names;
+    entries are dated by their names, "written since" by stat) and the store of every mount
+    inside the project (mount articles are never judged or given a history here; files under a
+    `.canon/` are never assets). The store's articles stay in: `canon history` lists their
+    commits (SPEC §9.2).
+
+    Why: the journal is one flat directory of thousands of files, and git re-reads its whole
+    tree for every commit that adds an entry (at 50k articles / 25,000 entries the pass took
+    29.6 s with it, 22.7 s without; docs/BENCHMARKS.md)."""
+    project = Path(os.path.abspath(project))
+    dirs = [project / layout.STORE_DIR / layout.JOURNAL_DIR]
+    try:
+        options = layout.resolve(project)  # canon.toml only: topology never comes from settings
+        dirs.append(options.journal_dir)
+        dirs += [d / layout.STORE_DIR for d in options.mounts.values()]
+    except (OSError, ValueError):
+        pass
+    out: list[str] = []
+    for d in dirs:
+        try:
+            rel = Path(os.path.abspath(d)).relative_to(project).as_posix()
+        except ValueError:
+            continue  # outside the project: git's history of it is not this pass's
+        if rel != "." and rel not in out:
+            out.append(rel)
+    return out
+
+
+# The delta base cache of the one whole-history pass, by the repository's size (the size of
+# its index file grows with the files tracked: 15 MB at 100k files, 75 MB at 500k). Git's
+# default (96 MB) thrashes once the trees of a big repository no longer fit: at 500k files
+# 256 MB made the pass 1.8x faster (22.7 -> 12.9 s) for ~120 MB more of git's memory; at 100k
+# files it gains nothing and only costs memory, so small repositories keep git's default
+# (measurements: docs/BENCHMARKS.md, benchmarks/bench_git_pass.py).
+BIG_INDEX_BYTES = 30 * 1024 * 1024
+BIG_DELTA_CACHE = "256m"
+
+
+def _big(project: Path) -> bool:
+    """Whether the repository's index file is past BIG_INDEX_BYTES (one small rev-parse)."""
+    out = gitrun.run(project, "rev-parse", "--git-path", "index")
+    if not out:
+        return False
+    try:
+        return os.stat(Path(project) / _decode(out).strip()).st_size >= BIG_INDEX_BYTES
+    except (OSError, ValueError):
+        return False
+
+
+def log_args(project: Path, revs: str, whole: bool = False) -> list[str]:
+    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these).
+
+    `--full-history`: a pathspec would otherwise turn on git's history simplification, which
+    drops side-branch commits whose changes a merge discarded; without the exclusions the pass
+    never simplified, and it must list the same commits. `whole`: the pass over all of history
+    (a bigger delta cache when the repository is big); OLD..HEAD keeps git's default."""
+    config = (
+        ["-c", f"core.deltaBaseCacheLimit={BIG_DELTA_CACHE}"] if whole and _big(project) else []
+    )
+    excluded = [f":(exclude,literal){rel}" for rel in excluded_paths(project)]
+    return [
+        *config,
+        "log",
+        "--no-renames",
+        "--no-show-signature",
+        "--full-history",
+        "--name-status",
+        "--relative",
+        "-z",
+        _LOG_FORMAT,
+        revs,
+        "--",
+        ".",
+        *excluded,
+    ]
 
 
 class History(NamedTuple):
@@ -68,7 +147,7 @@ class ChangeTimes:
     dirty files on every refresh.
     """
 
-    VERSION = 3
+    VERSION = 4  # 4: the pass leaves excluded_paths() out (the file name is keyed by them too)
 
     def __init__(
         self,
@@ -129,7 +208,7 @@ class ChangeTimes:
         elif old == head:
             return  # the cache file was at HEAD already: nothing to rewrite
         else:
-            history = self._log(head)
+            history = self._log(head, whole=True)
             self.full_passes += 1
         self.head, self._history = head, history
         self._save_cache()
@@ -137,19 +216,8 @@ class ChangeTimes:
     def _is_ancestor(self, old: str, head: str) -> bool:
         return gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None
 
-    def _log(self, revs: str) -> History:
-        out = gitrun.run(
-            self.project,
-            "log",
-            "--no-renames",
-            "--no-show-signature",
-            "--name-status",
-            "--relative",
-            "-z",
-            _LOG_FORMAT,
-            revs,
-            "--",
-        )
+    def _log(self, revs: str, whole: bool = False) -> History:
+        out = gitrun.run(self.project, *log_args(self.project, revs, whole))
         return parse_history(out or b"")
 
     def _read_status(self, out: bytes | None, prefix: str) -> None:
@@ -171,7 +239,8 @@ class ChangeTimes:
     def _cache_file(self) -> Path | None:
         if self.cache_dir is None:
             return None
-        key = hashlib.sha256(os.path.realpath(self.project).encode()).hexdigest()[:20]
+        what = "\0".join([os.path.realpath(self.project), *excluded_paths(self.project)])
+        key = hashlib.sha256(what.encode()).hexdigest()[:20]
         return self.cache_dir / f"changes-{key}.bin"
 
     def _load_cache(self) -> None:

@@ -73,7 +73,10 @@ def _filters(cwd: Path) -> list[str]:
 
 def command(cwd: Path, args: Sequence[str]) -> list[str]:
     """The full argv for `git [global options] <subcommand> …` with every guard in place."""
-    at = next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
+    at = 0  # the subcommand: the first argument that is no global option nor a `-c` value
+    while at < len(args) and args[at].startswith("-"):
+        at += 2 if args[at] == "-c" else 1
+    at = min(at, len(args))
     sub = args[at] if at < len(args) else ""
     argv = ["git", *_SAFE, *args[:at]]
     if sub in _HASHING:
