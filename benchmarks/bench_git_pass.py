@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""How the git pass, the asset listing and the whole-store check grow with the project.
+
+    python benchmarks/bench_git_pass.py REPOS/m10k REPOS/m25k REPOS/m50k --runs 3
+
+Each argument is a gen_repo.py --out directory (or the project itself). For each project, in
+fresh processes: the history pass (exactly `changes.log_args(..., whole=True)`, through
+gitrun, with each variant of `--variants`), the asset listing (`Assets(project, store_root)`:
+core/assets.py's two `git ls-files` and the listing built from them) and the language server's
+whole-store check child (`lsp.background.compute` in `python -c`, cold: an empty
+XDG_CACHE_HOME). Prints the median and spread of each, git's peak memory (RssAnon and
+RssFile, sampled from /proc), and a least-squares fit of log(seconds) on log(files): a slope
+of 1 is linear growth, below 1 better.
+
+Variants of the log pass: `before` (the pass without exclusions, git's defaults), `excluded`
+(the journal and mount stores left out, git's default delta cache), `excluded+256m` (and a
+256 MB delta base cache), `chosen` (what ChangeTimes runs at this size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import generated_store, machine, write_figures  # noqa: E402
+from canon_ls.core import changes, gitrun  # noqa: E402
+
+VARIANTS = ("before", "excluded", "excluded+256m", "chosen")
+CHECK_CHILD = """
+import json, sys, time
+from pathlib import Path
+from canon_ls.lsp.background import compute
+t = time.perf_counter()
+snap = compute(Path(sys.argv[1]), {}, True)
+print(json.dumps({"seconds": time.perf_counter() - t, "git_seconds": snap.git_seconds,
+                  "findings": len(snap.findings), "stale": len(snap.stale), "error": snap.error}))
+"""
+
+
+def log_argv(project: Path, variant: str) -> list[str]:
+    """The git argv of one variant of the history pass."""
+    chosen = changes.log_args(project, "HEAD", whole=True)
+    if variant == "chosen":
+        return gitrun.command(project, chosen)
+    plain = changes.log_args(project, "HEAD", whole=False)
+    if variant == "before":
+        at = plain.index("--")
+        old = [a for a in plain[:at] if a != "--full-history"]
+        return gitrun.command(project, [*old, "--"])
+    if variant == "excluded":
+        return gitrun.command(project, plain)
+    return gitrun.command(project, ["-c", "core.deltaBaseCacheLimit=256m", *plain])
+
+
+def sampled(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run argv (stdout read and dropped, as gitrun reads it), sampling its memory every 20 ms."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert proc.stdout is not None
+    os.set_blocking(proc.stdout.fileno(), False)
+    anon = file = size = 0
+    out = bytearray()
+    while True:
+        try:
+            with open(f"/proc/{proc.pid}/status", encoding="ascii") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            anon = max(anon, int(fields.get("RssAnon", "0 kB").split()[0]))
+            file = max(file, int(fields.get("RssFile", "0 kB").split()[0]))
+        except (OSError, ValueError):
+            pass
+        chunk = proc.stdout.read(1 << 20)
+        if chunk:
+            size += len(chunk)
+            if env is not None:  # the check child: keep its one JSON line
+                out += chunk
+            continue
+        if proc.poll() is not None:
+            rest = proc.stdout.read() or b""
+            size += len(rest)
+            out += rest if env is not None else b""
+            break
+        time.sleep(0.02)
+    return {
+        "seconds": time.perf_counter() - started,
+        "anon_mb": anon / 1024,
+        "file_mb": file / 1024,
+        "bytes": size,
+        "rc": proc.returncode,
+        "out": bytes(out),
+    }
+
+
+def assets_seconds(project: Path) -> tuple[float, int]:
+    """One asset listing in a fresh process: (seconds, files listed)."""
+    code = (
+        "import json, sys, time\nfrom pathlib import Path\n"
+        "from canon_ls.core.assets import Assets\nfrom canon_ls.core.layout import resolve\n"
+        "p = Path(sys.argv[1]); root = resolve(p).root\n"
+        "t = time.perf_counter(); a = Assets(p, root)\n"
+        "print(json.dumps([time.perf_counter() - t, len(a.files())]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(project)], capture_output=True, text=True, check=True
+    )
+    seconds, files = json.loads(out.stdout)
+    return seconds, files
+
+
+def check_child(project: Path) -> dict[str, Any]:
+    """The whole-store check child, cold (an empty XDG cache: no parse or history cache)."""
+    with tempfile.TemporaryDirectory(prefix="bench-git-pass-") as cache:
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        run = sampled([sys.executable, "-c", CHECK_CHILD, str(project)], project, env)
+    figures = json.loads(run["out"].decode() or "{}")
+    figures["wall"] = run["seconds"]
+    figures["child_anon_mb"] = run["anon_mb"]
+    return figures
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):7.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of log(seconds) on log(files)."""
+    if len(points) < 2:
+        return float("nan")
+    xs = [math.log(f) for f, _ in points]
+    ys = [math.log(s) for _, s in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("repos", nargs="+", help="gen_repo.py --out directories (or projects)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="log pass variants")
+    ap.add_argument("--skip", default="", help="comma list of: log, assets, check")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    variants = [v for v in args.variants.split(",") if v in VARIANTS]
+    results: list[dict[str, Any]] = []
+    for arg in args.repos:
+        project = generated_store(arg, __doc__ or "")
+        if project is None:
+            sys.exit(2)
+        row: dict[str, Any] = {"repo": str(project), "chosen_argv": log_argv(project, "chosen")}
+        seconds, files = assets_seconds(project)
+        row["files"] = files
+        print(f"{project}: {files:,} files", flush=True)
+        for run in range(args.runs):  # interleaved, so load drifts hit every column alike
+            if "log" not in skip:
+                for v in variants:
+                    r = sampled(log_argv(project, v), project)
+                    row.setdefault(v, []).append(r["seconds"])
+                    row.setdefault(v + ":anon_mb", []).append(r["anon_mb"])
+                    row.setdefault(v + ":file_mb", []).append(r["file_mb"])
+                    print(
+                        f"  log {v:<14} {r['seconds']:6.2f} s  anon {r['anon_mb']:4.0f} MB  "
+                        f"file {r['file_mb']:4.0f} MB  out {r['bytes'] / 1e6:.0f} MB",
+                        flush=True,
+                    )
+            if "assets" not in skip:
+                if run:
+                    seconds, _ = assets_seconds(project)
+                row.setdefault("assets", []).append(seconds)
+                print(f"  assets {seconds:6.2f} s", flush=True)
+            if "check" not in skip:
+                c = check_child(project)
+                row.setdefault("check", []).append(c.get("seconds", float("nan")))
+                row.setdefault("check:git", []).append(c.get("git_seconds", float("nan")))
+                row.setdefault("check:anon_mb", []).append(c["child_anon_mb"])
+                print(
+                    f"  check {c.get('seconds', float('nan')):6.2f} s (git "
+                    f"{c.get('git_seconds', float('nan')):.2f} s, {c.get('findings')} findings, "
+                    f"{c.get('stale')} stale, child anon {c['child_anon_mb']:.0f} MB, "
+                    f"error {c.get('error')})",
+                    flush=True,
+                )
+        results.append(row)
+    columns = [*(v for v in variants if "log" not in skip)]
+    columns += [c for c in ("assets", "check", "check:git") if c.split(":")[0] not in skip]
+    print("\nmedian seconds (min-max) over", args.runs, "runs; git peak memory for the log pass")
+    print(f"{'files':>9} " + " ".join(f"{c:>22}" for c in columns))
+    for row in results:
+        print(f"{row['files']:>9,} " + " ".join(f"{spread(row[c]):>22}" for c in columns))
+    print(
+        f"{'slope':>9} "
+        + " ".join(
+            f"{slope([(r['files'], statistics.median(r[c])) for r in results]):>22.2f}"
+            for c in columns
+        )
+    )
+    for row in results:
+        mem = ", ".join(
+            f"{v} {statistics.median(row[v + ':anon_mb']):.0f}+"
+            f"{statistics.median(row[v + ':file_mb']):.0f} MB"
+            for v in variants
+            if v + ":anon_mb" in row
+        )
+        print(f"{row['files']:>9,} git anon+file: {mem}")
+    write_figures(args.json, {"machine": machine(), "runs": args.runs, "results": results})
+
+
+if __name__ == "__main__":
+    main()
