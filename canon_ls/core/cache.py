@@ -32,7 +32,8 @@ VERSION = 1
 MIN_PARSED = 500  # write a snapshot only after parsing this many files in one process
 PRUNE_DAYS = 60  # snapshots not rewritten for this long are deleted when another is written
 _MAGIC = b"canon-ls store cache 2\n"
-CHUNK = 2000  # articles per record: saving or loading never holds the whole snapshot's bytes
+CHUNK = 250  # articles per record: saving or loading never holds the whole snapshot's bytes,
+# and loading between requests takes a record (a few ms) at a time
 _Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns), as Store scans them
 _Entry = tuple[_Key, tuple[Any, ...]]  # key, Article fields after the address
 
@@ -81,15 +82,27 @@ def _fingerprint() -> bytes:
 def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]:
     """The snapshot's entries (address -> (key, fields)); {} when missing, damaged or foreign.
     Entries whose file was modified within racy_ns of the snapshot's writing are left out."""
+    out: dict[str, _Entry] = {}
+    for _ in load_steps(file, store_root, racy_ns, out):
+        pass
+    return out
+
+
+def load_steps(
+    file: Path | None, store_root: Path, racy_ns: int, out: dict[str, _Entry]
+) -> Iterator[int]:
+    """`load` into `out`, yielding after each record of CHUNK articles (the language server
+    loads between requests); `out` is left empty when the snapshot is not to be used."""
     if file is None:
-        return {}
+        return
+    kept: dict[str, _Entry] = {}
     try:
         with open(file, "rb") as fh:
             if fh.read(len(_MAGIC)) != _MAGIC:
-                return {}
+                return
             head = read_record(fh)
             if head is None:
-                return {}
+                return
             version, fingerprint, root, written, chunks = marshal.loads(head)
             if (
                 version != VERSION
@@ -98,28 +111,30 @@ def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]
                 or not isinstance(written, int)
                 or not isinstance(chunks, int)
             ):
-                return {}
-            entries: dict[str, Any] = {}
+                return
             for _ in range(chunks):  # all of them or nothing: a short file is not trusted
                 payload = read_record(fh)
                 part = marshal.loads(payload) if payload is not None else None
                 if not isinstance(part, dict):
-                    return {}
-                entries.update(part)
+                    return
+                _keep(part, written - racy_ns, kept)
+                yield len(kept)
             if fh.read(1):
-                return {}
+                return
     except (OSError, ValueError, TypeError, EOFError):
-        return {}
-    limit = written - racy_ns
-    out: dict[str, _Entry] = {}
-    for address, entry in entries.items():
+        return
+    out.update(kept)
+
+
+def _keep(part: dict[str, Any], limit: int, kept: dict[str, _Entry]) -> None:
+    """The well-formed entries of a record whose file was settled when it was written."""
+    for address, entry in part.items():
         try:
             key, values = entry
             if len(key) == 4 and len(values) == 10 and max(key[0], key[3]) < limit:
-                out[address] = entry
+                kept[address] = entry
         except (TypeError, IndexError, ValueError):
             continue
-    return out
 
 
 def restore(address: str, values: tuple[Any, ...]) -> Article:

@@ -305,25 +305,82 @@ class StoreIndex:
             snapshot = self._cached() if found and not self._loaded else {}
             inside = os.path.realpath(self.articles_dir)
             for address, (path, key) in found.items():
-                hit = snapshot.get(address) if snapshot else None
-                if hit is not None and hit[0] == key and address not in self._stat:
-                    self._stat[address] = key  # unchanged since it was parsed (cache.py)
-                    self._set(address, cache.restore(address, hit[1]))
+                if self._take(address, path, key, snapshot, inside):
                     changed.add(address)
-                elif self._consider(address, path, key, inside):
-                    changed.add(address)
-            for address in own - found.keys():
-                self._set(address, None)
-                changed.add(address)
-            self._journal.invalidate()  # the next journal look-up re-checks every entry
-            for name, sub in self._subs.items():
-                for address in sub.refresh():
-                    changed.add(f"{name}:{address}")
-                    self._set(f"{name}:{address}", sub._index.get(address))
-            self._loaded = True
-            if self._parsed >= cache.MIN_PARSED:
-                self._save_cache()
+            self._finish(own, found, changed)
             return changed
+
+    def _take(
+        self,
+        address: str,
+        path: str,
+        key: _Key,
+        snapshot: dict[str, tuple[_Key, tuple]],
+        inside: str,
+    ) -> bool:
+        """One scanned article file into the index: from the parse cache when its key is the
+        cached one, else read (if changed); True when the index changed."""
+        hit = snapshot.get(address) if snapshot else None
+        if hit is not None and hit[0] == key and address not in self._stat:
+            self._stat[address] = key  # unchanged since it was parsed (cache.py)
+            self._set(address, cache.restore(address, hit[1]))
+            return True
+        return self._consider(address, path, key, inside)
+
+    def _finish(self, own: set[str], found: dict[str, tuple[str, _Key]], changed: set[str]) -> None:
+        """The end of a whole-store refresh: articles gone, the journal and mounts re-checked,
+        the parse cache written when enough was parsed."""
+        for address in own - found.keys():
+            self._set(address, None)
+            changed.add(address)
+        self._journal.invalidate()  # the next journal look-up re-checks every entry
+        for name, sub in self._subs.items():
+            for address in sub.refresh():
+                changed.add(f"{name}:{address}")
+                self._set(f"{name}:{address}", sub._index.get(address))
+        self._loaded = True
+        if self._parsed >= cache.MIN_PARSED:
+            self._save_cache()
+
+    def load_steps(self, step: int = 20, save: bool = True) -> Iterator[int]:
+        """The first load in small steps (the scan, the parse cache, then about `step`
+        articles at a time), yielding between them so an event loop answers requests
+        meanwhile: a thread holding the GIL would delay every answer (issue 15).
+
+        The store counts as loaded only after the last step; any other use before that
+        loads the rest at once (what was read already is not read again), so abandoning
+        the generator is harmless. Yields progress counts. `save=False`: the parse cache is
+        not written (writing it is one long step; the language server leaves it to its check
+        child, which loads the same store)."""
+        with self._lock:
+            if self._loaded:
+                return
+            problem = self._own_layout_problem()
+            before = {a for a in self._index if not self._mount_of(a)[0]}  # none, as a rule
+        found: dict[str, tuple[str, _Key]] = {}
+        if not problem:
+            now = time.time()
+            real = os.path.realpath(self.articles_dir)
+            sweep = functools.partial(fsio.sweep, now=now)
+            yield from freshness.scan_steps(self.articles_dir, real, found, sweep, step * 10)
+        snapshot: dict[str, tuple[_Key, tuple]] = {}
+        if found:
+            file = self._cache_file()
+            yield from cache.load_steps(file, self.root, freshness.RACY_NS, snapshot)
+        inside = os.path.realpath(self.articles_dir)
+        items = list(found.items())
+        for start in range(0, len(items), step):
+            with self._lock:
+                if self._loaded:
+                    return
+                for address, (path, key) in items[start : start + step]:
+                    self._take(address, path, key, snapshot, inside)
+            yield len(items) - start - step
+        with self._lock:
+            if not self._loaded:
+                if not save:
+                    self._parsed = 0
+                self._finish(before, found, set())
 
     def _save_cache(self) -> None:
         file = self._cache_file()

@@ -14,7 +14,9 @@ from lsp_harness import (
     Session,
     build_workspace,
     text_of,
+    write,
 )
+from lsp_harness import article as article_text
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
@@ -158,13 +160,13 @@ def test_opening_a_file_before_the_check_reads_no_article(tmp_path: Path):
 
 def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
     """Issue 15: an editor asks for code lenses as it opens a file; before the store has
-    loaded, the lens comes from the article files (the load itself runs on its thread, held
-    back here so the test can see that the lens did not need it)."""
+    loaded, the lens comes from the article files (the load itself runs in steps on the
+    event loop, held back here so the test can see that the lens did not need it)."""
     from canon_ls.lsp import early
     from canon_ls.lsp.features import lens
     from canon_ls.lsp.state import CanonLanguageServer
 
-    monkeypatch.setattr(early, "load_soon", lambda store: None)
+    monkeypatch.setattr(early, "load_soon", lambda ls, store: None)
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
     folder = ls.add_folder(root.as_uri())
@@ -177,3 +179,56 @@ def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
         "canon: src/core/config · updated 2026-01-01 · 1 journal"
     ]
     assert not loaded(folder.store)
+
+
+LOADED = "canon loaded the store of"
+
+
+async def test_hovers_while_the_store_loads_in_steps(tmp_path: Path):
+    """Issue 15: the store loads in small steps on the event loop, so hovers sent one after
+    another while it loads are answered between its steps (several before the load is done,
+    not all after it), from the article files, and each is the answer of the loaded store."""
+    root = build_workspace(tmp_path / "proj")
+    for i in range(4000):  # enough articles that loading takes many turns of the loop
+        write(
+            root,
+            f".canon/articles/gen/d{i:04}.md",
+            article_text(f"Generated {i}.", "2026-01-01", ""),
+        )
+    uri = (root / "src/core/config.ts").as_uri()
+    config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV)
+    client = await config.start(None)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities("visual-studio-code"),
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
+            )
+        )
+
+        def loaded_yet() -> bool:
+            return any(LOADED in m.message for m in client.log_messages)
+
+        async def hover() -> str:
+            return text_of(
+                await client.text_document_hover_async(
+                    types.HoverParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri),
+                        position=types.Position(line=0, character=3),
+                    )
+                )
+            )
+
+        async def until_loaded() -> tuple[list[str], list[str]]:
+            during, after = [], []
+            while not after:  # one hover after the log line says the load is done
+                (after if loaded_yet() else during).append(await hover())
+            return during, after
+
+        during, after = await asyncio.wait_for(until_loaded(), timeout=120)
+        assert len(during) >= 3, "hovers waited for the whole load"
+        assert "Loads layered config; env beats file." in after[0]
+        assert all(without_stale(text) == without_stale(after[0]) for text in during)
+    finally:
+        await client.shutdown_session()

@@ -19,7 +19,7 @@ from pygls.capabilities import get_capability
 
 from canon_ls.core import check as core_check
 
-from .. import background, searcher
+from .. import background, early, searcher
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics, sync
 
@@ -111,6 +111,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
 
     async def on_partial(partial: background.Snapshot) -> None:
         nonlocal first
+        await early.ready(ls, store)  # landing reads the store: not in one go on the loop
         if current():
             first = _land_partial(folder, partial)
             await _publish(ls, folder)
@@ -126,6 +127,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         if snapshot.error:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
             return
+        await early.ready(ls, store)
         if not current():
             return
         folder.signals.findings = _grouped(snapshot.findings)

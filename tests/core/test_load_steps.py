@@ -1,0 +1,69 @@
+"""Issue 15 (SPEC §4: resolution from an in-memory index): the store's first load in steps,
+which the language server runs between requests. Stepped, abandoned half-way or finished by
+another use, the store ends as a load in one go leaves it; from the parse cache too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import cache
+from canon_ls.core.store import Store
+
+N = 60
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("CANON_NO_CACHE", raising=False)
+    monkeypatch.setattr(cache, "MIN_PARSED", 1)
+    monkeypatch.setattr(cache, "CHUNK", 7)  # several records, so the cache loads in steps
+    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every file settled
+    root = tmp_path / "proj"
+    for i in range(N):
+        path = root / ".canon/articles" / f"d{i % 5}/a{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\ncapsule: Article {i}.\nupdated: 2026-01-01\n---\n# A{i}\n")
+    return root
+
+
+def test_a_stepped_load_is_a_load(project: Path):
+    whole = Store(project).articles()
+    stepped = Store(project)
+    steps = list(stepped.load_steps(step=4, save=False))
+    assert len(steps) >= N // 4  # the parse alone takes that many steps
+    assert stepped._loaded
+    assert stepped.articles() == whole
+
+
+def test_the_cache_loads_in_steps_and_is_written_only_when_asked(project: Path):
+    first = Store(project)
+    for _ in first.load_steps(step=4, save=False):
+        pass
+    assert cache.load(first._cache_file(), first.root, 0) == {}  # not written
+    second = Store(project)
+    for _ in second.load_steps(step=4):
+        pass
+    file = second._cache_file()
+    assert len(cache.load(file, second.root, 0)) == N
+    out: dict = {}
+    assert len(list(cache.load_steps(file, second.root, 0, out))) == -(-N // 7)
+    assert len(out) == N
+    third = Store(project)
+    assert len(list(third.load_steps(step=4))) >= N // 4
+    assert third.articles() == first.articles()
+
+
+def test_an_abandoned_load_is_finished_by_the_next_use(project: Path):
+    whole = Store(project).articles()
+    half = Store(project)
+    steps = half.load_steps(step=4)
+    for _ in range(8):
+        next(steps)
+    assert not half._loaded
+    (project / ".canon/articles/d0/a0.md").unlink()  # changed meanwhile
+    steps.close()
+    assert half.articles() == [a for a in whole if a.address != "d0/a0"]
+    assert list(half.load_steps()) == []  # loaded: nothing left to do
