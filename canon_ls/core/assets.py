@@ -10,19 +10,22 @@ article `x` governs both; its asset set is their union.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import os
-from collections.abc import Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from canon_ls.core import gitrun, walk
+from canon_ls.core.address import governing_in
 from canon_ls.core.lint import Finding  # re-exported: the finding adapters name from here
 
 __all__ = [
     "DEFAULT_IGNORES",
     "Assets",
     "Finding",
+    "Survey",
     "address_of_path",
     "has_gitignore",
     "scope_pathspecs",
@@ -36,8 +39,19 @@ DEFAULT_IGNORES = frozenset(
 )
 
 
+_SKIP_SEGMENTS = frozenset(d.encode() for d in _SKIP_DIRS)
+_SKIP_NEEDLES = tuple(sorted(_SKIP_SEGMENTS))
+_CHUNK = 1 << 20  # bytes of the listing decoded at a time
+_EDITS_MAX = 20_000  # untracked plus deleted files merged into git's sorted listing in place
+_LOOKUPS_MAX = 64  # any_mapped: bisect for each address up to this many, else one pass
+
+
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def address_of_path(relpath: str) -> str:
@@ -65,10 +79,10 @@ def scope_pathspecs(address: str) -> tuple[str, str]:
     return f":(literal){address}", f":(glob){escaped}.*"
 
 
-def _ignored(relpath: str) -> bool:
-    if ".git" not in relpath and ".canon" not in relpath:
+def _ignored(relpath: bytes) -> bool:
+    if b".git" not in relpath and b".canon" not in relpath:
         return False
-    return any(seg in _SKIP_DIRS for seg in relpath.split("/"))
+    return any(seg in _SKIP_SEGMENTS for seg in relpath.split(b"/"))
 
 
 def has_gitignore(project: Path) -> bool:
@@ -93,6 +107,10 @@ class Assets:
     Decision (SPEC §9 says only "what .gitignore ignores"): without a `.gitignore` the
     directories in DEFAULT_IGNORES are not assets either: without git none of their files
     count; in a git work tree their untracked files do not (a file committed there does).
+
+    Kept compact for 500k files: one bytes blob of the paths in byte order, each ended by NUL
+    (git's own `ls-files -z` output when nothing needs merging), no object per file. Questions
+    about one address bisect the blob; questions about every article (`survey`) stream it once.
     """
 
     def __init__(
@@ -109,40 +127,81 @@ class Assets:
                 self._skip_prefix = "" if rel == "." else rel + "/"
         self.git = False
         self.default_ignores = False  # DEFAULT_IGNORES apply (no .gitignore, or no git)
-        self._files: list[str] = []  # sorted project-relative file paths
-        self._dirs: set[str] = set()
-        self._by_address: dict[str, list[str]] = {}
+        self._blob = b""  # every listed file's path, NUL-ended, in byte order
+        self._dirs: set[str] | None = None  # derived on first need
+        self._odd: dict[str, list[str]] = {}  # address -> paths not starting with it ('\\')
         self.refresh()
 
     # -- listing --------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Re-list the project (one or two git processes, or a walk)."""
+        """Re-list the project (a few git processes at once, or a walk)."""
         self.default_ignores = not has_gitignore(self.project)
-        files = self._git_files()
-        self.git = files is not None
-        if files is None:
+        blob = self._git_blob()
+        self.git = blob is not None
+        if blob is None:
             self.default_ignores = True
-            files = self._walk_files()
-        skip = self._skip_prefix
-        files = sorted({f for f in files if not _ignored(f) and not (skip and f.startswith(skip))})
-        self._build(files)
+            blob = self._joined(_encode(f) for f in self._walk_files())
+        self._set(blob)
 
-    def _git_files(self) -> list[str] | None:
+    def _keep(self, path: bytes) -> bool:
+        skip = self._skip_prefix
+        return bool(path) and not _ignored(path) and not (skip and path.startswith(_encode(skip)))
+
+    def _joined(self, paths: Iterable[bytes]) -> bytes:
+        """The blob of any paths: filtered, deduplicated, sorted."""
+        kept = sorted({p for p in paths if self._keep(p)})
+        return b"".join(p + b"\0" for p in kept)
+
+    def _git_blob(self) -> bytes | None:
         spec = ("--", *scope_pathspecs(self._scope)) if self._scope else ()
         # --exclude skips untracked files only: a file committed under build/ stays an asset
         defaults = (
             [f"--exclude={d}/" for d in sorted(DEFAULT_IGNORES)] if self.default_ignores else []
         )
-        listed, gone = gitrun.run_many(
+        cached, others, gone, unmerged = gitrun.run_many(
             self.project,
-            ("ls-files", "-z", "--cached", "--others", "--exclude-standard", *defaults, *spec),
+            ("ls-files", "-z", "--cached", *spec),
+            ("ls-files", "-z", "--others", "--exclude-standard", *defaults, *spec),
             ("ls-files", "-z", "--deleted", *spec),
+            ("ls-files", "-z", "--unmerged", *spec),
         )
-        if listed is None:
+        if cached is None or others is None:
             return None
-        names = _decode(listed).split("\0")
-        missing = set(_decode(gone).split("\0")) if gone else set()
-        return [n for n in names if n and n not in missing]
+        extra = [p for p in others.split(b"\0") if p]
+        dropped = [p for p in (gone or b"").split(b"\0") if p]
+        if unmerged or len(extra) + len(dropped) > _EDITS_MAX:
+            # a conflict lists a path once per stage; many edits: merging costs more than this
+            gone_set = set(dropped)
+            return self._joined(p for p in (*cached.split(b"\0"), *extra) if p not in gone_set)
+        # git lists the index in byte order: edit it in place of re-sorting 500k names
+        return _edited(cached, self._unwanted(cached, dropped), sorted(filter(self._keep, extra)))
+
+    def _unwanted(self, blob: bytes, dropped: list[bytes]) -> list[tuple[int, int]]:
+        """Byte spans of `blob` to leave out: deleted files, `.git`/`.canon` segments, the
+        store root. A skipped directory is one contiguous span (byte order)."""
+        spans: list[tuple[int, int]] = []
+        for path in dropped:
+            at = _lower(blob, path)
+            end = at + len(path) + 1
+            if blob[at:end] == path + b"\0":
+                spans.append((at, end))
+        skip = _encode(self._skip_prefix) if self._skip_prefix else b""
+        if skip:
+            spans.append((_lower(blob, skip), _lower(blob, _after(skip))))
+        for needle in _SKIP_NEEDLES:
+            i = blob.find(needle)
+            while i >= 0:
+                j = i + len(needle)
+                tail = blob[j : j + 1]
+                if (i == 0 or blob[i - 1] in b"\0/") and tail in (b"/", b"\0"):
+                    start = blob.rfind(b"\0", 0, i) + 1
+                    # a directory: every file below it is one span
+                    end = j + 1 if tail == b"\0" else _lower(blob, _after(blob[start : j + 1]))
+                    spans.append((start, end))
+                    i = blob.find(needle, end)
+                else:
+                    i = blob.find(needle, j)
+        return spans
 
     def _walk_files(self) -> list[str]:
         if self._scope is None:
@@ -186,49 +245,204 @@ class Assets:
                 continue
         return out
 
-    def _build(self, files: list[str]) -> None:
-        self._files = files
-        dirs: set[str] = set()
-        by_address: dict[str, list[str]] = {}
-        for path in files:
-            by_address.setdefault(address_of_path(path), []).append(path)
+    def _set(self, blob: bytes) -> None:
+        self._blob = blob
+        self._dirs = None
+        self._odd = {}
+        if b"\\" not in blob:
+            return
+        # a backslash is a separator to SPEC §3: such paths' addresses are not their prefixes
+        for path in _split(blob):
+            if "\\" not in path:
+                continue
+            self._odd.setdefault(address_of_path(path), []).append(path)
             cut = path.rfind("/")
             while cut > 0:
                 d = path[:cut]
-                if d in dirs:
-                    break
-                dirs.add(d)
+                if "\\" in d:
+                    self._odd.setdefault(address_of_path(d), []).append(d + "/")
                 cut = d.rfind("/")
-        for d in dirs:
-            by_address.setdefault(address_of_path(d), []).append(d + "/")
-        self._dirs = dirs
-        self._by_address = by_address
 
     # -- queries --------------------------------------------------------------------------
+    def iter_files(self) -> Iterator[str]:
+        """Every listed file in byte order, decoded a chunk at a time (no list of them all)."""
+        return _split(self._blob)
+
     def files(self) -> list[str]:
         """Every listed file, sorted."""
-        return self._files
+        return list(self.iter_files())
 
     def dirs(self) -> set[str]:
         """Every directory holding listed files, at any depth (not the project root)."""
+        if self._dirs is None:
+            self.survey([])
+        assert self._dirs is not None
         return self._dirs
 
     def is_dir(self, relpath: str) -> bool:
         """Whether the listing holds files under this directory."""
-        return relpath.strip("/") in self._dirs
+        prefix = _encode(relpath.strip("/") + "/")
+        at = _lower(self._blob, prefix)
+        return self._blob.startswith(prefix, at)
 
     def of(self, address: str) -> list[str]:
         """Project-relative paths whose address is `address`; directories end with '/'."""
-        return list(self._by_address.get(address, ()))
+        blob = self._blob
+        key = _encode(address)
+        files: list[str] = []
+        dirs: set[str] = set()
+        at = _lower(blob, key)
+        if blob.startswith(key + b"\0", at):
+            files.append(address)
+        lo, hi = _lower(blob, key + b"."), _lower(blob, key + b"/")
+        for path in _split(blob, lo, hi):  # 'address.ext' files and 'address.ext/' dirs
+            cut = path.find("/", len(address))
+            if cut < 0:
+                if address_of_path(path) == address:
+                    files.append(path)
+            elif address_of_path(path[:cut]) == address:
+                dirs.add(path[: cut + 1])
+        if address and self.is_dir(address):
+            dirs.add(address + "/")
+        found = files + sorted(dirs)
+        for path in self._odd.get(address, ()):
+            if path not in found:
+                found.append(path)
+        return found
 
     def any_mapped(self, addresses: Iterable[str]) -> bool:
         """Whether at least one of the addresses has an asset."""
-        by = self._by_address
-        return any(a in by for a in addresses)
+        wanted = list(addresses)
+        if len(wanted) <= _LOOKUPS_MAX:
+            return any(self.of(a) for a in wanted)
+        return bool(self.survey(sorted(wanted)).mapped)
 
     def under(self, directory: str) -> list[str]:
         """Files below `directory` (any depth), sorted."""
-        prefix = directory.strip("/") + "/"
-        lo = bisect.bisect_left(self._files, prefix)
-        hi = bisect.bisect_left(self._files, prefix[:-1] + "0")  # '0' sorts right after '/'
-        return self._files[lo:hi]
+        prefix = _encode(directory.strip("/") + "/")
+        blob = self._blob
+        return list(_split(blob, _lower(blob, prefix), _lower(blob, _after(prefix))))
+
+    def survey(self, articles: list[str]) -> Survey:
+        """One streaming pass over the listing for every article at once: which have an asset
+        and which article governs each file (SPEC §4, §9); it derives the directories too."""
+        index = {a: i for i, a in enumerate(articles)}
+        get = index.get
+        governing = array("i")
+        add = governing.append
+        mapped: set[str] = set()
+        seen: set[str] = set()
+        dir_gov: dict[str, int] = {"": -1}
+        odd = bool(self._odd)
+        last_dir, last_gov = None, -1
+        for path in self.iter_files():
+            slash = path.rfind("/")
+            d = path[:slash] if slash > 0 else ""
+            if d != last_dir:
+                last_dir = d
+                last_gov = _dir_governing(d, get, dir_gov)
+                while d and d not in seen:  # directories first met here, and their addresses
+                    seen.add(d)
+                    a = address_of_path(d) if odd else _address(d)
+                    if a in index:
+                        mapped.add(a)
+                    cut = d.rfind("/")
+                    d = d[:cut] if cut > 0 else ""
+            if odd:
+                a = address_of_path(path)
+                i = get(a)
+                if i is None:
+                    g = governing_in(a, index)
+                    i = -1 if g is None else index[g]
+                elif a not in mapped:
+                    mapped.add(a)
+            else:
+                dot = path.rfind(".")
+                i = get(path[:dot] if dot > slash + 1 else path)
+                if i is None:
+                    i = last_gov
+                else:
+                    mapped.add(articles[i])
+            add(i)
+        self._dirs = seen
+        return Survey(articles, mapped, governing)
+
+
+class Survey(NamedTuple):
+    """Every article's answers from one pass over the listing (Assets.survey)."""
+
+    articles: list[str]  # the addresses asked about
+    mapped: set[str]  # those with an asset: a file or directory at their address
+    governing: array  # per listed file, in listing order: index of its governing article, or -1
+
+
+def _address(path: str) -> str:
+    """address_of_path for a clean path without a backslash (the survey's inner loop)."""
+    slash = path.rfind("/")
+    dot = path.rfind(".")
+    return path[:dot] if dot > slash + 1 else path
+
+
+def _dir_governing(d: str, get: Callable[[str], int | None], known: dict[str, int]) -> int:
+    """Index of the article governing directory `d` (SPEC §4: itself or its nearest ancestor),
+    -1 for none; `known` remembers every directory answered."""
+    found = known.get(d)
+    if found is not None:
+        return found
+    i = get(d)
+    if i is None:
+        cut = d.rfind("/")
+        i = _dir_governing(d[:cut] if cut > 0 else "", get, known)
+    known[d] = i
+    return i
+
+
+def _after(prefix: bytes) -> bytes:
+    """The smallest byte string above every string starting with `prefix` ('a/' -> 'a0')."""
+    while prefix and prefix[-1] == 0xFF:
+        prefix = prefix[:-1]
+    return prefix[:-1] + bytes([prefix[-1] + 1]) if prefix else b"\xff" * 4096
+
+
+def _lower(blob: bytes, key: bytes) -> int:
+    """Byte offset of the first entry of `blob` (NUL-ended, in byte order) not below `key`;
+    len(blob) when there is none. A bisection over byte offsets, snapping to entry starts."""
+    lo, hi = 0, len(blob)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = blob.rfind(b"\0", lo, mid) + 1 or lo
+        end = blob.find(b"\0", start)
+        if blob[start:end] < key:
+            lo = end + 1
+        else:
+            hi = start
+    return lo
+
+
+def _split(blob: bytes, lo: int = 0, hi: int | None = None) -> Iterator[str]:
+    """The entries of blob[lo:hi] as str, decoded and split a chunk at a time."""
+    hi = len(blob) if hi is None else hi
+    while lo < hi:
+        stop = blob.find(b"\0", min(lo + _CHUNK, hi - 1), hi)
+        stop = hi - 1 if stop < 0 else stop
+        yield from _decode(blob[lo:stop]).split("\0")
+        lo = stop + 1
+
+
+def _edited(blob: bytes, drop: list[tuple[int, int]], add: list[bytes]) -> bytes:
+    """`blob` without the byte spans `drop`, with the sorted paths `add` merged in order."""
+    if not drop and not add:
+        return blob
+    events = sorted([(s, 1, e, b"") for s, e in drop] + [(_lower(blob, p), 0, 0, p) for p in add])
+    out: list[bytes] = []
+    cur = 0
+    for at, kind, end, path in events:
+        if at > cur:
+            out.append(blob[cur:at])
+            cur = at
+        if kind == 0:
+            out.append(path + b"\0")
+        else:
+            cur = max(cur, end)
+    out.append(blob[cur:])
+    return b"".join(out)

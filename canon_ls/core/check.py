@@ -19,14 +19,14 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import lint
 from canon_ls.core import schema as schema_mod
-from canon_ls.core.assets import Assets, address_of_path
+from canon_ls.core.assets import Assets, Survey, address_of_path
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
 from canon_ls.core.evidence import Evidence, date_of, day, is_stale, reference_of
@@ -40,8 +40,8 @@ from canon_ls.core.relations import (
     unreferenced_message,
 )
 from canon_ls.core.staleness import (
+    Governed,
     evidence_one,
-    governed_pairs,
     mount_of,
     newest_changes,
     project_addresses,
@@ -88,6 +88,7 @@ class Context:
     times: ChangeTimes | None = None
     evidence: dict[str, Evidence] | None = None  # the whole pass's stale verdicts
     inbound: dict[str, set[str]] | None = None  # target -> linking articles (whole pass)
+    survey: Survey | None = None  # every project article's assets, one listing pass (whole)
     _addresses: list[str] | None = field(default=None, repr=False)
     _mapped: bool | None = field(default=None, repr=False)
 
@@ -107,8 +108,18 @@ class Context:
         """Whether some project address has an asset (a code map, not a topic store)."""
         if self._mapped is None:
             assert self.assets is not None
-            self._mapped = self.assets.any_mapped(project_addresses(self.store))
+            if self.survey is not None:
+                self._mapped = bool(self.survey.mapped)
+            else:
+                self._mapped = self.assets.any_mapped(project_addresses(self.store))
         return self._mapped
+
+    def has_asset(self, address: str) -> bool:
+        """Whether a project file or directory has this address."""
+        if self.survey is not None:
+            return address in self.survey.mapped
+        assert self.assets is not None
+        return bool(self.assets.of(address))
 
 
 # ---------------------------------------------------------------------------------------
@@ -156,7 +167,7 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
     """SPEC §6.1 item 5 for one article."""
     assets = ctx.assets
     assert assets is not None
-    if "/" not in address or art.scope == "rule" or assets.of(address):
+    if "/" not in address or art.scope == "rule" or ctx.has_asset(address):
         return False
     if not os.path.isdir(os.path.join(assets.project, address.rpartition("/")[0])):
         return False
@@ -214,10 +225,11 @@ def orphans(store: Store, assets: Assets) -> list[str]:
     Silent for one-segment addresses, declared `scope: rule`, and stores none of whose
     addresses maps to a file (a topic store, not a code map). Mount articles are not judged.
     """
-    ctx = Context(store, store.schema(), assets)
+    addresses = project_addresses(store)
+    ctx = Context(store, store.schema(), assets, survey=assets.survey(addresses))
     out = []
-    for address in project_addresses(store):
-        if "/" not in address or assets.of(address):
+    for address in addresses:
+        if "/" not in address or ctx.has_asset(address):
             continue
         art = store.article(address)
         if art is not None and _is_orphan(ctx, address, art):
@@ -226,19 +238,23 @@ def orphans(store: Store, assets: Assets) -> list[str]:
 
 
 def move_guesses(
-    store: Store, files: list[str], orphans: list[str], limit: int = 3
+    store: Store, files: Iterable[str], orphans: list[str], limit: int = 3
 ) -> dict[str, list[str]]:
-    """For each orphan, assets named like it (a likely rename) that have no article yet."""
+    """For each orphan, assets named like it (a likely rename) that have no article yet: one
+    streaming pass over the listing, looking only at files whose leaf an orphan has."""
     if not orphans:
         return {}
     by_leaf: dict[str, list[str]] = {}
     for address in orphans:
         by_leaf.setdefault(address.rsplit("/", 1)[-1], []).append(address)
     out: dict[str, list[str]] = {}
+    get = by_leaf.get
     for path in files:
-        name = path.rsplit("/", 1)[-1]
-        leaf = name.split(".", 1)[0] if not name.startswith(".") else name
-        for orphan in by_leaf.get(leaf, ()):
+        name = path[path.rfind("/") + 1 :]
+        wanted = get(name if name.startswith(".") else name.partition(".")[0])
+        if wanted is None:
+            continue
+        for orphan in wanted:
             candidate = address_of_path(path)
             guesses = out.setdefault(orphan, [])
             if (
@@ -286,7 +302,9 @@ def check(
     per = _basic(ctx)
     if staleness:
         ctx.times = times if times is not None else ChangeTimes(store.project)
-        ctx.evidence = stale_evidence(store, assets, ctx.times)
+        assert ctx.survey is not None
+        governed = Governed(assets, ctx.survey)
+        ctx.evidence = stale_evidence(store, assets, ctx.times, governed)
         per = _with_stale(ctx, per)
     return _flat(head, per, ctx.addresses)
 
@@ -294,6 +312,7 @@ def check(
 def _whole(store: Store, assets: Assets) -> Context:
     addresses = store.addresses()
     ctx = Context(store, store.schema(), assets, _addresses=sorted(addresses))
+    ctx.survey = assets.survey(project_addresses(store))
     rel = ctx.schema.relations if not ctx.schema.error else None
     if rel is not None and rel.orphan_warn:
         ctx.inbound = inbound(store, addresses)
@@ -392,7 +411,7 @@ def run(
         per = _basic(ctx)
         basic = _flat(head, per, ctx.addresses)
     orphaned = [f.address for f in basic if f.code == "orphan"]
-    result = Pass(moves=move_guesses(store, assets.files(), orphaned))
+    result = Pass(moves=move_guesses(store, assets.iter_files(), orphaned))
     result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
     result.findings = basic
     if worker is not None:
@@ -405,9 +424,12 @@ def run(
                     partial=True,
                 )
             )
-        # Which article governs each file does not depend on git: map it while git runs, so
-        # only the times are left for after.
-        governed = governed_pairs(set(project_addresses(store)), assets)
+        # Which article governs each file does not depend on git: the survey mapped it while
+        # git runs, so only the times are left for after.
+        survey = ctx.survey if ctx is not None else None
+        governed = Governed(assets, survey or assets.survey(project_addresses(store)))
+        if ctx is not None:
+            ctx.inbound = None  # the partial findings were its only use
         worker.join()
         if "error" in box:
             raise box["error"]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from canon_ls.core.address import governing_in
-from canon_ls.core.assets import Assets, address_of_path, scope_pathspecs
+from canon_ls.core.assets import Assets, Survey, address_of_path, scope_pathspecs
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
 from canon_ls.core.evidence import Evidence, date_of, day, gather, is_stale, reference_of
@@ -44,15 +44,26 @@ def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator
                 yield path
 
 
-def governed_pairs(articles: set[str], assets: Assets) -> list[tuple[str, str]]:
-    """(file, governing article) for every project file some article governs (SPEC §4, §9).
-    Independent of git, so the language server computes it while the git pass runs."""
-    pairs = []
-    for path in assets.files():
-        gov = governing_in(address_of_path(path), articles)
-        if gov is not None:
-            pairs.append((path, gov))
-    return pairs
+class Governed:
+    """(file, governing article) for every project file some article governs (SPEC §4, §9),
+    streamed from the listing and one int per file (the survey): never a list of 500k pairs.
+    Iterable again and again."""
+
+    def __init__(self, assets: Assets, survey: Survey) -> None:
+        self.assets = assets
+        self.survey = survey
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        articles = self.survey.articles
+        for path, i in zip(self.assets.iter_files(), self.survey.governing, strict=True):
+            if i >= 0:
+                yield path, articles[i]
+
+
+def governed_pairs(articles: Iterable[str], assets: Assets) -> Governed:
+    """Governed for these articles: one pass over the listing. Independent of git, so the
+    language server computes it while the git pass runs."""
+    return Governed(assets, assets.survey(sorted(articles)))
 
 
 def newest_changes(
@@ -96,7 +107,7 @@ def stale_evidence(
     store: Store,
     assets: Assets,
     times: ChangeTimes,
-    governed: list[tuple[str, str]] | None = None,
+    governed: Iterable[tuple[str, str]] | None = None,
     newest: dict[str, tuple[float, str]] | None = None,
 ) -> dict[str, Evidence]:
     """Address -> evidence for every stale article of the project store (SPEC §9, §9.1).
@@ -107,7 +118,7 @@ def stale_evidence(
     """
     addresses = project_addresses(store)
     if governed is None:
-        governed = governed_pairs(set(addresses), assets)
+        governed = governed_pairs(addresses, assets)
     if newest is None:
         newest = newest_changes(governed, times)
     now = _today()

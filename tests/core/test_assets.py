@@ -321,6 +321,41 @@ def test_non_utf8_file_names_do_not_crash(repo: Path, tmp_path: Path):
     assert again.full_passes == 0 and again.of(name) == T0
 
 
+def test_listing_merges_untracked_deleted_skipped_and_conflicted_paths(repo: Path) -> None:
+    """git's sorted index listing is edited in place (untracked files merged in, deleted ones
+    and every `.git`/`.canon` segment left out, a conflicted path once): the result equals the
+    walk's sorted set, and every per-address answer equals the survey's one pass."""
+    tracked = ["a.py", "a/b.py", "b.d/x.py", "c.py", "sub/.canon/x.md", "sub/.gitignore", "z.py"]
+    commit(repo, T0, *tracked, ".canon/articles/a.md")
+    write(repo, "a.md")  # untracked, sorts between tracked files
+    write(repo, "b/new.py")
+    (repo / "c.py").unlink()  # deleted from the work tree
+    git(repo, "checkout", "-q", "-b", "side")
+    commit(repo, T0 + DAY, "z.py", message="side")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "z.py", "main\n")
+    git(repo, "commit", "-qam", "main", when=T0 + DAY)
+    subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)  # conflict
+    assets = Assets(repo)
+    want = ["a.md", "a.py", "a/b.py", "b.d/x.py", "b/new.py", "sub/.gitignore", "z.py"]
+    assert assets.files() == want
+    articles = ["a", "b", "b/new", "sub", "zz"]
+    survey = assets.survey(articles)
+    assert survey.mapped == {a for a in articles if assets.of(a)} == {"a", "b", "b/new", "sub"}
+    assert sorted(assets.of("b")) == ["b.d/", "b/"]
+    governing = [articles[i] if i >= 0 else None for i in survey.governing]
+    assert governing == ["a", "a", "a", None, "b/new", "sub", None]
+    assert assets.dirs() == {"a", "b.d", "b", "sub"}
+
+
+def test_backslash_in_a_file_name_is_a_separator_for_its_address(repo: Path) -> None:
+    commit(repo, T0, "x\\y.py", "x/z.py")
+    assets = Assets(repo)
+    assert sorted(assets.of("x/y")) == ["x\\y.py"]
+    survey = assets.survey(["x/y"])
+    assert survey.mapped == {"x/y"}
+
+
 # -- the history the pass keeps (SPEC §9.1 evidence, §9.2 history) --------------------------
 
 
