@@ -73,8 +73,12 @@ def article_parts(store: Any) -> dict[str, float]:
             total += sum(size(v) for v in obj)
         return total
 
+    parts["link targets"] = 0
     for article in store.articles():
-        parts["bodies"] += size(article.body)
+        # a lean article holds no body (reading `body` would read the file): count what it holds
+        held = article.held if hasattr(article, "held") else article.body
+        parts["bodies"] += size(held) if held is not None else 0
+        parts["link targets"] += size(getattr(article, "targets", ()))
         parts["capsules+titles+dates"] += sum(
             size(v) for v in (article.capsule, article.title, article.updated, article.address)
         )

@@ -88,9 +88,9 @@ def _cmd_links(args: argparse.Namespace) -> int:
     asked, governing = _governing(store, _path(args, args.path))
     article = store.article(governing)
     targets: list[str] = []
-    for link in article.links if article is not None else []:
-        if link.target not in targets:
-            targets.append(link.target)
+    for target in article.targets if article is not None else ():
+        if target not in targets:
+            targets.append(target)
     backlinks = store.backlinks(governing)
     journal = store.journal_names(governing)
     title = governing if asked == governing else f"{governing} governs {asked}"

@@ -54,16 +54,12 @@ def graph_data(store: Store) -> dict[str, Any]:
                 "problems": list(art.problems),
             }
         )
-        for link in art.links:
-            if link.target in known:
-                edges.append(
-                    {"source": "a:" + address, "target": "a:" + link.target, "kind": "link"}
-                )
+        for target in art.targets:
+            if target in known:
+                edges.append({"source": "a:" + address, "target": "a:" + target, "kind": "link"})
             else:
-                missing.add(link.target)
-                edges.append(
-                    {"source": "a:" + address, "target": "m:" + link.target, "kind": "broken"}
-                )
+                missing.add(target)
+                edges.append({"source": "a:" + address, "target": "m:" + target, "kind": "broken"})
         ancestor = _governing_ancestor(store, address)
         if ancestor:
             edges.append({"source": "a:" + address, "target": "a:" + ancestor, "kind": "parent"})

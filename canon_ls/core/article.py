@@ -16,29 +16,50 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field, fields
-from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from canon_ls.core.links import Link, wikilinks
 
 OWNED = ("capsule", "updated", "scope")
 
 
-@dataclass(frozen=True)
+class BodySource(Protocol):
+    """Where a lean article's body comes from: its file, read again on demand (core/bodies.py)."""
+
+    def body_of(self, article: Article) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
 class Article:
-    """One parsed article; `problems` says what was wrong with the file, if anything."""
+    """One parsed article; `problems` says what was wrong with the file, if anything.
+
+    A store keeps its articles lean: no body in memory (at 50k articles the bodies were more
+    than half of the server's store), only what hovers, lenses, completion, backlinks and the
+    checker ask of every article: the link `targets` and the body's length. `body` is then read
+    from the file on demand through `source`. An article parsed on its own (`parse`) holds its
+    body in `held`."""
 
     address: str
     capsule: str = ""
     updated: str = ""
     scope: str = "asset"
     title: str = ""
-    body: str = ""
+    held: str | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
     problems: tuple[str, ...] = ()
     body_line: int = 0
     mtime_ns: int = 0
     size: int = 0
+    targets: tuple[str, ...] = ()  # every wikilink's target, in order (repeats kept)
+    body_chars: int = 0
+    source: BodySource | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def body(self) -> str:
+        """The body: held, or read from the file now (an edit made since shows at once)."""
+        if self.held is not None:
+            return self.held
+        return self.source.body_of(self) if self.source is not None else ""
 
     @property
     def reviewed(self) -> str:
@@ -55,9 +76,19 @@ class Article:
         """`tags:` as a list or a string (commas or spaces between), '#' dropped, no repeats."""
         return tags_of(self.meta.get("tags"))
 
-    @cached_property
+    @property
     def links(self) -> list[Link]:
+        """The wikilinks with their offsets in the body (read once per call: callers that
+        only need where links point use `targets`)."""
         return wikilinks(self.body)
+
+
+def targets_in(body: str) -> tuple[str, ...]:
+    """Every wikilink target of a body, in order, each string shared across articles (the
+    same few thousand addresses are linked from everywhere)."""
+    if "[[" not in body:
+        return ()
+    return tuple(sys.intern(link.target) for link in wikilinks(body))
 
 
 def tags_of(value: object) -> tuple[str, ...]:
@@ -309,22 +340,41 @@ def decode(data: bytes) -> tuple[str, list[str]]:
     return text, problems
 
 
-def parse(data: bytes | str, address: str, mtime_ns: int = 0, size: int = 0) -> Article:
-    """Parse an article file. Never raises: problems are reported in Article.problems."""
+def _split(text: str) -> tuple[_Parts | None, str, int]:
+    """(front matter parts, body, the body's first line): parse's one way to find the body."""
+    parts = _parts(text)
+    if parts is None:
+        return None, (text[1:] if text.startswith("\ufeff") else text), 0
+    if not parts.close:
+        return parts, text, 0
+    return parts, parts.body, parts.body_line
+
+
+def body_from(data: bytes) -> str:
+    """The body `parse` finds in these bytes (a lean article's body, read again)."""
+    return _split(decode(data)[0])[1]
+
+
+def parse(
+    data: bytes | str,
+    address: str,
+    mtime_ns: int = 0,
+    size: int = 0,
+    source: BodySource | None = None,
+) -> Article:
+    """Parse an article file. Never raises: problems are reported in Article.problems.
+
+    With a `source` the article is lean: its body is not kept but read through the source."""
     problems: list[str]
     if isinstance(data, bytes):
         text, problems = decode(data)
     else:
         text, problems = data, []
     meta: dict[str, Any] = {}
-    parts = _parts(text)
-    if parts is None:
-        body, body_line = (text[1:] if text.startswith("\ufeff") else text), 0
-    elif not parts.close:
+    parts, body, body_line = _split(text)
+    if parts is not None and not parts.close:
         problems.append('malformed front matter: the opening "---" line is never closed')
-        body, body_line = text, 0
-    else:
-        body, body_line = parts.body, parts.body_line
+    elif parts is not None:
         try:
             meta = parse_front_matter("".join(parts.lines))
         except ValueError as exc:
@@ -344,17 +394,28 @@ def parse(data: bytes | str, address: str, mtime_ns: int = 0, size: int = 0) -> 
         updated.strip(),
         scope,
         title_of(body),
-        body,
+        None if source is not None else body,
         meta,
         tuple(problems),
         body_line,
         mtime_ns,
         size,
+        targets_in(body),
+        len(body),
+        source,
     )
 
 
+def lean(article: Article, source: BodySource) -> Article:
+    """The same article without its body in memory (read through `source` when asked)."""
+    if article.held is None:
+        return article
+    values = [getattr(article, name) for name in FIELDS]
+    values[FIELDS.index("held")], values[-1] = None, source
+    return make(*values)
+
+
 _new = object.__new__
-_set_dict = object.__setattr__
 
 
 def make(
@@ -363,37 +424,55 @@ def make(
     updated: str,
     scope: str,
     title: str,
-    body: str,
+    held: str | None,
     meta: dict[str, Any],
     problems: tuple[str, ...],
     body_line: int,
     mtime_ns: int,
     size: int,
+    targets: tuple[str, ...],
+    body_chars: int,
+    source: BodySource | None,
 ) -> Article:
-    """Article(...) without the frozen dataclass's per-field setattr: 3x cheaper, which counts
-    when a store of 10k articles loads (the parse cache builds every article through here)."""
+    """Article(...) without the frozen dataclass's __init__ (a setattr through object per
+    field): ~2x cheaper, which counts when a store of 50k articles loads (the parse cache
+    builds every article through here)."""
     article = _new(Article)
-    _set_dict(
-        article,
-        "__dict__",
-        {
-            "address": address,
-            "capsule": capsule,
-            "updated": updated,
-            "scope": scope,
-            "title": title,
-            "body": body,
-            "meta": meta,
-            "problems": problems,
-            "body_line": body_line,
-            "mtime_ns": mtime_ns,
-            "size": size,
-        },
-    )
+    _address(article, address)
+    _capsule(article, capsule)
+    _updated(article, updated)
+    _scope(article, scope)
+    _title(article, title)
+    _held(article, held)
+    _meta(article, meta)
+    _problems(article, problems)
+    _body_line(article, body_line)
+    _mtime_ns(article, mtime_ns)
+    _size(article, size)
+    _targets(article, targets)
+    _body_chars(article, body_chars)
+    _source(article, source)
     return article
 
 
 FIELDS = tuple(f.name for f in fields(Article))  # make()'s parameters, in order
+# the slots' own setters (a frozen dataclass refuses plain assignment)
+(
+    _address,
+    _capsule,
+    _updated,
+    _scope,
+    _title,
+    _held,
+    _meta,
+    _problems,
+    _body_line,
+    _mtime_ns,
+    _size,
+    _targets,
+    _body_chars,
+    _source,
+) = (getattr(Article, name).__set__ for name in FIELDS)
 
 
 def title_of(body: str) -> str:

@@ -3,8 +3,9 @@
 Scanning every article's links per question cost ~13 ms at 10k articles, and references,
 renames, relations checks and each incremental re-check ask it. The Store feeds this index
 from the one place it learns an article changed (`Store._set`), so the CLI, MCP and the
-language server share one answer. Building it touches every article's links once, so it can
-also be built in steps (`pending`/`step`) between an event loop's requests.
+language server share one answer. Building it touches every article's link targets once (kept
+on the article, so no body is read), and it can be built in steps (`pending`/`step`) between an
+event loop's requests.
 """
 
 from __future__ import annotations
@@ -12,21 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from canon_ls.core.article import Article
-from canon_ls.core.links import wikilinks
 
 
 def targets_of(article: Article | None) -> frozenset[str]:
-    """The addresses an article's wikilinks target (empty for a missing article).
-
-    Read from the body without caching them on the article (`Article.links` would): kept for
-    every article, those lists of Link objects were most of the index's memory (~10 MB at 10k
-    articles), and only a few articles' links are ever asked for again."""
+    """The addresses an article's wikilinks target (empty for a missing article), from the
+    targets the article keeps: building the index reads no body."""
     if article is None:
         return frozenset()
-    links = article.__dict__.get("links")  # computed already for this article: reuse it
-    if links is None:
-        links = wikilinks(article.body)
-    return frozenset(link.target for link in links)
+    return frozenset(article.targets)
 
 
 class LinkIndex:

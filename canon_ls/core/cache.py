@@ -7,7 +7,8 @@ carries its file's (mtime_ns, size, inode, ctime_ns) and is used only when the s
 scan finds exactly that key; anything else is re-read from disk. Entries whose file changed
 within RACY_NS of being read are never written (git's "racy" rule: a coarse mtime could hide a
 second edit). A snapshot that is damaged (checksum), from another parser version or for another
-root is ignored. CANON_NO_CACHE=1 turns the cache off.
+root is ignored. CANON_NO_CACHE=1 turns the cache off. Bodies are not in it: the store keeps
+none (core/bodies.py), so the snapshot holds what the store does and no more.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core.article import Article
 
-VERSION = 1
+VERSION = 2  # 2: no bodies (read from the files on demand), link targets and body length
 MIN_PARSED = 500  # write a snapshot only after parsing this many files in one process
 PRUNE_DAYS = 60  # snapshots not rewritten for this long are deleted when another is written
 _MAGIC = b"canon-ls store cache 2\n"
@@ -131,31 +132,53 @@ def _keep(part: dict[str, Any], limit: int, kept: dict[str, _Entry]) -> None:
     for address, entry in part.items():
         try:
             key, values = entry
-            if len(key) == 4 and len(values) == 10 and max(key[0], key[3]) < limit:
+            if len(key) == 4 and len(values) == _FIELDS and max(key[0], key[3]) < limit:
                 kept[address] = entry
         except (TypeError, IndexError, ValueError):
             continue
 
 
-def restore(address: str, values: tuple[Any, ...]) -> Article:
-    """An Article from a snapshot entry's fields."""
-    return art.make(address, *values)
+def restore(address: str, values: tuple[Any, ...], source: art.BodySource | None) -> Article:
+    """A lean Article from a snapshot entry's fields, its body read through `source`."""
+    (capsule, updated, scope, title, meta, problems, body_line, mtime_ns, size, targets, chars) = (
+        values
+    )
+    return art.make(
+        address,
+        capsule,
+        updated,
+        scope,
+        title,
+        None,
+        meta,
+        problems,
+        body_line,
+        mtime_ns,
+        size,
+        targets,
+        chars,
+        source,
+    )
 
 
 def fields_of(article: Article) -> tuple[Any, ...]:
-    """The fields a snapshot keeps for an article (everything after its address)."""
+    """The fields a snapshot keeps for an article: everything but its address and body."""
     return (
         article.capsule,
         article.updated,
         article.scope,
         article.title,
-        article.body,
         article.meta,
         article.problems,
         article.body_line,
         article.mtime_ns,
         article.size,
+        article.targets,
+        article.body_chars,
     )
+
+
+_FIELDS = 11  # len(fields_of(...))
 
 
 def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key, Article]]) -> bool:

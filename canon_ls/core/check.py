@@ -177,9 +177,10 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
 def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding]:
     if schema.error:
         return []  # reported once for the store by check()
-    values = {"capsule": art.capsule, "title": art.title, "body": art.body}
+    body = art.body if "body" in schema.rules else ""  # read only for a rule on the body
+    values = {"capsule": art.capsule, "title": art.title, "body": body}
     out = []
-    for line in schema_mod.violations(schema, values):
+    for line in schema_mod.violations(schema, values, art.targets):
         severity = "error" if line.startswith("The schema requires") else "warning"
         out.append(Finding(address, "schema", severity, line))
     return out

@@ -54,7 +54,8 @@ class DiskView:
             data, _ = fsio.read_regular(path, _max_bytes(), st.st_size, inside=self._inside)
         except (OSError, OutsideStore):
             return None  # absent, not a regular file, or outside the store: no article
-        return art.parse(data, address, st.st_mtime_ns, st.st_size)
+        # lean, as the Store's own: a body is read from the file when asked
+        return art.parse(data, address, st.st_mtime_ns, st.st_size, self.store.bodies)
 
     def has(self, address: str) -> bool:
         return self.article(address) is not None

@@ -39,6 +39,7 @@ from canon_ls.core.address import (
 )
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
+from canon_ls.core.bodies import BodyReader
 from canon_ls.core.freshness import Key, key, key_of, scan, settled
 from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
@@ -106,6 +107,13 @@ class StoreIndex:
         self._loaded = False
         self._search: SearchIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
+        # where this store's lean articles read their bodies (DiskView's early articles too)
+        self.bodies = BodyReader(
+            self.articles_dir, self._index, self._stat, self._racy, _read_capped
+        )
+        self.bodies.changed = self._body_changed
+        for sub in self._subs.values():  # a mount article read stale: re-read through here
+            sub.bodies.changed = self._body_changed
         self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem)
         self._schema: tuple[tuple[int, ...] | None, sch.Schema] | None = None
         self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
@@ -227,9 +235,11 @@ class StoreIndex:
             if self._links is not None:
                 self._links.set(address, frozenset())
             return
-        self._index[address] = article
-        if self._search is not None:
+        if self._search is not None:  # from the body in hand, if it is (written, parsed)
             self._search.add_tokens(address, _search_tokens(article))
+        if article.held is not None:
+            article = art.lean(article, self.bodies)
+        self._index[address] = article
         if self._links is not None:
             self._links.set(address, targets_of(article))
 
@@ -323,7 +333,7 @@ class StoreIndex:
         hit = snapshot.get(address) if snapshot else None
         if hit is not None and hit[0] == key and address not in self._stat:
             self._stat[address] = key  # unchanged since it was parsed (cache.py)
-            self._set(address, cache.restore(address, hit[1]))
+            self._set(address, cache.restore(address, hit[1], self.bodies))
             return True
         return self._consider(address, path, key, inside)
 
@@ -394,6 +404,16 @@ class StoreIndex:
     def _cached(self) -> dict[str, tuple[_Key, tuple]]:
         """The parse cache's entries for this store ({} when off, missing or damaged)."""
         return cache.load(self._cache_file(), self.root, freshness.RACY_NS)
+
+    def _body_changed(self, path: str) -> None:
+        """A body was just read from a file other than the one its article was parsed from:
+        re-read the file into the index. Skipped while another thread holds the store (a
+        load or refresh in progress sees the file itself) and before the first load."""
+        if self._loaded and self._lock.acquire(blocking=False):
+            try:
+                self.revalidate([path])
+            finally:
+                self._lock.release()
 
     def _ensure(self) -> None:
         if not self._loaded:

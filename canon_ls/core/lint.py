@@ -61,7 +61,12 @@ class Finding:
 
 def body_size(body: str) -> list[str]:
     """§6.1 item 1."""
-    n = len(body)
+    return body_chars(len(body))
+
+
+def body_chars(n: int) -> list[str]:
+    """§6.1 item 1 for a body of `n` characters (a stored article keeps the count, not the
+    body)."""
     if n > BODY_SPLIT:
         return [
             f"The body is {n:,} characters (over {BODY_SPLIT:,}); split it into child articles "
@@ -225,15 +230,18 @@ def article_findings(article: Article, exists: Callable[[str], bool]) -> list[Fi
         found.append(Finding(a, "capsule-long", "warning", message))
     for message in capsule_changelog(article.capsule):
         found.append(Finding(a, "capsule-changelog", "hint", message))
-    for message in body_size(article.body):
+    for message in body_chars(article.body_chars):
         found.append(Finding(a, "body-long", "warning", message, article.body_line))
     for message in journal_address(a):
         found.append(Finding(a, "journal-address", "warning", message))
-    for link in article.links:
+    if all(exists(target) for target in article.targets):
+        return found
+    body = article.body  # read once, only for an article with a broken link: where it is
+    for link in wikilinks(body):
         if exists(link.target):
             continue
-        line, start = _position(article.body, link.start, article.body_line)
-        end_line, end = _position(article.body, link.end, article.body_line)
+        line, start = _position(body, link.start, article.body_line)
+        end_line, end = _position(body, link.end, article.body_line)
         if end_line != line:
             end = start + (link.end - link.start)
         found.append(

@@ -22,9 +22,9 @@ def inbound(store: Store, addresses: Iterable[str]) -> dict[str, set[str]]:
         art = store.article(source)
         if art is None:
             continue
-        for link in art.links:
-            if link.target != source:
-                inbound.setdefault(link.target, set()).add(source)
+        for target in art.targets:
+            if target != source:
+                inbound.setdefault(target, set()).add(source)
     return inbound
 
 
@@ -54,7 +54,7 @@ def unlisted(address: str, art: Article, addresses: list[str]) -> list[str]:
     children = _children(address, addresses)
     if not children:
         return []
-    targets = {link.target for link in art.links}
+    targets = set(art.targets)
     return [c for c in children if c not in targets]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -275,8 +276,13 @@ def judge(
     return result
 
 
-def violations(schema: Schema, values: dict[str, str]) -> list[str]:
-    """Every rule the existing article breaks (for reads and checks; never a refusal)."""
+def violations(
+    schema: Schema, values: dict[str, str], refs: Iterable[str] | None = None
+) -> list[str]:
+    """Every rule the existing article breaks (for reads and checks; never a refusal).
+
+    `refs`: the body's wikilink targets when the caller has them (a stored article keeps
+    them), so a body is needed only when a rule on the body itself is declared."""
     if schema.error:
         return [schema.malformed_line]
     lines: list[str] = []
@@ -287,7 +293,10 @@ def violations(schema: Schema, values: dict[str, str]) -> list[str]:
         refusals, warnings = _field_lines(name, rule, values.get(name, ""), refuse=True)
         lines += refusals + warnings
     rel = schema.relations
-    count = len(references(values.get("body", "")))
+    if refs is None:
+        count = len(references(values.get("body", "")))
+    else:
+        count = len({target.casefold() for target in refs})
     if rel.refs_required and count == 0:
         lines.append(
             "The schema requires the body to reference another article; it references none."

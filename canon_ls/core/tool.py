@@ -241,9 +241,10 @@ def _read(
     if store.is_orphan(governing):
         lines.append(" ".join(lint.orphan_question(governing, dialect.declare_rule(governing))))
     schema = store.schema_for(governing)
-    values = {"capsule": article.capsule, "title": article.title, "body": article.body}
+    text = article.body  # read from the file once (the store keeps no bodies)
+    values = {"capsule": article.capsule, "title": article.title, "body": text}
     lines += [f"schema: {v}" for v in sch.violations(schema, values)]
-    body = article.body.strip("\n")
+    body = text.strip("\n")
     if any(p.startswith("binary") for p in article.problems):
         body = "(binary content not shown)"
     if body:

@@ -72,10 +72,14 @@ def test_spec_5_flat_flow_lists_never_disagree_with_libyaml(items: list[str]) ->
 
 def test_make_matches_the_dataclass() -> None:
     assert tuple(inspect.signature(art.make).parameters) == art.FIELDS
-    values = ("a/b", "Cap.", "2026-01-01", "rule", "T", "# T\n[[x]]\n", {"k": "v"}, ("p",), 3, 5, 8)
+    body = "# T\n[[x]]\n"
+    values = ("a/b", "Cap.", "2026-01-01", "rule", "T", body, {"k": "v"}, ("p",), 3, 5, 8)
+    values += (("x",), len(body), None)
     made, built = art.make(*values), Article(*values)
     assert made == built and hash(made) == hash(built)
     assert made.meta == built.meta and made.links == built.links
+    parsed = art.parse(f"---\ncapsule: Cap.\nscope: rule\n---\n{body}", "a/b")
+    assert (parsed.held, parsed.targets, parsed.body_chars) == (body, ("x",), len(body))
     with pytest.raises(AttributeError):
         made.capsule = "x"  # type: ignore[misc]
 

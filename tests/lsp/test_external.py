@@ -111,3 +111,21 @@ async def test_new_article_appears_for_an_ungoverned_file(s: Session):
         return [h.label for h in await s.inlay("docs/readme.md")] == ["docs: User docs."]
 
     await s.until(hinted, what="the new article's inlay hint")
+
+
+async def test_a_hand_edit_shows_in_read_through_the_server(s: Session) -> None:
+    """Issue 15: the server keeps no article bodies; `canon.read` shows the body on disk now,
+    the capsule too (the read re-checks the file)."""
+    await s.checked()
+    before = await s.command("canon.read", {"path": "src/core/config.ts"})
+    assert "Loads layered config" in before and "Edited by hand" not in before
+    path = s.root / CONFIG
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("Loads layered config", "Edited by hand, loads config")
+        + "\nA line added by hand.\n",
+        encoding="utf-8",
+    )
+    after = await s.command("canon.read", {"path": "src/core/config.ts"})
+    assert "capsule: Edited by hand, loads config" in after, after
+    assert "A line added by hand." in after, after

@@ -1,0 +1,62 @@
+"""A store's article bodies, read from their files on demand (SPEC §4: files are the truth).
+
+The index keeps no bodies (core/article.py, lean articles): hovers, lenses, completion,
+backlinks and most of the checker never need one, and at 50k articles they were more than half
+of the store's memory. The few readers that do (read, search, a few lints) get the file's
+current body. When the file is not the one the article was parsed from (its stat key moved,
+or it is still racy), the index is asked to re-read it, so what the store says about the
+article catches up with the body just served.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from canon_ls.core import article as art
+from canon_ls.core.address import OutsideStore
+from canon_ls.core.freshness import Key, key_of
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+
+
+class BodyReader:
+    """Reads bodies of one store's articles (a mount has its own reader) from articles/."""
+
+    def __init__(
+        self,
+        articles_dir: Path,
+        index: Mapping[str, Article],
+        stat: Mapping[str, Key],
+        racy: set[str],
+        read: Callable[[str, int, str], tuple[bytes, bool]],
+    ) -> None:
+        self.articles_dir = articles_dir
+        self._index, self._stat, self._racy = index, stat, racy
+        self._read = read  # the index's own capped read: the same bytes it parses
+        # set by the index: re-read a file found changed (never blocks; see StoreIndex)
+        self.changed: Callable[[str], None] = lambda path: None
+
+    def body_of(self, article: Article) -> str:
+        """The body of the article's file as it is now ('' when it is gone or unreadable)."""
+        address = article.address
+        path = f"{self.articles_dir}{os.sep}{address}.md"
+        before = key_of(path)
+        try:
+            size = before[1] if before else -1
+            data, _truncated = self._read(path, size, os.path.realpath(self.articles_dir))
+        except (OSError, OutsideStore):
+            data = None
+        same = (
+            before is not None
+            and key_of(path) == before
+            and self._stat.get(address) == before
+            and address not in self._racy
+            and self._index.get(address) is article
+        )
+        if not same:
+            self.changed(path)
+        return art.body_from(data) if data is not None else ""
