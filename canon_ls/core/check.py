@@ -16,6 +16,7 @@ give the same findings in the same order, so they share `findings_of` and its he
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import threading
 import time
@@ -41,10 +42,12 @@ from canon_ls.core.relations import (
 )
 from canon_ls.core.staleness import (
     Governed,
+    evidence_of,
     evidence_one,
     mount_of,
     newest_changes,
     project_addresses,
+    project_dates,
     stale_evidence,
     stale_reason,
 )
@@ -306,7 +309,7 @@ def check(
         assert ctx.survey is not None
         governed = Governed(assets, ctx.survey)
         ctx.evidence = stale_evidence(store, assets, ctx.times, governed)
-        per = _with_stale(ctx, per)
+        per = _with_stale(ctx.evidence, per)
     return _flat(head, per, ctx.addresses)
 
 
@@ -332,11 +335,12 @@ def _basic(ctx: Context) -> dict[str, list[Finding]]:
     return per
 
 
-def _with_stale(ctx: Context, per: dict[str, list[Finding]]) -> dict[str, list[Finding]]:
-    """`per` plus the stale findings of `ctx.evidence` (after the others at the same place)."""
-    assert ctx.evidence is not None
+def _with_stale(
+    evidence_by: dict[str, Evidence], per: dict[str, list[Finding]]
+) -> dict[str, list[Finding]]:
+    """`per` plus the stale findings of `evidence_by` (after the others at the same place)."""
     out = dict(per)
-    for address, evidence in ctx.evidence.items():
+    for address, evidence in evidence_by.items():
         found = [*per.get(address, ()), stale_finding(evidence)]
         found.sort(key=_place)
         out[address] = found
@@ -405,12 +409,16 @@ def run(
     assets = Assets(project, store_root=store.root)
     head = _store_findings(store)
     per: dict[str, list[Finding]] = {}
+    order: list[str] = []
+    survey: Survey | None = None
     if head is None or (head and head[0].code == "store-outside"):
-        basic, ctx = head or [], None
+        basic, judged = head or [], False
     else:
         ctx = _whole(store, assets)
         per = _basic(ctx)
-        basic = _flat(head, per, ctx.addresses)
+        order, survey, judged = ctx.addresses, ctx.survey, True
+        basic = _flat(head, per, order)
+        del ctx
     orphaned = [f.address for f in basic if f.code == "orphan"]
     result = Pass(moves=move_guesses(store, assets.iter_files(), orphaned))
     result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
@@ -426,21 +434,20 @@ def run(
                 )
             )
         # Which article governs each file does not depend on git: the survey mapped it while
-        # git runs, so only the times are left for after.
-        survey = ctx.survey if ctx is not None else None
+        # git runs, so only the times are left for after. The verdicts need only the
+        # articles' dates: the parsed store goes before git's output is read.
         governed = Governed(assets, survey or assets.survey(project_addresses(store)))
-        if ctx is not None:
-            ctx.inbound = None  # the partial findings were its only use
+        dates = project_dates(store) if judged else {}
+        del store
+        gc.collect()
         worker.join()
         if "error" in box:
             raise box["error"]
         times, result.git_seconds = box["times"], box["seconds"]
         result.newest = newest_changes(governed, times)
-        if ctx is not None:
-            ctx.times = times
-            ctx.evidence = stale_evidence(store, assets, times, governed, result.newest)
-            result.evidence = ctx.evidence
-            result.findings = _flat(head or [], _with_stale(ctx, per), ctx.addresses)
+        if judged:
+            result.evidence = evidence_of(dates, governed, times, result.newest)
+            result.findings = _flat(head or [], _with_stale(result.evidence, per), order)
     result.seconds = time.perf_counter() - started
     return result
 

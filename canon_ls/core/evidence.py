@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
@@ -59,7 +59,20 @@ def days_between(start: str, end: str) -> int:
         return 0
 
 
-def reference_of(article: Article) -> tuple[str, str]:
+class Dates(NamedTuple):
+    """The front matter dates a stale verdict reads (SPEC §9), kept when the article is not:
+    the whole-store pass lets the parsed store go while git runs."""
+
+    updated: str
+    reviewed: str
+    stale_after: str
+
+    @classmethod
+    def of(cls, article: Article) -> Dates:
+        return cls(str(article.updated or ""), article.reviewed, article.stale_after)
+
+
+def reference_of(article: Article | Dates) -> tuple[str, str]:
     """(reference date, 'updated' | 'reviewed'): max(updated, reviewed), SPEC §9."""
     updated, reviewed = date_of(article.updated), date_of(article.reviewed)
     if reviewed and reviewed > updated:
@@ -224,7 +237,7 @@ def _cut(subject: str) -> str:
     return subject if len(subject) <= SUBJECT_MAX else subject[: SUBJECT_MAX - 1] + "…"
 
 
-def is_stale(article: Article, newest_day: str, today: str) -> bool:
+def is_stale(article: Article | Dates, newest_day: str, today: str) -> bool:
     """The verdict alone (SPEC §9): stale_after passed, or the newest governed change falls
     on a later day than the reference date."""
     stale_after = date_of(article.stale_after)
@@ -235,7 +248,11 @@ def is_stale(article: Article, newest_day: str, today: str) -> bool:
 
 
 def gather(
-    address: str, article: Article, files: Iterable[str], times: ChangeTimes, today: str
+    address: str,
+    article: Article | Dates,
+    files: Iterable[str],
+    times: ChangeTimes,
+    today: str,
 ) -> Evidence | None:
     """The evidence for one article from its governed files, or None when it is not stale.
 

@@ -14,10 +14,17 @@ from canon_ls.core.address import governing_in
 from canon_ls.core.assets import Assets, Survey, address_of_path, scope_pathspecs
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
-from canon_ls.core.evidence import Evidence, date_of, day, gather, is_stale, reference_of
+from canon_ls.core.evidence import (
+    Dates,
+    Evidence,
+    date_of,
+    day,
+    gather,
+    is_stale,
+    reference_of,
+)
 
 if TYPE_CHECKING:
-    from canon_ls.core.article import Article
     from canon_ls.core.store import Store
 
 
@@ -119,14 +126,31 @@ def stale_evidence(
     addresses = project_addresses(store)
     if governed is None:
         governed = governed_pairs(addresses, assets)
+    return evidence_of(project_dates(store), governed, times, newest)
+
+
+def project_dates(store: Store) -> dict[str, Dates]:
+    """Every project article's dates, in address order (all a stale verdict reads)."""
+    out = {}
+    for address in project_addresses(store):
+        art = store.article(address)
+        if art is not None:
+            out[address] = Dates.of(art)
+    return out
+
+
+def evidence_of(
+    dates: dict[str, Dates],
+    governed: Iterable[tuple[str, str]],
+    times: ChangeTimes,
+    newest: dict[str, tuple[float, str]] | None = None,
+) -> dict[str, Evidence]:
+    """stale_evidence() from the articles' dates alone (no store needed any more)."""
     if newest is None:
         newest = newest_changes(governed, times)
     now = _today()
-    verdicts: dict[str, Article] = {}
-    for address in addresses:
-        art = store.article(address)
-        if art is None:
-            continue
+    verdicts: dict[str, Dates] = {}
+    for address, art in dates.items():
         seen = newest.get(address)
         if is_stale(art, day(seen[0]) if seen else "", now):
             verdicts[address] = art

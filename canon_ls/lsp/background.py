@@ -14,6 +14,7 @@ import asyncio
 import gc
 import json
 import logging
+import os
 import pickle
 import sys
 import tempfile
@@ -98,6 +99,18 @@ def _emit(snapshot: Snapshot) -> None:
     sys.stdout.buffer.flush()
 
 
+# glibc's allocator for the child (a user's own setting wins): a fixed mmap threshold hands
+# every freed big buffer (git's output, the listing, the parse cache's records) back to the
+# system at once instead of raising the threshold and keeping them in the heap, and two arenas
+# are plenty for its two threads (docs/BENCHMARKS.md, "the check child").
+CHILD_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_ARENA_MAX": "2"}
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the check child: ours plus CHILD_MALLOC where not set."""
+    return {**CHILD_MALLOC, **os.environ}
+
+
 async def run(
     project: Path,
     options: dict[str, Any],
@@ -126,6 +139,7 @@ async def _run(
         stdout=asyncio.subprocess.PIPE,
         stderr=errors,
         cwd=str(project),
+        env=child_env(),
     )
     assert proc.stdin is not None and proc.stdout is not None
     payload = json.dumps({"project": str(project), "options": options, "staleness": staleness})

@@ -69,3 +69,13 @@ async def test_child_failure_is_a_sentence(tmp_path: Path):
     """Bad input never crashes the server: a failing child answers an error, not an exception."""
     final = await background.run(tmp_path, {"root": 42}, True)
     assert final.error
+
+
+def test_the_child_gets_a_fixed_mmap_threshold_unless_the_user_set_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Freed big buffers go back to the system at once (glibc); a user's own value wins."""
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    env = background.child_env()
+    assert env["MALLOC_MMAP_THRESHOLD_"] == "131072" and env["MALLOC_ARENA_MAX"] == "4"
