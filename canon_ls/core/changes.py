@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from canon_ls.core import cache, gitrun, layout
+from canon_ls.core import cache, gitrun
 
 
 def _decode(data: bytes) -> str:
@@ -42,82 +42,54 @@ class Commit(NamedTuple):
 _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 
 
-def excluded_paths(project: Path) -> list[str]:
-    """Project-relative directories the history pass leaves out, because nothing asks git when
-    a file there changed: the store's journal (`.canon/journal` and the root canon.toml names;
-    entries are dated by their names, "written since" by stat) and the store of every mount
-    inside the project (mount articles are never judged or given a history here; files under a
-    `.canon/` are never assets). The store's articles stay in: `canon history` lists their
-    commits (SPEC §9.2).
-
-    Why: the journal is one flat directory of thousands of files, and git re-reads its whole
-    tree for every commit that adds an entry (at 50k articles / 25,000 entries the pass took
-    29.6 s with it, 22.7 s without; docs/BENCHMARKS.md)."""
-    project = Path(os.path.abspath(project))
-    dirs = [project / layout.STORE_DIR / layout.JOURNAL_DIR]
-    try:
-        options = layout.resolve(project)  # canon.toml only: topology never comes from settings
-        dirs.append(options.journal_dir)
-        dirs += [d / layout.STORE_DIR for d in options.mounts.values()]
-    except (OSError, ValueError):
-        pass
-    out: list[str] = []
-    for d in dirs:
-        try:
-            rel = Path(os.path.abspath(d)).relative_to(project).as_posix()
-        except ValueError:
-            continue  # outside the project: git's history of it is not this pass's
-        if rel != "." and rel not in out:
-            out.append(rel)
-    return out
+# The delta base cache of the one whole-history pass, by the repository's size. `git log
+# --name-status` diffs every commit's trees; once the trees of one commit no longer fit in the
+# cache (git's default core.deltaBaseCacheLimit is 96 MB), each is rebuilt from its delta chain
+# again and again. Measured on generated repositories (docs/BENCHMARKS.md, "the git pass"): at
+# 500k files (a 75 MB index) the pass took 30.9 s of CPU with 96 MB, 15.0 with 128 MB, 12.5 with
+# 192 MB, 12.0 with 256 MB; at 250k and 100k files a bigger cache gains nothing. So the limit is
+# three times the index file (whose size grows with the tracked files, as the trees do), never
+# below git's default and at most 512 MB; git fills the cache up to the limit, so a smaller
+# repository keeps git's own setting. Passes over OLD..HEAD (a few commits) keep the default.
+GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
+DELTA_CACHE_PER_INDEX_BYTE = 3
+DELTA_CACHE_MAX = 512 * 1024 * 1024
 
 
-# The delta base cache of the one whole-history pass, by the repository's size (the size of
-# its index file grows with the files tracked: 15 MB at 100k files, 75 MB at 500k). Git's
-# default (96 MB) thrashes once the trees of a big repository no longer fit: at 500k files
-# 256 MB made the pass 1.8x faster (22.7 -> 12.9 s) for ~120 MB more of git's memory; at 100k
-# files it gains nothing and only costs memory, so small repositories keep git's default
-# (measurements: docs/BENCHMARKS.md, benchmarks/bench_git_pass.py).
-BIG_INDEX_BYTES = 30 * 1024 * 1024
-BIG_DELTA_CACHE = "256m"
-
-
-def _big(project: Path) -> bool:
-    """Whether the repository's index file is past BIG_INDEX_BYTES (one small rev-parse)."""
+def delta_cache_limit(project: Path) -> int | None:
+    """Bytes of delta base cache for the whole-history pass, or None for git's default."""
     out = gitrun.run(project, "rev-parse", "--git-path", "index")
     if not out:
-        return False
+        return None
     try:
-        return os.stat(Path(project) / _decode(out).strip()).st_size >= BIG_INDEX_BYTES
+        size = os.stat(Path(project) / _decode(out).strip()).st_size
     except (OSError, ValueError):
-        return False
+        return None
+    limit = min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX)
+    return limit if limit > GIT_DEFAULT_DELTA_CACHE else None
 
 
 def log_args(project: Path, revs: str, whole: bool = False) -> list[str]:
-    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these).
+    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these);
+    `whole`: the pass over all of history, with the delta cache its size needs.
 
-    `--full-history`: a pathspec would otherwise turn on git's history simplification, which
-    drops side-branch commits whose changes a merge discarded; without the exclusions the pass
-    never simplified, and it must list the same commits. `whole`: the pass over all of history
-    (a bigger delta cache when the repository is big); OLD..HEAD keeps git's default."""
-    config = (
-        ["-c", f"core.deltaBaseCacheLimit={BIG_DELTA_CACHE}"] if whole and _big(project) else []
-    )
-    excluded = [f":(exclude,literal){rel}" for rel in excluded_paths(project)]
+    No pathspec leaves the store out: `canon history` lists the commits of the article files
+    (SPEC §9.2), and one leaving out only the journal (which nothing dates from git) made the
+    pass slower, not faster: with a pathspec git also compares each commit's trees to prune
+    history (CPU 4.9 -> 6.0 s at 250k files, 30.9 -> 34.1 s at 500k)."""
+    limit = delta_cache_limit(project) if whole else None
+    config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if limit else []
     return [
         *config,
         "log",
         "--no-renames",
         "--no-show-signature",
-        "--full-history",
         "--name-status",
         "--relative",
         "-z",
         _LOG_FORMAT,
         revs,
         "--",
-        ".",
-        *excluded,
     ]
 
 
@@ -147,7 +119,7 @@ class ChangeTimes:
     dirty files on every refresh.
     """
 
-    VERSION = 4  # 4: the pass leaves excluded_paths() out (the file name is keyed by them too)
+    VERSION = 3
 
     def __init__(
         self,
@@ -239,8 +211,7 @@ class ChangeTimes:
     def _cache_file(self) -> Path | None:
         if self.cache_dir is None:
             return None
-        what = "\0".join([os.path.realpath(self.project), *excluded_paths(self.project)])
-        key = hashlib.sha256(what.encode()).hexdigest()[:20]
+        key = hashlib.sha256(os.path.realpath(self.project).encode()).hexdigest()[:20]
         return self.cache_dir / f"changes-{key}.bin"
 
     def _load_cache(self) -> None:

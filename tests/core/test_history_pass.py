@@ -1,6 +1,6 @@
-"""The history pass leaves out what nobody dates from git (the store's journal, the stores of
-mounts inside the project) and lists the same commits for everything else; its cache stays
-valid (SPEC §9, §9.1, §9.2). Real git repositories in tmp dirs."""
+"""The history pass (SPEC §9, §9.1, §9.2): the delta cache it asks of git by the repository's
+size, what it lists (the store's article commits too, for `canon history`), and its cache file.
+Real git repositories in tmp dirs."""
 
 from __future__ import annotations
 
@@ -54,55 +54,57 @@ def subjects(times: ChangeTimes, path: str) -> list[str]:
     return [c.subject for c in times.commits_of(path)]
 
 
-def test_a_commit_touching_only_the_journal_is_no_change(repo: Path, tmp_path: Path) -> None:
-    """The journal is left out; assets and the store's articles (canon history's article side)
-    keep every commit."""
+def test_the_pass_lists_asset_and_article_commits(repo: Path, tmp_path: Path) -> None:
+    """`canon history` reads the article file's commits from the same pass, so the store is
+    not left out of it."""
     commit(repo, T0 + DAY, ".canon/journal/2023-11-15-note.md", message="journal only")
-    commit(repo, T0 + 2 * DAY, "src/a.py", ".canon/journal/2023-11-16-x.md", message="asset")
+    commit(repo, T0 + 2 * DAY, "src/a.py", message="asset")
     commit(repo, T0 + 3 * DAY, ".canon/articles/src/a.md", message="article")
     times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
-    assert times.of("src/a.py") == T0 + 2 * DAY
     assert subjects(times, "src/a.py") == ["asset", "start"]
     assert subjects(times, ".canon/articles/src/a.md") == ["article", "start"]
-    assert not [p for p in times.committed() if p.startswith(".canon/journal/")]
     hits, _ = times.touched_since(["src/a.py"], T0 + DAY)
     assert [c.subject for c in hits] == ["asset"]
-    # the journal entry is still dated (by its mtime, as an untracked file would be)
-    assert times.of(".canon/journal/2023-11-15-note.md") > 0
 
 
-def test_the_configured_root_and_mount_stores_are_left_out(repo: Path, tmp_path: Path) -> None:
-    (repo / "canon.toml").write_text('root = "memory"\nmounts = ["data/lake"]\n', "utf-8")
-    commit(repo, T0 + DAY, "memory/journal/2023-11-15-n.md", message="journal")
-    commit(repo, T0 + 2 * DAY, "data/lake/.canon/articles/prices.md", message="mount store")
-    commit(repo, T0 + 3 * DAY, "data/lake/prices.csv", "memory/articles/x.md", message="kept")
-    assert changes.excluded_paths(repo) == [".canon/journal", "memory/journal", "data/lake/.canon"]
-    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
-    committed = times.committed()
-    assert "memory/journal/2023-11-15-n.md" not in committed
-    assert "data/lake/.canon/articles/prices.md" not in committed
-    assert committed["data/lake/prices.csv"] == committed["memory/articles/x.md"] == T0 + 3 * DAY
+def test_the_delta_cache_grows_with_the_index(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three times the index file, never below git's default, at most DELTA_CACHE_MAX; only
+    for the pass over all of history."""
+    index = os.path.getsize(repo / ".git" / "index")
+    assert changes.delta_cache_limit(repo) is None  # a small repository keeps git's default
+    assert not any("deltaBaseCacheLimit" in a for a in changes.log_args(repo, "HEAD", True))
+    monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)
+    assert changes.delta_cache_limit(repo) == 3 * index
+    args = changes.log_args(repo, "HEAD", whole=True)
+    assert args[:3] == ["-c", f"core.deltaBaseCacheLimit={3 * index}", "log"]
+    assert changes.log_args(repo, "OLD..HEAD")[0] == "log"
+    monkeypatch.setattr(changes, "DELTA_CACHE_MAX", 2)
+    assert changes.delta_cache_limit(repo) == 2
+    sub = repo / "src"  # from a subdirectory git names the index relative to it
+    assert changes.delta_cache_limit(sub) == 2
+    assert changes.delta_cache_limit(repo.parent) is None  # no repository: git's default
 
 
-def test_a_store_outside_the_project_excludes_nothing_of_it(repo: Path) -> None:
-    (repo / "canon.toml").write_text('root = "../elsewhere"\n', "utf-8")
-    assert changes.excluded_paths(repo) == [".canon/journal"]
+def test_the_bigger_delta_cache_reaches_git_and_changes_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `-c` pair goes before the subcommand (gitrun finds `log` past it)."""
+    commit(repo, T0 + DAY, "src/a.py", "src/b.py", message="more")
+    default = ChangeTimes(repo, cache_dir=tmp_path / "default")
+    monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)
+    argv = gitrun.command(repo, changes.log_args(repo, "HEAD", whole=True))
+    assert argv.index("-c", argv.index("core.pager=cat")) < argv.index("log")
+    assert argv.index("log") < argv.index("--no-ext-diff") < argv.index("--no-renames")
+    big = ChangeTimes(repo, cache_dir=tmp_path / "big")
+    assert big.full_passes == 1
+    assert big.committed() == default.committed() and "src/b.py" in big.committed()
+    assert subjects(big, "src/a.py") == subjects(default, "src/a.py") == ["more", "start"]
 
 
-def test_a_side_branch_change_a_merge_discarded_still_counts(repo: Path, tmp_path: Path) -> None:
-    """The pathspec must not turn on git's history simplification: the pass lists the same
-    commits as a pass over the whole tree would."""
-    git(repo, "checkout", "-q", "-b", "side")
-    commit(repo, T0 + DAY, "src/a.py", message="on the side")
-    git(repo, "checkout", "-q", "main")
-    commit(repo, T0 + 2 * DAY, "src/b.py", message="on main")
-    git(repo, "merge", "-q", "-s", "ours", "--no-edit", "side", when=T0 + 3 * DAY)
-    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
-    assert subjects(times, "src/a.py") == ["on the side", "start"]
-    assert times.of("src/a.py") == T0 + DAY
-
-
-def test_the_cache_still_serves_and_follows_new_commits(repo: Path, tmp_path: Path) -> None:
+def test_the_cache_still_serves_and_follows_new_commits(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)  # the bigger cache's pass too
     cache = tmp_path / "cache"
     first = ChangeTimes(repo, cache_dir=cache)
     assert first.full_passes == 1 and list(cache.iterdir())
@@ -110,36 +112,6 @@ def test_the_cache_still_serves_and_follows_new_commits(repo: Path, tmp_path: Pa
     again = ChangeTimes(repo, cache_dir=cache)
     assert again.full_passes == 0  # OLD..HEAD only, from the cache file
     assert subjects(again, "src/a.py") == ["more", "start"]
-    assert "src/a.py" in again.committed()
-    assert not [p for p in again.committed() if "journal" in p]
     fresh = ChangeTimes(repo, cache_dir=tmp_path / "other")
     assert fresh.committed() == again.committed()
-
-
-def test_the_cache_is_keyed_by_what_the_pass_leaves_out(repo: Path, tmp_path: Path) -> None:
-    """A cache written while `memory/` was the store must not serve once it is plain files."""
-    cache = tmp_path / "cache"
-    (repo / "canon.toml").write_text('root = "memory"\n', "utf-8")
-    commit(repo, T0 + DAY, "memory/journal/n.md", message="then a journal")
-    assert "memory/journal/n.md" not in ChangeTimes(repo, cache_dir=cache).committed()
-    (repo / "canon.toml").unlink()
-    times = ChangeTimes(repo, cache_dir=cache)
-    assert times.full_passes == 1
-    assert times.committed()["memory/journal/n.md"] == T0 + DAY
-    assert len(list(cache.iterdir())) == 2
-
-
-def test_a_big_repository_gets_the_bigger_delta_cache(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The knob reaches git (a `-c` pair before the subcommand) and changes nothing else."""
-    small = ChangeTimes(repo, cache_dir=tmp_path / "small").committed()
-    assert "core.deltaBaseCacheLimit" not in " ".join(changes.log_args(repo, "HEAD", True))
-    monkeypatch.setattr(changes, "BIG_INDEX_BYTES", 1)
-    args = changes.log_args(repo, "HEAD", whole=True)
-    assert args[:2] == ["-c", f"core.deltaBaseCacheLimit={changes.BIG_DELTA_CACHE}"]
-    assert "core.deltaBaseCacheLimit" not in " ".join(changes.log_args(repo, "HEAD~0"))
-    argv = gitrun.command(repo, args)
-    assert argv.index("log") < argv.index("--no-ext-diff") < argv.index("--no-renames")
-    big = ChangeTimes(repo, cache_dir=tmp_path / "big")
-    assert big.full_passes == 1 and big.committed() == small and small
+    assert ChangeTimes(repo, cache_dir=cache).full_passes == 0
