@@ -12,9 +12,10 @@ XDG_CACHE_HOME). Prints the median and spread of each, git's peak memory (RssAno
 RssFile, sampled from /proc), and a least-squares fit of log(seconds) on log(files): a slope
 of 1 is linear growth, below 1 better.
 
-Variants of the log pass: `before` (the pass without exclusions, git's defaults), `excluded`
-(the journal and mount stores left out, git's default delta cache), `excluded+256m` (and a
-256 MB delta base cache), `chosen` (what ChangeTimes runs at this size).
+Variants of the log pass (`--variants`): `default` (git's default delta base cache, 96 MB),
+`128m`, `192m`, `256m` (that cache), `no-journal` (the store's journal left out by a pathspec),
+`chosen` (what ChangeTimes runs at this size). The wall times share the machine; the CPU
+seconds (user + sys, from wait4) are steadier when other work runs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.common import generated_store, machine, write_figures  # noqa: E402
 from canon_ls.core import changes, gitrun  # noqa: E402
 
-VARIANTS = ("before", "excluded", "excluded+256m", "chosen")
+VARIANTS = ("default", "no-journal", "128m", "192m", "256m", "chosen")
+DEFAULT_VARIANTS = "default,256m,chosen"
 CHECK_CHILD = """
 import json, sys, time
 from pathlib import Path
@@ -50,30 +53,40 @@ print(json.dumps({"seconds": time.perf_counter() - t, "git_seconds": snap.git_se
 
 def log_argv(project: Path, variant: str) -> list[str]:
     """The git argv of one variant of the history pass."""
-    chosen = changes.log_args(project, "HEAD", whole=True)
     if variant == "chosen":
-        return gitrun.command(project, chosen)
-    plain = changes.log_args(project, "HEAD", whole=False)
-    if variant == "before":
-        at = plain.index("--")
-        old = [a for a in plain[:at] if a != "--full-history"]
-        return gitrun.command(project, [*old, "--"])
-    if variant == "excluded":
+        return gitrun.command(project, changes.log_args(project, "HEAD", whole=True))
+    plain = changes.log_args(project, "HEAD", whole=False)  # git's default delta cache
+    if variant == "default":
         return gitrun.command(project, plain)
-    return gitrun.command(project, ["-c", "core.deltaBaseCacheLimit=256m", *plain])
+    if variant == "no-journal":  # the journal left out by a pathspec (slower: see changes.py)
+        at = plain.index("log") + 1
+        spec = [".", ":(exclude,literal).canon/journal"]
+        return gitrun.command(project, [*plain[:at], "--full-history", *plain[at:], *spec])
+    return gitrun.command(project, ["-c", f"core.deltaBaseCacheLimit={variant}", *plain])
 
 
 def sampled(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run argv (stdout read and dropped, as gitrun reads it), sampling its memory every 20 ms."""
+    """Run argv, its stdout read as fast as it comes (by a thread, as gitrun's communicate()
+    reads it) and dropped, its memory sampled from /proc every 20 ms; wall and CPU seconds."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
-    assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
-    anon = file = size = 0
+    stdout = proc.stdout
+    assert stdout is not None
     out = bytearray()
-    while True:
+    size = [0]
+
+    def drain() -> None:
+        while chunk := os.read(stdout.fileno(), 1 << 20):
+            size[0] += len(chunk)
+            if env is not None:  # the check child: keep its one JSON line
+                out.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    anon = file = 0
+    while reader.is_alive():
         try:
             with open(f"/proc/{proc.pid}/status", encoding="ascii") as f:
                 fields = dict(line.split(":", 1) for line in f if ":" in line)
@@ -81,23 +94,15 @@ def sampled(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> di
             file = max(file, int(fields.get("RssFile", "0 kB").split()[0]))
         except (OSError, ValueError):
             pass
-        chunk = proc.stdout.read(1 << 20)
-        if chunk:
-            size += len(chunk)
-            if env is not None:  # the check child: keep its one JSON line
-                out += chunk
-            continue
-        if proc.poll() is not None:
-            rest = proc.stdout.read() or b""
-            size += len(rest)
-            out += rest if env is not None else b""
-            break
-        time.sleep(0.02)
+        reader.join(0.02)
+    _, status, usage = os.wait4(proc.pid, 0)  # reaped here for its CPU time (and its children's)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     return {
         "seconds": time.perf_counter() - started,
+        "cpu": usage.ru_utime + usage.ru_stime,
         "anon_mb": anon / 1024,
         "file_mb": file / 1024,
-        "bytes": size,
+        "bytes": size[0],
         "rc": proc.returncode,
         "out": bytes(out),
     }
@@ -127,6 +132,7 @@ def check_child(project: Path) -> dict[str, Any]:
     figures = json.loads(run["out"].decode() or "{}")
     figures["wall"] = run["seconds"]
     figures["child_anon_mb"] = run["anon_mb"]
+    figures["cpu"] = run["cpu"]
     return figures
 
 
@@ -145,11 +151,21 @@ def slope(points: list[tuple[int, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
 
 
+def table(results: list[dict[str, Any]], title: str, columns: list[str]) -> None:
+    print(f"{title}\n{'files':>9} " + " ".join(f"{c:>22}" for c in columns))
+    for row in results:
+        print(f"{row['files']:>9,} " + " ".join(f"{spread(row[c]):>22}" for c in columns))
+    fits = [slope([(r["files"], statistics.median(r[c])) for r in results]) for c in columns]
+    print(f"{'slope':>9} " + " ".join(f"{f:>22.2f}" for f in fits))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("repos", nargs="+", help="gen_repo.py --out directories (or projects)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--variants", default=",".join(VARIANTS), help="log pass variants")
+    ap.add_argument(
+        "--variants", default=DEFAULT_VARIANTS, help=f"log pass variants: {', '.join(VARIANTS)}"
+    )
     ap.add_argument("--skip", default="", help="comma list of: log, assets, check")
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args(argv)
@@ -169,10 +185,12 @@ def main(argv: list[str] | None = None) -> None:
                 for v in variants:
                     r = sampled(log_argv(project, v), project)
                     row.setdefault(v, []).append(r["seconds"])
+                    row.setdefault(v + ":cpu", []).append(r["cpu"])
                     row.setdefault(v + ":anon_mb", []).append(r["anon_mb"])
                     row.setdefault(v + ":file_mb", []).append(r["file_mb"])
                     print(
-                        f"  log {v:<14} {r['seconds']:6.2f} s  anon {r['anon_mb']:4.0f} MB  "
+                        f"  log {v:<14} {r['seconds']:6.2f} s  cpu {r['cpu']:6.2f} s  "
+                        f"anon {r['anon_mb']:4.0f} MB  "
                         f"file {r['file_mb']:4.0f} MB  out {r['bytes'] / 1e6:.0f} MB",
                         flush=True,
                     )
@@ -186,6 +204,7 @@ def main(argv: list[str] | None = None) -> None:
                 row.setdefault("check", []).append(c.get("seconds", float("nan")))
                 row.setdefault("check:git", []).append(c.get("git_seconds", float("nan")))
                 row.setdefault("check:anon_mb", []).append(c["child_anon_mb"])
+                row.setdefault("check:cpu", []).append(c["cpu"])
                 print(
                     f"  check {c.get('seconds', float('nan')):6.2f} s (git "
                     f"{c.get('git_seconds', float('nan')):.2f} s, {c.get('findings')} findings, "
@@ -194,18 +213,14 @@ def main(argv: list[str] | None = None) -> None:
                     flush=True,
                 )
         results.append(row)
-    columns = [*(v for v in variants if "log" not in skip)]
-    columns += [c for c in ("assets", "check", "check:git") if c.split(":")[0] not in skip]
-    print("\nmedian seconds (min-max) over", args.runs, "runs; git peak memory for the log pass")
-    print(f"{'files':>9} " + " ".join(f"{c:>22}" for c in columns))
-    for row in results:
-        print(f"{row['files']:>9,} " + " ".join(f"{spread(row[c]):>22}" for c in columns))
-    print(
-        f"{'slope':>9} "
-        + " ".join(
-            f"{slope([(r['files'], statistics.median(r[c])) for r in results]):>22.2f}"
-            for c in columns
-        )
+    logs = [v for v in variants if "log" not in skip]
+    others = [c for c in ("assets", "check", "check:git") if c.split(":")[0] not in skip]
+    print(f"\nmedian (min-max) over {args.runs} runs, and the slope of log(time) on log(files)")
+    table(results, "wall seconds", [*logs, *others])
+    table(
+        results,
+        "CPU seconds (user+sys)",
+        [f"{c}:cpu" for c in logs + others if c in VARIANTS or c == "check"],
     )
     for row in results:
         mem = ", ".join(
