@@ -45,13 +45,13 @@ from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
 from canon_ls.core.merge import BadInput
 from canon_ls.core.search import (
-    SearchIndex,
     boosted,
     cached_index,
     default_cache_file,
     tag_tokens,
     tokenize,
 )
+from canon_ls.core.search_file import FileIndex
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 _Key = Key
@@ -105,7 +105,7 @@ class StoreIndex:
         self._racy: set[str] = set()
         self._parsed = 0  # files parsed since the parse cache was last written
         self._loaded = False
-        self._search: SearchIndex | None = None
+        self._search: FileIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
         # where this store's lean articles read their bodies (DiskView's early articles too)
         self.bodies = BodyReader(

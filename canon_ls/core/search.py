@@ -23,7 +23,10 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from canon_ls.core.search_file import FileIndex
 
 # Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
@@ -264,73 +267,6 @@ class SearchIndex:
             return None
         return cls._from_state(state)
 
-    FILE_MAGIC = b"canon-ls search index 1\n"
-    CHUNK = 4096  # posting lists or documents per record
-
-    def records(self, stamps: Mapping[str, object] | None = None) -> Iterator[bytes]:
-        """The index as the pieces of a file (`from_file` reads it): a head with the keys,
-        vocabulary, lengths and stamps, then records of posting lists and of documents' term
-        ids, each made as it is written. At 50k articles the snapshot is ~90 MB; as one
-        bytes object (and again when read back) it was the search worker's peak."""
-        from canon_ls.core.cache import record
-
-        lists = list(self._postings.items())  # references only
-        docs = self._terms
-        head = (
-            self.SNAPSHOT_VERSION,
-            _LAYOUT,
-            self.k1,
-            self.b,
-            self._keys,
-            self._vocab,
-            self._lengths,
-            self._free,
-            dict(stamps or {}),
-            -(-len(lists) // self.CHUNK),
-            -(-len(docs) // self.CHUNK),
-        )
-        yield self.FILE_MAGIC
-        yield from record(marshal.dumps(head))
-        for start in range(0, len(lists), self.CHUNK):  # arrays marshal as their bytes
-            yield from record(marshal.dumps(dict(lists[start : start + self.CHUNK])))
-        for start in range(0, len(docs), self.CHUNK):
-            yield from record(marshal.dumps(docs[start : start + self.CHUNK]))
-
-    @classmethod
-    def from_file(cls, path: Path) -> tuple[SearchIndex, dict[str, object]] | None:
-        """(index, stamps) from a file `records` wrote, a record at a time; None when it is
-        damaged, cut short or outdated."""
-        from canon_ls.core.cache import read_record
-
-        try:
-            with open(path, "rb") as fh:
-                if fh.read(len(cls.FILE_MAGIC)) != cls.FILE_MAGIC:
-                    return None
-                head = read_record(fh)
-                if head is None:
-                    return None
-                version, layout, k1, b, keys, vocab, lengths, free, stamps, n_lists, n_docs = (
-                    marshal.loads(head)
-                )
-                if version != cls.SNAPSHOT_VERSION or layout != _LAYOUT:
-                    return None
-                postings: dict[str, tuple[array[int], array[int]]] = {}
-                for _ in range(n_lists):
-                    part = _next_part(fh, read_record, dict)
-                    if part is None or not _arrays_into(postings, part):
-                        return None
-                terms: list[Any] = []
-                for _ in range(n_docs):
-                    docs = _next_part(fh, read_record, list)
-                    if docs is None:
-                        return None
-                    terms += docs
-                if fh.read(1):
-                    return None
-            return cls._assemble(k1, b, postings, keys, vocab, terms, lengths, free, stamps)
-        except (ValueError, EOFError, TypeError):
-            return None
-
     @classmethod
     def _from_state(cls, state: Any) -> tuple[SearchIndex, dict[str, object]] | None:
         try:
@@ -425,13 +361,6 @@ def _arrays_into(postings: dict[str, tuple[array[int], array[int]]], raw: Any) -
     return True
 
 
-def _next_part(fh: Any, read_record: Callable[[Any], bytes | None], kind: type) -> Any:
-    """The next record of a search index file, unmarshalled, if it is a `kind`."""
-    data = read_record(fh)
-    part = marshal.loads(data) if data is not None else None
-    return part if isinstance(part, kind) else None
-
-
 def _df(plist: tuple[array[int], array[int]]) -> int:
     return len(plist[0])
 
@@ -459,23 +388,26 @@ def default_cache_file(
     import hashlib  # here, not at the top: a hook process ranking the lane never needs it
 
     key = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
-    return file.parent / f"search-{kind}-{key[:20]}.bin"
+    return file.parent / f"search-{kind}-{key[:20]}.idx"
 
 
 def cached_index(
     cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
-) -> SearchIndex:
-    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), reusing a
-    snapshot on disk.
+) -> FileIndex:
+    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), kept as a
+    file read through mmap (core/search_file.py) and reusing the one already there.
 
-    Keys whose stamp matches the snapshot are not re-tokenized (a None stamp never matches:
-    pass it for files modified too recently to trust their mtime); the rest are added, vanished
-    keys removed, and the snapshot is rewritten (atomically) only when something changed. A
-    damaged or unwritable cache just means a full build. At 10k articles this turns a first
-    search of seconds into a fraction of one (docs/BENCHMARKS.md).
+    Keys whose stamp matches the file are not re-tokenized (a None stamp never matches: pass
+    it for files modified too recently to trust their mtime); the rest are added, vanished
+    keys removed, and the file is rewritten (atomically) only when something changed. A
+    damaged or unwritable cache just means a full build, kept in an unnamed temporary file.
+    At 10k articles this turns a first search of seconds into a fraction of one
+    (docs/BENCHMARKS.md).
     """
-    with _gc_paused():  # millions of small dicts/ints: collections would only slow the build
-        return _cached_index(cache_file, docs)
+    from canon_ls.core.search_file import build
+
+    with _gc_paused():  # millions of small objects while building: collections only slow it
+        return build(cache_file, docs)
 
 
 @contextlib.contextmanager
@@ -487,37 +419,3 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _cached_index(
-    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
-) -> SearchIndex:
-    index: SearchIndex | None = None
-    stamps: dict[str, object] = {}
-    if cache_file is not None:
-        with contextlib.suppress(OSError):
-            loaded = SearchIndex.from_file(cache_file)
-            if loaded is not None:
-                index, stamps = loaded
-    if index is None:
-        index, stamps = SearchIndex(), {}
-    changed = False
-    for key in [k for k in stamps if k not in docs]:
-        index.remove(key)
-        del stamps[key]
-        changed = True
-    for key, (stamp, text) in docs.items():
-        if stamp is not None and key in index and stamps.get(key) == stamp:
-            continue  # unchanged since it was indexed (None: never trust, e.g. racy mtimes)
-        value = text()
-        if isinstance(value, str):
-            index.add(key, value)
-        else:
-            index.add_tokens(key, value)
-        stamps[key] = stamp
-        changed = True
-    if changed and cache_file is not None:
-        from canon_ls.core import cache
-
-        cache.write_file(cache_file, index.records(stamps))
-    return index

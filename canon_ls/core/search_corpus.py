@@ -15,20 +15,23 @@ import contextlib
 import os
 import stat
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.freshness import Key, key, scan, settled
-from canon_ls.core.search import SearchIndex, boosted, cached_index, default_cache_file, tokenize
+from canon_ls.core.search import boosted, cached_index, default_cache_file, tokenize
+from canon_ls.core.search_file import FileIndex
 from canon_ls.core.store import MAX_BYTES, Store
 from canon_ls.core.store import _search_tokens as search_tokens
 
 
 class Corpus:
-    """Article files -> one SearchIndex. `build()` once, then `update(addresses)` as the
-    server reports changes; `query` answers like `Store.search_articles`."""
+    """Article files -> one index file (core/search_file.py). `build()` once, then
+    `update(addresses)` as the server reports changes; `query` answers like
+    `Store.search_articles`."""
 
     def __init__(self, store: Store) -> None:
         self.store = store  # never loaded: only its directories, mounts and layout are used
@@ -38,18 +41,16 @@ class Corpus:
         for prefix, each in [("", own), *((f"{n}:", Store(m)) for n, m in store.mounts.items())]:
             if not each.layout_problem():  # SPEC §12: a store leading outside is not read
                 self.roots[prefix] = (each.articles_dir, os.path.realpath(each.articles_dir))
-        self.index = SearchIndex()
+        self.index = FileIndex(None)
 
-    def build(self) -> None:
-        now = time.time_ns()
-        docs = {}
-        for prefix, (base, real) in self.roots.items():
-            for address, (path, k) in scan(base, real).items():
-                # a mount's article is parsed under its own address, as its Store does
-                stamp = k if settled(k, now) else None  # core's freshness rule
-                docs[prefix + address] = (stamp, _Tokens(address, path, k, real))
+    def build(self) -> int:
+        """Load or build the index; how many articles had to be read (0: the file as it was;
+        the file was rewritten otherwise, when there is a cache)."""
+        docs = _Docs({prefix: scan(base, real) for prefix, (base, real) in self.roots.items()})
+        docs.reals = {prefix: real for prefix, (_, real) in self.roots.items()}
         cache = default_cache_file(self.store.root, self.store.project)
         self.index = cached_index(cache, docs)
+        return docs.read if cache is not None else 0
 
     def update(self, addresses: list[str]) -> None:
         """Re-read each changed article (gone, unreadable or outside: removed)."""
@@ -85,15 +86,57 @@ class Corpus:
         return self.index.query_tokens(boosted(tokenize(text)), limit)
 
 
+class _Docs(Mapping[str, tuple[object, "_Tokens"]]):
+    """The scanned article files as `cached_index` wants them (address -> (stamp, tokens
+    thunk)), made when asked for: at 50k articles a second dict beside the scan's cost
+    about 10 MB. A mount's articles are under `name:`; its files are parsed under their own
+    address, as its Store does."""
+
+    def __init__(self, scans: dict[str, dict[str, tuple[str, Key]]]) -> None:
+        self.scans = scans
+        self.reals: dict[str, str] = {}
+        self.now = time.time_ns()
+        self.read = 0  # thunks called
+
+    def _split(self, address: str) -> tuple[str, str]:
+        name, colon, rest = address.partition(":")
+        if colon and name + colon in self.scans:
+            return name + colon, rest
+        return "", address
+
+    def __getitem__(self, address: str) -> tuple[object, _Tokens]:
+        prefix, own = self._split(address)
+        found = self.scans.get(prefix, {}).get(own)
+        if found is None:
+            raise KeyError(address)
+        path, k = found
+        stamp = k if settled(k, self.now) else None  # core's freshness rule
+        return stamp, _Tokens(own, path, k, self.reals.get(prefix, ""), self)
+
+    def __iter__(self) -> Iterator[str]:
+        for prefix, found in self.scans.items():
+            for address in found:
+                if prefix or self._split(address)[0] == "":  # a mount's name wins, as before
+                    yield prefix + address
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class _Tokens:
     """The search tokens of one file, computed when the index asks (nothing kept after)."""
 
-    __slots__ = ("address", "path", "key", "inside")
+    __slots__ = ("address", "path", "key", "inside", "docs")
 
-    def __init__(self, address: str, path: str, key: Key, inside: str) -> None:
+    def __init__(
+        self, address: str, path: str, key: Key, inside: str, docs: _Docs | None = None
+    ) -> None:
         self.address, self.path, self.key, self.inside = address, path, key, inside
+        self.docs = docs
 
     def __call__(self) -> list[str]:
+        if self.docs is not None:
+            self.docs.read += 1
         try:
             data, _ = fsio.read_regular(self.path, MAX_BYTES, self.key[1], inside=self.inside)
         except (OSError, OutsideStore):

@@ -16,6 +16,7 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,10 +38,15 @@ def serve(project: Path, options: dict[str, Any]) -> None:
     from canon_ls.core.search_corpus import Corpus
 
     corpus = Corpus(open_store(project, options))  # the index only: no articles kept
-    corpus.build()  # before the first question
-    # The build ran with the collector paused; without this, the first collections after it
-    # scan millions of index objects, a CPU burst that competes with the server for a core.
-    gc.freeze()
+    if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
+        # Articles were read and the index file rewritten: the memory that took stays with
+        # this process (freed, not returned). The same worker started again maps the new
+        # file and reads nothing; nobody has asked anything yet, so no question is lost.
+        os.environ[REEXEC] = "1"
+        with contextlib.suppress(OSError):
+            os.execv(sys.executable, sys.orig_argv)
+    os.environ.pop(REEXEC, None)
+    gc.freeze()  # what the start made is never garbage: later collections skip it
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         try:
@@ -54,6 +60,8 @@ def serve(project: Path, options: dict[str, Any]) -> None:
         print(json.dumps(reply), flush=True)
 
 
+REEXEC = "CANON_SEARCH_REEXEC"  # set for the one start again after a build
+REEXEC_READS = 1000  # articles read at start above which the worker starts again
 FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
 
 

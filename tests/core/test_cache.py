@@ -321,7 +321,7 @@ def test_spec_6_search_from_the_snapshot_sees_edits_made_while_no_process_ran(
     put(project, "src/alpha", "---\ncapsule: Alpha retries with backoff.\n---\n# alpha\n")
     first = Store(project)
     assert [a for a, _ in first.search_articles("backoff", 10)[0]] == ["src/alpha"]
-    assert list(xdg.rglob("search-articles-*.bin")), "the first build saved a snapshot"
+    assert list(xdg.rglob("search-articles-*.idx")), "the first build saved a snapshot"
 
     put(project, "src/alpha", "---\ncapsule: Alpha now streams pages lazily.\n---\n# alpha\n")
     second = Store(project)

@@ -310,25 +310,3 @@ def test_a_snapshot_naming_an_unknown_term_is_refused():
     state = list(marshal.loads(_index(DOCS).snapshot()))
     state[6] = state[6][:1]  # the vocabulary, cut short: the documents name missing terms
     assert SearchIndex.from_snapshot(marshal.dumps(tuple(state))) is None
-
-
-def test_an_index_file_in_records_reads_back_whole(tmp_path, monkeypatch):
-    """Issue 15: the index file is written and read a record at a time (posting lists and
-    documents in chunks); it answers as the index did, and a file cut short is refused."""
-    from canon_ls.core.cache import write_file
-
-    monkeypatch.setattr(SearchIndex, "CHUNK", 3)
-    idx = _index(DOCS)
-    idx.remove(sorted(DOCS)[0])
-    file = tmp_path / "index.bin"
-    assert write_file(file, idx.records({"a": (1, 2)}))
-    restored, stamps = SearchIndex.from_file(file)
-    assert stamps == {"a": (1, 2)}
-    for q in ("session tokens", "数据库迁移", "config", "invoice", "immutable"):
-        assert restored.query(q, 20) == idx.query(q, 20)
-    data = file.read_bytes()
-    for cut in (len(data) - 1, len(data) // 2, 10):
-        file.write_bytes(data[:cut])
-        assert SearchIndex.from_file(file) is None
-    file.write_bytes(data + b"x")
-    assert SearchIndex.from_file(file) is None

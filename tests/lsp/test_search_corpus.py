@@ -49,7 +49,7 @@ def test_the_corpus_ranks_as_the_store_does(project: Path, tmp_path: Path, monke
     # the snapshot the corpus writes is the store's: a fresh store re-tokenizes nothing (the
     # store never trusts a mount article's stamp, so this part is about the project's own)
     Corpus(open_store(project)).build()
-    snapshots = list((tmp_path / "cache").rglob("search-articles-*.bin"))
+    snapshots = list((tmp_path / "cache").rglob("search-articles-*.idx"))
     assert len(snapshots) == 1
     before = snapshots[0].stat().st_mtime_ns
     assert open_store(project).search_articles("config", 5)[0]
