@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
-from canon_ls.core.links import Link, wikilinks
+from canon_ls.core.links import Link, link_targets, wikilinks
 
 OWNED = ("capsule", "updated", "scope")
 
@@ -88,7 +88,7 @@ def targets_in(body: str) -> tuple[str, ...]:
     same few thousand addresses are linked from everywhere)."""
     if "[[" not in body:
         return ()
-    return tuple(sys.intern(link.target) for link in wikilinks(body))
+    return tuple(sys.intern(target) for target in link_targets(body))
 
 
 def tags_of(value: object) -> tuple[str, ...]:

@@ -61,8 +61,9 @@ def cache_file(store_root: Path, project: Path) -> Path | None:
     return Path(directory) / f"store-{key}.bin"
 
 
-# The modules whose code decides what a cached article holds (parser, store's read path, this).
-_SOURCES = ("article.py", "index.py", "cache.py", "freshness.py")
+# The modules whose code decides what a cached article holds (parser, store's read path, this,
+# and the wikilink grammar and address rule behind its kept link targets).
+_SOURCES = ("article.py", "index.py", "cache.py", "freshness.py", "links.py", "address.py")
 
 
 @functools.cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -31,6 +32,8 @@ class Link:
 
 def _masked(text: str) -> str:
     """The text with fenced code blocks and inline code spans blanked (same length)."""
+    if "```" not in text and "~~~" not in text:  # no fence can open: skip the line walk
+        return _CODE_SPAN.sub(lambda mm: " " * len(mm.group(0)), text) if "`" in text else text
     out: list[str] = []
     fence: str | None = None
     for line in text.splitlines(keepends=True):
@@ -74,3 +77,25 @@ def wikilinks(text: str) -> list[Link]:
         t_start = m.start(1) + lead
         links.append(Link(target, raw, m.start(), m.end(), t_start, t_start + len(stripped)))
     return links
+
+
+def link_targets(text: str) -> list[str]:
+    """The targets of `wikilinks(text)`, in order, without a Link for each: a store keeps them
+    for every article it reads (backlinks, broken links), so this runs on every parse."""
+    if "[[" not in text:
+        return []
+    out: list[str] = []
+    for m in _LINK.finditer(_masked(text)):
+        part = text[m.start(1) : m.end(1)].split("|", 1)[0].split("#", 1)[0].strip()
+        if not part:
+            continue
+        try:
+            target = _clean_target(part)
+        except OutsideStore:
+            continue
+        if target:
+            out.append(target)
+    return out
+
+
+_clean_target = functools.lru_cache(maxsize=8192)(clean)  # the same few targets, everywhere

@@ -9,10 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from canon_ls.core import article as art
 from canon_ls.core import cache
 from canon_ls.core.check import check
+from canon_ls.core.links import link_targets, wikilinks
 from canon_ls.core.project import open_store
 from canon_ls.core.store import Store
 
@@ -130,3 +133,11 @@ def test_a_schema_rule_on_the_body_reads_it(project: Path, reads: list[int]) -> 
     found = check(store, staleness=False)
     assert [f.code for f in found if f.address == "a"] == ["schema"]
     assert len(reads) == 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="[]|#`~ \nab/.:-", max_size=60))
+def test_the_kept_targets_are_the_links_targets(text: str) -> None:
+    """What a store keeps per article (`targets`) is what the lints' full parse finds."""
+    assert link_targets(text) == [link.target for link in wikilinks(text)]
+    assert art.parse(f"---\ncapsule: C.\n---\n{text}", "a").targets == tuple(link_targets(text))
