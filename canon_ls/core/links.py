@@ -90,7 +90,7 @@ def link_targets(text: str) -> list[str]:
         if not part:
             continue
         try:
-            target = _clean_target(part)
+            target = _clean_target(part) if len(part) <= 256 else clean(part)
         except OutsideStore:
             continue
         if target:
@@ -98,4 +98,5 @@ def link_targets(text: str) -> list[str]:
     return out
 
 
-_clean_target = functools.lru_cache(maxsize=8192)(clean)  # the same few targets, everywhere
+# the same few thousand targets are linked from everywhere (short ones only: bounded memory)
+_clean_target = functools.lru_cache(maxsize=8192)(clean)
