@@ -1,12 +1,14 @@
-"""Workspace-symbol search in a long-lived child process (SPEC §10 workspace symbols).
+"""Workspace-symbol search in a child process (SPEC §10 workspace symbols).
 
 BM25 needs every article tokenized: seconds at 10k articles. Built in the server it would
 stall the event loop (GIL) on the first query; here a child process holds the index (and no
-Store: `corpus.py` reads each article once and keeps only its tokens' postings), built right
-after startup, and answers one JSON line per query. The server passes the addresses that
-changed since the last query, so the child re-reads just those (its index stays
-incremental). `python -m canon_ls.lsp.searcher PROJECT
-OPTIONS_JSON` runs the child; it imports only `canon_ls.core`.
+Store: core/search_corpus.py reads each article once), built right after startup, and
+answers one JSON line per query. The index is a file it maps (core/search_file.py), so the
+child is small, and it exits when nobody asked anything for a while (`idle_seconds()`): the
+next question starts it again from that file in a fraction of a second. The server passes
+the addresses that changed since the last query, so the child re-reads just those.
+`python -m canon_ls.lsp.searcher PROJECT OPTIONS_JSON` runs the child; it imports only
+`canon_ls.core`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +66,7 @@ def serve(project: Path, options: dict[str, Any]) -> None:
 REEXEC = "CANON_SEARCH_REEXEC"  # set for the one start again after a build
 REEXEC_READS = 1000  # articles read at start above which the worker starts again
 FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
+IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
 
 
 def ensure(ls: CanonLanguageServer, folder: Folder) -> Searcher:
@@ -78,7 +82,8 @@ def ensure(ls: CanonLanguageServer, folder: Folder) -> Searcher:
 class Searcher:
     """The server-side handle: start once, ask many times. The first questions wait for the
     index (loaded from the on-disk snapshot, or built): an answer from a half-ready search
-    would look complete and be wrong (issue 9 item 16)."""
+    would look complete and be wrong (issue 9 item 16). A worker nobody asked for
+    `idle_seconds()` exits; the next question starts it again from its index file."""
 
     def __init__(self, project: Path, options: dict[str, Any], run: RunTask) -> None:
         self.run = run  # the server's tracked task starter
@@ -90,7 +95,10 @@ class Searcher:
         self.reported = False  # the person was told about `failure`
         self.changed: set[str] = set()
         self.lock = asyncio.Lock()
-        self.task: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[None] | None = None  # None: not started (or retired when idle)
+        self.idle_task: asyncio.Task[None] | None = None
+        self.used = time.monotonic()  # the last question (or the moment it became ready)
+        self.starts = 0  # workers started so far
 
     def start(self) -> None:
         if self.task is None:
@@ -104,8 +112,15 @@ class Searcher:
             return
         if not self.ready:
             self.failure = "the search worker stopped while building its index"
+            return
+        self.used = time.monotonic()
+        if idle_seconds() > 0 and self.idle_task is None:
+            self.idle_task = self.run(self._idle(), "canon-search-idle")
 
     async def _spawn(self) -> None:
+        # The worker reads the article files as they are now: what changed before is in them.
+        self.changed.clear()
+        self.starts += 1
         self.proc = await asyncio.create_subprocess_exec(
             *python_module("canon_ls.lsp.searcher", str(self.project), json.dumps(self.options)),
             stdin=asyncio.subprocess.PIPE,
@@ -117,28 +132,67 @@ class Searcher:
         line = await self.proc.stdout.readline()
         self.ready = bool(line) and json.loads(line).get("ready", False)
 
+    async def _idle(self) -> None:
+        """Retire the worker once nobody asked it anything for `idle_seconds()`."""
+        try:
+            while True:
+                left = self.used + idle_seconds() - time.monotonic()
+                if left > 0:
+                    await asyncio.sleep(left)
+                    continue
+                async with self.lock:  # never in the middle of a question
+                    if time.monotonic() - self.used < idle_seconds():
+                        continue
+                    await self._retire()
+                return
+        finally:
+            self.idle_task = None
+
+    async def _retire(self) -> None:
+        proc, self.proc, self.ready, self.task = self.proc, None, False, None
+        if proc is None or proc.returncode is not None:
+            return
+        log.info("the search worker exits after %.0f s without a question", idle_seconds())
+        assert proc.stdin is not None
+        proc.stdin.close()  # the worker ends at the end of its input
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
     async def query(self, text: str, limit: int, wait: float = FIRST_WAIT) -> list[str] | None:
         """Addresses best first, once the index is ready (waiting up to `wait` seconds for
         it); None when the worker cannot answer (`failure` says why)."""
-        self.start()
-        if not self.ready and self.task is not None and not self.failure:
-            try:
-                await asyncio.wait_for(asyncio.shield(self.task), wait)
-            except TimeoutError:
-                log.warning("the search index was not ready within %.0f s", wait)
-                return None
+        self.used = time.monotonic()
+        for _ in range(2):  # a worker retired while this question waited: start it again
+            self.start()
+            if not self.ready and self.task is not None and not self.failure:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self.task), wait)
+                except TimeoutError:
+                    log.warning("the search index was not ready within %.0f s", wait)
+                    return None
+            async with self.lock:
+                if self.task is None and not self.failure:
+                    continue
+                self.used = time.monotonic()
+                return await self._ask(text, limit)
+        return None
+
+    async def _ask(self, text: str, limit: int) -> list[str] | None:
         proc = self.proc
         if not self.ready or proc is None or proc.returncode is not None:
             if not self.failure:
                 self.failure = "the search worker stopped"
             return None
         assert proc.stdin is not None and proc.stdout is not None
-        async with self.lock:
-            changed, self.changed = sorted(self.changed), set()
-            request = {"query": text, "limit": limit, "changed": changed}
-            proc.stdin.write((json.dumps(request) + "\n").encode())
-            await proc.stdin.drain()
-            line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
+        changed, self.changed = sorted(self.changed), set()
+        request = {"query": text, "limit": limit, "changed": changed}
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        await proc.stdin.drain()
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
         if not line:
             self.ready = False
             self.failure = "the search worker stopped"
@@ -147,11 +201,19 @@ class Searcher:
         return hits
 
     def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
+        for task in (self.task, self.idle_task):
+            if task is not None:
+                task.cancel()
         if self.proc is not None and self.proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
+
+
+def idle_seconds() -> float:
+    """How long an unasked worker stays (CANON_SEARCH_IDLE_S; 0 or less: for good)."""
+    with contextlib.suppress(ValueError):
+        return float(os.environ.get("CANON_SEARCH_IDLE_S", IDLE_EXIT))
+    return IDLE_EXIT
 
 
 if __name__ == "__main__":

@@ -99,3 +99,41 @@ def test_the_worker_answers_from_the_corpus(project: Path, tmp_path: Path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_after_a_large_build_the_worker_starts_again_from_its_file(tmp_path: Path):
+    """Issue 15: a build that read many articles leaves its memory with the process, so the
+    worker starts itself again (same pid, same pipes) and maps the file it wrote; without a
+    cache file there is nothing to map, and it does not. Both answer the question."""
+    from canon_ls.lsp.searcher import REEXEC, REEXEC_READS
+
+    root = tmp_path / "big"
+    articles = root / ".canon" / "articles" / "gen"
+    articles.mkdir(parents=True)
+    for i in range(REEXEC_READS):
+        (articles / f"a{i:04}.md").write_text(
+            f"---\ncapsule: Generated {i}.\n---\nword{i % 13} body {'quokka' if i == 7 else ''}\n",
+            encoding="utf-8",
+        )
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    for restarted, extra in ((True, {}), (False, {"CANON_NO_CACHE": "1"})):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "canon_ls.lsp.searcher", str(root), "{}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**env, **extra},
+        )
+        try:
+            assert proc.stdout is not None and proc.stdin is not None
+            assert json.loads(proc.stdout.readline()) == {"ready": True}
+            environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+            assert (f"{REEXEC}=1".encode() in environ) is restarted
+            proc.stdin.write(json.dumps({"query": "quokka", "limit": 3, "changed": []}) + "\n")
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["hits"] == ["gen/a0007"]
+        finally:
+            proc.stdin.close()  # type: ignore[union-attr]
+            proc.stdout.close()  # type: ignore[union-attr]
+            proc.kill()
+            proc.wait()
