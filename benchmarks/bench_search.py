@@ -37,11 +37,22 @@ def status(pid: int) -> dict[str, float]:
     return out
 
 
+def worker_args(repo: Path, cache: Path) -> list[str]:
+    """What the server passes (`--spec`), when this canon_ls has it; else the project."""
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        from canon_ls.core.project import open_store
+        from canon_ls.core.search_corpus import spec_of
+    except ImportError:
+        return [str(repo), "{}"]
+    return ["--spec", json.dumps(spec_of(open_store(repo, {})))]
+
+
 def one_start(repo: Path, cache: Path, queries: list[str], n: int) -> dict[str, Any]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "canon_ls.lsp.searcher", str(repo), "{}"],
+        [sys.executable, "-m", "canon_ls.lsp.searcher", *worker_args(repo, cache)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

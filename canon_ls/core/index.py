@@ -45,10 +45,11 @@ from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
 from canon_ls.core.merge import BadInput
 from canon_ls.core.search import (
+    article_text,
+    article_tokens,
     boosted,
     cached_index,
     default_cache_file,
-    tag_tokens,
     tokenize,
 )
 from canon_ls.core.search_file import FileIndex
@@ -660,11 +661,5 @@ class StoreIndex:
             return self._journal.search(query, limit)
 
 
-def _search_text(article: Article) -> str:
-    tags = " ".join(article.tags)
-    return f"{article.address} {article.title} {article.capsule} {tags} {article.body}"
-
-
-def _search_tokens(article: Article) -> list[str]:
-    """The article's text tokens plus its tags as a boosted field (search.tag_tokens)."""
-    return tokenize(_search_text(article)) + tag_tokens(article.tags)
+_search_text = article_text  # one definition, shared with the search worker (search.py)
+_search_tokens = article_tokens

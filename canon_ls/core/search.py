@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from canon_ls.core.article import Article
     from canon_ls.core.search_file import FileIndex
 
 # Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
@@ -78,6 +79,18 @@ TAG = "#"  # prefix of tag tokens: tokenize never yields it, so tags are a field
 def tag_tokens(tags: Iterable[str]) -> list[str]:
     """The tokens of an article's `tags:` as tag-field tokens ('#retry')."""
     return [TAG + token for tag in tags for token in tokenize(tag)]
+
+
+def article_text(article: Article) -> str:
+    tags = " ".join(article.tags)
+    return f"{article.address} {article.title} {article.capsule} {tags} {article.body}"
+
+
+def article_tokens(article: Article) -> list[str]:
+    """An article's search tokens: address, title, capsule, tags and body, plus its tags as
+    a boosted field (`tag_tokens`). The Store and the search worker share this one
+    definition: both read and write the same index file."""
+    return tokenize(article_text(article)) + tag_tokens(article.tags)
 
 
 def boosted(tokens: list[str]) -> list[str]:

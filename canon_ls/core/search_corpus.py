@@ -17,15 +17,42 @@ import stat
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.freshness import Key, key, scan, settled
-from canon_ls.core.search import boosted, cached_index, default_cache_file, tokenize
+from canon_ls.core.search import (
+    article_tokens,
+    boosted,
+    cached_index,
+    default_cache_file,
+    tokenize,
+)
 from canon_ls.core.search_file import FileIndex
-from canon_ls.core.store import MAX_BYTES, Store
-from canon_ls.core.store import _search_tokens as search_tokens
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+
+MAX_BYTES = 4 * 1024 * 1024  # the Store's read limit (index.MAX_BYTES; a test holds them equal)
+Spec = dict[str, Any]  # {"roots": {prefix: [articles dir, its real path]}, "cache": path|None}
+
+
+def spec_of(store: Store) -> Spec:
+    """What the worker needs of a store, as plain data: the articles directory (and its real
+    path) of the project and of each mount, by address prefix, and the index file. The
+    worker gets this instead of opening the store itself: the Store's modules cost a
+    process about 5 MB it does not need."""
+    from canon_ls.core.store import Store
+
+    roots: dict[str, list[str]] = {}
+    own = Store(store.project, root=store.root)  # the same directories, without mounts
+    for prefix, each in [("", own), *((f"{n}:", Store(m)) for n, m in store.mounts.items())]:
+        if not each.layout_problem():  # SPEC §12: a store leading outside is not read
+            roots[prefix] = [str(each.articles_dir), os.path.realpath(each.articles_dir)]
+    cache = default_cache_file(store.root, store.project)
+    return {"roots": roots, "cache": str(cache) if cache is not None else None}
 
 
 class Corpus:
@@ -33,14 +60,15 @@ class Corpus:
     `update(addresses)` as the server reports changes; `query` answers like
     `Store.search_articles`."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store  # never loaded: only its directories, mounts and layout are used
-        # (address prefix, articles directory, its real path) for the project and each mount
-        self.roots: dict[str, tuple[Path, str]] = {}
-        own = Store(store.project, root=store.root)  # the same directories, without mounts
-        for prefix, each in [("", own), *((f"{n}:", Store(m)) for n, m in store.mounts.items())]:
-            if not each.layout_problem():  # SPEC §12: a store leading outside is not read
-                self.roots[prefix] = (each.articles_dir, os.path.realpath(each.articles_dir))
+    def __init__(self, store: Store | None = None, spec: Spec | None = None) -> None:
+        spec = spec if spec is not None else spec_of(store) if store is not None else {}
+        # address prefix -> (articles directory, its real path), the project's and each mount's
+        self.roots: dict[str, tuple[str, str]] = {
+            str(prefix): (str(pair[0]), str(pair[1]))
+            for prefix, pair in dict(spec.get("roots") or {}).items()
+        }
+        cache = spec.get("cache")
+        self.cache = Path(cache) if isinstance(cache, str) else None
         self.index = FileIndex(None)
 
     def build(self) -> int:
@@ -48,9 +76,8 @@ class Corpus:
         the file was rewritten otherwise, when there is a cache)."""
         docs = _Docs({prefix: scan(base, real) for prefix, (base, real) in self.roots.items()})
         docs.reals = {prefix: real for prefix, (_, real) in self.roots.items()}
-        cache = default_cache_file(self.store.root, self.store.project)
-        self.index = cached_index(cache, docs)
-        return docs.read if cache is not None else 0
+        self.index = cached_index(self.cache, docs)
+        return docs.read if self.cache is not None else 0
 
     def update(self, addresses: list[str]) -> None:
         """Re-read each changed article (gone, unreadable or outside: removed)."""
@@ -142,4 +169,4 @@ class _Tokens:
         except (OSError, OutsideStore):
             data = b""
         article = art.parse(data, self.address, self.key[0], self.key[1])
-        return search_tokens(article)
+        return article_tokens(article)

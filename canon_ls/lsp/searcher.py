@@ -7,8 +7,8 @@ answers one JSON line per query. The index is a file it maps (core/search_file.p
 child is small, and it exits when nobody asked anything for a while (`idle_seconds()`): the
 next question starts it again from that file in a fraction of a second. The server passes
 the addresses that changed since the last query, so the child re-reads just those.
-`python -m canon_ls.lsp.searcher PROJECT OPTIONS_JSON` runs the child; it imports only
-`canon_ls.core`.
+`python -m canon_ls.lsp.searcher --spec JSON` runs the child (`PROJECT [OPTIONS_JSON]` by
+hand); it imports only the parts of `canon_ls.core` that read and search articles.
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ from canon_ls.lsp.child import python_module
 log = logging.getLogger(__name__)
 
 
-def serve(project: Path, options: dict[str, Any]) -> None:
-    from canon_ls.core.project import open_store
+def serve(spec: dict[str, Any]) -> None:
+    """Answer questions on stdin; `spec` is search_corpus.spec_of the store (plain data, so
+    this process never imports the Store's modules)."""
     from canon_ls.core.search_corpus import Corpus
 
-    corpus = Corpus(open_store(project, options))  # the index only: no articles kept
+    corpus = Corpus(spec=spec)  # the index only: no articles kept
     if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
         # Articles were read and the index file rewritten: the memory that took stays with
         # this process (freed, not returned). The same worker started again maps the new
@@ -122,7 +123,7 @@ class Searcher:
         self.changed.clear()
         self.starts += 1
         self.proc = await asyncio.create_subprocess_exec(
-            *python_module("canon_ls.lsp.searcher", str(self.project), json.dumps(self.options)),
+            *python_module("canon_ls.lsp.searcher", "--spec", json.dumps(self.spec())),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
@@ -131,6 +132,12 @@ class Searcher:
         assert self.proc.stdout is not None
         line = await self.proc.stdout.readline()
         self.ready = bool(line) and json.loads(line).get("ready", False)
+
+    def spec(self) -> dict[str, Any]:
+        from canon_ls.core.project import open_store
+        from canon_ls.core.search_corpus import spec_of
+
+        return spec_of(open_store(self.project, self.options))
 
     async def _idle(self) -> None:
         """Retire the worker once nobody asked it anything for `idle_seconds()`."""
@@ -216,5 +223,17 @@ def idle_seconds() -> float:
     return IDLE_EXIT
 
 
+def main(argv: list[str]) -> None:
+    """`--spec JSON` (what the server passes), or `PROJECT [OPTIONS_JSON]` by hand."""
+    if argv[:1] == ["--spec"] and len(argv) > 1:
+        serve(json.loads(argv[1]))
+        return
+    from canon_ls.core.project import open_store
+    from canon_ls.core.search_corpus import spec_of
+
+    options = json.loads(argv[1]) if len(argv) > 1 else {}
+    serve(spec_of(open_store(Path(argv[0]), options)))
+
+
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]), json.loads(sys.argv[2]) if len(sys.argv) > 2 else {})
+    main(sys.argv[1:])

@@ -137,3 +137,20 @@ def test_after_a_large_build_the_worker_starts_again_from_its_file(tmp_path: Pat
             proc.stdout.close()  # type: ignore[union-attr]
             proc.kill()
             proc.wait()
+
+
+def test_the_worker_leaves_the_store_modules_unloaded():
+    """Issue 15: the worker gets plain directories from the server (`spec_of`), so its
+    process never loads the Store's modules (about 5 MB); its read limit is the Store's."""
+    from canon_ls.core import index, search_corpus
+
+    assert search_corpus.MAX_BYTES == index.MAX_BYTES
+    code = (
+        "import sys\n"
+        "from canon_ls.lsp import searcher\n"
+        "from canon_ls.core import search_corpus\n"
+        "names = ('canon_ls.core.store', 'canon_ls.core.index')\n"
+        "print(sorted(m for m in names if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stderr
