@@ -33,9 +33,11 @@ class BodyReader:
         stat: Mapping[str, Key],
         racy: set[str],
         read: Callable[[str, int, str], tuple[bytes, bool]],
+        refused: Callable[[], str],
     ) -> None:
         self.articles_dir = articles_dir
         self._index, self._stat, self._racy = index, stat, racy
+        self._refused = refused  # the store's layout problem (SPEC §12): then nothing is read
         self._read = read  # the index's own capped read: the same bytes it parses
         # set by the index: re-read a file found changed (never blocks; see StoreIndex)
         self.changed: Callable[[str], None] = lambda path: None
@@ -44,6 +46,9 @@ class BodyReader:
         """The body of the article's file as it is now ('' when it is gone or unreadable)."""
         address = article.address
         path = f"{self.articles_dir}{os.sep}{address}.md"
+        if self._refused():  # articles/ now leads outside the project: read nothing there
+            self.changed(path)
+            return ""
         before = key_of(path)
         try:
             size = before[1] if before else -1

@@ -110,7 +110,12 @@ class StoreIndex:
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
         # where this store's lean articles read their bodies (DiskView's early articles too)
         self.bodies = BodyReader(
-            self.articles_dir, self._index, self._stat, self._racy, _read_capped
+            self.articles_dir,
+            self._index,
+            self._stat,
+            self._racy,
+            _read_capped,
+            self._own_layout_problem,
         )
         self.bodies.changed = self._body_changed
         for sub in self._subs.values():  # a mount article read stale: re-read through here

@@ -141,3 +141,20 @@ def test_the_kept_targets_are_the_links_targets(text: str) -> None:
     """What a store keeps per article (`targets`) is what the lints' full parse finds."""
     assert link_targets(text) == [link.target for link in wikilinks(text)]
     assert art.parse(f"---\ncapsule: C.\n---\n{text}", "a").targets == tuple(link_targets(text))
+
+
+def test_spec_12_no_body_is_read_once_articles_leads_outside(project: Path, tmp_path: Path) -> None:
+    """The store loaded, then `articles/` is swapped for a link leading outside the project:
+    a body asked for afterwards is not read through it."""
+    put(project, "a", "---\ncapsule: A.\n---\nInside.\n")
+    store = Store(project)
+    store.refresh()
+    article = store.article("a")
+    assert article is not None and article.body == "Inside.\n"
+    outside = tmp_path / "outside"
+    put(outside, "a", "---\ncapsule: Secret.\n---\nSecret.\n", root=".")
+    articles = project / ".canon/articles"
+    articles.rename(project / ".canon/moved")
+    articles.symlink_to(outside / "articles", target_is_directory=True)
+    assert article.body == ""
+    assert store.article("a") is None  # the read re-checked the store: nothing is read there
