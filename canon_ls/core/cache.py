@@ -139,11 +139,17 @@ def _keep(part: dict[str, Any], limit: int, kept: dict[str, _Entry]) -> None:
             continue
 
 
-def restore(address: str, values: tuple[Any, ...], source: art.BodySource | None) -> Article:
-    """A lean Article from a snapshot entry's fields, its body read through `source`."""
+def restore(
+    address: str, values: tuple[Any, ...], source: art.BodySource | None, key: _Key | None = None
+) -> Article:
+    """A lean Article from a snapshot entry's fields, its body read through `source`. `key`:
+    the scan's stat key the entry matched, whose mtime and size objects the article then
+    shares (two fewer ints per article kept)."""
     (capsule, updated, scope, title, meta, problems, body_line, mtime_ns, size, targets, chars) = (
         values
     )
+    if key is not None and (key[0], key[1]) == (mtime_ns, size):
+        mtime_ns, size = key[0], key[1]
     return art.make(
         address,
         capsule,

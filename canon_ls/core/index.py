@@ -339,7 +339,7 @@ class StoreIndex:
         hit = snapshot.get(address) if snapshot else None
         if hit is not None and hit[0] == key and address not in self._stat:
             self._stat[address] = key  # unchanged since it was parsed (cache.py)
-            self._set(address, cache.restore(address, hit[1], self.bodies))
+            self._set(address, cache.restore(address, hit[1], self.bodies, key))
             return True
         return self._consider(address, path, key, inside)
 
