@@ -4,7 +4,9 @@ Starts `python -m canon_ls.lsp.searcher REPO` twice with one cache directory (co
 is built and its file written; then from that file), asks each `--n` queries taken in turn
 from the generated repo's queries.json, and prints, per start: seconds until the worker is
 ready, the first query's latency, p50/p99 of the rest, and the worker's VmHWM / VmRSS (and
-the anonymous and file-backed parts of the latter) at the end.
+the anonymous and file-backed parts of the latter) at the end, and the largest resident set
+sampled (every 10 ms) while it started: VmHWM starts again when the worker re-executes itself
+after a build, the sample does not.
 
     python benchmarks/bench_search.py --repo /path/m10k/repo --n 500
 """
@@ -12,11 +14,13 @@ the anonymous and file-backed parts of the latter) at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -59,8 +63,22 @@ def one_start(repo: Path, cache: Path, queries: list[str], n: int) -> dict[str, 
         text=True,
     )
     assert proc.stdin is not None and proc.stdout is not None
+    peak = [0.0]  # the largest VmRSS/VmHWM seen while starting (VmHWM resets at a re-exec)
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            with contextlib.suppress(OSError):
+                now = status(proc.pid)
+                peak[0] = max(peak[0], now.get("VmRSS", 0.0), now.get("VmHWM", 0.0))
+            done.wait(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     ready = json.loads(proc.stdout.readline()).get("ready")
     ready_s = time.perf_counter() - t0
+    done.set()
+    sampler.join()
     times, hits = [], 0
     for i in range(n):
         q = queries[i % len(queries)]
@@ -80,6 +98,7 @@ def one_start(repo: Path, cache: Path, queries: list[str], n: int) -> dict[str, 
         "p50_ms": round(pct(times[1:], 50), 2),
         "p99_ms": round(pct(times[1:], 99), 2),
         "hits_mean": round(hits / max(1, n), 1),
+        "start_peak_sampled": round(peak[0], 1),
         **mem,
     }
 

@@ -467,7 +467,6 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
     slots = index.slots()
     lengths, stamps = array("I"), array("q")
     key_starts, keys = array("Q", [0]), bytearray()
-    live: list[tuple[bytes, int]] = []
     total = 0
     for doc in range(slots):
         if doc < index._first:
@@ -486,11 +485,7 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
         keys += raw
         key_starts.append(len(keys))
         total += length
-        if raw:
-            live.append((raw, doc))
-    live.sort()
-    order = array("I", [doc for _, doc in live])
-    del live
+    order = array("I", (doc for _, doc in _sorted_live(index)))
     for name, data in (
         ("lengths", lengths),
         ("stamps", stamps),
@@ -540,6 +535,17 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
     yield from out.flush()
 
 
+def _sorted_live(index: FileIndex) -> Iterator[tuple[bytes, int]]:
+    """(key, doc) of every live document in key order: the file's, already sorted, merged
+    with the added ones (at most a chunk while building), so no list of every key is made."""
+    base, dead = index.base, index._dead
+    added = sorted((k.encode(*_UTF8), d) for k, d in index._ids.items())
+    kept: Iterator[tuple[bytes, int]] = iter(())
+    if base is not None:
+        kept = ((base.key_bytes(d), int(d)) for d in base.order if d not in dead)
+    return heapq.merge(kept, added)
+
+
 def _merged_terms(
     index: FileIndex,
 ) -> Iterator[tuple[bytes, int, tuple[array[int], array[int]] | None]]:
@@ -562,9 +568,10 @@ def _merged_terms(
         yield raw, -1, index._postings[term_str]
 
 
-def write(path: Path | None, index: FileIndex) -> IndexFile | None:
+def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> IndexFile | None:
     """Write `index` as a new file at `path` (replaced atomically; None or unwritable: an
-    unnamed temporary file) and map it; None when no file could be written at all."""
+    unnamed temporary file, in `scratch` if given) and map it; None when no file could be
+    written at all."""
     if path is not None:
         from canon_ls.core.fsio import temp_name
 
@@ -585,7 +592,7 @@ def write(path: Path | None, index: FileIndex) -> IndexFile | None:
         except (OSError, ValueError):
             pass
     try:
-        with tempfile.TemporaryFile() as fh:
+        with tempfile.TemporaryFile(dir=scratch) as fh:
             _fill(fh, index)
             return IndexFile.of_handle(fh)
     except (OSError, ValueError):
@@ -612,11 +619,12 @@ def build(
     stamp never matches), the rest are added, vanished ones dropped, and a new file is
     written only when something changed. A file with many holes is built afresh."""
     base = IndexFile.open(path) if path is not None else None
-    index = _reconciled(base, docs)
+    scratch = path.parent if path is not None and path.parent.is_dir() else None
+    index = _reconciled(base, docs, scratch)
     if index is None:  # more holes than documents worth keeping: start over
-        index = _reconciled(None, docs)
+        index = _reconciled(None, docs, scratch)
         assert index is not None
-    if index.base is not None and not index._dead and not index._ids:
+    if index.base is base and base is not None and not index._dead and not index._ids:
         return index  # unchanged: the file as it is
     written = write(path, index)
     if written is None:
@@ -627,14 +635,20 @@ def build(
 
 
 HOLES = 0.25  # a file rewritten with more holes than this share of its documents is rebuilt
+CHUNK = 4000  # documents added in memory before they are written out to a file
 
 
 def _reconciled(
-    base: IndexFile | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
+    base: IndexFile | None,
+    docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]],
+    scratch: Path | None = None,
 ) -> FileIndex | None:
     """The file's index with what differs from `docs` done over it; None when that would
     leave too many holes. The file's keys are sorted by their UTF-8 bytes, which is the order
-    of the strings, so the two lists are walked side by side (nothing per key is kept)."""
+    of the strings, so the two lists are walked side by side (nothing per key is kept).
+    Every CHUNK documents read, what was added is written out with the rest to an unnamed
+    file in `scratch`, which becomes the base: a build of 50k articles never holds more than
+    a chunk's postings in memory (at 50k the whole index was about 70 MB of them)."""
     index = FileIndex(base)
     index.bulk = True
     todo: Iterable[str] = docs
@@ -664,5 +678,10 @@ def _reconciled(
         stamp, text = docs[key]
         value = text()
         index.add_tokens(key, tokenize(value) if isinstance(value, str) else value, stamp)
+        if len(index._ids) >= CHUNK:
+            flushed = write(None, index, scratch)
+            if flushed is not None:
+                index = FileIndex(flushed)
+                index.bulk = True
     index.bulk = False
     return index

@@ -100,3 +100,21 @@ def test_many_holes_start_a_fresh_file(tmp_path: Path):
     idx = cached_index(cache, {k: (0, lambda k=k: keep[k]) for k in keep})
     assert idx.base is not None and idx.base.n_docs == len(keep)  # no holes left
     _same(idx, keep)
+
+
+def test_a_build_in_chunks_answers_as_one_in_memory(tmp_path: Path, monkeypatch):
+    """Every CHUNK documents the build writes what it added out to a file and goes on from
+    it (a build never holds more than a chunk's postings); the result is the same."""
+    import canon_ls.core.search_file as search_file
+
+    monkeypatch.setattr(search_file, "CHUNK", 3)
+    words = ["alpha", "beta", "gamma", "delta", "缓存", "失效", "数据库", "x", "é"]
+    texts = {f"k{i:02}": " ".join(words[j % 9] for j in range(i, i + i % 5 + 1)) for i in range(20)}
+    cache = tmp_path / "cache" / "search.idx"
+    for path in (cache, None):
+        _same(cached_index(path, {k: (0, lambda k=k: texts[k]) for k in texts}), texts)
+    texts.update({"k03": "alpha alpha quokka", "new": "beta 数据库"})
+    del texts["k07"]
+    stamps = {"k03": 1}
+    _same(cached_index(cache, {k: (stamps.get(k, 0), lambda k=k: texts[k]) for k in texts}), texts)
+    assert [p.name for p in cache.parent.iterdir()] == ["search.idx"]  # no chunk left behind
