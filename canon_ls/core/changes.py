@@ -10,11 +10,18 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TypeVar
 
 from canon_ls.core import cache, gitrun
+from canon_ls.core.gitlog import Commit, History, empty, merged, parse_history, parse_log
+from canon_ls.core.pathtable import Table, encode
+
+__all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
+
+T = TypeVar("T")
 
 
 def _decode(data: bytes) -> str:
@@ -26,15 +33,6 @@ def _default_cache_dir(project: Path) -> Path | None:
     None when CANON_NO_CACHE is set or the directory would lie inside the project."""
     file = cache.cache_file(Path(project) / ".canon", Path(project))
     return None if file is None else file.parent
-
-
-class Commit(NamedTuple):
-    """One commit of the history pass: committer time, abbreviated hash, author, subject."""
-
-    time: int
-    hash: str
-    author: str
-    subject: str
 
 
 # The pass's format: an empty field (NUL) then one header field per commit; `%x1f` separates
@@ -93,19 +91,6 @@ def log_args(project: Path, revs: str, whole: bool = False) -> list[str]:
     ]
 
 
-class History(NamedTuple):
-    """What one `git log --name-status` pass says about every path it saw.
-
-    `commits` holds only commits that touched a path of the project; the others hold indices
-    into it, newest event first (ties and clock skew: the largest committer time leads).
-    """
-
-    commits: list[Commit]
-    newest: dict[str, int]  # kept path -> its newest commit (that commit did not delete it)
-    older: dict[str, list[int]]  # kept path -> its other commits, when there are any
-    gone: dict[str, list[int]]  # path whose newest commit deleted it -> all its commits
-
-
 class ChangeTimes:
     """When each file last changed: committer date of the last commit touching it, or its
     mtime when it is dirty or untracked, or without git (SPEC §9); and which commits touched
@@ -119,7 +104,7 @@ class ChangeTimes:
     dirty files on every refresh.
     """
 
-    VERSION = 3
+    VERSION = 5  # 4 was a short-lived variant; 5: paths as a sorted blob with int arrays
 
     def __init__(
         self,
@@ -136,7 +121,7 @@ class ChangeTimes:
         self.git = False
         self.head: str | None = None
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
-        self._history = History([], {}, {}, {})
+        self._history = empty()
         self._dirty: set[str] = set()
         self.refresh()
 
@@ -161,7 +146,7 @@ class ChangeTimes:
         lines = _decode(top or b"").split("\n")
         self.git = lines[0].strip() == "true"
         if not self.git:
-            self.head, self._history, self._dirty = None, History([], {}, {}, {}), set()
+            self.head, self._history, self._dirty = None, empty(), set()
             return
         head = head_out.strip().decode() if head_out else None
         if head != self.head:
@@ -170,13 +155,13 @@ class ChangeTimes:
 
     def _advance(self, head: str | None) -> None:
         if head is None:  # a repository without commits
-            self.head, self._history = None, History([], {}, {}, {})
+            self.head, self._history = None, empty()
             return
         if self.head is None:
             self._load_cache()
         old = self.head
         if old and old != head and self._is_ancestor(old, head):
-            history = _merged(self._history, self._log(f"{old}..{head}"))
+            history = merged(self._history, self._log(f"{old}..{head}"))
         elif old == head:
             return  # the cache file was at HEAD already: nothing to rewrite
         else:
@@ -215,31 +200,39 @@ class ChangeTimes:
         return self.cache_dir / f"changes-{key}.bin"
 
     def _load_cache(self) -> None:
-        """marshal: plain data only (nothing executes on load), and fast for 100k paths."""
+        """marshal: plain data only (nothing executes on load), and fast for 500k paths (one
+        blob and four arrays as bytes)."""
         file = self._cache_file()
         if file is None:
             return
         try:
             with open(file, "rb") as f:
-                version, head, commits, newest, older, gone = marshal.loads(f.read())
-            if (
-                version != self.VERSION
-                or not isinstance(head, str)
-                or not isinstance(commits, list)
-                or not all(isinstance(x, dict) for x in (newest, older, gone))
-            ):
+                state = marshal.loads(f.read())
+            version, head, commits, blob, starts, first, at, extra, gone = state
+            if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
+                return
+            table = Table(
+                blob,
+                array("I", starts),
+                array("i", first),
+                array("I", at),
+                array("i", extra),
+            )
+            if not isinstance(blob, bytes) or not table.valid():
                 return
             self.head = head
-            self._history = History([Commit(*c) for c in commits], newest, older, gone)
+            self._history = History([Commit(*c) for c in commits], table, gone)
         except (OSError, ValueError, EOFError, TypeError):
-            self.head, self._history = None, History([], {}, {}, {})
+            self.head, self._history = None, empty()
 
     def _save_cache(self) -> None:
         file = self._cache_file()
         if file is None:
             return
         h = self._history
-        state = (self.VERSION, self.head, [tuple(c) for c in h.commits], h.newest, h.older, h.gone)
+        blob, *arrays = h.newest.parts()
+        parts = [a.tobytes() for a in arrays]
+        state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
         cache.write_file(file, marshal.dumps(state))
 
     # -- queries --------------------------------------------------------------------------
@@ -271,11 +264,35 @@ class ChangeTimes:
     def commits_of(self, relpath: str) -> list[Commit]:
         """The commits that touched a path still tracked at HEAD, newest first."""
         h = self._history
-        first = h.newest.get(relpath)
-        if first is None:
+        row = h.newest.index(relpath)
+        if row < 0:
             return []
         commits = h.commits
-        return [commits[first], *(commits[i] for i in h.older.get(relpath, ()))]
+        return [commits[i] for i in (h.newest.first_of(row), *h.newest.extra_of(row))]
+
+    def dated(self, pairs: Iterable[tuple[str, T]]) -> Iterator[tuple[str, T, float]]:
+        """(path, payload, of(path)) for each pair, merging with the history's sorted paths:
+        pairs in byte order of their paths (the asset listing's) cost no lookup each; a path
+        out of that order is looked up on its own."""
+        rows = self._history.newest.raw_items()
+        commits, dirty, git = self._history.commits, self._dirty, self.git
+        row = next(rows, None)
+        previous = b""
+        for path, payload in pairs:
+            key = encode(path)
+            if not git or path in dirty:
+                yield path, payload, self.mtime(path)
+                continue
+            if key < previous:
+                yield path, payload, self.of(path)
+                continue
+            previous = key
+            while row is not None and row[0] < key:
+                row = next(rows, None)
+            if row is not None and row[0] == key:
+                yield path, payload, float(commits[row[1]].time)
+            else:
+                yield path, payload, self.mtime(path)
 
     def touched_since(
         self, paths: Iterable[str], cut: float
@@ -284,124 +301,21 @@ class ChangeTimes:
         (commit -> the paths it touched), and the paths git does not date (dirty, untracked,
         or no repository). A path whose newest commit is older than `cut` costs one lookup."""
         h = self._history
-        newest, older, commits = h.newest, h.older, h.commits
+        table, commits = h.newest, h.commits
         dirty, git = self._dirty, self.git
         hits: dict[Commit, list[str]] = {}
         undated: list[str] = []
         for path in paths:
-            first = newest.get(path)
-            if first is None or not git or path in dirty:
+            row = table.index(path)
+            if row < 0 or not git or path in dirty:
                 undated.append(path)
-            if first is None or commits[first].time < cut:  # the newest is the latest time
+            if row < 0:
                 continue
-            for i in (first, *older.get(path, ())):
+            first = table.first_of(row)
+            if commits[first].time < cut:  # the newest is the latest time
+                continue
+            for i in (first, *table.extra_of(row)):
                 commit = commits[i]
                 if commit.time >= cut:
                     hits.setdefault(commit, []).append(path)
         return hits, undated
-
-
-def _commit(header: str) -> Commit:
-    """One header field of the pass: '<ct> <hash>\\x1f<author>\\x1f<subject>' (the older
-    '<ct>' alone gives empty parts)."""
-    stamp, _, rest = header.partition(" ")
-    short, _, rest = rest.partition("\x1f")
-    author, _, subject = rest.partition("\x1f")
-    try:
-        ct = int(stamp)
-    except ValueError:
-        ct = 0
-    return Commit(ct, short, author, subject)
-
-
-def parse_history(out: bytes) -> History:
-    """`git log -z --name-status` in the pass's format -> History.
-
-    Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
-    status and path, each ended by NUL; an empty field always precedes a commit's header.
-    """
-    commits: list[Commit] = []
-    newest: dict[str, int] = {}
-    older: dict[str, list[int]] = {}
-    deleted: set[str] = set()
-    get = newest.get
-    fields = _decode(out).split("\0")
-    n = len(fields)
-    i = 0
-    header = ""
-    idx = -1  # the current commit's index, -1 until its first path
-    ct = 0
-    while i < n:
-        field = fields[i]
-        if not field:  # a commit: its header follows
-            i += 1
-            header = fields[i] if i < n else ""
-            idx = -1
-            i += 1
-            continue
-        if i + 1 >= n:
-            break
-        path = fields[i + 1]
-        i += 2
-        if idx < 0:
-            commits.append(_commit(header))
-            idx = len(commits) - 1
-            ct = commits[idx].time
-        seen = get(path)
-        if seen is None:
-            newest[path] = idx
-            if field[-1] == "D":
-                deleted.add(path)
-            continue
-        if ct > commits[seen].time:  # clock skew: a commit listed later is the newer one
-            newest[path] = idx
-            older.setdefault(path, []).insert(0, seen)
-            if field[-1] == "D":
-                deleted.add(path)
-            else:
-                deleted.discard(path)
-            continue
-        lst = older.get(path)
-        if lst is None:
-            older[path] = [idx]
-        else:
-            lst.append(idx)
-    gone: dict[str, list[int]] = {}
-    for path in deleted:
-        gone[path] = [newest.pop(path), *older.pop(path, ())]
-    return History(commits, newest, older, gone)
-
-
-def _merged(old: History, new: History) -> History:
-    """The history of OLD..HEAD laid over the cached one: every new commit is newer."""
-    offset = len(old.commits)
-    newest, older, gone = dict(old.newest), dict(old.older), dict(old.gone)
-    for path, events, deleted in _events(new):
-        shifted = [i + offset for i in events]
-        kept = path in newest
-        before = [newest.pop(path), *older.pop(path, ())] if kept else gone.pop(path, [])
-        every = shifted + before
-        if deleted:
-            gone[path] = every
-        else:
-            newest[path] = every[0]
-            if len(every) > 1:
-                older[path] = every[1:]
-    return History(old.commits + new.commits, newest, older, gone)
-
-
-def _events(h: History) -> Iterator[tuple[str, list[int], bool]]:
-    """(path, its commits newest first, whether the newest deleted it) for every path."""
-    for path, first in h.newest.items():
-        yield path, [first, *h.older.get(path, ())], False
-    for path, events in h.gone.items():
-        yield path, events, True
-
-
-def parse_log(out: bytes) -> tuple[dict[str, int], dict[str, int]]:
-    """(changed, deleted): each path's newest committer time, split by whether that newest
-    event kept the file or deleted it (parse_history, reduced to times)."""
-    h = parse_history(out)
-    changed = {p: h.commits[i].time for p, i in h.newest.items()}
-    deleted = {p: h.commits[events[0]].time for p, events in h.gone.items()}
-    return changed, deleted

@@ -76,10 +76,10 @@ def governed_pairs(articles: Iterable[str], assets: Assets) -> Governed:
 def newest_changes(
     governed: Iterable[tuple[str, str]], times: ChangeTimes
 ) -> dict[str, tuple[float, str]]:
-    """Article -> (newest change, that file) over the files it governs, in one pass."""
+    """Article -> (newest change, that file) over the files it governs, in one pass (merged
+    with the history's paths when the pairs come in the listing's order)."""
     newest: dict[str, tuple[float, str]] = {}
-    for path, gov in governed:
-        ts = times.of(path)
+    for path, gov, ts in times.dated(governed):
         seen = newest.get(gov)
         if seen is None or ts > seen[0]:
             newest[gov] = (ts, path)

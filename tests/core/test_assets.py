@@ -404,6 +404,29 @@ def test_spec_9_1_incremental_history_equals_a_full_pass(repo: Path, tmp_path: P
     assert [c.subject for c in fresh.commits_of("a.py")] == ["a again", "rm a", "c"]
 
 
+def test_history_parsed_in_path_ranges_equals_one_pass(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big output is parsed in several passes, one range of paths each (memory): the same
+    history as one pass, deletions, re-creations and every commit of a path included."""
+    from canon_ls.core import gitlog
+
+    names = [f"{d}/{n}.py" for d in ("a", "b", "c", "d") for n in range(6)]
+    commit(repo, T0, *names)
+    commit(repo, T0 + DAY, *names[::3], message="some")
+    git(repo, "rm", "-q", names[1], names[7])
+    git(repo, "commit", "-q", "-m", "rm", when=T0 + 2 * DAY)
+    commit(repo, T0 + 3 * DAY, names[7], message="back")
+    one = ChangeTimes(repo, cache_dir=tmp_path / "one")
+    monkeypatch.setattr(gitlog, "_PART_BYTES", 64)
+    out = subprocess.run(["git", "log", "-z", "--name-status"], cwd=repo, capture_output=True)
+    assert len(gitlog._bounds(out.stdout)) > 3
+    ranged = ChangeTimes(repo, cache_dir=tmp_path / "ranged")
+    assert _history(ranged, *names) == _history(one, *names)
+    assert ranged.committed() == one.committed() and names[1] not in ranged.committed()
+    assert [c.subject for c in ranged.commits_of(names[7])] == ["back", "rm", "c"]
+
+
 def test_parse_history_clock_skew_and_odd_subjects() -> None:
     """A commit listed later with a later committer time is the newest; subjects keep spaces,
     colons and the separator-free rest; empty commits leave no trace."""
