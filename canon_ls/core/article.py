@@ -50,7 +50,7 @@ class Article:
     body_line: int = 0
     mtime_ns: int = 0
     size: int = 0
-    targets: tuple[str, ...] = ()  # every wikilink's target, in order (repeats kept)
+    kept_targets: tuple[str, ...] | None = None  # `targets`, kept by a lean article
     body_chars: int = 0
     source: BodySource | None = field(default=None, compare=False, repr=False)
 
@@ -60,6 +60,14 @@ class Article:
         if self.held is not None:
             return self.held
         return self.source.body_of(self) if self.source is not None else ""
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every wikilink's target, in order (repeats kept): kept by a lean article, found in
+        the body of one parsed on its own (a hook or the search worker never asks)."""
+        if self.kept_targets is not None:
+            return self.kept_targets
+        return targets_in(self.held) if self.held is not None else ()
 
     @property
     def reviewed(self) -> str:
@@ -400,18 +408,20 @@ def parse(
         body_line,
         mtime_ns,
         size,
-        targets_in(body),
+        targets_in(body) if source is not None else None,  # else found when asked
         len(body),
         source,
     )
 
 
 def lean(article: Article, source: BodySource) -> Article:
-    """The same article without its body in memory (read through `source` when asked)."""
+    """The same article without its body in memory (read through `source` when asked), its
+    link targets kept."""
     if article.held is None:
         return article
     values = [getattr(article, name) for name in FIELDS]
     values[FIELDS.index("held")], values[-1] = None, source
+    values[FIELDS.index("kept_targets")] = article.targets
     return make(*values)
 
 
@@ -430,7 +440,7 @@ def make(
     body_line: int,
     mtime_ns: int,
     size: int,
-    targets: tuple[str, ...],
+    kept_targets: tuple[str, ...] | None,
     body_chars: int,
     source: BodySource | None,
 ) -> Article:
@@ -449,7 +459,7 @@ def make(
     _body_line(article, body_line)
     _mtime_ns(article, mtime_ns)
     _size(article, size)
-    _targets(article, targets)
+    _kept_targets(article, kept_targets)
     _body_chars(article, body_chars)
     _source(article, source)
     return article
@@ -469,7 +479,7 @@ FIELDS = tuple(f.name for f in fields(Article))  # make()'s parameters, in order
     _body_line,
     _mtime_ns,
     _size,
-    _targets,
+    _kept_targets,
     _body_chars,
     _source,
 ) = (getattr(Article, name).__set__ for name in FIELDS)
