@@ -19,6 +19,7 @@ import psutil
 @dataclass
 class Seen:
     role: str
+    cmd: str = ""  # the command line it was seen with: a new one means it ran exec
     hwm_mb: float = 0.0  # the kernel's high-water mark of the resident set
     rss_mb: float = 0.0  # the largest resident set this sampler saw
     anon_mb: float = 0.0  # the largest anonymous part of it (not mapped files such as git's packs)
@@ -57,11 +58,15 @@ class TreeMemory:
             try:
                 key = (proc.pid, proc.create_time())
                 seen = self.procs.get(key)
-                role = role_of(proc, self.pid)
-                if seen is None or seen.role != role:
-                    # new, or it has run exec since: a child seen between fork and exec
-                    # carried the server's pages, which are not its own
-                    seen = self.procs[key] = Seen(role)
+                cmd = _cmdline(proc)
+                if not cmd:
+                    # exited and not yet reaped (a zombie: no command line, no memory left);
+                    # what was seen of it while it ran stays its figure
+                    continue
+                if seen is None or seen.cmd != cmd:
+                    # new, or it has run exec since: a child seen between (v)fork and exec
+                    # showed the server's pages, which are not its own
+                    seen = self.procs[key] = Seen(role_of(proc, self.pid, cmd), cmd)
                 hwm, rss, anon = _status(proc.pid)
             except (psutil.Error, OSError):
                 continue
@@ -92,23 +97,34 @@ class TreeMemory:
         }
 
 
-def role_of(proc: psutil.Process, server_pid: int) -> str:
+def _cmdline(proc: psutil.Process) -> str:
+    """The command line, '' for a zombie; a process we may not read is named by its name."""
+    try:
+        return " ".join(proc.cmdline())
+    except psutil.ZombieProcess:
+        return ""
+    except psutil.AccessDenied:
+        return proc.name()
+
+
+def role_of(proc: psutil.Process, server_pid: int, text: str | None = None) -> str:
     """What a process of the tree is, from its command line."""
     if proc.pid == server_pid:
         return "server"
-    try:
-        cmd = proc.cmdline()
-    except psutil.Error:
-        return "?"
-    text = " ".join(cmd)
+    if text is None:
+        try:
+            text = " ".join(proc.cmdline())
+        except psutil.Error:
+            return "?"
     for module, role in (
         ("canon_ls.lsp.background", "check"),
         ("canon_ls.lsp.searcher", "search"),
+        ("canon_ls.lsp.fswatch", "watcher"),
         ("canon_ls", "canon child"),
     ):
         if module in text:
             return role
-    name = cmd[0].rsplit("/", 1)[-1] if cmd else "?"
+    name = text.split(" ", 1)[0].rsplit("/", 1)[-1] if text else "?"
     return "git" if name == "git" else name
 
 
