@@ -128,6 +128,59 @@ def load_steps(
     out.update(kept)
 
 
+def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[str, _Entry]]:
+    """The snapshot's usable entries one record (CHUNK articles) at a time, so a store loads
+    from it without ever holding it whole (~20 MB of entries at 50k articles). Nothing is
+    yielded unless the file is whole (every record's length walked to the end, nothing
+    after); a record that fails its checksum ends it there (those before it passed theirs,
+    and each entry is used only if its file's key still matches)."""
+    if file is None:
+        return
+    try:
+        with open(file, "rb") as fh:
+            if fh.read(len(_MAGIC)) != _MAGIC:
+                return
+            head = read_record(fh)
+            if head is None:
+                return
+            version, fingerprint, root, written, chunks = marshal.loads(head)
+            if (
+                version != VERSION
+                or fingerprint != _fingerprint()
+                or root != os.path.realpath(store_root)
+                or not isinstance(written, int)
+                or not isinstance(chunks, int)
+                or not _whole(fh, chunks)
+            ):
+                return
+            for _ in range(chunks):
+                payload = read_record(fh)
+                part = marshal.loads(payload) if payload is not None else None
+                if not isinstance(part, dict):
+                    return
+                kept: dict[str, _Entry] = {}
+                _keep(part, written - racy_ns, kept)
+                del part
+                yield kept
+    except (OSError, ValueError, TypeError, EOFError):
+        return
+
+
+def _whole(fh: Any, chunks: int) -> bool:
+    """Whether `chunks` records follow and end the file (their lengths walked, not read);
+    the file is left where it was."""
+    start = fh.tell()
+    end = os.fstat(fh.fileno()).st_size
+    for _ in range(chunks):
+        head = fh.read(8)
+        if len(head) != 8:
+            return False
+        fh.seek(int.from_bytes(head[:4], "big"), os.SEEK_CUR)
+    whole: bool = fh.tell() == end
+    fh.seek(start)
+    return whole
+
+
 def _keep(part: dict[str, Any], limit: int, kept: dict[str, _Entry]) -> None:
     """The well-formed entries of a record whose file was settled when it was written."""
     for address, entry in part.items():

@@ -318,30 +318,30 @@ class StoreIndex:
             own = {a for a in self._index if not self._mount_of(a)[0]}
             # §12: a store whose directories lead outside is not read at all (no articles)
             found = {} if self._own_layout_problem() else self._scan()
-            snapshot = self._cached() if found and not self._loaded else {}
+            if found and not self._loaded:
+                for part in self._cached():
+                    self._restore(part, found, changed)
             inside = os.path.realpath(self.articles_dir)
             for address, (path, key) in found.items():
-                if self._take(address, path, key, snapshot, inside):
+                if self._consider(address, path, key, inside):
                     changed.add(address)
             self._finish(own, found, changed)
             return changed
 
-    def _take(
+    def _restore(
         self,
-        address: str,
-        path: str,
-        key: _Key,
-        snapshot: dict[str, tuple[_Key, tuple]],
-        inside: str,
-    ) -> bool:
-        """One scanned article file into the index: from the parse cache when its key is the
-        cached one, else read (if changed); True when the index changed."""
-        hit = snapshot.get(address) if snapshot else None
-        if hit is not None and hit[0] == key and address not in self._stat:
-            self._stat[address] = key  # unchanged since it was parsed (cache.py)
-            self._set(address, cache.restore(address, hit[1], self.bodies, key))
-            return True
-        return self._consider(address, path, key, inside)
+        part: dict[str, tuple[_Key, tuple]],
+        found: dict[str, tuple[str, _Key]],
+        changed: set[str],
+    ) -> None:
+        """One parse cache record into the index: each entry whose file the scan found under
+        the key it was parsed with (cache.py); the rest is read from disk afterwards."""
+        for address, (cached, values) in part.items():
+            hit = found.get(address)
+            if hit is not None and hit[1] == cached and address not in self._stat:
+                self._stat[address] = hit[1]
+                self._set(address, cache.restore(address, values, self.bodies, hit[1]))
+                changed.add(address)
 
     def _finish(self, own: set[str], found: dict[str, tuple[str, _Key]], changed: set[str]) -> None:
         """The end of a whole-store refresh: articles gone, the journal and mounts re-checked,
@@ -379,10 +379,13 @@ class StoreIndex:
             real = os.path.realpath(self.articles_dir)
             sweep = functools.partial(fsio.sweep, now=now)
             yield from freshness.scan_steps(self.articles_dir, real, found, sweep, step * 10)
-        snapshot: dict[str, tuple[_Key, tuple]] = {}
-        if found:
-            file = self._cache_file()
-            yield from cache.load_steps(file, self.root, freshness.RACY_NS, snapshot)
+        if found:  # the parse cache a record at a time, never whole
+            for part in self._cached():
+                with self._lock:
+                    if self._loaded:
+                        return
+                    self._restore(part, found, set())
+                yield len(part)
         inside = os.path.realpath(self.articles_dir)
         items = list(found.items())
         for start in range(0, len(items), step):
@@ -390,7 +393,7 @@ class StoreIndex:
                 if self._loaded:
                     return
                 for address, (path, key) in items[start : start + step]:
-                    self._take(address, path, key, snapshot, inside)
+                    self._consider(address, path, key, inside)
             yield len(items) - start - step
         with self._lock:
             if not self._loaded:
@@ -407,9 +410,10 @@ class StoreIndex:
     def _cache_file(self) -> Path | None:
         return cache.cache_file(self.root, self.project)
 
-    def _cached(self) -> dict[str, tuple[_Key, tuple]]:
-        """The parse cache's entries for this store ({} when off, missing or damaged)."""
-        return cache.load(self._cache_file(), self.root, freshness.RACY_NS)
+    def _cached(self) -> Iterator[dict[str, tuple[_Key, tuple]]]:
+        """The parse cache's entries for this store, a record at a time (none when off,
+        missing or damaged)."""
+        return cache.records(self._cache_file(), self.root, freshness.RACY_NS)
 
     def _body_changed(self, path: str) -> None:
         """A body was just read from a file other than the one its article was parsed from:

@@ -369,3 +369,22 @@ def test_a_snapshot_in_many_records_loads_whole(
     assert len(starts) == 4  # the head and three records of articles
     file.write_bytes(data[: starts[-1]])  # the last record gone
     assert cache.load(file, project / ".canon", 0) == {}
+
+
+def test_a_damaged_record_costs_only_its_own_articles(
+    project: Path, xdg: Path, settled: None, parses: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store reads the snapshot a record at a time (never whole): records before a
+    damaged one are used, the articles of the damaged one and after are parsed again."""
+    monkeypatch.setattr(cache, "CHUNK", 4)
+    fill(project)
+    loaded(project)
+    (file,) = snapshots(xdg)
+    data = file.read_bytes()
+    file.write_bytes(data[:-40] + bytes([data[-40] ^ 1]) + data[-39:])  # in the last record
+    parses.clear()
+    again = loaded(project)
+    assert len(parses) == 4  # the last record's articles, nothing else
+    assert len(again.addresses()) == N
+    art = again.article("src/m3")
+    assert art is not None and art.capsule == "Module 3." and art.targets == ("src/m4",)
