@@ -20,6 +20,10 @@ from typing import NamedTuple
 from canon_ls.core import gitrun, walk
 from canon_ls.core.address import governing_in
 from canon_ls.core.lint import Finding  # re-exported: the finding adapters name from here
+from canon_ls.core.pathtable import after as _after
+from canon_ls.core.pathtable import encode as _encode
+from canon_ls.core.pathtable import lower as _lower
+from canon_ls.core.pathtable import split as _split
 
 __all__ = [
     "DEFAULT_IGNORES",
@@ -41,17 +45,8 @@ DEFAULT_IGNORES = frozenset(
 
 _SKIP_SEGMENTS = frozenset(d.encode() for d in _SKIP_DIRS)
 _SKIP_NEEDLES = tuple(sorted(_SKIP_SEGMENTS))
-_CHUNK = 1 << 20  # bytes of the listing decoded at a time
 _EDITS_MAX = 20_000  # untracked plus deleted files merged into git's sorted listing in place
 _LOOKUPS_MAX = 64  # any_mapped: bisect for each address up to this many, else one pass
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
-
-
-def _encode(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
 
 
 def address_of_path(relpath: str) -> str:
@@ -395,38 +390,6 @@ def _dir_governing(d: str, get: Callable[[str], int | None], known: dict[str, in
         i = _dir_governing(d[:cut] if cut > 0 else "", get, known)
     known[d] = i
     return i
-
-
-def _after(prefix: bytes) -> bytes:
-    """The smallest byte string above every string starting with `prefix` ('a/' -> 'a0')."""
-    while prefix and prefix[-1] == 0xFF:
-        prefix = prefix[:-1]
-    return prefix[:-1] + bytes([prefix[-1] + 1]) if prefix else b"\xff" * 4096
-
-
-def _lower(blob: bytes, key: bytes) -> int:
-    """Byte offset of the first entry of `blob` (NUL-ended, in byte order) not below `key`;
-    len(blob) when there is none. A bisection over byte offsets, snapping to entry starts."""
-    lo, hi = 0, len(blob)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        start = blob.rfind(b"\0", lo, mid) + 1 or lo
-        end = blob.find(b"\0", start)
-        if blob[start:end] < key:
-            lo = end + 1
-        else:
-            hi = start
-    return lo
-
-
-def _split(blob: bytes, lo: int = 0, hi: int | None = None) -> Iterator[str]:
-    """The entries of blob[lo:hi] as str, decoded and split a chunk at a time."""
-    hi = len(blob) if hi is None else hi
-    while lo < hi:
-        stop = blob.find(b"\0", min(lo + _CHUNK, hi - 1), hi)
-        stop = hi - 1 if stop < 0 else stop
-        yield from _decode(blob[lo:stop]).split("\0")
-        lo = stop + 1
 
 
 def _edited(blob: bytes, drop: list[tuple[int, int]], add: list[bytes]) -> bytes:
