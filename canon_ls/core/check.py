@@ -255,19 +255,21 @@ def move_guesses(
     get = by_leaf.get
     for path in files:
         name = path[path.rfind("/") + 1 :]
-        wanted = get(name if name.startswith(".") else name.partition(".")[0])
+        leaf = name if name.startswith(".") else name.partition(".")[0]
+        wanted = get(leaf)
         if wanted is None:
             continue
+        candidate = address_of_path(path)
+        if store.has(candidate):
+            continue
+        full = True
         for orphan in wanted:
-            candidate = address_of_path(path)
             guesses = out.setdefault(orphan, [])
-            if (
-                candidate != orphan
-                and len(guesses) < limit
-                and candidate not in guesses
-                and not store.has(candidate)
-            ):
+            if candidate != orphan and len(guesses) < limit and candidate not in guesses:
                 guesses.append(candidate)
+            full = full and len(guesses) >= limit
+        if full:  # every orphan with this leaf has its guesses: the rest of the listing skips it
+            del by_leaf[leaf]
     return {k: v for k, v in out.items() if v}
 
 
