@@ -10,14 +10,11 @@ imports only `canon_ls.core`.
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import json
-import logging
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +22,8 @@ from typing import IO, Any
 
 from canon_ls.lsp.child import python_module
 
-log = logging.getLogger(__name__)
+# The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
+# server's side of this module imports them where it runs.
 
 
 @dataclass
@@ -122,6 +120,8 @@ async def run(
     The partial snapshot, if the child sends one, is awaited through `on_partial` while the
     child's git pass goes on; the final snapshot is returned.
     """
+    import tempfile
+
     with tempfile.TemporaryFile() as errors:  # the child's stderr: never a full pipe
         return await _run(project, options, staleness, on_partial, errors)
 
@@ -133,6 +133,8 @@ async def _run(
     on_partial: Callable[[Snapshot], Awaitable[None]] | None,
     errors: IO[bytes],
 ) -> Snapshot:
+    import asyncio
+
     proc = await asyncio.create_subprocess_exec(
         *python_module("canon_ls.lsp.background"),
         stdin=asyncio.subprocess.PIPE,
