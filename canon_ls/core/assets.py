@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -122,7 +123,8 @@ class Assets:
                 self._skip_prefix = "" if rel == "." else rel + "/"
         self.git = False
         self.default_ignores = False  # DEFAULT_IGNORES apply (no .gitignore, or no git)
-        self._blob = b""  # every listed file's path, NUL-ended, in byte order
+        self._data = b""  # every listed file's path, NUL-ended, in byte order
+        self._packed: bytes | None = None  # the same compressed, while pack()ed
         self._dirs: set[str] | None = None  # derived on first need
         self._odd: dict[str, list[str]] = {}  # address -> paths not starting with it ('\\')
         self.refresh()
@@ -241,7 +243,7 @@ class Assets:
         return out
 
     def _set(self, blob: bytes) -> None:
-        self._blob = blob
+        self._data, self._packed = blob, None
         self._dirs = None
         self._odd = {}
         if b"\\" not in blob:
@@ -257,6 +259,18 @@ class Assets:
                 if "\\" in d:
                     self._odd.setdefault(address_of_path(d), []).append(d + "/")
                 cut = d.rfind("/")
+
+    @property
+    def _blob(self) -> bytes:
+        if self._packed is not None:
+            self._data, self._packed = zlib.decompress(self._packed), None
+        return self._data
+
+    def pack(self) -> None:
+        """Hold the listing compressed until the next question (sorted paths shrink ~8x): the
+        check child's wait for git, when git's output is about to arrive."""
+        if self._packed is None and self._data:
+            self._packed, self._data = zlib.compress(self._data, 1), b""
 
     # -- queries --------------------------------------------------------------------------
     def iter_files(self) -> Iterator[str]:

@@ -409,6 +409,7 @@ def run(
         _yield_cpu()
     store = open_store(project, options)
     assets = Assets(project, store_root=store.root)
+    assets.pack()  # idle while the store loads: compressed until the survey
     head = _store_findings(store)
     per: dict[str, list[Finding]] = {}
     order: list[str] = []
@@ -442,6 +443,7 @@ def run(
         dates = project_dates(store) if judged else {}
         del store
         gc.collect()
+        assets.pack()
         worker.join()
         if "error" in box:
             raise box["error"]

@@ -441,3 +441,14 @@ def test_parse_history_clock_skew_and_odd_subjects() -> None:
     assert [c.hash for c in h.commits] == ["aaa", "bbb"]
     assert h.commits[h.newest["x.py"]].subject == "skewed \x1f subject"
     assert [h.commits[i].author for i in h.older["x.py"]] == ["Ann"]
+
+
+def test_a_packed_listing_answers_as_before(repo: Path) -> None:
+    """pack() compresses the listing while it waits (the check child's git wait); the next
+    question restores it."""
+    commit(repo, T0, "a.py", "a/b.py", "c.d/e.py")
+    assets = Assets(repo)
+    before = (assets.files(), assets.of("a"), assets.under("a"), assets.is_dir("c.d"))
+    assets.pack()
+    assert assets._packed is not None and not assets._data
+    assert (assets.files(), assets.of("a"), assets.under("a"), assets.is_dir("c.d")) == before
