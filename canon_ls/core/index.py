@@ -623,6 +623,20 @@ class StoreIndex:
         with self._lock:
             return self._journal.entries()
 
+    def journal_steps(self, step: int = 50) -> Iterator[int]:
+        """Read the journal and group it by subject in steps of `step` entries, for an event
+        loop (the first `journal_names` reads every entry: 0.3 s for 5k entries in one go).
+        Abandoning it is harmless: the next look-up finishes the work."""
+        steps = self._journal.refresh_steps(max(1, step))
+        while True:
+            with self._lock:
+                left = next(steps, None)
+            if left is None:
+                break
+            yield left
+        with self._lock:
+            self._journal.names("")  # the grouping, built once
+
     def journal_count(self) -> int:
         """How many entries the journal holds (a directory listing; nothing is read)."""
         return self._journal.count()

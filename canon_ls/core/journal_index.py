@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from canon_ls.core import freshness, fsio
@@ -33,6 +33,7 @@ class JournalIndex:
         self._keys: dict[str, freshness.Key] = {}  # each entry's stat key when it was read
         self._search: SearchIndex | None = None
         self._dir_key: tuple[int, int] | None = None
+        self._count: tuple[tuple[int, int] | None, int] = (None, 0)  # (dir key, entries)
 
     def invalidate(self) -> None:
         """The next look-up re-checks every entry (Store.refresh, a watcher's event)."""
@@ -41,15 +42,18 @@ class JournalIndex:
     def refresh(self) -> None:
         """Re-list the journal unless its directory is unchanged since the last listing (new
         entries change it)."""
-        try:
-            st = os.stat(self.directory)
-            dir_key: tuple[int, int] | None = (st.st_mtime_ns, st.st_ino)
-        except OSError:
-            dir_key = None
+        for _ in self.refresh_steps(1 << 62):
+            pass
+
+    def refresh_steps(self, step: int) -> Iterator[int]:
+        """`refresh`, yielding after every `step` entries read (the language server reads a
+        5k-entry journal between requests: 0.3 s in one go). Until the last step the listing
+        counts as unchecked, so a `refresh` meanwhile finishes the work itself."""
+        dir_key = self._key()
         if dir_key is not None and dir_key == self._dir_key:
             return
         recent = dir_key is not None and time.time_ns() - dir_key[0] < freshness.RACY_NS
-        self._dir_key = None if recent else dir_key
+        self._dir_key = None
         now = time.time_ns()
         found = self._listing(now)
         for name in [n for n in self._entries if n not in found]:
@@ -60,21 +64,34 @@ class JournalIndex:
             if self._search is not None:
                 self._search.remove(name)
         inside = os.path.realpath(self.directory)
+        read = 0
         for name, k in found.items():
             if name in self._entries and self._keys.get(name) == k and freshness.settled(k, now):
                 continue
+            read += 1
+            if read % step == 0:
+                yield len(found) - read
             path = self.directory / name
             try:
                 data, _ = fsio.read_regular(path, self._max_bytes, k[1], inside=inside)
             except (OSError, OutsideStore):
                 continue
-            read, body = jrn.entry_of(name, path, data, k[0], k[1])
-            self._entries[name] = read
+            entry, body = jrn.entry_of(name, path, data, k[0], k[1])
+            self._entries[name] = entry
             self._keys[name] = k
             self._by_subject = None
             self._text[name] = body
             if self._search is not None:
-                self._search.add(name, f"{' '.join(read.subject)} {body}")
+                self._search.add(name, f"{' '.join(entry.subject)} {body}")
+        self._dir_key = None if recent else dir_key
+
+    def _key(self) -> tuple[int, int] | None:
+        """What a new, removed or renamed entry changes: the directory's mtime and inode."""
+        try:
+            st = os.stat(self.directory)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_ino)
 
     def _listing(self, now: int) -> dict[str, freshness.Key]:
         """Entry file name -> stat key; the tool's own old temp files are swept."""
@@ -103,12 +120,19 @@ class JournalIndex:
         return jrn.newest_first(self._entries.values())
 
     def count(self) -> int:
-        """How many entries the journal holds (a directory listing; nothing is read)."""
+        """How many entries the journal holds (a directory listing, kept while the directory
+        is unchanged and settled: inlay hints ask on every request; nothing is read)."""
+        key = self._key()
+        if key is not None and self._count[0] == key:
+            return self._count[1]
         try:
             with os.scandir(self.directory) as it:
-                return sum(1 for e in it if e.name.endswith(".md"))
+                n = sum(1 for e in it if e.name.endswith(".md"))
         except OSError:
             return 0
+        recent = key is not None and time.time_ns() - key[0] < freshness.RACY_NS
+        self._count = (None if recent else key, n)
+        return n
 
     def names(self, address: str) -> list[str]:
         """Every entry file name whose subject names `address`, newest first. The grouping is

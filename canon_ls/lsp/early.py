@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import logging
 import os
 import time
@@ -38,8 +39,9 @@ FREEZE_EVERY = 10  # turns between two freezes of what the load has built
 
 
 def loaded(store: Store) -> bool:
-    """Whether the store has read its articles (it does on first use; `_loaded` says so)."""
-    return bool(getattr(store, "_loaded", True))
+    """Whether the store has read its articles (it does on first use; `_loaded` says so) and
+    no load of ours is still reading its journal."""
+    return bool(getattr(store, "_loaded", True)) and id(store) not in _loads
 
 
 def where(ls: CanonLanguageServer, uri: str) -> Where | None:
@@ -59,7 +61,7 @@ def load_soon(ls: CanonLanguageServer, store: Store) -> asyncio.Task[None] | Non
     """Start loading the store in steps on the event loop (once); None when it is loaded
     or no loop runs (a handler called outside a session loads on first use instead)."""
     task = _loads.get(id(store))
-    if task is not None or loaded(store):
+    if task is not None or getattr(store, "_loaded", True):
         return task
     try:
         task = ls.run_task(load(store), "canon-store-load")
@@ -90,8 +92,10 @@ async def load(store: Store, step: int = STEP, slice_s: float = SLICE) -> None:
     turns = 0
     gc.freeze()
     try:
-        # no parse cache written here: one long step, and the check child writes it
-        for _ in store.load_steps(step, save=False):
+        # no parse cache written here: one long step, and the check child writes it; then
+        # the journal, which the first hover on the loaded store would read in one go
+        steps = itertools.chain(store.load_steps(step, save=False), store.journal_steps(step))
+        for _ in steps:
             if time.perf_counter() - resume >= slice_s:
                 turns += 1
                 if turns % FREEZE_EVERY == 0:

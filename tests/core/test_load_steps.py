@@ -67,3 +67,36 @@ def test_an_abandoned_load_is_finished_by_the_next_use(project: Path):
     steps.close()
     assert half.articles() == [a for a in whole if a.address != "d0/a0"]
     assert list(half.load_steps()) == []  # loaded: nothing left to do
+
+
+def journal(project: Path, n: int) -> None:
+    for i in range(n):
+        path = project / ".canon/journal" / f"2026-01-{1 + i % 28:02}-e{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        subject = f"d{i % 3}/a{i}"
+        path.write_text(f"---\ndate: 2026-01-01\nsubject:\n  - {subject}\nsource: cli\n---\nx\n")
+
+
+def test_the_journal_reads_in_steps_and_an_abandoned_read_is_finished(project: Path):
+    journal(project, 30)
+    whole = Store(project)
+    expected = [whole.journal_names(f"d{i % 3}/a{i}") for i in range(30)]
+    stepped = Store(project)
+    assert len(list(stepped.journal_steps(step=4))) >= 30 // 4
+    assert [stepped.journal_names(f"d{i % 3}/a{i}") for i in range(30)] == expected
+    half = Store(project)
+    steps = half.journal_steps(step=4)
+    next(steps)
+    next(steps)
+    steps.close()  # abandoned: the next look-up reads what is left
+    assert [half.journal_names(f"d{i % 3}/a{i}") for i in range(30)] == expected
+
+
+def test_the_journal_count_follows_new_and_removed_entries(project: Path):
+    journal(project, 5)
+    store = Store(project)
+    assert store.journal_count() == 5
+    journal(project, 7)
+    assert store.journal_count() == 7
+    (project / ".canon/journal/2026-01-01-e0.md").unlink()
+    assert store.journal_count() == 6
