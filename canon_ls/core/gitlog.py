@@ -96,27 +96,6 @@ def _fields(out: bytes) -> Iterator[bytes]:
         lo = stop + 1
 
 
-def _events(out: bytes) -> Iterator[tuple[bytes | None, bytes, bytes]]:
-    """(the commit's header on its first path, else None; status; path) in git's order.
-
-    Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
-    status and path, each ended by NUL; an empty field always precedes a commit's header.
-    """
-    fields = _fields(out)
-    header = b""
-    fresh = False
-    for field in fields:
-        if not field:  # a commit: its header follows
-            header = next(fields, b"")
-            fresh = True
-            continue
-        path = next(fields, None)
-        if path is None:
-            return
-        yield (header if fresh else None), field, path
-        fresh = False
-
-
 def _bounds(out: bytes) -> list[bytes]:
     """Path ranges for the parse's passes: [b'', cut1, ..., cutN], from a sample of paths."""
     parts = 1 + len(out) // _PART_BYTES
@@ -157,15 +136,30 @@ def _parse_range(
     gone: dict[str, list[int]],
 ) -> None:
     """One pass: the paths in [lo, hi) into `builder` (in order) and `gone`; the first pass
-    also collects the commits."""
+    also collects the commits.
+
+    Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
+    status and path, each ended by NUL; an empty field always precedes a commit's header.
+    """
     newest: dict[bytes, int] = {}
     older: dict[bytes, list[int]] = {}
     deleted: set[bytes] = set()
     get = newest.get
     idx = -1  # the current commit's index (commits with paths only)
     ct = 0
-    for header, status, path in _events(out):
-        if header is not None:
+    fields = _fields(out)  # the walk of _events, inlined: it runs once per range
+    fresh = False
+    header = b""
+    for status in fields:
+        if not status:  # a commit: its header follows
+            header = next(fields, b"")
+            fresh = True
+            continue
+        path = next(fields, None)
+        if path is None:
+            break
+        if fresh:
+            fresh = False
             idx += 1
             if first_pass:
                 commits.append(_commit(decode(header)))
