@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from canon_ls.core.pathtable import CHUNK, Builder, Table, decode, encode
 
-_PART_BYTES = 12 << 20  # output bytes per range of paths (one pass over the output each)
+_PART_BYTES = 4 << 20  # output bytes per range of paths (one pass over the output each)
 # a path field follows a status field (the first of a commit's after a newline)
 _PATH = re.compile(rb"\0\n?[A-Z][0-9]*\0([^\0]+)\0")
 
