@@ -56,7 +56,8 @@ def one_start(repo: Path, cache: Path, queries: list[str], n: int) -> dict[str, 
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "canon_ls.lsp.searcher", *worker_args(repo, cache)],
+        # -P as the server starts it: the working directory's canon_ls never shadows PYTHONPATH
+        [sys.executable, "-P", "-m", "canon_ls.lsp.searcher", *worker_args(repo, cache)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
