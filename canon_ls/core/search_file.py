@@ -135,10 +135,25 @@ class IndexFile:
             mm.close()
             return None
         try:
-            return cls(fd, mm, head)
+            found = cls(fd, mm, head)
         except (ValueError, TypeError):
             os.close(fd)
             return None
+        return found if found._sane(head["at"]) else None
+
+    def _sane(self, at: dict[str, int]) -> bool:
+        """The offsets inside the file point where they may (a few ms at 50k documents; the
+        bytes themselves are trusted, as the file was written whole and renamed)."""
+        n, v = self.n_docs, self.n_terms
+        ks, ts, offs, counts = self.key_starts, self.term_starts, self.post_offs, self.post_counts
+        if ks[0] != 0 or ks[n] > at["order"] - at["keys"] or any(map(int.__gt__, ks, ks[1:])):
+            return False
+        if ts[0] != 0 or ts[v] > at["post_offs"] - at["terms"] or any(map(int.__gt__, ts, ts[1:])):
+            return False
+        if any(d >= n for d in self.order) or sum(self.lengths) != self.total:
+            return False
+        low, high = at["postings"], at["term_starts"]
+        return all(low <= o and o + 6 * c <= high for o, c in zip(offs, counts, strict=True))
 
     def read(self, offset: int, size: int) -> bytes:
         return os.pread(self.fd, size, offset)
@@ -620,7 +635,10 @@ def build(
     written only when something changed. A file with many holes is built afresh."""
     base = IndexFile.open(path) if path is not None else None
     scratch = path.parent if path is not None and path.parent.is_dir() else None
-    index = _reconciled(base, docs, scratch)
+    try:
+        index = _reconciled(base, docs, scratch)
+    except (UnicodeDecodeError, ValueError, IndexError):  # a damaged file: start over
+        index = None
     if index is None:  # more holes than documents worth keeping: start over
         index = _reconciled(None, docs, scratch)
         assert index is not None

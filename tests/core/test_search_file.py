@@ -85,7 +85,10 @@ def test_a_damaged_or_foreign_file_is_rebuilt(tmp_path: Path):
     docs = {"a": (0, lambda: "alpha")}
     cached_index(cache, docs)
     data = cache.read_bytes()
-    for bad in (b"", b"x" * 200, data[:-1], data[: len(data) // 2], data + b"x"):
+    lengths_flipped = (
+        b"\xff\xff\xff\x7f" + data[4:]
+    )  # a document length off: the sum is not the total
+    for bad in (b"", b"x" * 200, data[:-1], data[: len(data) // 2], data + b"x", lengths_flipped):
         cache.write_bytes(bad)
         assert IndexFile.open(cache) is None
         assert cached_index(cache, docs).query("alpha")[1] == 1
