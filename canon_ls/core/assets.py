@@ -263,14 +263,18 @@ class Assets:
     @property
     def _blob(self) -> bytes:
         if self._packed is not None:
-            self._data, self._packed = zlib.decompress(self._packed), None
+            # its size given: zlib writes into one buffer (else blocks joined: twice the size)
+            size = int.from_bytes(self._packed[:8], "big")
+            self._data = zlib.decompress(memoryview(self._packed)[8:], bufsize=size)
+            self._packed = None
         return self._data
 
     def pack(self) -> None:
         """Hold the listing compressed until the next question (sorted paths shrink ~8x): the
         check child's wait for git, when git's output is about to arrive."""
         if self._packed is None and self._data:
-            self._packed, self._data = zlib.compress(self._data, 1), b""
+            size = len(self._data).to_bytes(8, "big")
+            self._packed, self._data = size + zlib.compress(self._data, 1), b""
 
     # -- queries --------------------------------------------------------------------------
     def iter_files(self) -> Iterator[str]:
