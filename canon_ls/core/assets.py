@@ -315,8 +315,8 @@ class Assets:
                     files.append(path)
             elif address_of_path(path[:cut]) == address:
                 dirs.add(path[: cut + 1])
-        if address and self.is_dir(address):
-            dirs.add(address + "/")
+        if address and address_of_path(address) == address and self.is_dir(address):
+            dirs.add(address + "/")  # (a directory 'x.d' has the address 'x', not 'x.d')
         found = files + sorted(dirs)
         for path in self._odd.get(address, ()):
             if path not in found:

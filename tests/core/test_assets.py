@@ -343,6 +343,7 @@ def test_listing_merges_untracked_deleted_skipped_and_conflicted_paths(repo: Pat
     survey = assets.survey(articles)
     assert survey.mapped == {a for a in articles if assets.of(a)} == {"a", "b", "b/new", "sub"}
     assert sorted(assets.of("b")) == ["b.d/", "b/"]
+    assert assets.of("b.d") == []  # the directory `b.d/` has the address `b`
     governing = [articles[i] if i >= 0 else None for i in survey.governing]
     assert governing == ["a", "a", "a", None, "b/new", "sub", None]
     assert assets.dirs() == {"a", "b.d", "b", "sub"}
