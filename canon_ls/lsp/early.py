@@ -53,18 +53,21 @@ def where(ls: CanonLanguageServer, uri: str) -> Where | None:
     store = found.folder.store
     if loaded(store) or store.mounts or store.layout_problem():
         return found
-    load_soon(ls, store)
+    load_soon(ls, store, journal=True)
     return DiskWhere(found.folder, found.path, found.kind, found.address, DiskView(store))
 
 
-def load_soon(ls: CanonLanguageServer, store: Store) -> asyncio.Task[None] | None:
+def load_soon(
+    ls: CanonLanguageServer, store: Store, journal: bool = False
+) -> asyncio.Task[None] | None:
     """Start loading the store in steps on the event loop (once); None when it is loaded
-    or no loop runs (a handler called outside a session loads on first use instead)."""
+    or no loop runs (a handler called outside a session loads on first use instead).
+    `journal`: read the journal in steps too (for hovers; nothing else needs it early)."""
     task = _loads.get(id(store))
     if task is not None or getattr(store, "_loaded", True):
         return task
     try:
-        task = ls.run_task(load(store), "canon-store-load")
+        task = ls.run_task(load(store, journal=journal), "canon-store-load")
     except RuntimeError:
         return None
     _loads[id(store)] = task
@@ -82,7 +85,9 @@ async def ready(ls: CanonLanguageServer, store: Store | None) -> None:
         await asyncio.shield(task)
 
 
-async def load(store: Store, step: int = STEP, slice_s: float = SLICE) -> None:
+async def load(
+    store: Store, step: int = STEP, slice_s: float = SLICE, journal: bool = False
+) -> None:
     """core's step-wise load, yielding to the loop after each `slice_s` of work.
 
     What was loaded leaves the collector's scans as it goes (young garbage collected, the
@@ -94,7 +99,9 @@ async def load(store: Store, step: int = STEP, slice_s: float = SLICE) -> None:
     try:
         # no parse cache written here: one long step, and the check child writes it; then
         # the journal, which the first hover on the loaded store would read in one go
-        steps = itertools.chain(store.load_steps(step, save=False), store.journal_steps(step))
+        steps = itertools.chain(
+            store.load_steps(step, save=False), store.journal_steps(step) if journal else ()
+        )
         for _ in steps:
             if time.perf_counter() - resume >= slice_s:
                 turns += 1

@@ -166,7 +166,7 @@ def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
     from canon_ls.lsp.features import lens
     from canon_ls.lsp.state import CanonLanguageServer
 
-    monkeypatch.setattr(early, "load_soon", lambda ls, store: None)
+    monkeypatch.setattr(early, "load_soon", lambda ls, store, journal=False: None)
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
     folder = ls.add_folder(root.as_uri())
@@ -232,3 +232,20 @@ async def test_hovers_while_the_store_loads_in_steps(tmp_path: Path):
         assert all(without_stale(text) == without_stale(after[0]) for text in during)
     finally:
         await client.shutdown_session()
+
+
+def test_what_awaits_the_load_does_not_read_the_journal(tmp_path: Path):
+    """Issue 15: the check's landing awaits the store's load (early.ready), which then leaves
+    the journal unread (only a hover reads it early, in steps): a quiet start holds no
+    journal in memory."""
+    from canon_ls.lsp import early
+    from canon_ls.lsp.state import CanonLanguageServer
+
+    root = build_workspace(tmp_path / "proj")
+    ls = CanonLanguageServer()
+    folder = ls.add_folder(root.as_uri())
+    assert folder is not None and folder.store is not None
+    asyncio.run(early.ready(ls, folder.store))
+    assert loaded(folder.store)
+    assert folder.store._journal._entries == {}  # nothing read
+    assert folder.store.journal_names("src/core/config") == ["2026-01-02-config.md"]
