@@ -33,6 +33,7 @@ class TreeMemory:
     interval: float = 0.1
     procs: dict[tuple[int, float], Seen] = field(default_factory=dict)
     peak_total_mb: float = 0.0  # the largest sum of current RSS over the tree at one sample
+    peak_ours_mb: float = 0.0  # the same without git's processes (git's memory is git's own)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -53,7 +54,7 @@ class TreeMemory:
             tree = [root, *root.children(recursive=True)]
         except psutil.Error:
             return
-        total = 0.0
+        total = ours = 0.0
         for proc in tree:
             try:
                 key = (proc.pid, proc.create_time())
@@ -74,7 +75,10 @@ class TreeMemory:
             seen.rss_mb = max(seen.rss_mb, rss)
             seen.anon_mb = max(seen.anon_mb, anon)
             total += rss
+            if seen.role != "git":
+                ours += rss
         self.peak_total_mb = max(self.peak_total_mb, total)
+        self.peak_ours_mb = max(self.peak_ours_mb, ours)
 
     def stop(self) -> dict[str, Any]:
         """{'hwm_sum_mb', 'peak_total_mb', 'by_role': {role: summed VmHWM}, 'processes'}."""
@@ -91,6 +95,7 @@ class TreeMemory:
         return {
             "hwm_sum_mb": sum(by_role.values()),
             "peak_total_mb": self.peak_total_mb,
+            "peak_ours_mb": self.peak_ours_mb,
             "by_role": by_role,
             "anon_by_role": anon_by_role,  # sampled, so a short peak between samples is missed
             "counts": counts,
@@ -154,5 +159,6 @@ def describe(memory: dict[str, Any]) -> str:
     )
     return (
         f"{memory['hwm_sum_mb']:.0f} MB summed peaks; {memory['peak_total_mb']:.0f} MB at once "
+        f"({memory.get('peak_ours_mb', 0.0):.0f} MB without git) "
         f"at most [{roles}]; anonymous (not mapped files) at most [{anon}]"
     )
