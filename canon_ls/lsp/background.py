@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from canon_ls.lsp.child import python_module
+from canon_ls.lsp.child import give_way, python_module
 
 # The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
 # server's side of this module imports them where it runs.
@@ -78,6 +78,7 @@ def _snapshot(done: Any) -> Snapshot:
 
 
 def main() -> None:
+    give_way()
     request = json.loads(sys.stdin.buffer.read() or b"{}")
     try:
         snapshot = compute(

@@ -1,4 +1,5 @@
-"""How the server starts its helper processes (whole-store check, search worker, history).
+"""How the server starts its helper processes (whole-store check, search worker, history),
+and how they give way to it.
 
 They run with the project as working directory, so `python -m` would put the project first on
 `sys.path` and a repository carrying its own `canon_ls/` package would run as code (SPEC §12).
@@ -7,9 +8,24 @@ They run with the project as working directory, so `python -m` would put the pro
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+
+# How far a helper process steps back for the server (Linux niceness; git, started by the
+# helper, inherits it). On two cores the start-up check and its git pass otherwise take the
+# CPU a hover needs; an idle server loses nothing, since the helper then has the machine.
+NICENESS = 10
 
 
 def python_module(module: str, *args: str) -> list[str]:
     """argv running `module` of this installation in a child Python."""
     return [sys.executable, "-P", "-m", module, *args]
+
+
+def give_way() -> None:
+    """Lower this helper process's CPU priority below the server's (best effort: not every
+    OS has niceness, and a process already lower stays where it is)."""
+    with contextlib.suppress(AttributeError, OSError):
+        if os.getpriority(os.PRIO_PROCESS, 0) < NICENESS:
+            os.setpriority(os.PRIO_PROCESS, 0, NICENESS)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
-from canon_ls.lsp.child import python_module
+from canon_ls.lsp.child import give_way, python_module
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ def serve(spec: dict[str, Any]) -> None:
     this process never imports the Store's modules)."""
     from canon_ls.core.search_corpus import Corpus
 
+    give_way()
     corpus = Corpus(spec=spec)  # the index only: no articles kept
     if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
         # Articles were read and the index file rewritten: the memory that took stays with

@@ -1,0 +1,70 @@
+"""The server's helper processes step back for it (issue 15: hover p99 while the start-up
+check runs): the whole-store check child and the search worker lower their own CPU priority
+before any work, and the git they start inherits it. Real child processes, read through
+/proc; no sleeps (the niceness is polled until it shows, with a deadline)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lsp_harness import build_workspace
+
+from canon_ls.lsp.child import NICENESS, python_module
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+def _niceness(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
+
+
+def _until_nice(proc: subprocess.Popen[bytes], deadline_s: float = 20.0) -> int:
+    end = time.monotonic() + deadline_s
+    seen = _niceness(proc.pid)
+    while seen != NICENESS and time.monotonic() < end:
+        try:
+            proc.wait(timeout=0.01)  # gone: the niceness can no longer show
+            return seen
+        except subprocess.TimeoutExpired:
+            seen = _niceness(proc.pid)
+    return seen
+
+
+def _spawn(module: str, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        python_module(module, *args),
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
+def test_the_check_child_steps_back_before_reading_its_request(tmp_path: Path):
+    root = build_workspace(tmp_path / "proj")
+    assert os.getpriority(os.PRIO_PROCESS, 0) < NICENESS  # the test itself runs above it
+    proc = _spawn("canon_ls.lsp.background", root)  # blocks on stdin: nothing sent yet
+    try:
+        assert _until_nice(proc) == NICENESS
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def test_the_search_worker_steps_back(tmp_path: Path):
+    root = build_workspace(tmp_path / "proj")
+    proc = _spawn("canon_ls.lsp.searcher", root, str(root))
+    try:
+        assert _until_nice(proc) == NICENESS
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=60)
