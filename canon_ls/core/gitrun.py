@@ -94,10 +94,17 @@ def run(cwd: Path, *args: str, timeout: float = TIMEOUT) -> bytes | None:
     return _wait(_start(command(cwd, args), cwd), timeout)
 
 
-def run_many(cwd: Path, *commands: tuple[str, ...]) -> list[bytes | None]:
-    """Several read-only git commands at once (they are I/O bound; two cores halve the wait)."""
-    procs = [_start(command(cwd, args), cwd) for args in commands]
-    return [_wait(proc) for proc in procs]
+def run_many(cwd: Path, *commands: Sequence[str]) -> list[bytes | None]:
+    """Several read-only git commands at once (two cores halve the wait). Each output is read
+    by its own thread: read one after the other, a command with more to say than a pipe holds
+    (64 KB) would wait for the one before it to end."""
+    procs = [_start(command(cwd, tuple(args)), cwd) for args in commands]
+    if len(procs) < 2:
+        return [_wait(proc) for proc in procs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(procs)) as pool:
+        return list(pool.map(_wait, procs))
 
 
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen[bytes] | None:

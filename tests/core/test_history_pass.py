@@ -115,3 +115,60 @@ def test_the_cache_still_serves_and_follows_new_commits(
     fresh = ChangeTimes(repo, cache_dir=tmp_path / "other")
     assert fresh.committed() == again.committed()
     assert ChangeTimes(repo, cache_dir=cache).full_passes == 0
+
+
+def _events(times: ChangeTimes) -> tuple[dict[bytes, list[str]], dict[str, list[str]]]:
+    h = times._history
+    kept = {p: [h.commits[i].hash for i in (first, *rest)] for p, first, rest in h.newest.rows()}
+    gone = {p: [h.commits[i].hash for i in events] for p, events in h.gone.items()}
+    return kept, gone
+
+
+def _linear_history(repo: Path, commits: int) -> None:
+    for n in range(1, commits):
+        files = [f"src/m{n % 7}.py", f"lib/{n % 3}/x.py"]
+        commit(repo, T0 + n * DAY, *files, message=f"change {n}")
+        if n % 5 == 0:
+            git(repo, "rm", "-q", f"src/m{n % 7}.py")
+            git(repo, "commit", "-q", "-m", f"drop {n}", when=T0 + n * DAY + 60)
+
+
+def test_a_long_linear_pass_in_two_halves_equals_one_pass(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big repository's whole pass runs as two git processes (older and newer half) laid
+    over each other; every path's commits, kept and deleted, are the one pass's."""
+    _linear_history(repo, 30)
+    one = ChangeTimes(repo, cache_dir=tmp_path / "one")
+    monkeypatch.setattr(changes, "delta_cache_limit", lambda project: 200 * 1024 * 1024)
+    monkeypatch.setattr(changes, "SPLIT_MIN_COMMITS", 10)
+    calls: list[tuple[str, ...]] = []
+    real = gitrun.run_many
+
+    def spy(cwd: Path, *commands: tuple[str, ...]) -> list[bytes | None]:
+        calls.extend(tuple(c) for c in commands)
+        return real(cwd, *commands)
+
+    monkeypatch.setattr(gitrun, "run_many", spy)
+    two = ChangeTimes(repo, cache_dir=tmp_path / "two")
+    halves = [c for c in calls if "log" in c]
+    assert len(halves) == 2 and any(".." in " ".join(c) for c in halves)
+    assert _events(two) == _events(one)
+    assert two.commits_of("src/m1.py") == one.commits_of("src/m1.py")
+
+
+def test_a_history_with_merges_keeps_one_pass(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _linear_history(repo, 12)
+    git(repo, "checkout", "-q", "-b", "side")
+    commit(repo, T0 + 40 * DAY, "side/s.py", message="side")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, T0 + 41 * DAY, "src/after.py", message="main after")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", when=T0 + 42 * DAY)
+    one = ChangeTimes(repo, cache_dir=tmp_path / "one")
+    monkeypatch.setattr(changes, "delta_cache_limit", lambda project: 200 * 1024 * 1024)
+    monkeypatch.setattr(changes, "SPLIT_MIN_COMMITS", 5)
+    assert ChangeTimes(repo, cache_dir=tmp_path / "probe")._midpoint("HEAD") is None
+    two = ChangeTimes(repo, cache_dir=tmp_path / "two")
+    assert _events(two) == _events(one)
