@@ -52,8 +52,6 @@ _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
 DELTA_CACHE_PER_INDEX_BYTE = 3
 DELTA_CACHE_MAX = 512 * 1024 * 1024
-# A whole pass that needs the big cache runs in two halves at once above this many commits.
-SPLIT_MIN_COMMITS = 200
 
 
 def delta_cache_limit(project: Path) -> int | None:
@@ -69,17 +67,15 @@ def delta_cache_limit(project: Path) -> int | None:
     return limit if limit > GIT_DEFAULT_DELTA_CACHE else None
 
 
-def log_args(project: Path, revs: str, whole: bool = False, limit: int | None = None) -> list[str]:
+def log_args(project: Path, revs: str, whole: bool = False) -> list[str]:
     """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these);
-    `whole`: the pass over all of history, with the delta cache its size needs (`limit`,
-    when the caller has it already).
+    `whole`: the pass over all of history, with the delta cache its size needs.
 
     No pathspec leaves the store out: `canon history` lists the commits of the article files
     (SPEC §9.2), and one leaving out only the journal (which nothing dates from git) made the
     pass slower, not faster: with a pathspec git also compares each commit's trees to prune
     history (CPU 4.9 -> 6.0 s at 250k files, 30.9 -> 34.1 s at 500k)."""
-    if whole and limit is None:
-        limit = delta_cache_limit(project)
+    limit = delta_cache_limit(project) if whole else None
     config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if limit else []
     return [
         *config,
@@ -169,51 +165,13 @@ class ChangeTimes:
         elif old == head:
             return  # the cache file was at HEAD already: nothing to rewrite
         else:
-            history = self._whole(head)
+            history = self._log(head, whole=True)
             self.full_passes += 1
         self.head, self._history = head, history
         self._save_cache()
 
     def _is_ancestor(self, old: str, head: str) -> bool:
         return gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None
-
-    def _whole(self, head: str) -> History:
-        """The pass over all of history. Where git needs the big delta cache (a big work tree,
-        so a long pass) and the history is a line of enough commits, it runs as two git
-        processes at once, the older half and the newer, laid over each other exactly as a
-        cached history is brought up to a later HEAD: 16.5 -> 8.1 s at 500k files on two
-        cores. A history with merges keeps the one pass (the halves' order could then differ
-        from git's own)."""
-        limit = delta_cache_limit(self.project)
-        mid = self._midpoint(head) if limit is not None else None
-        if mid is None:
-            return self._log(head, whole=True)
-        older, newer = gitrun.run_many(
-            self.project,
-            log_args(self.project, mid, limit=limit),
-            log_args(self.project, f"{mid}..{head}", limit=limit),
-        )
-        if older is None or newer is None:
-            return self._log(head, whole=True)
-        return merged(parse_history(older), parse_history(newer))
-
-    def _midpoint(self, head: str) -> str | None:
-        """The commit halfway down a merge-free history of at least SPLIT_MIN_COMMITS, or None."""
-        count, merges = gitrun.run_many(
-            self.project,
-            ("rev-list", "--count", head),
-            ("rev-list", "--merges", "--max-count=1", head),
-        )
-        if count is None or merges is None or merges.strip():
-            return None
-        try:
-            n = int(count.strip())
-        except ValueError:
-            return None
-        if n < SPLIT_MIN_COMMITS:
-            return None
-        mid = gitrun.run(self.project, "rev-list", f"--skip={n // 2}", "--max-count=1", head)
-        return mid.strip().decode() if mid and mid.strip() else None
 
     def _log(self, revs: str, whole: bool = False) -> History:
         out = gitrun.run(self.project, *log_args(self.project, revs, whole))
