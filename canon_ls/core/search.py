@@ -21,7 +21,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -232,22 +232,9 @@ class SearchIndex:
         if not self._norms_valid:
             self._refresh_norms()
         n = len(self._ids)
-        k1p = self.k1 + 1
-        norms = self._norms
         postings = self._postings
         plists = [p for p in (postings.get(t) for t in set(tokens)) if p]
-        plists.sort(key=_df, reverse=True)  # the longest list seeds the dict in one comprehension
-        scores: dict[int, float] = {}
-        for i, (ids, tfs) in enumerate(plists):
-            df = len(ids)
-            w = math.log(1 + (n - df + 0.5) / (df + 0.5)) * k1p
-            if i == 0:
-                scores = {d: w * tf / (tf + norms[d]) for d, tf in zip(ids, tfs, strict=True)}
-                continue
-            get = scores.get
-            for d, tf in zip(ids, tfs, strict=True):
-                scores[d] = get(d, 0.0) + w * tf / (tf + norms[d])
-        return scores
+        return bm25(plists, n, self.k1, self._norms)
 
     # -- persistence (marshal: plain data only, nothing executes on load) ------------------
     SNAPSHOT_VERSION = 4  # 4: term ids per document (3: tag-field tokens); older ones rebuild
@@ -372,6 +359,27 @@ def _arrays_into(postings: dict[str, tuple[array[int], array[int]]], raw: Any) -
             return False
         postings[term] = (ids, tfs)
     return True
+
+
+def bm25(
+    plists: list[tuple[array[int], array[int]]], n: int, k1: float, norms: Sequence[float]
+) -> dict[int, float]:
+    """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus
+    of `n` documents; `norms[d]`: document d's length normalisation. The one scoring of the
+    in-memory index and the mapped index file, so both rank alike."""
+    k1p = k1 + 1
+    plists = sorted(plists, key=_df, reverse=True)  # the longest list seeds the dict at once
+    scores: dict[int, float] = {}
+    for i, (ids, tfs) in enumerate(plists):
+        df = len(ids)
+        w = math.log(1 + (n - df + 0.5) / (df + 0.5)) * k1p
+        if i == 0:
+            scores = {d: w * tf / (tf + norms[d]) for d, tf in zip(ids, tfs, strict=True)}
+            continue
+        get = scores.get
+        for d, tf in zip(ids, tfs, strict=True):
+            scores[d] = get(d, 0.0) + w * tf / (tf + norms[d])
+    return scores
 
 
 def _df(plist: tuple[array[int], array[int]]) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import math
 import mmap
 import os
 import struct
@@ -34,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from canon_ls.core.search import _TF_MAX, SearchIndex, tokenize
+from canon_ls.core.search import _TF_MAX, SearchIndex, bm25, tokenize
 
 END = b"canon-ls search file 1\n"
 _ORDER = 0x0102030405060708  # reads back as itself only in the byte order that wrote it
@@ -406,21 +405,8 @@ class FileIndex:
 
     def _score(self, tokens: Iterable[str]) -> dict[int, float]:
         norms = self._norms_now()
-        n = len(self)
-        k1p = self.k1 + 1
         plists = [p for p in (self._plist(t) for t in set(tokens)) if p]
-        plists.sort(key=_df, reverse=True)  # as SearchIndex: the longest list seeds the dict
-        scores: dict[int, float] = {}
-        for i, (ids, tfs) in enumerate(plists):
-            df = len(ids)
-            w = math.log(1 + (n - df + 0.5) / (df + 0.5)) * k1p
-            if i == 0:
-                scores = {d: w * tf / (tf + norms[d]) for d, tf in zip(ids, tfs, strict=True)}
-                continue
-            get = scores.get
-            for d, tf in zip(ids, tfs, strict=True):
-                scores[d] = get(d, 0.0) + w * tf / (tf + norms[d])
-        return scores
+        return bm25(plists, len(self), self.k1, norms)
 
     def query(self, text: str, limit: int = 10) -> tuple[list[tuple[str, float]], int]:
         return self.query_tokens(tokenize(text), limit)
@@ -435,10 +421,6 @@ class FileIndex:
         top = heapq.nlargest(limit, scores.items(), key=_score_of)
         hits = sorted(((self._key(d) or "", s) for d, s in top), key=_rank)
         return hits, len(scores)
-
-
-def _df(plist: tuple[array[int], array[int]]) -> int:
-    return len(plist[0])
 
 
 def _score_of(item: tuple[int, float]) -> float:
