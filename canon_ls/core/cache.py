@@ -100,20 +100,10 @@ def load_steps(
     kept: dict[str, _Entry] = {}
     try:
         with open(file, "rb") as fh:
-            if fh.read(len(_MAGIC)) != _MAGIC:
+            header = _header(fh, store_root)
+            if header is None:
                 return
-            head = read_record(fh)
-            if head is None:
-                return
-            version, fingerprint, root, written, chunks = marshal.loads(head)
-            if (
-                version != VERSION
-                or fingerprint != _fingerprint()
-                or root != os.path.realpath(store_root)
-                or not isinstance(written, int)
-                or not isinstance(chunks, int)
-            ):
-                return
+            written, chunks = header
             for _ in range(chunks):  # all of them or nothing: a short file is not trusted
                 payload = read_record(fh)
                 part = marshal.loads(payload) if payload is not None else None
@@ -138,21 +128,10 @@ def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[
         return
     try:
         with open(file, "rb") as fh:
-            if fh.read(len(_MAGIC)) != _MAGIC:
+            header = _header(fh, store_root)
+            if header is None or not _whole(fh, header[1]):
                 return
-            head = read_record(fh)
-            if head is None:
-                return
-            version, fingerprint, root, written, chunks = marshal.loads(head)
-            if (
-                version != VERSION
-                or fingerprint != _fingerprint()
-                or root != os.path.realpath(store_root)
-                or not isinstance(written, int)
-                or not isinstance(chunks, int)
-                or not _whole(fh, chunks)
-            ):
-                return
+            written, chunks = header
             for _ in range(chunks):
                 payload = read_record(fh)
                 part = marshal.loads(payload) if payload is not None else None
@@ -164,6 +143,26 @@ def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[
                 yield kept
     except (OSError, ValueError, TypeError, EOFError):
         return
+
+
+def _header(fh: Any, store_root: Path) -> tuple[int, int] | None:
+    """(when written, how many records) from a snapshot's opening, or None when it is not
+    one of this version, this code and this store."""
+    if fh.read(len(_MAGIC)) != _MAGIC:
+        return None
+    head = read_record(fh)
+    if head is None:
+        return None
+    version, fingerprint, root, written, chunks = marshal.loads(head)
+    if (
+        version != VERSION
+        or fingerprint != _fingerprint()
+        or root != os.path.realpath(store_root)
+        or not isinstance(written, int)
+        or not isinstance(chunks, int)
+    ):
+        return None
+    return written, chunks
 
 
 def _whole(fh: Any, chunks: int) -> bool:
