@@ -457,11 +457,14 @@ def run(
 
 
 def _yield_cpu() -> None:
-    """Lower this thread's priority only (Linux niceness is per thread): git, forked from the
-    worker thread, and a server answering its first hover go first on a small machine; this
-    work is not on the critical path while git runs."""
+    """Lower this thread's priority only, five steps below where it is (Linux niceness is per
+    thread): git, forked from the worker thread, and a server answering its first hover go
+    first on a small machine; this work is not on the critical path while git runs. Relative,
+    so a process that already stepped back (the language server's check child, at 10) never
+    rises above its own git."""
     with contextlib.suppress(Exception):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5)
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + 5, 19))
 
 
 def _times(project: Path, box: dict[str, Any]) -> None:

@@ -68,3 +68,24 @@ def test_the_search_worker_steps_back(tmp_path: Path):
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait(timeout=60)
+
+
+def test_the_check_thread_steps_back_relative_to_its_process():
+    """Inside the child (niceness 10) the check's own thread goes five below it while git
+    runs, never above it: git, the long pole, keeps the lead (core.check._yield_cpu)."""
+    import threading
+
+    from canon_ls.core import check
+
+    seen: list[tuple[int, int]] = []
+
+    def probe() -> None:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, NICENESS)
+        check._yield_cpu()
+        seen.append((NICENESS, os.getpriority(os.PRIO_PROCESS, tid)))
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join(timeout=10)
+    assert seen == [(NICENESS, NICENESS + 5)]
