@@ -7,7 +7,7 @@ checks. The first load of a process takes unchanged files from a parse cache out
 project (core/cache.py). Reads go through core/fsio.py (regular files only, bounded,
 containment checked on what was opened). Store (core/store.py) adds the writes.
 
-One class on purpose (~550 lines): the index, its stat table, the racy set and the indexes
+One class on purpose (~690 lines): the index, its stat table, the racy set and the indexes
 derived from it (search, backlinks, the journal listing) change together under one lock, and
 every change goes through `_set`; splitting them would spread that invariant.
 """

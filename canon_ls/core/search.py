@@ -338,13 +338,8 @@ class SearchIndex:
         self, tokens: Iterable[str], limit: int = 10
     ) -> tuple[list[tuple[str, float]], int]:
         """`query` for already tokenized text."""
-        scores = self._score(tokens)
-        if limit <= 0 or not scores:
-            return [], len(scores)
-        top = heapq.nlargest(limit, scores.items(), key=_score_of)
         keys = self._keys
-        hits = sorted(((keys[d], s) for d, s in top), key=_rank)  # ties: by key, deterministic
-        return hits, len(scores)  # type: ignore[return-value]
+        return best(self._score(tokens), limit, lambda d: keys[d] or "")
 
 
 def _arrays_into(postings: dict[str, tuple[array[int], array[int]]], raw: Any) -> bool:
@@ -384,6 +379,18 @@ def bm25(
 
 def _df(plist: tuple[array[int], array[int]]) -> int:
     return len(plist[0])
+
+
+def best(
+    scores: dict[int, float], limit: int, key_of: Callable[[int], str]
+) -> tuple[list[tuple[str, float]], int]:
+    """The best `limit` (key, score) pairs of BM25 `scores` by document id, best first (ties
+    by key, so the order is deterministic), and how many documents matched: the one ranking
+    of the in-memory index and the mapped index file."""
+    if limit <= 0 or not scores:
+        return [], len(scores)
+    top = heapq.nlargest(limit, scores.items(), key=_score_of)
+    return sorted(((key_of(d), s) for d, s in top), key=_rank), len(scores)
 
 
 def _score_of(item: tuple[int, float]) -> float:

@@ -16,6 +16,9 @@ Layout (native byte order; the trailer records it, a file from another machine i
   trailer    TRAILER, then END
 A document slot with an empty key is a hole (removed when the file was written): no posting
 names it. Files are replaced by rename, never rewritten in place, so a mapping stays valid.
+
+One module on purpose: the writer and the reader are the two sides of this one layout (what
+the writer lays down, the offsets check and the reader must find), so they change together.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from canon_ls.core.search import _TF_MAX, SearchIndex, bm25, tokenize
+from canon_ls.core.search import _TF_MAX, SearchIndex, best, bm25, tokenize
 
 END = b"canon-ls search file 1\n"
 _ORDER = 0x0102030405060708  # reads back as itself only in the byte order that wrote it
@@ -415,20 +418,7 @@ class FileIndex:
         self, tokens: Iterable[str], limit: int = 10
     ) -> tuple[list[tuple[str, float]], int]:
         """The best `limit` (key, score) pairs, best first, and how many documents matched."""
-        scores = self._score(tokens)
-        if limit <= 0 or not scores:
-            return [], len(scores)
-        top = heapq.nlargest(limit, scores.items(), key=_score_of)
-        hits = sorted(((self._key(d) or "", s) for d, s in top), key=_rank)
-        return hits, len(scores)
-
-
-def _score_of(item: tuple[int, float]) -> float:
-    return item[1]
-
-
-def _rank(hit: tuple[str, float]) -> tuple[float, str]:
-    return (-hit[1], hit[0])
+        return best(self._score(tokens), limit, lambda d: self._key(d) or "")
 
 
 # -- writing ---------------------------------------------------------------------------------
