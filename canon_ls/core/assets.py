@@ -336,6 +336,10 @@ class Assets:
         blob = self._blob
         return list(_split(blob, _lower(blob, prefix), _lower(blob, _after(prefix))))
 
+    def blob(self) -> bytes:
+        """Every listed file's path, NUL-ended, in byte order (as iter_files, undecoded)."""
+        return self._blob
+
     def survey(self, articles: list[str]) -> Survey:
         """One streaming pass over the listing for every article at once: which have an asset
         and which article governs each file (SPEC §4, §9); it derives the directories too."""

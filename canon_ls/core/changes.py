@@ -261,6 +261,11 @@ class ChangeTimes:
         mtime (dirty, untracked, or no git)."""
         return self.git and relpath not in self._dirty and relpath in self._history.newest
 
+    def state(self) -> tuple[History, set[str]]:
+        """The history pass and the dirty files as they are, for a caller that lays the
+        listing over the history's paths itself (core/dated.py)."""
+        return self._history, self._dirty
+
     def commits_of(self, relpath: str) -> list[Commit]:
         """The commits that touched a path still tracked at HEAD, newest first."""
         h = self._history

@@ -440,6 +440,7 @@ def run(
         # git runs, so only the times are left for after. The verdicts need only the
         # articles' dates: the parsed store goes before git's output is read.
         governed = Governed(assets, survey or assets.survey(project_addresses(store)))
+        governed.runs()  # built now, while git runs
         dates = project_dates(store) if judged else {}
         del store
         gc.collect()

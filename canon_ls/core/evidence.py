@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -69,7 +69,19 @@ class Dates(NamedTuple):
 
     @classmethod
     def of(cls, article: Article) -> Dates:
-        return cls(str(article.updated or ""), article.reviewed, article.stale_after)
+        """The dates as date_of() reads them ('' when absent or not a date): reading them
+        again gives the same, so the verdict after git compares strings only."""
+        return cls(
+            date_of(article.updated), date_of(article.reviewed), date_of(article.stale_after)
+        )
+
+    def stale(self, newest_day: str, today: str) -> bool:
+        """is_stale() for dates made by of()."""
+        if self.stale_after and self.stale_after <= today:
+            return True
+        updated, reviewed = self.updated, self.reviewed
+        reference = reviewed if reviewed and reviewed > updated else updated
+        return bool(reference and newest_day and newest_day > reference)
 
 
 def reference_of(article: Article | Dates) -> tuple[str, str]:
@@ -259,6 +271,21 @@ def gather(
     Reads only what the history pass holds (commits per path) plus a stat per file that git
     does not date (dirty, untracked, or no repository): no git process.
     """
+    return gather_with(
+        address, article, lambda cut: times.touched_since(files, cut), times.mtime, times.git, today
+    )
+
+
+def gather_with(
+    address: str,
+    article: Article | Dates,
+    touched_since: Callable[[float], tuple[dict[Any, list[str]], list[str]]],
+    mtime: Callable[[str], float],
+    git: bool,
+    today: str,
+) -> Evidence | None:
+    """gather() with the walk over the files given: `touched_since(cut)` answers as
+    ChangeTimes.touched_since() for the article's files, `mtime` dates an undated one."""
     stale_after = date_of(article.stale_after)
     passed = stale_after if stale_after and stale_after <= today else ""
     reference, basis = reference_of(article)
@@ -266,11 +293,11 @@ def gather(
     uncommitted: list[tuple[float, str, str]] = []
     if reference:
         cut = day_after(reference)
-        touched, undated = times.touched_since(files, cut)
+        touched, undated = touched_since(cut)
         for path in undated:
-            mtime = times.mtime(path)
-            if mtime >= cut:
-                uncommitted.append((mtime, path, day(mtime)))
+            when = mtime(path)
+            if when >= cut:
+                uncommitted.append((when, path, day(when)))
     commits = tuple(
         Change(c.hash, c.time, day(c.time), c.author, c.subject, tuple(sorted(paths)))
         for c, paths in sorted(touched.items(), key=lambda e: (-e[0].time, e[0].hash))
@@ -286,5 +313,5 @@ def gather(
         commits=commits,
         uncommitted=tuple((path, when) for _, path, when in uncommitted),
         stale_after=passed,
-        git=times.git,
+        git=git,
     )

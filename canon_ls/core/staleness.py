@@ -8,18 +8,20 @@ stale ones only, from the same history pass.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.address import governing_in
 from canon_ls.core.assets import Assets, Survey, address_of_path, scope_pathspecs
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
+from canon_ls.core.dated import Runs, Timeline, runs_of
 from canon_ls.core.evidence import (
     Dates,
     Evidence,
     date_of,
     day,
     gather,
+    gather_with,
     is_stale,
     reference_of,
 )
@@ -54,11 +56,43 @@ def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator
 class Governed:
     """(file, governing article) for every project file some article governs (SPEC §4, §9),
     streamed from the listing and one int per file (the survey): never a list of 500k pairs.
-    Iterable again and again."""
+    Iterable again and again. With git, the verdicts and the evidence go through its runs
+    and a Timeline (core/dated.py) instead of a pair per file."""
 
     def __init__(self, assets: Assets, survey: Survey) -> None:
         self.assets = assets
         self.survey = survey
+        self._runs: Runs | None = None
+        self._dated: tuple[ChangeTimes, Timeline] | None = None
+
+    def runs(self) -> Runs:
+        """The governed rows as runs (no git needed: the check child builds them while git
+        runs)."""
+        if self._runs is None:
+            self._runs = runs_of(self.survey.governing)
+        return self._runs
+
+    def timeline(self, times: ChangeTimes) -> Timeline | None:
+        """The listing dated by `times` (every governed file), None without git."""
+        if not times.git:
+            return None
+        if self._dated is None or self._dated[0] is not times:
+            governing = self.survey.governing
+            dated = Timeline(self.assets.blob(), len(governing), times)
+            dated.date(governing)
+            self._dated = (times, dated)
+        return self._dated[1]
+
+    def rows_of(self, wanted: Iterable[str]) -> dict[str, list[int]]:
+        """The listing rows each of these articles governs (one walk over the runs)."""
+        index = {a: i for i, a in enumerate(self.survey.articles)}
+        out: dict[str, list[int]] = {a: [] for a in wanted}
+        by = {index[a]: rows for a, rows in out.items() if a in index}
+        for start, end, g in self.runs():
+            rows = by.get(g)
+            if rows is not None:
+                rows.extend(range(start, end))
+        return out
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         articles = self.survey.articles
@@ -78,6 +112,10 @@ def newest_changes(
 ) -> dict[str, tuple[float, str]]:
     """Article -> (newest change, that file) over the files it governs, in one pass (merged
     with the history's paths when the pairs come in the listing's order)."""
+    if isinstance(governed, Governed):
+        dated = governed.timeline(times)
+        if dated is not None:
+            return dated.newest(governed.runs(), governed.survey.articles)
     newest: dict[str, tuple[float, str]] = {}
     for path, gov, ts in times.dated(governed):
         seen = newest.get(gov)
@@ -152,8 +190,12 @@ def evidence_of(
     verdicts: dict[str, Dates] = {}
     for address, art in dates.items():
         seen = newest.get(address)
-        if is_stale(art, day(seen[0]) if seen else "", now):
+        if art.stale(day(seen[0]) if seen else "", now):
             verdicts[address] = art
+    if isinstance(governed, Governed):
+        dated = governed.timeline(times)
+        if dated is not None:
+            return _evidence_dated(verdicts, governed, dated, now)
     files: dict[str, list[str]] = {a: [] for a in verdicts}
     if verdicts:  # the stale articles' files, in one walk over the pairs
         for path, gov in governed:
@@ -163,6 +205,22 @@ def evidence_of(
     out = {}
     for address, art in verdicts.items():
         found = gather(address, art, files[address], times, now)
+        if found is not None:
+            out[address] = found
+    return out
+
+
+def _evidence_dated(
+    verdicts: dict[str, Dates], governed: Governed, dated: Timeline, now: str
+) -> dict[str, Evidence]:
+    """The stale articles' evidence from the listing's rows (no lookup per file)."""
+    out = {}
+    for address, rows in governed.rows_of(verdicts).items():
+
+        def since(cut: float, rows: list[int] = rows) -> tuple[dict[Any, list[str]], list[str]]:
+            return dated.touched_since(rows, cut)
+
+        found = gather_with(address, verdicts[address], since, dated.mtime, True, now)
         if found is not None:
             out[address] = found
     return out
