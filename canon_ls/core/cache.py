@@ -145,6 +145,19 @@ def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[
         return
 
 
+def usable(file: Path | None, store_root: Path) -> bool:
+    """Whether `records` would read this snapshot (of this version, code and store, and
+    whole); its records' contents are not read."""
+    if file is None:
+        return False
+    try:
+        with open(file, "rb") as fh:
+            header = _header(fh, store_root)
+            return header is not None and _whole(fh, header[1])
+    except (OSError, ValueError, TypeError, EOFError):
+        return False
+
+
 def _header(fh: Any, store_root: Path) -> tuple[int, int] | None:
     """(when written, how many records) from a snapshot's opening, or None when it is not
     one of this version, this code and this store."""

@@ -392,12 +392,14 @@ def run(
     options: dict[str, Any],
     staleness: bool,
     on_partial: Callable[[Pass], None] | None = None,
+    on_loaded: Callable[[], None] | None = None,
 ) -> Pass:
     """The whole-store pass with the one `git log` (the long pole: 2.5-5.6 s at 100k files)
     running from the first moment in a thread while the rest of the check, which does not
     need it, runs: the listing, the parse, lints, links, relations and orphans. Those go to
     `on_partial` (when staleness is on) before waiting for git; the final Pass adds the stale
-    findings, the evidence and each article's newest governed change."""
+    findings, the evidence and each article's newest governed change. `on_loaded` is called
+    once the store has read its articles (and written its parse cache, when it does)."""
     from canon_ls.core.project import open_store
 
     started = time.perf_counter()
@@ -414,6 +416,10 @@ def run(
     per: dict[str, list[Finding]] = {}
     order: list[str] = []
     survey: Survey | None = None
+    if on_loaded is not None:
+        if head is not None and not (head and head[0].code == "store-outside"):
+            store.addresses()  # the load, and the parse cache written at its end
+        on_loaded()
     if head is None or (head and head[0].code == "store-outside"):
         basic, judged = head or [], False
     else:

@@ -320,7 +320,7 @@ class StoreIndex:
             found = {} if self._own_layout_problem() else self._scan()
             if found and not self._loaded:
                 for part in self._cached():
-                    self._restore(part, found, changed)
+                    self._restore(part.items(), found, changed)
             inside = os.path.realpath(self.articles_dir)
             for address, (path, key) in found.items():
                 if self._consider(address, path, key, inside):
@@ -330,13 +330,13 @@ class StoreIndex:
 
     def _restore(
         self,
-        part: dict[str, tuple[_Key, tuple]],
+        part: Iterable[tuple[str, tuple[_Key, tuple]]],
         found: dict[str, tuple[str, _Key]],
         changed: set[str],
     ) -> None:
-        """One parse cache record into the index: each entry whose file the scan found under
-        the key it was parsed with (cache.py); the rest is read from disk afterwards."""
-        for address, (cached, values) in part.items():
+        """Parse cache entries into the index: each entry whose file the scan found under the
+        key it was parsed with (cache.py); the rest is read from disk afterwards."""
+        for address, (cached, values) in part:
             hit = found.get(address)
             if hit is not None and hit[1] == cached and address not in self._stat:
                 self._stat[address] = hit[1]
@@ -379,13 +379,16 @@ class StoreIndex:
             real = os.path.realpath(self.articles_dir)
             sweep = functools.partial(fsio.sweep, now=now)
             yield from freshness.scan_steps(self.articles_dir, real, found, sweep, step * 10)
-        if found:  # the parse cache a record at a time, never whole
+        if found:  # the parse cache a record at a time, never whole, restored `step` at a time
             for part in self._cached():
-                with self._lock:
-                    if self._loaded:
-                        return
-                    self._restore(part, found, set())
-                yield len(part)
+                entries = list(part.items())
+                del part
+                for start in range(0, len(entries), step):
+                    with self._lock:
+                        if self._loaded:
+                            return
+                        self._restore(entries[start : start + step], found, set())
+                    yield step
         inside = os.path.realpath(self.articles_dir)
         items = list(found.items())
         for start in range(0, len(items), step):
@@ -409,6 +412,10 @@ class StoreIndex:
 
     def _cache_file(self) -> Path | None:
         return cache.cache_file(self.root, self.project)
+
+    def cache_usable(self) -> bool:
+        """Whether a parse cache for this store is there to load from (its contents unread)."""
+        return cache.usable(self._cache_file(), self.root)
 
     def _cached(self) -> Iterator[dict[str, tuple[_Key, tuple]]]:
         """The parse cache's entries for this store, a record at a time (none when off,
@@ -634,8 +641,13 @@ class StoreIndex:
             if left is None:
                 break
             yield left
-        with self._lock:
-            self._journal.names("")  # the grouping, built once
+        grouping = self._journal.group_steps(max(1, step))  # built once, kept
+        while True:
+            with self._lock:
+                left = next(grouping, None)
+            if left is None:
+                break
+            yield left
 
     def journal_count(self) -> int:
         """How many entries the journal holds (a directory listing; nothing is read)."""

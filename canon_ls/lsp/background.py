@@ -2,7 +2,8 @@
 
 Transport only: `python -m canon_ls.lsp.background` reads `{"project", "options",
 "staleness"}` as JSON on stdin, runs core's whole-store pass (`core.check.run`) and writes its
-two phases on stdout as length-prefixed pickles: first a partial Snapshot (everything but
+phases on stdout as length-prefixed pickles: `Loaded` once its store has read the articles
+(and written the parse cache the server then loads from), a partial Snapshot (everything but
 staleness, ready while `git log` still runs), then the final one. The server awaits it as an
 asyncio subprocess: no thread of ours holds the GIL while requests are answered. The child
 imports only `canon_ls.core`.
@@ -47,11 +48,18 @@ class Snapshot:
     error: str | None = None
 
 
+@dataclass
+class Loaded:
+    """The child's store has read its articles, and written its parse cache when it writes
+    one: the server, which needs the same articles, loads them from that cache."""
+
+
 def compute(
     project: Path,
     options: dict[str, Any],
     staleness: bool,
     partial: Callable[[Snapshot], None] | None = None,
+    loaded: Callable[[], None] | None = None,
 ) -> Snapshot:
     """core's whole-store pass (`check.run`, two phases), as Snapshots for the wire."""
     from canon_ls.core import check
@@ -60,7 +68,8 @@ def compute(
         if partial is not None:
             partial(_snapshot(early))
 
-    return _snapshot(check.run(project, options, staleness, on_partial if partial else None))
+    done = check.run(project, options, staleness, on_partial if partial else None, loaded)
+    return _snapshot(done)
 
 
 def _snapshot(done: Any) -> Snapshot:
@@ -86,14 +95,15 @@ def main() -> None:
             request.get("options") or {},
             bool(request.get("staleness")),
             partial=_emit,
+            loaded=lambda: _emit(Loaded()),
         )
     except Exception as exc:
         snapshot = Snapshot(error=f"{type(exc).__name__}: {exc}")
     _emit(snapshot)
 
 
-def _emit(snapshot: Snapshot) -> None:
-    data = pickle.dumps(snapshot, protocol=pickle.HIGHEST_PROTOCOL)
+def _emit(frame: Snapshot | Loaded) -> None:
+    data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
     sys.stdout.buffer.write(len(data).to_bytes(8, "big") + data)
     sys.stdout.buffer.flush()
 
@@ -115,16 +125,18 @@ async def run(
     options: dict[str, Any],
     staleness: bool,
     on_partial: Callable[[Snapshot], Awaitable[None]] | None = None,
+    on_loaded: Callable[[], None] | None = None,
 ) -> Snapshot:
     """Run `compute` in a fresh child process and await its result without blocking the loop.
 
-    The partial snapshot, if the child sends one, is awaited through `on_partial` while the
-    child's git pass goes on; the final snapshot is returned.
+    `on_loaded` is called when the child's store has loaded; the partial snapshot, if the
+    child sends one, is awaited through `on_partial` while the child's git pass goes on; the
+    final snapshot is returned.
     """
     import tempfile
 
     with tempfile.TemporaryFile() as errors:  # the child's stderr: never a full pipe
-        return await _run(project, options, staleness, on_partial, errors)
+        return await _run(project, options, staleness, on_partial, on_loaded, errors)
 
 
 async def _run(
@@ -132,6 +144,7 @@ async def _run(
     options: dict[str, Any],
     staleness: bool,
     on_partial: Callable[[Snapshot], Awaitable[None]] | None,
+    on_loaded: Callable[[], None] | None,
     errors: IO[bytes],
 ) -> Snapshot:
     import asyncio
@@ -159,6 +172,10 @@ async def _run(
             # full collection over the 10k-article store stalled the loop ~30 ms).
             gc.freeze()
             result = pickle.loads(data)  # our own child's output
+            if isinstance(result, Loaded):
+                if on_loaded is not None:
+                    on_loaded()
+                continue
             assert isinstance(result, Snapshot)
             if not result.partial:
                 final = result

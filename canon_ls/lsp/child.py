@@ -1,4 +1,4 @@
-"""How the server starts its helper processes (whole-store check, search worker, history),
+"""How the server starts its helper processes (whole-store check, search worker, watcher),
 and how they give way to it.
 
 They run with the project as working directory, so `python -m` would put the project first on

@@ -89,3 +89,16 @@ def test_the_check_thread_steps_back_relative_to_its_process():
     thread.start()
     thread.join(timeout=10)
     assert seen == [(NICENESS, NICENESS + 5)]
+
+
+def test_the_file_watcher_steps_back(tmp_path: Path):
+    """Its start walks every watched tree (1-2 s of CPU at 50k articles): not ahead of the
+    server's first answers."""
+    root = build_workspace(tmp_path / "proj")
+    proc = _spawn("canon_ls.lsp.fswatch", root)  # waits on stdin for what to watch
+    try:
+        assert _until_nice(proc) == NICENESS
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=60)

@@ -116,10 +116,15 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             first = _land_partial(folder, partial)
             await _publish(ls, folder)
 
-    # The child starts before the progress round trip: its git pass is the long pole.
+    # The child starts before the progress round trip: its git pass is the long pole. With
+    # no parse cache yet, the store's own load waits for the one the child writes.
+    cached = early.expect_cache(store)
     run = ls.run_task(
-        background.run(folder.project, options, staleness, on_partial), "canon-check-child"
+        background.run(folder.project, options, staleness, on_partial, cached),
+        "canon-check-child",
     )
+    if cached is not None:
+        run.add_done_callback(lambda _: cached())  # the child failed: the load goes ahead
     token = None
     try:
         token = await _begin(ls, f"canon: checking {folder.project.name}")

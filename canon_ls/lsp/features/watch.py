@@ -29,6 +29,7 @@ from pygls.uris import to_fs_path
 
 from canon_ls.core import layout
 
+from .. import early
 from ..child import python_module
 from ..state import CanonLanguageServer, Folder
 
@@ -297,8 +298,9 @@ def on_did_change_watched_files(
     handle_paths(ls, paths)
 
 
-def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
-    """Changed files on disk (client or own events): re-read articles, re-check assets."""
+def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = True) -> None:
+    """Changed files on disk (client or own events): re-read articles, re-check assets. A
+    store file of a store still loading is handled once the load is done (`early.defer`)."""
     assets: set[str] = set()
     git_moved: set[str] = set()
     for path in paths:
@@ -328,6 +330,8 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path]) -> None:
             continue
         if path.name.endswith(".tmp"):
             continue  # canon's atomic writes rename these into place
+        if defer and early.defer(ls, folder.store, path, lambda p: handle_paths(ls, p, False)):
+            continue
         try:
             changed = _reload(folder.store, path)
         except Exception:
