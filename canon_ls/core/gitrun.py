@@ -9,6 +9,9 @@ filters (git status hashes files whose stat changed), `gpg.program` through
 commands that can diff, every configured filter driver emptied (and not required) for commands
 that hash the work tree, and runs with GIT_OPTIONAL_LOCKS=0 (no index refresh is written).
 
+Git writes its output to an unnamed temporary file, read once it exits: through a pipe, git
+waited whenever the thread reading it waited for the GIL (see Job).
+
 A git process that blocks opening a FIFO (a `.gitignore` or `.gitattributes` that is a named
 pipe) is noticed within a fraction of a second on Linux and killed: the caller gets None, as
 for any failure, and falls back to what it does without git.
@@ -16,11 +19,16 @@ for any failure, and falls back to what it does without git.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 TIMEOUT = 120.0
 _POLL = 0.2
@@ -56,9 +64,9 @@ def environment() -> dict[str, str]:
 def _filters(cwd: Path) -> list[str]:
     """`-c` pairs emptying every filter driver the config defines (their names come from
     `git config`, which itself runs nothing)."""
-    out = _wait(
-        _start(["git", *_SAFE, "config", "-z", "--name-only", "--get-regexp", r"^filter\."], cwd)
-    )
+    out = Job(
+        ["git", *_SAFE, "config", "-z", "--name-only", "--get-regexp", r"^filter\."], cwd
+    ).output()
     drivers: set[str] = set()
     for key in (out or b"").decode("utf-8", "surrogateescape").split("\0"):
         name, dot, _field = key.removeprefix("filter.").rpartition(".")
@@ -91,51 +99,118 @@ def command(cwd: Path, args: Sequence[str]) -> list[str]:
 def run(cwd: Path, *args: str, timeout: float = TIMEOUT) -> bytes | None:
     """Run one read-only git command; its stdout, or None when git is missing, fails, times
     out, blocks on a FIFO, or this is no repository."""
-    return _wait(_start(command(cwd, args), cwd), timeout)
+    return start(cwd, *args).output(timeout)
 
 
 def run_many(cwd: Path, *commands: Sequence[str]) -> list[bytes | None]:
-    """Several read-only git commands at once (two cores halve the wait). Each output is read
-    by its own thread: read one after the other, a command with more to say than a pipe holds
-    (64 KB) would wait for the one before it to end."""
-    procs = [_start(command(cwd, tuple(args)), cwd) for args in commands]
-    if len(procs) < 2:
-        return [_wait(proc) for proc in procs]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(len(procs)) as pool:
-        return list(pool.map(_wait, procs))
-
-
-def _start(argv: list[str], cwd: Path) -> subprocess.Popen[bytes] | None:
+    """Several read-only git commands at once (two cores halve the wait); each output as
+    run() gives it. Each writes to its own file, so none waits for the others to be read."""
+    jobs = [start(cwd, *args) for args in commands]
     try:
-        return subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-    except OSError:
-        return None
+        return [job.output() for job in jobs]
+    finally:
+        for job in jobs:
+            job.close()
 
 
-def _wait(proc: subprocess.Popen[bytes] | None, timeout: float = TIMEOUT) -> bytes | None:
-    if proc is None:
-        return None
-    waited = 0.0
-    while True:
+def start(cwd: Path, *args: str, step_back: int = 0) -> Job:
+    """Start one read-only git command (every guard of command() in place); its Job gives
+    the output once git exits. `step_back`: how many steps of CPU priority (niceness) git
+    takes below the calling thread."""
+    job = Job(command(cwd, args), cwd)
+    if step_back and job._proc is not None:
+        with contextlib.suppress(OSError, AttributeError):  # not on every platform
+            pid = job._proc.pid
+            os.setpriority(
+                os.PRIO_PROCESS, pid, min(os.getpriority(os.PRIO_PROCESS, 0) + step_back, 19)
+            )
+    return job
+
+
+class Job:
+    """One git process started now. Its stdout goes to an unnamed temporary file, never a
+    pipe: git then never waits for us. Read through a pipe, a big output (the history pass,
+    the asset listing) stalled git whenever the thread reading it waited for the GIL that a
+    busy thread of ours held. The output is read once git has exited, in one piece of exactly
+    its size (`output()`), or handed over as the file to read a part at a time (`file()`)."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self._started = time.monotonic()
+        self._out: BinaryIO | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ok: bool | None = None
+        self._piped: bytes | None = None  # the output when it came through a pipe
         try:
-            data, _ = proc.communicate(timeout=_POLL)
-            break
-        except subprocess.TimeoutExpired:
-            waited += _POLL
-            if waited >= timeout or _blocked_on_fifo(proc.pid):
-                proc.kill()
-                proc.communicate()
+            self._out = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 (closed by close())
+        except OSError:  # no temporary directory: a pipe, read as git writes it
+            self._out = None
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=self._out if self._out is not None else subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            self.close()
+
+    def wait(self, timeout: float = TIMEOUT) -> bool:
+        """Whether git exited with 0 within `timeout` seconds of its start. A process that
+        outlives that, or sleeps opening or reading a named pipe, is killed (False)."""
+        if self._ok is not None or self._proc is None:
+            return bool(self._ok)
+        proc = self._proc
+        while True:
+            step = min(_POLL, max(0.01, self._started + timeout - time.monotonic()))
+            try:
+                if self._out is None:
+                    self._piped, _ = proc.communicate(timeout=step)
+                else:
+                    proc.wait(timeout=step)
+                break
+            except subprocess.TimeoutExpired:
+                late = time.monotonic() - self._started >= timeout
+                if late or _blocked_on_fifo(proc.pid):
+                    proc.kill()
+                    proc.communicate()
+                    self._ok = False
+                    return False
+        self._ok = proc.returncode == 0
+        return self._ok
+
+    def file(self, timeout: float = TIMEOUT) -> BinaryIO | None:
+        """The output as a file at its start (the caller closes it), or None on failure."""
+        try:
+            if not self.wait(timeout):
                 return None
-    return data if proc.returncode == 0 else None
+            if self._out is None:
+                return io.BytesIO(self._piped or b"")
+            out, self._out = self._out, None
+            out.seek(0)
+            return out
+        finally:
+            self.close()
+
+    def output(self, timeout: float = TIMEOUT) -> bytes | None:
+        """The whole output, or None on failure."""
+        out = self.file(timeout)
+        if out is None:
+            return None
+        with out:
+            return out.read()  # sized from the file's length: one buffer, never a second
+
+    def close(self) -> None:
+        """Kill git if it still runs, reap it and drop the output (idempotent)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+            proc.communicate()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
 
 def _blocked_on_fifo(pid: int) -> bool:
