@@ -11,12 +11,20 @@ import hashlib
 import marshal
 import os
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from canon_ls.core import cache, gitrun
-from canon_ls.core.gitlog import Commit, History, empty, merged, parse_history, parse_log
+from canon_ls.core.gitlog import (
+    Commit,
+    History,
+    empty,
+    merged,
+    parse_history,
+    parse_log,
+    parse_outputs,
+)
 from canon_ls.core.pathtable import Table, encode
 
 __all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
@@ -50,33 +58,53 @@ _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 # below git's default and at most 512 MB; git fills the cache up to the limit, so a smaller
 # repository keeps git's own setting. Passes over OLD..HEAD (a few commits) keep the default.
 GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
+# A whole pass over this many commits or more runs as two git processes at once (halves).
+SPLIT_MIN_COMMITS = 200
+# How far each half steps back in CPU priority from the thread that starts it: as far as the
+# whole-store check steps back from its process (core/check.py), so on two cores the halves
+# and the check's own work share the cores evenly. At git's priority the two halves took both
+# cores, the check's work before git's output waited for them and finished after them (50k
+# articles: the check child's end 19.4 s; stepped back, 16.4 s).
+HALF_STEP_BACK = 5
 DELTA_CACHE_PER_INDEX_BYTE = 3
 DELTA_CACHE_MAX = 512 * 1024 * 1024
 
 
-def delta_cache_limit(project: Path) -> int | None:
-    """Bytes of delta base cache for the whole-history pass, or None for git's default."""
-    out = gitrun.run(project, "rev-parse", "--git-path", "index")
-    if not out:
+def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
+    """Bytes of delta base cache for the whole-history pass, or None for git's default;
+    `index`: the index file's path (`git rev-parse --git-path index`) when known."""
+    if index is None:
+        out = gitrun.run(project, "rev-parse", "--git-path", "index")
+        index = _decode(out).strip() if out else ""
+    if not index:
         return None
     try:
-        size = os.stat(Path(project) / _decode(out).strip()).st_size
+        size = os.stat(Path(project) / index).st_size
     except (OSError, ValueError):
         return None
     limit = min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX)
     return limit if limit > GIT_DEFAULT_DELTA_CACHE else None
 
 
-def log_args(project: Path, revs: str, whole: bool = False) -> list[str]:
+def log_args(
+    project: Path,
+    revs: str,
+    whole: bool = False,
+    *,
+    limit: int | None = None,
+    part: Sequence[str] = (),
+) -> list[str]:
     """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these);
-    `whole`: the pass over all of history, with the delta cache its size needs.
+    `whole`: the pass over all of history, with the delta cache its size needs (`limit`, when
+    the caller knows it already); `part`: which of its commits (`--max-count=K`, `--skip=K`).
 
     No pathspec leaves the store out: `canon history` lists the commits of the article files
     (SPEC §9.2), and one leaving out only the journal (which nothing dates from git) made the
     pass slower, not faster: with a pathspec git also compares each commit's trees to prune
     history (CPU 4.9 -> 6.0 s at 250k files, 30.9 -> 34.1 s at 500k)."""
-    limit = delta_cache_limit(project) if whole else None
-    config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if limit else []
+    if whole and limit is None:
+        limit = delta_cache_limit(project)
+    config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
     return [
         *config,
         "log",
@@ -86,9 +114,20 @@ def log_args(project: Path, revs: str, whole: bool = False) -> list[str]:
         "--relative",
         "-z",
         _LOG_FORMAT,
+        *part,
         revs,
         "--",
     ]
+
+
+class _Step(NamedTuple):
+    """A refresh's history pass under way: the HEAD it reaches, its git processes (their
+    outputs end to end are one `git log`), and the cached history they go on from (None: the
+    whole history)."""
+
+    head: str | None
+    jobs: list[gitrun.Job]
+    base: History | None
 
 
 class ChangeTimes:
@@ -127,55 +166,107 @@ class ChangeTimes:
 
     # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Bring committed times up to HEAD and re-read the set of dirty files. The three
-        questions (work tree and prefix, HEAD, status) go to git at once."""
-        top, head_out, status = gitrun.run_many(
+        """Bring committed times up to HEAD and re-read the set of dirty files. `git status`
+        starts first and runs alongside the rest; the history pass, when one is due, starts
+        as soon as HEAD is known (it is the long pole: 14 s of git at 500k files)."""
+        status = gitrun.start(
             self.project,
-            ("rev-parse", "--is-inside-work-tree", "--show-prefix"),
-            ("rev-parse", "--verify", "-q", "HEAD"),
-            (
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--no-renames",
-                "--untracked-files=no",
-                "--",
-                *self._status_paths,
-            ),
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--no-renames",
+            "--untracked-files=no",
+            "--",
+            *self._status_paths,
         )
-        lines = _decode(top or b"").split("\n")
-        self.git = lines[0].strip() == "true"
-        if not self.git:
-            self.head, self._history, self._dirty = None, empty(), set()
-            return
-        head = head_out.strip().decode() if head_out else None
-        if head != self.head:
-            self._advance(head)
-        self._read_status(status, lines[1].strip() if len(lines) > 1 else "")
+        try:
+            top, head_out = gitrun.run_many(
+                self.project,
+                ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
+                ("rev-parse", "--verify", "-q", "HEAD"),
+            )
+            lines = [*_decode(top or b"").split("\n"), "", ""]
+            self.git = lines[0].strip() == "true"
+            if not self.git:
+                self.head, self._history, self._dirty = None, empty(), set()
+                return
+            head = head_out.strip().decode() if head_out else None
+            step = self._advance(head, lines[2].strip()) if head != self.head else None
+            try:
+                self._read_status(status.output(), lines[1].strip())
+                if step is not None:
+                    self._finish(step)
+            finally:
+                for job in step.jobs if step is not None else ():
+                    job.close()
+        finally:
+            status.close()
 
-    def _advance(self, head: str | None) -> None:
+    def _advance(self, head: str | None, index: str) -> _Step | None:
+        """Start what brings the history to `head`: None when the cache file is there
+        already. `index`: the index file's path (the whole pass's delta cache grows with it)."""
         if head is None:  # a repository without commits
-            self.head, self._history = None, empty()
-            return
+            return _Step(None, [], None)
         if self.head is None:
             self._load_cache()
         old = self.head
-        if old and old != head and self._is_ancestor(old, head):
-            history = merged(self._history, self._log(f"{old}..{head}"))
-        elif old == head:
-            return  # the cache file was at HEAD already: nothing to rewrite
-        else:
-            history = self._log(head, whole=True)
-            self.full_passes += 1
-        self.head, self._history = head, history
+        if old == head:
+            return None  # the cache file was at HEAD already: nothing to rewrite
+        if old and self._is_ancestor(old, head):
+            return _Step(head, [self._start_log(f"{old}..{head}")], self._history)
+        self.full_passes += 1
+        return _Step(head, self._start_whole(head, index), None)
+
+    def _finish(self, step: _Step) -> None:
+        """Read the pass's outputs (in order, each a block at a time from its file) into the
+        history at its HEAD, and keep it in the cache file."""
+        if step.head is None:
+            self.head, self._history = None, empty()
+            return
+        files = [job.file() for job in step.jobs]
+        try:
+            if any(f is None for f in files):  # git failed: no dates this time, none cached
+                self.head, self._history = step.head, empty()
+                return
+            history = parse_outputs([f for f in files if f is not None])
+        finally:
+            for f in files:
+                if f is not None:
+                    f.close()
+        if step.base is not None:
+            history = merged(step.base, history)
+        self.head, self._history = step.head, history
         self._save_cache()
 
     def _is_ancestor(self, old: str, head: str) -> bool:
         return gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None
 
-    def _log(self, revs: str, whole: bool = False) -> History:
-        out = gitrun.run(self.project, *log_args(self.project, revs, whole))
-        return parse_history(out or b"")
+    def _start_log(self, revs: str) -> gitrun.Job:
+        return gitrun.start(self.project, *log_args(self.project, revs))
+
+    def _start_whole(self, head: str, index: str) -> list[gitrun.Job]:
+        """The pass over all of history, as one git process, or (SPLIT_MIN_COMMITS or more
+        commits) as two at once: `log -n K` and `log --skip=K` with K half the commits. git
+        lists the same commits in the same order in both as in one `log`, merges or not, so
+        their outputs end to end are the one pass's: the same history, and on two cores
+        half the wait (500k files alone: 14.7 -> 7.7 s, the same CPU)."""
+        limit = delta_cache_limit(self.project, index)
+        count = gitrun.run(self.project, "rev-list", "--count", head)
+        try:
+            half = int(count or b"0") // 2
+        except ValueError:
+            half = 0
+        if half * 2 < SPLIT_MIN_COMMITS:
+            return [gitrun.start(self.project, *log_args(self.project, head, True, limit=limit))]
+        parts = ((f"--max-count={half}",), (f"--skip={half}",))
+        return [
+            gitrun.start(
+                self.project,
+                *log_args(self.project, head, True, limit=limit, part=part),
+                step_back=HALF_STEP_BACK,
+            )
+            for part in parts
+        ]
 
     def _read_status(self, out: bytes | None, prefix: str) -> None:
         """Dirty files from `git status -z`; `prefix`: the project's path inside the work

@@ -2,20 +2,25 @@
 
 At 500k files the pass names ~550k paths; held as dicts of str they cost ~100 MB, and parsing
 them as one decoded str split into a list cost twice that again. Here the paths end up in one
-sorted blob with an int array (core/pathtable.py), and the parse never holds more than the
-output bytes plus one range of paths at a time: a big output is read in a few passes, each
-keeping only the paths of its own byte range, which then append to the blob in order.
+sorted blob with an int array (core/pathtable.py). The parse reads the output once, a block at
+a time (from the file git wrote it to: never the whole text in memory), sorting each path
+event into a byte range of paths kept as compact bytes; then each range in turn becomes its
+rows of the table and is dropped.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
-from typing import NamedTuple
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from typing import BinaryIO, NamedTuple
 
 from canon_ls.core.pathtable import CHUNK, Builder, Table, decode, encode
 
-_PART_BYTES = 4 << 20  # output bytes per range of paths (one pass over the output each)
+_PART_BYTES = 4 << 20  # output bytes per range of paths (the paths of one range parse at once)
+_WINDOW = 1 << 14  # bytes read at a sampled position to find a path there
 # a path field follows a status field (the first of a commit's after a newline)
 _PATH = re.compile(rb"\0\n?[A-Z][0-9]*\0([^\0]+)\0")
 
@@ -84,29 +89,58 @@ def _commit(header: str) -> Commit:
     return Commit(ct, short, author, subject)
 
 
-def _fields(out: bytes) -> Iterator[bytes]:
-    """out.split(b'\\0'), a chunk at a time."""
-    lo, n = 0, len(out)
-    while True:
-        stop = out.find(b"\0", min(lo + CHUNK, n))
-        if stop < 0:
-            yield from out[lo:].split(b"\0")
-            return
-        yield from out[lo:stop].split(b"\0")
-        lo = stop + 1
+Output = bytes | BinaryIO  # one git output: in memory, or the file git wrote it to
 
 
-def _bounds(out: bytes) -> list[bytes]:
-    """Path ranges for the parse's passes: [b'', cut1, ..., cutN], from a sample of paths."""
-    parts = 1 + len(out) // _PART_BYTES
+def _size(out: Output) -> int:
+    return len(out) if isinstance(out, bytes) else os.fstat(out.fileno()).st_size
+
+
+def _window(out: Output, pos: int) -> bytes:
+    """_WINDOW bytes of the output from `pos` (a file is read there, not through)."""
+    if isinstance(out, bytes):
+        return out[pos : pos + _WINDOW]
+    return os.pread(out.fileno(), _WINDOW, pos)
+
+
+def _blocks(out: Output) -> Iterator[bytes]:
+    """The output a CHUNK of bytes at a time (a file from its start)."""
+    if isinstance(out, bytes):
+        for lo in range(0, len(out), CHUNK):
+            yield out[lo : lo + CHUNK]
+        return
+    out.seek(0)
+    while block := out.read(CHUNK):
+        yield block
+
+
+def _fields(outs: Sequence[Output]) -> Iterator[bytes]:
+    """The outputs laid end to end, split at NUL (what b''.join(outs).split(b'\\0') gives),
+    a block at a time: never the whole text in memory."""
+    rest = b""
+    for out in outs:
+        for block in _blocks(out):
+            parts = (rest + block if rest else block).split(b"\0")
+            rest = parts.pop()  # the field the next block goes on with
+            yield from parts
+    yield rest
+
+
+def _bounds(outs: Sequence[Output]) -> list[bytes]:
+    """Path ranges for the parse: [b'', cut1, ..., cutN], from a sample of paths, so that
+    each range holds about _PART_BYTES of the output."""
+    sizes = [_size(out) for out in outs]
+    total = sum(sizes)
+    parts = 1 + total // _PART_BYTES
     if parts == 1:
         return [b""]
-    step = max(1, len(out) // (parts * 32))
+    step = max(1, total // (parts * 32))
     sample = []
-    for pos in range(0, len(out), step):
-        m = _PATH.search(out, pos)
-        if m is not None:
-            sample.append(m.group(1))
+    for out, size in zip(outs, sizes, strict=True):
+        for pos in range(0, size, step):
+            m = _PATH.search(_window(out, pos))
+            if m is not None:
+                sample.append(m.group(1))
     sample.sort()
     if not sample:
         return [b""]
@@ -116,38 +150,49 @@ def _bounds(out: bytes) -> list[bytes]:
 
 def parse_history(out: bytes) -> History:
     """`git log -z --name-status` in the pass's format -> History."""
-    commits: list[Commit] = []
-    gone: dict[str, list[int]] = {}
+    return parse_outputs([out])
+
+
+def parse_outputs(outs: Sequence[Output]) -> History:
+    """parse_history of the outputs laid end to end: one pass run as consecutive parts
+    (`log -n K` and `log --skip=K` list exactly the commits of `log`, in its order), each
+    given as the file git wrote it to, read a block at a time.
+
+    One walk over the output keeps the commits and sorts each path event (the path, its
+    commit, whether it deleted the path) into the byte range of paths it falls in; then each
+    range, in order, becomes its rows of the table and is dropped. So the parse never holds
+    the output, and each output byte is looked at once."""
+    bounds = _bounds(outs)
+    commits, ranges = _walk(outs, bounds)
     builder = Builder()
-    bounds = _bounds(out)
-    for k, lo in enumerate(bounds):
-        hi = bounds[k + 1] if k + 1 < len(bounds) else None
-        _parse_range(out, lo, hi, commits, k == 0, builder, gone)
+    gone: dict[str, list[int]] = {}
+    times = [c.time for c in commits]
+    for k in range(len(ranges)):
+        paths, events = ranges[k]
+        ranges[k] = (bytearray(), array("i"))  # each range dropped as it is parsed
+        blob = bytes(paths)
+        del paths
+        _parse_range(blob, events, times, builder, gone)
+        del blob, events
     return History(commits, builder.table(), gone)
 
 
-def _parse_range(
-    out: bytes,
-    lo: bytes,
-    hi: bytes | None,
-    commits: list[Commit],
-    first_pass: bool,
-    builder: Builder,
-    gone: dict[str, list[int]],
-) -> None:
-    """One pass: the paths in [lo, hi) into `builder` (in order) and `gone`; the first pass
-    also collects the commits.
+def _walk(
+    outs: Sequence[Output], bounds: list[bytes]
+) -> tuple[list[Commit], list[tuple[bytearray, array]]]:
+    """The commits that touched a path, and for each range of `bounds` its events in the
+    output's order: the paths NUL-ended in one bytearray, and an int per event (the commit's
+    index, or ~index when the commit deleted the path).
 
     Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
     status and path, each ended by NUL; an empty field always precedes a commit's header.
     """
-    newest: dict[bytes, int] = {}
-    older: dict[bytes, list[int]] = {}
-    deleted: set[bytes] = set()
-    get = newest.get
+    commits: list[Commit] = []
+    ranges = [(bytearray(), array("i")) for _ in bounds]
+    cuts = bounds[1:]
+    one = ranges[0] if not cuts else None
     idx = -1  # the current commit's index (commits with paths only)
-    ct = 0
-    fields = _fields(out)  # the walk of _events, inlined: it runs once per range
+    fields = _fields(outs)
     fresh = False
     header = b""
     for status in fields:
@@ -161,21 +206,40 @@ def _parse_range(
         if fresh:
             fresh = False
             idx += 1
-            if first_pass:
-                commits.append(_commit(decode(header)))
-            ct = commits[idx].time
-        if path < lo or (hi is not None and path >= hi):
-            continue
+            commits.append(_commit(decode(header)))
+        buf, events = one or ranges[bisect_right(cuts, path)]
+        buf += path
+        buf.append(0)
+        events.append(~idx if status[-1:] == b"D" else idx)
+    return commits, ranges
+
+
+def _parse_range(
+    blob: bytes,
+    events: array,
+    times: list[int],
+    builder: Builder,
+    gone: dict[str, list[int]],
+) -> None:
+    """One range's events (in the output's order) into `builder` (in byte order) and `gone`.
+    A path's newest event is its first, unless a later one (clock skew: listed later, yet
+    committed later) has a larger committer time."""
+    newest: dict[bytes, int] = {}
+    older: dict[bytes, list[int]] = {}
+    deleted: set[bytes] = set()
+    get = newest.get
+    for path, event in zip(blob.split(b"\0"), events, strict=False):  # the blob ends in NUL
+        idx = ~event if event < 0 else event
         seen = get(path)
         if seen is None:
             newest[path] = idx
-            if status[-1:] == b"D":
+            if event < 0:
                 deleted.add(path)
             continue
-        if ct > commits[seen].time:  # clock skew: a commit listed later is the newer one
+        if times[idx] > times[seen]:  # clock skew: a commit listed later is the newer one
             newest[path] = idx
             older.setdefault(path, []).insert(0, seen)
-            if status[-1:] == b"D":
+            if event < 0:
                 deleted.add(path)
             else:
                 deleted.discard(path)

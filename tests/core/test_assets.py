@@ -421,7 +421,7 @@ def test_history_parsed_in_path_ranges_equals_one_pass(
     one = ChangeTimes(repo, cache_dir=tmp_path / "one")
     monkeypatch.setattr(gitlog, "_PART_BYTES", 64)
     out = subprocess.run(["git", "log", "-z", "--name-status"], cwd=repo, capture_output=True)
-    assert len(gitlog._bounds(out.stdout)) > 3
+    assert len(gitlog._bounds([out.stdout])) > 3
     ranged = ChangeTimes(repo, cache_dir=tmp_path / "ranged")
     assert _history(ranged, *names) == _history(one, *names)
     assert ranged.committed() == one.committed() and names[1] not in ranged.committed()

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
-from canon_ls.core import changes, gitrun
-from canon_ls.core.changes import ChangeTimes
+from canon_ls.core import changes, gitlog, gitrun
+from canon_ls.core.changes import ChangeTimes, Commit
 
 T0 = 1_700_000_000
 DAY = 86400
@@ -115,3 +116,147 @@ def test_the_cache_still_serves_and_follows_new_commits(
     fresh = ChangeTimes(repo, cache_dir=tmp_path / "other")
     assert fresh.committed() == again.committed()
     assert ChangeTimes(repo, cache_dir=cache).full_passes == 0
+
+
+def _events(
+    times: ChangeTimes,
+) -> tuple[list[Commit], dict[bytes, list[int]], dict[str, list[int]]]:
+    h = times._history
+    kept = {p: [first, *rest] for p, first, rest in h.newest.rows()}
+    return h.commits, kept, dict(h.gone)
+
+
+def _linear_history(repo: Path, commits: int) -> None:
+    for n in range(1, commits):
+        files = [f"src/m{n % 7}.py", f"lib/{n % 3}/x.py"]
+        commit(repo, T0 + n * DAY, *files, message=f"change {n}")
+        if n % 5 == 0:
+            git(repo, "rm", "-q", f"src/m{n % 7}.py")
+            git(repo, "commit", "-q", "-m", f"drop {n}", when=T0 + n * DAY + 60)
+
+
+def _with_merges_skew_and_empty_commits(repo: Path) -> None:
+    """Side branches merged back (their commits older than mainline ones), a committer clock
+    running backwards, commits that touch nothing."""
+    _linear_history(repo, 9)
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~4")
+    commit(repo, T0 + 5 * DAY + 1, "src/m1.py", "side/s.py", message="side one")
+    commit(repo, T0 + 2 * DAY, "src/m2.py", message="side skewed")  # the clock ran back
+    git(repo, "checkout", "-q", "main")
+    commit(repo, T0 + 20 * DAY, "src/m1.py", message="main after")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "nothing", when=T0 + 21 * DAY)
+    git(repo, "merge", "-q", "--no-ff", "-X", "theirs", "-m", "merge", "side", when=T0 + 22 * DAY)
+    commit(repo, T0 + 3 * DAY, "src/m1.py", "lib/0/x.py", message="main skewed")
+    _linear_history(repo, 4)
+
+
+class _Spy:
+    """Every git command ChangeTimes starts, and when its output is read (real git)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: list[tuple[str, tuple[str, ...]]] = []
+        self.step_back: dict[tuple[str, ...], int] = {}
+        real = gitrun.start
+        seen = self.seen
+
+        def start(cwd: Path, *args: str, step_back: int = 0) -> gitrun.Job:
+            job = real(cwd, *args, step_back=step_back)
+            seen.append(("start", args))
+            self.step_back[args] = step_back
+            file = job.file
+
+            def read(timeout: float = gitrun.TIMEOUT) -> BinaryIO | None:
+                seen.append(("read", args))
+                return file(timeout)
+
+            job.file = read  # type: ignore[method-assign]
+            return job
+
+        monkeypatch.setattr(gitrun, "start", start)
+
+    def logs(self) -> list[tuple[str, ...]]:
+        return [args for event, args in self.seen if event == "start" and "log" in args]
+
+    def at(self, event: str, sub: str) -> int:
+        return next(i for i, (e, args) in enumerate(self.seen) if e == event and sub in args)
+
+
+@pytest.mark.parametrize("shape", ["linear", "merges"])
+def test_a_long_pass_in_two_halves_equals_one_pass(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """A whole pass over many commits runs as two git processes at once (`log -n K`, `log
+    --skip=K`); their outputs end to end are the one pass's, so every commit, every path's
+    commits (kept, deleted, skewed clocks) are the one pass's, with merges too."""
+    if shape == "linear":
+        _linear_history(repo, 30)
+    else:
+        _with_merges_skew_and_empty_commits(repo)
+    one = ChangeTimes(repo, cache_dir=tmp_path / "one")
+    assert one.full_passes == 1
+    monkeypatch.setattr(changes, "SPLIT_MIN_COMMITS", 6)
+    spy = _Spy(monkeypatch)
+    two = ChangeTimes(repo, cache_dir=tmp_path / "two")
+    halves = spy.logs()
+    assert len(halves) == 2 and two.full_passes == 1
+    assert any(a.startswith("--max-count=") for a in halves[0])
+    assert any(a.startswith("--skip=") for a in halves[1])
+    assert all(spy.step_back[h] == changes.HALF_STEP_BACK for h in halves)
+    assert _events(two) == _events(one)
+    assert two.commits_of("src/m1.py") == one.commits_of("src/m1.py")
+    whole = gitrun.run(repo, *changes.log_args(repo, "HEAD", whole=True))
+    parts = [gitrun.run(repo, *args) for args in halves]
+    assert whole and all(parts) and b"".join(p or b"" for p in parts) == whole
+
+
+def test_the_pass_starts_before_status_is_read(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git status` starts first and the history pass starts once HEAD is known, before
+    status's output is waited for: the long pole does not queue behind it."""
+    _linear_history(repo, 4)
+    spy = _Spy(monkeypatch)
+    ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert spy.at("start", "status") < spy.at("start", "log") < spy.at("read", "status")
+    assert spy.at("read", "status") < spy.at("read", "log")
+
+
+def test_a_failed_pass_dates_nothing_and_caches_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass git could not finish leaves every file to its mtime and no cache file, so the
+    next start tries again."""
+    _linear_history(repo, 3)
+    monkeypatch.setattr(changes, "_LOG_FORMAT", "--no-such-option")
+    cache = tmp_path / "cache"
+    failed = ChangeTimes(repo, cache_dir=cache)
+    assert failed.git and failed.committed() == {} and not cache.exists()
+    monkeypatch.undo()
+    assert ChangeTimes(repo, cache_dir=cache).committed()["src/m1.py"] == T0 + DAY
+
+
+def test_the_parse_from_files_a_block_at_a_time_equals_the_parse_of_the_bytes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outputs read from their files in blocks that cut fields anywhere, laid end to end,
+    in several path ranges: the history of the joined bytes parsed at once."""
+    _with_merges_skew_and_empty_commits(repo)
+    whole = gitrun.run(repo, *changes.log_args(repo, "HEAD", whole=True))
+    assert whole
+    expected = gitlog.parse_history(whole)
+    cut = whole.index(b"\0\0", len(whole) // 2) + 1  # the end of a commit's paths
+    files = []
+    for n, part in enumerate((whole[:cut], whole[cut:])):
+        (tmp_path / f"part{n}").write_bytes(part)
+        files.append(open(tmp_path / f"part{n}", "rb"))  # noqa: SIM115
+    monkeypatch.setattr(gitlog, "CHUNK", 7)
+    monkeypatch.setattr(gitlog, "_PART_BYTES", 200)
+    try:
+        assert len(gitlog._bounds(files)) > 3
+        got = gitlog.parse_outputs(files)
+    finally:
+        for f in files:
+            f.close()
+    key = (expected.commits, list(expected.newest.rows()), expected.gone)
+    assert (got.commits, list(got.newest.rows()), got.gone) == key
+    assert len(got.newest) > 10 and got.gone
