@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from itertools import compress, count, islice, repeat
+from operator import eq, gt
 from typing import BinaryIO, NamedTuple
 
 from canon_ls.core.pathtable import CHUNK, Builder, Table, decode, encode
@@ -181,7 +183,7 @@ def _walk(
     outs: Sequence[Output], bounds: list[bytes]
 ) -> tuple[list[Commit], list[tuple[bytearray, array]]]:
     """The commits that touched a path, and for each range of `bounds` its events in the
-    output's order: the paths NUL-ended in one bytearray, and an int per event (the commit's
+    output's order: the paths NUL-ended in one bytearray, an int per event (the commit's
     index, or ~index when the commit deleted the path).
 
     Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
@@ -222,39 +224,79 @@ def _parse_range(
     gone: dict[str, list[int]],
 ) -> None:
     """One range's events (in the output's order) into `builder` (in byte order) and `gone`.
-    A path's newest event is its first, unless a later one (clock skew: listed later, yet
-    committed later) has a larger committer time."""
-    newest: dict[bytes, int] = {}
-    older: dict[bytes, list[int]] = {}
-    deleted: set[bytes] = set()
-    get = newest.get
-    for path, event in zip(blob.split(b"\0"), events, strict=False):  # the blob ends in NUL
-        idx = ~event if event < 0 else event
-        seen = get(path)
-        if seen is None:
-            newest[path] = idx
-            if event < 0:
-                deleted.add(path)
+
+    The events sorted by path (a stable sort: each path's in the output's order) are the
+    table's rows once the paths with several events are folded to one row each (_fold);
+    those are few, so the rest is C loops."""
+    paths = blob.split(b"\0")
+    paths.pop()  # the blob ends in NUL
+    order = sorted(range(len(paths)), key=paths.__getitem__)
+    keys = list(map(paths.__getitem__, order))
+    del paths
+    idx = array("i", map(events.__getitem__, order))
+    del order
+    drop: list[int] = []  # rows to leave out: deleted paths, and folded events
+    extra: dict[int, list[int]] = {}
+    gone_rows: dict[int, list[int]] = {}
+    start = size = -1  # the rows of one path with several events: start .. start+size-1
+    for row in compress(count(), map(eq, keys, islice(keys, 1, None))):  # same as the next
+        if start >= 0 and row == start + size - 1:
+            size += 1
             continue
-        if times[idx] > times[seen]:  # clock skew: a commit listed later is the newer one
-            newest[path] = idx
-            older.setdefault(path, []).insert(0, seen)
-            if event < 0:
-                deleted.add(path)
-            else:
-                deleted.discard(path)
-            continue
-        lst = older.get(path)
-        if lst is None:
-            older[path] = [idx]
+        if start >= 0:
+            _fold(idx, start, size, times, drop, extra, gone_rows)
+        start, size = row, 2
+    if start >= 0:
+        _fold(idx, start, size, times, drop, extra, gone_rows)
+    folded = set(drop)
+    for row in compress(count(), map(gt, repeat(0), idx)):  # a path deleted by its one event
+        if row not in folded:
+            gone_rows[row] = [~idx[row]]
+            drop.append(row)
+    if drop:
+        drop.sort()
+        for row in sorted(gone_rows):
+            gone[decode(keys[row])] = gone_rows[row]
+        keep = bytearray(b"\1") * len(keys)
+        for row in drop:
+            keep[row] = 0
+        keys = list(compress(keys, keep))
+        idx = array("i", compress(idx, keep))
+        extra = {row - bisect_left(drop, row): e for row, e in extra.items()}
+    builder.add_rows(keys, idx, extra)
+
+
+def _fold(
+    idx: array,
+    start: int,
+    size: int,
+    times: list[int],
+    drop: list[int],
+    extra: dict[int, list[int]],
+    gone_rows: dict[int, list[int]],
+) -> None:
+    """The rows start..start+size-1 (one path's events, in the output's order; ~commit for
+    a deletion) folded into the first: its newest commit is the first listed, unless one
+    listed later was committed later (clock skew), then the other commits in order."""
+    newest = -1
+    older: list[int] = []
+    deleted = False
+    for event in idx[start : start + size]:
+        commit = ~event if event < 0 else event
+        if newest < 0:
+            newest, deleted = commit, event < 0
+        elif times[commit] > times[newest]:
+            older.insert(0, newest)
+            newest, deleted = commit, event < 0
         else:
-            lst.append(idx)
-    for path in sorted(newest):
-        first, rest = newest.pop(path), older.pop(path, ())
-        if path in deleted:
-            gone[decode(path)] = [first, *rest]
-        else:
-            builder.add(path, first, rest)
+            older.append(commit)
+    drop.extend(range(start + 1, start + size))
+    if deleted:
+        drop.append(start)
+        gone_rows[start] = [newest, *older]
+    else:
+        idx[start] = newest
+        extra[start] = older
 
 
 def merged(old: History, new: History) -> History:

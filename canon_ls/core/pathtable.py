@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator
+from itertools import accumulate, count, repeat
+from operator import add
 
 CHUNK = 1 << 20  # bytes of a blob split at a time
 Blob = bytes | bytearray  # a blob built here stays the bytearray it was built in
@@ -173,6 +175,26 @@ class Builder:
         self._first.append(first)
         self._extra.extend(extra)
         self._at.append(len(self._extra))
+
+    def add_rows(
+        self, paths: list[bytes], first: Iterable[int], extra: dict[int, list[int]]
+    ) -> None:
+        """add() for many rows at once, in C loops: `paths` in byte order, `first` their
+        ints, `extra`: row -> its list of ints, for the few rows that have one."""
+        base = len(self._buf)
+        self._buf += b"\0".join(paths)
+        if paths:
+            self._buf.append(0)
+        self._starts.extend(map(add, accumulate(map(len, paths)), count(base + 1)))
+        self._first.extend(first)
+        at, done = len(self._extra), 0
+        for row in sorted(extra):
+            self._at.extend(repeat(at, row - done))
+            self._extra.extend(extra[row])
+            at += len(extra[row])
+            self._at.append(at)
+            done = row + 1
+        self._at.extend(repeat(at, len(paths) - done))
 
     def table(self) -> Table:
         blob = self._buf  # kept as is: a copy would double it for a moment
