@@ -14,8 +14,12 @@ of 1 is linear growth, below 1 better.
 
 Variants of the log pass (`--variants`): `default` (git's default delta base cache, 96 MB),
 `128m`, `192m`, `256m` (that cache), `no-journal` (the store's journal left out by a pathspec),
-`chosen` (what ChangeTimes runs at this size). The wall times share the machine; the CPU
-seconds (user + sys, from wait4) are steadier when other work runs.
+`chosen` (one `git log` with the cache ChangeTimes picks at this size), `pass` (the whole
+pass as ChangeTimes runs it, cold, in a fresh process: `git status` alongside, the two halves
+at once from 200 commits, the parse; its CPU includes git's, its memory is the Python
+process's alone; the code is the one PYTHONPATH names, as for the check child). The wall
+times share the machine; the CPU seconds (user + sys, from wait4) are steadier when other
+work runs.
 """
 
 from __future__ import annotations
@@ -38,8 +42,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.common import generated_store, machine, write_figures  # noqa: E402
 from canon_ls.core import changes, gitrun  # noqa: E402
 
-VARIANTS = ("default", "no-journal", "128m", "192m", "256m", "chosen")
-DEFAULT_VARIANTS = "default,256m,chosen"
+VARIANTS = ("default", "no-journal", "128m", "192m", "256m", "chosen", "pass")
+DEFAULT_VARIANTS = "default,256m,chosen,pass"
+PASS_CHILD = """
+import json, sys, tempfile, time
+from pathlib import Path
+from canon_ls.core.changes import ChangeTimes
+with tempfile.TemporaryDirectory() as cache:
+    t = time.perf_counter()
+    times = ChangeTimes(Path(sys.argv[1]), cache_dir=Path(cache))
+    print(json.dumps({"seconds": time.perf_counter() - t, "paths": len(times.committed())}))
+"""
 CHECK_CHILD = """
 import json, sys, time
 from pathlib import Path
@@ -52,7 +65,9 @@ print(json.dumps({"seconds": time.perf_counter() - t, "git_seconds": snap.git_se
 
 
 def log_argv(project: Path, variant: str) -> list[str]:
-    """The git argv of one variant of the history pass."""
+    """The argv of one variant of the history pass (git's, or a Python child's for `pass`)."""
+    if variant == "pass":
+        return [sys.executable, "-c", PASS_CHILD, str(project)]
     if variant == "chosen":
         return gitrun.command(project, changes.log_args(project, "HEAD", whole=True))
     plain = changes.log_args(project, "HEAD", whole=False)  # git's default delta cache
@@ -65,9 +80,12 @@ def log_argv(project: Path, variant: str) -> list[str]:
     return gitrun.command(project, ["-c", f"core.deltaBaseCacheLimit={variant}", *plain])
 
 
-def sampled(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run argv, its stdout read as fast as it comes (by a thread, as gitrun's communicate()
-    reads it) and dropped, its memory sampled from /proc every 20 ms; wall and CPU seconds."""
+def sampled(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, keep: bool = False
+) -> dict[str, Any]:
+    """Run argv, its stdout read as fast as it comes by a thread and dropped (kept with
+    `keep`: a Python child's JSON line), its memory sampled from /proc every 20 ms; wall and
+    CPU seconds."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -80,7 +98,7 @@ def sampled(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> di
     def drain() -> None:
         while chunk := os.read(stdout.fileno(), 1 << 20):
             size[0] += len(chunk)
-            if env is not None:  # the check child: keep its one JSON line
+            if keep:  # a Python child: keep its one JSON line
                 out.extend(chunk)
 
     reader = threading.Thread(target=drain, daemon=True)
@@ -128,7 +146,7 @@ def check_child(project: Path) -> dict[str, Any]:
     """The whole-store check child, cold (an empty XDG cache: no parse or history cache)."""
     with tempfile.TemporaryDirectory(prefix="bench-git-pass-") as cache:
         env = dict(os.environ, XDG_CACHE_HOME=cache)
-        run = sampled([sys.executable, "-c", CHECK_CHILD, str(project)], project, env)
+        run = sampled([sys.executable, "-c", CHECK_CHILD, str(project)], project, env, keep=True)
     figures = json.loads(run["out"].decode() or "{}")
     figures["wall"] = run["seconds"]
     figures["child_anon_mb"] = run["anon_mb"]
@@ -183,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
         for run in range(args.runs):  # interleaved, so load drifts hit every column alike
             if "log" not in skip:
                 for v in variants:
-                    r = sampled(log_argv(project, v), project)
+                    r = sampled(log_argv(project, v), project, keep=v == "pass")
                     row.setdefault(v, []).append(r["seconds"])
                     row.setdefault(v + ":cpu", []).append(r["cpu"])
                     row.setdefault(v + ":anon_mb", []).append(r["anon_mb"])
