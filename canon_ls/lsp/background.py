@@ -48,6 +48,22 @@ class Snapshot:
     error: str | None = None
 
 
+# A snapshot's big fields go as pieces of this many items, one frame each, ahead of the rest:
+# the server unpickles one between two turns of its loop (the final snapshot at 50k articles
+# took tens of ms in one go).
+PIECE = 500
+PIECED = ("findings", "dirs", "stale", "evidence", "newest", "moves")  # Snapshot's big fields
+_LISTS = ("findings", "dirs")  # the others are dicts
+
+
+@dataclass
+class Piece:
+    """Items of the next Snapshot's field `name`: a list's items or a dict's pairs."""
+
+    name: str
+    items: list[Any]
+
+
 @dataclass
 class Loaded:
     """The child's store has read its articles, and written its parse cache when it writes
@@ -94,15 +110,26 @@ def main() -> None:
             Path(request["project"]),
             request.get("options") or {},
             bool(request.get("staleness")),
-            partial=_emit,
+            partial=_emit_snapshot,
             loaded=lambda: _emit(Loaded()),
         )
     except Exception as exc:
         snapshot = Snapshot(error=f"{type(exc).__name__}: {exc}")
+    _emit_snapshot(snapshot)
+
+
+def _emit_snapshot(snapshot: Snapshot) -> None:
+    """The snapshot's big fields in pieces, then the snapshot without them."""
+    for name in PIECED:
+        value = getattr(snapshot, name)
+        items = value if isinstance(value, list) else list(value.items())
+        for start in range(0, len(items), PIECE):
+            _emit(Piece(name, items[start : start + PIECE]))
+        setattr(snapshot, name, type(value)())
     _emit(snapshot)
 
 
-def _emit(frame: Snapshot | Loaded) -> None:
+def _emit(frame: Snapshot | Piece | Loaded) -> None:
     data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
     sys.stdout.buffer.write(len(data).to_bytes(8, "big") + data)
     sys.stdout.buffer.flush()
@@ -165,18 +192,7 @@ async def _run(
         await proc.stdin.drain()
         proc.stdin.close()
         while final is None:
-            size = int.from_bytes(await proc.stdout.readexactly(8), "big")
-            data = await proc.stdout.readexactly(size)
-            # Everything alive now (the store loaded by the first request, above all) is long
-            # lived: frozen, the collections the unpickling triggers scan only new objects (a
-            # full collection over the 10k-article store stalled the loop ~30 ms).
-            gc.freeze()
-            result = pickle.loads(data)  # our own child's output
-            if isinstance(result, Loaded):
-                if on_loaded is not None:
-                    on_loaded()
-                continue
-            assert isinstance(result, Snapshot)
+            result = await _next_snapshot(proc.stdout, on_loaded)
             if not result.partial:
                 final = result
             elif on_partial is not None:
@@ -193,6 +209,36 @@ async def _run(
         message = errors.read().decode("utf-8", "replace").strip().splitlines()
         return Snapshot(error=message[-1] if message else f"exit code {proc.returncode}")
     return final
+
+
+async def _next_snapshot(stdout: Any, on_loaded: Callable[[], None] | None) -> Snapshot:
+    """Read frames up to the next Snapshot, its pieces put back in place (one piece per turn
+    of the loop); `on_loaded` is called on the way when the child's store has loaded."""
+    import asyncio
+
+    pieces: dict[str, Any] = {}
+    while True:
+        size = int.from_bytes(await stdout.readexactly(8), "big")
+        data = await stdout.readexactly(size)
+        # Everything alive now (the store loaded by the first request, above all) is long
+        # lived: frozen, the collections the unpickling triggers scan only new objects (a
+        # full collection over the 10k-article store stalled the loop ~30 ms).
+        gc.freeze()
+        result = pickle.loads(data)  # our own child's output
+        if isinstance(result, Piece):
+            if result.name in _LISTS:
+                pieces.setdefault(result.name, []).extend(result.items)
+            else:
+                pieces.setdefault(result.name, {}).update(result.items)
+            await asyncio.sleep(0)
+        elif isinstance(result, Loaded):
+            if on_loaded is not None:
+                on_loaded()
+        else:
+            assert isinstance(result, Snapshot)
+            for name, value in pieces.items():
+                setattr(result, name, value)
+            return result
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ _coming: dict[int, tuple[Store, asyncio.Future[None]]] = {}
 _deferred: dict[int, list[Path]] = {}  # id(store) -> files changed while it loads (`defer`)
 
 STEP = 20  # articles per step of core's load (a parse is ~40 µs, a cached one ~10 µs)
-SLICE = 0.002  # seconds of loading between two turns of the event loop
+SLICE = 0.001  # seconds of loading between two turns of the event loop (a hover waits one)
 FREEZE_EVERY = 10  # turns between two freezes of what the load has built
 
 
@@ -155,7 +155,9 @@ async def load(
     coming = _coming.get(id(store))
     if coming is not None and coming[0] is store and not coming[1].done():
         log.info("canon waits for the parse cache of the check of %s", store.project)
+        waited = time.perf_counter()
         await coming[1]
+        log.info("canon waited %.2fs for the check's parse cache", time.perf_counter() - waited)
     started = resume = time.perf_counter()
     turns = 0
     gc.freeze()

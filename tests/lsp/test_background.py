@@ -79,3 +79,27 @@ def test_the_child_gets_a_fixed_mmap_threshold_unless_the_user_set_one(
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     env = background.child_env()
     assert env["MALLOC_MMAP_THRESHOLD_"] == "131072" and env["MALLOC_ARENA_MAX"] == "4"
+
+
+async def test_a_snapshot_in_pieces_arrives_whole(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+):
+    """Issue 15 (hover p99 during the start-up check): the child sends a snapshot's big fields
+    in pieces the server unpickles one per turn of its loop; what arrives is the snapshot."""
+    import asyncio
+    import copy
+
+    sent = background.compute(project, {}, True)
+    assert len(sent.findings) > 2 and len(sent.dirs) > 2 and sent.newest and sent.evidence
+    monkeypatch.setattr(background, "PIECE", 2)
+    background._emit(background.Loaded())
+    background._emit_snapshot(copy.deepcopy(sent))
+    wire = capsysbinary.readouterr().out
+    reader = asyncio.StreamReader()
+    reader.feed_data(wire)
+    reader.feed_eof()
+    loaded: list[bool] = []
+    got = await background._next_snapshot(reader, lambda: loaded.append(True))
+    assert loaded == [True]
+    assert got == sent
+    assert wire.count(b"Piece") > 4  # several pieces per big field

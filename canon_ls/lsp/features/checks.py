@@ -11,8 +11,8 @@ import gc
 import logging
 import time
 import uuid
-from collections import defaultdict
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -112,8 +112,12 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     async def on_partial(partial: background.Snapshot) -> None:
         nonlocal first
         await early.ready(ls, store)  # landing reads the store: not in one go on the loop
+        grouped = await _carry_stale(folder, await _grouped(partial.findings))
         if current():
-            first = _land_partial(folder, partial)
+            _land_partial(folder, grouped, partial.moves)
+            first = {}  # what was published, kept apart from later re-checks
+            async for part in _in_turns(list(grouped.items())):
+                first.update((a, list(f)) for a, f in part)
             await _publish(ls, folder)
 
     # The child starts before the progress round trip: its git pass is the long pole. With
@@ -133,9 +137,11 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
             return
         await early.ready(ls, store)
+        grouped = await _grouped(snapshot.findings)
+        known = await _in_turns_set(store.addresses() if store is not None else [])
         if not current():
             return
-        folder.signals.findings = _grouped(snapshot.findings)
+        folder.signals.findings = grouped
         folder.signals.stale = snapshot.stale if folder.settings.staleness_enabled else {}
         folder.signals.evidence = snapshot.evidence if folder.settings.staleness_enabled else {}
         folder.signals.evidence_pending = False
@@ -143,7 +149,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         folder.signals.moves = snapshot.moves
         folder.signals.asset_dirs = snapshot.dirs
         ls.watcher.update()  # the own watcher follows the listed asset directories
-        folder.signals.known = set(folder.store.addresses()) if folder.store is not None else set()
+        folder.signals.known = known | {a for a in changed_meanwhile if store and store.has(a)}
         folder.signals.checked = True
         ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
         searcher.ensure(ls, folder)  # the BM25 worker starts once the check no longer competes
@@ -154,11 +160,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         if first is None:
             await _publish(ls, folder)
         else:  # only what staleness (or an edit meanwhile) changed since the partial push
-            only = {
-                a
-                for a in set(first) | set(folder.signals.findings)
-                if first.get(a) != folder.signals.findings.get(a)
-            }
+            only = await _differing(first, folder.signals.findings)
             await _publish(ls, folder, only | changed_meanwhile)
         log.info(
             "canon checked %s: %d findings in %.2fs (child; git pass %.2fs alongside), "
@@ -188,30 +190,72 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             checker.schedule(folder, RERUN_DELAY)
 
 
-def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:
-    grouped: dict[str, list[Finding]] = defaultdict(list)
-    for finding in findings:
-        grouped[finding.address].append(finding)
-    return dict(grouped)
+T = TypeVar("T")
 
 
-def _land_partial(folder: Folder, partial: background.Snapshot) -> dict[str, list[Finding]]:
-    """Take everything but staleness now (git is still running in the child).
+async def _in_turns(items: Sequence[T], size: int = 256) -> AsyncIterator[Sequence[T]]:
+    """`items` in slices of `size`, with a turn of the event loop whenever early.SLICE of them
+    has passed: a landing at 50k articles walks tens of thousands of findings."""
+    resume = time.perf_counter()
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+        if time.perf_counter() - resume >= early.SLICE:
+            await asyncio.sleep(0)
+            resume = time.perf_counter()
 
-    Stale findings the previous check found are kept meanwhile (a re-check must not make them
-    flicker); the final snapshot replaces them. Returns the findings as landed.
-    """
-    grouped = _grouped(partial.findings)
-    for address, reason in folder.signals.stale.items():
-        if address in grouped or (folder.store is not None and folder.store.has(address)):
-            found = grouped.setdefault(address, [])
-            evidence = folder.signals.evidence.get(address)
-            found.append(core_check.carried_stale(address, reason, evidence))
-            found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
+
+async def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Findings by article, in their order (in turns of the loop)."""
+    grouped: dict[str, list[Finding]] = {}
+    async for part in _in_turns(findings):
+        for finding in part:
+            found = grouped.get(finding.address)
+            if found is None:
+                grouped[finding.address] = [finding]
+            else:
+                found.append(finding)
+    return grouped
+
+
+async def _in_turns_set(items: list[str]) -> set[str]:
+    out: set[str] = set()
+    async for part in _in_turns(items, 2048):
+        out.update(part)
+    return out
+
+
+async def _differing(before: dict[str, list[Finding]], after: dict[str, list[Finding]]) -> set[str]:
+    """The articles whose findings differ between the two (in turns of the loop)."""
+    only: set[str] = set()
+    async for part in _in_turns([*before, *(a for a in after if a not in before)]):
+        only.update(a for a in part if before.get(a) != after.get(a))
+    return only
+
+
+async def _carry_stale(
+    folder: Folder, grouped: dict[str, list[Finding]]
+) -> dict[str, list[Finding]]:
+    """`grouped` (a partial snapshot's findings) with the stale findings the previous check
+    found, kept meanwhile (a re-check must not make them flicker); the final snapshot
+    replaces them."""
+    async for part in _in_turns(list(folder.signals.stale.items()), 64):
+        for address, reason in part:
+            if address in grouped or (folder.store is not None and folder.store.has(address)):
+                found = grouped.setdefault(address, [])
+                evidence = folder.signals.evidence.get(address)
+                found.append(core_check.carried_stale(address, reason, evidence))
+                found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
+    return grouped
+
+
+def _land_partial(
+    folder: Folder, grouped: dict[str, list[Finding]], moves: dict[str, list[str]]
+) -> None:
+    """Take everything but staleness now (git is still running in the child): the findings
+    by article and the move guesses."""
     folder.signals.findings = grouped
-    folder.signals.moves = partial.moves
+    folder.signals.moves = moves
     folder.signals.generation += 1
-    return {a: list(f) for a, f in grouped.items()}
 
 
 async def _publish(ls: CanonLanguageServer, folder: Folder, only: set[str] | None = None) -> None:
@@ -238,11 +282,17 @@ async def _push_in_steps(
         if time.perf_counter() - resume > PUSH_SLICE:
             await asyncio.sleep(0)
             resume = time.perf_counter()
-    for uri in list(ls.notifier.published):
-        where = ls.where(uri)
-        ours = where is not None and where.folder is folder and where.kind in ("article", "store")
-        if ours and uri not in live:
-            diagnostics.publish(ls, uri, [])
+    async for part in _in_turns(list(ls.notifier.published), 64):
+        for uri in part:
+            if uri in live:
+                continue
+            where = ls.where(uri)
+            if where is None or where.folder is not folder:
+                continue
+            # (an edit between two turns may have published this one since)
+            now = folder.signals.findings.get(where.address or "")
+            if where.kind in ("article", "store") and not now:
+                diagnostics.publish(ls, uri, [])
     diagnostics.push_open_assets(ls)
 
 
