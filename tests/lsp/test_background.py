@@ -89,7 +89,8 @@ async def test_a_snapshot_in_pieces_arrives_whole(
     import asyncio
     import copy
 
-    sent = background.compute(project, {}, True)
+    # on a thread of its own: the check lowers its thread's priority (core.check._yield_cpu)
+    sent = await asyncio.to_thread(background.compute, project, {}, True)
     assert len(sent.findings) > 2 and len(sent.dirs) > 2 and sent.newest and sent.evidence
     monkeypatch.setattr(background, "PIECE", 2)
     background._emit(background.Loaded())
