@@ -128,6 +128,9 @@ def defer(
         return False
     pending = _deferred.get(id(store))
     if pending is None:
+        log.info(
+            "canon reads the files changed meanwhile once the store of %s has loaded", store.project
+        )
         pending = _deferred[id(store)] = []
         task.add_done_callback(lambda _: then(_deferred.pop(id(store), [])))
     pending.append(path)

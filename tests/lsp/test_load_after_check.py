@@ -25,6 +25,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 WAITS = "canon waits for the parse cache of the check of"
 LOADED = "canon loaded the store of"
+WATCHING = "canon watches the store"
+DEFERRED = "canon reads the files changed meanwhile once the store of"
 
 
 def _children(pid: int) -> list[int]:
@@ -88,6 +90,7 @@ async def test_an_article_edited_while_the_store_waits_for_the_check_is_read(tmp
 
         assert "Loads layered config; env beats file." in await hover()  # from the files
         await session.until(lambda: logged(WAITS), 30, "the load to wait for the check")
+        await session.until(lambda: logged(WATCHING), 30, "the server's watcher to start")
         assert not logged(LOADED)
         write(
             root,
@@ -95,6 +98,9 @@ async def test_an_article_edited_while_the_store_waits_for_the_check_is_read(tmp
             article_text("Edited while the store waited.", "2026-01-01", "# Config\n"),
         )
         assert "Edited while the store waited." in await hover()  # still from the files
+        # its file event waits for the load too (not a load in one go on the loop)
+        await session.until(lambda: logged(DEFERRED), 30, "the file event to wait for the load")
+        assert not logged(LOADED)
         os.kill(held, signal.SIGCONT)
         held = None
         await session.until(lambda: logged(LOADED), 60, "the store to load")
