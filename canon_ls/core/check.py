@@ -410,16 +410,16 @@ def run(
         worker.start()
         _yield_cpu()
     store = open_store(project, options)
-    assets = Assets(project, store_root=store.root)
-    assets.pack()  # idle while the store loads: compressed until the survey
     head = _store_findings(store)
-    per: dict[str, list[Finding]] = {}
-    order: list[str] = []
-    survey: Survey | None = None
-    if on_loaded is not None:
+    if on_loaded is not None:  # the load first: someone waits for its parse cache
         if head is not None and not (head and head[0].code == "store-outside"):
             store.addresses()  # the load, and the parse cache written at its end
         on_loaded()
+    assets = Assets(project, store_root=store.root)
+    assets.pack()  # idle while the store loads: compressed until the survey
+    per: dict[str, list[Finding]] = {}
+    order: list[str] = []
+    survey: Survey | None = None
     if head is None or (head and head[0].code == "store-outside"):
         basic, judged = head or [], False
     else:
