@@ -378,7 +378,7 @@ class StoreIndex:
             now = time.time()
             real = os.path.realpath(self.articles_dir)
             sweep = functools.partial(fsio.sweep, now=now)
-            yield from freshness.scan_steps(self.articles_dir, real, found, sweep, step * 10)
+            yield from freshness.scan_steps(self.articles_dir, real, found, sweep, step * 5)
         if found:  # the parse cache a record at a time, never whole, restored `step` at a time
             for part in self._cached():
                 entries = list(part.items())

@@ -57,7 +57,7 @@ class JournalIndex:
         self._dir_key = None
         now = time.time_ns()
         found: dict[str, freshness.Key] = {}
-        yield from self._listing_steps(now, found, step * 10)
+        yield from self._listing_steps(now, found, step * 5)
         for name in [n for n in self._entries if n not in found]:
             del self._entries[name]
             self._keys.pop(name, None)

@@ -47,7 +47,7 @@ _deferred: dict[int, list[Path]] = {}  # id(store) -> files changed while it loa
 
 STEP = 20  # articles per step of core's load (a parse is ~40 µs, a cached one ~10 µs)
 SLICE = 0.001  # seconds of loading between two turns of the event loop (a hover waits one)
-FREEZE_EVERY = 10  # turns between two freezes of what the load has built
+FREEZE_EVERY = 20  # turns between two freezes of what the load has built (~20 ms of it)
 
 
 def loaded(store: Store) -> bool:
