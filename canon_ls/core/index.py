@@ -218,7 +218,10 @@ class StoreIndex:
         if address in self._index and self._digest.get(address) == digest:
             return False
         self._parsed += 1
-        article = art.parse(data, address, key[0], key[1])
+        # lean at once (no body kept, its targets found in the same pass) unless the search
+        # index, when built, takes its tokens from the body in hand (_set)
+        source = self.bodies if self._search is None else None
+        article = art.parse(data, address, key[0], key[1], source)
         if truncated:
             problems = (
                 *article.problems,

@@ -32,8 +32,10 @@ class Link:
 
 def _masked(text: str) -> str:
     """The text with fenced code blocks and inline code spans blanked (same length)."""
+    if "`" not in text and "~~~" not in text:  # no code at all (the common case)
+        return text
     if "```" not in text and "~~~" not in text:  # no fence can open: skip the line walk
-        return _CODE_SPAN.sub(lambda mm: " " * len(mm.group(0)), text) if "`" in text else text
+        return _CODE_SPAN.sub(lambda mm: " " * len(mm.group(0)), text)
     out: list[str] = []
     fence: str | None = None
     for line in text.splitlines(keepends=True):
@@ -85,9 +87,13 @@ def link_targets(text: str) -> list[str]:
     if "[[" not in text:
         return []
     out: list[str] = []
-    for m in _LINK.finditer(_masked(text)):
-        part = text[m.start(1) : m.end(1)].split("|", 1)[0].split("#", 1)[0].strip()
+    simple = _SIMPLE.fullmatch
+    for part in _TARGET.findall(_masked(text)):
+        part = part.strip()
         if not part:
+            continue
+        if simple(part):  # already an address: clean() would give it back unchanged
+            out.append(part)
             continue
         try:
             target = _clean_target(part) if len(part) <= 256 else clean(part)
@@ -98,5 +104,9 @@ def link_targets(text: str) -> list[str]:
     return out
 
 
+# _LINK's matches, captured only up to a '|' or '#' (the target part of `wikilinks`)
+_TARGET = re.compile(r"\[\[(?=[^\[\]\n])([^\[\]\n|#]*)[^\[\]\n]*\]\]")
+# a target clean() leaves as it is: plain segments, no dot, colon, backslash or blank
+_SIMPLE = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*")
 # the same few thousand targets are linked from everywhere (short ones only: bounded memory)
 _clean_target = functools.lru_cache(maxsize=8192)(clean)
