@@ -130,7 +130,23 @@ class _Parts:
 def _parts(text: str) -> _Parts | None:
     """Front matter pieces; None when the text does not open with a '---' line.
 
-    Scans line by line only as far as the closing delimiter (the body is never split)."""
+    Scans only as far as the closing delimiter (the body is never split)."""
+    front = _front(text)
+    if front is None:
+        return None
+    head, block, close, body, body_line = front
+    pieces = block.split("\n")  # lines end at '\n' only, each kept with its ending
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return _Parts(head, lines, close, body, body_line)
+
+
+def _front(text: str) -> tuple[str, str, str, str, int] | None:
+    """_Parts without the list of lines: (head, the front matter lines joined, close, body,
+    body_line); None when the text does not open with a '---' line. The closing line is the
+    first line after the head whose text up to its trailing blanks is '---' or '...': only
+    lines starting so are looked at."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom) :] if bom else text
     if not rest.startswith("---"):
@@ -139,16 +155,22 @@ def _parts(text: str) -> _Parts | None:
     first = rest if first_end < 0 else rest[: first_end + 1]
     if first.rstrip() != "---":
         return None
-    lines: list[str] = []
-    pos, size = len(first), len(rest)
-    while pos < size:
-        end = rest.find("\n", pos)
-        line = rest[pos:] if end < 0 else rest[pos : end + 1]
-        if line.rstrip() in ("---", "..."):
-            return _Parts(bom + first, lines, line, rest[pos + len(line) :], len(lines) + 2)
-        lines.append(line)
-        pos += len(line)
-    return _Parts(bom + first, lines, "", "", 1)
+    pos = len(first)
+    if first_end >= 0:
+        at = first_end  # the '\n' before each candidate line
+        while True:
+            dashes, dots = rest.find("\n---", at), rest.find("\n...", at)
+            at = dashes if dots < 0 or 0 <= dashes < dots else dots
+            if at < 0:
+                break
+            start = at + 1
+            end = rest.find("\n", start)
+            line = rest[start:] if end < 0 else rest[start : end + 1]
+            if line.rstrip() in ("---", "..."):
+                block = rest[pos:start]
+                return bom + first, block, line, rest[start + len(line) :], block.count("\n") + 2
+            at = start
+    return bom + first, rest[pos:], "", "", 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,14 +370,16 @@ def decode(data: bytes) -> tuple[str, list[str]]:
     return text, problems
 
 
-def _split(text: str) -> tuple[_Parts | None, str, int]:
-    """(front matter parts, body, the body's first line): parse's one way to find the body."""
-    parts = _parts(text)
-    if parts is None:
+def _split(text: str) -> tuple[tuple[str, str] | None, str, int]:
+    """((front matter lines joined, close) or None, body, the body's first line): parse's one
+    way to find the body."""
+    front = _front(text)
+    if front is None:
         return None, (text[1:] if text.startswith("\ufeff") else text), 0
-    if not parts.close:
-        return parts, text, 0
-    return parts, parts.body, parts.body_line
+    _, block, close, body, body_line = front
+    if not close:
+        return (block, close), text, 0
+    return (block, close), body, body_line
 
 
 def body_from(data: bytes) -> str:
@@ -379,12 +403,12 @@ def parse(
     else:
         text, problems = data, []
     meta: dict[str, Any] = {}
-    parts, body, body_line = _split(text)
-    if parts is not None and not parts.close:
+    front, body, body_line = _split(text)
+    if front is not None and not front[1]:
         problems.append('malformed front matter: the opening "---" line is never closed')
-    elif parts is not None:
+    elif front is not None:
         try:
-            meta = parse_front_matter("".join(parts.lines))
+            meta = parse_front_matter(front[0])
         except ValueError as exc:
             problems.append(f"malformed front matter: {exc}")
     capsule = meta.get("capsule", "")

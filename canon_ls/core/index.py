@@ -62,11 +62,13 @@ _key = key
 _MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
 
 
-def _read_capped(path: str | Path, size: int = -1, inside: str | None = None) -> tuple[bytes, bool]:
+def _read_capped(
+    path: str | Path, size: int = -1, inside: str | None = None, regular: bool = False
+) -> tuple[bytes, bool]:
     """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular).
     `size` (from the scan's stat) sizes the read: asking for MAX_BYTES every time allocated
-    4 MB per file (3x slower)."""
-    return fsio.read_regular(path, MAX_BYTES, size, inside=inside)
+    4 MB per file (3x slower); `regular`: that stat found a regular file."""
+    return fsio.read_regular(path, MAX_BYTES, size, inside=inside, regular=regular)
 
 
 def _lstat_key(path: Path) -> tuple[int, int, int] | None:
@@ -201,12 +203,13 @@ class StoreIndex:
 
     def _consider(self, address: str, path: str | Path, key: _Key, inside: str) -> bool:
         """Re-read a file whose stat key changed (or was modified too recently to trust its
-        mtime, as git does for "racy" entries); True when its content changed."""
+        mtime, as git does for "racy" entries); True when its content changed. `key` comes
+        from a stat that found a regular file (the scan's, or reload_file's)."""
         if self._stat.get(address) == key and address not in self._racy:
             return False
         now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
         try:
-            data, truncated = _read_capped(path, key[1], inside)
+            data, truncated = _read_capped(path, key[1], inside, regular=True)
         except (OSError, OutsideStore):
             return False
         if settled(key, now):
