@@ -16,7 +16,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import compress, count, islice, repeat
-from operator import eq, gt
+from operator import eq, gt, le
 from typing import BinaryIO, NamedTuple
 
 from canon_ls.core.pathtable import CHUNK, Builder, Table, decode, encode
@@ -116,16 +116,16 @@ def _blocks(out: Output) -> Iterator[bytes]:
         yield block
 
 
-def _fields(outs: Sequence[Output]) -> Iterator[bytes]:
+def _field_lists(outs: Sequence[Output]) -> Iterator[list[bytes]]:
     """The outputs laid end to end, split at NUL (what b''.join(outs).split(b'\\0') gives),
-    a block at a time: never the whole text in memory."""
+    a block's fields at a time: never the whole text in memory."""
     rest = b""
     for out in outs:
         for block in _blocks(out):
             parts = (rest + block if rest else block).split(b"\0")
             rest = parts.pop()  # the field the next block goes on with
-            yield from parts
-    yield rest
+            yield parts
+    yield [rest]
 
 
 def _bounds(outs: Sequence[Output]) -> list[bytes]:
@@ -188,32 +188,78 @@ def _walk(
 
     Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
     status and path, each ended by NUL; an empty field always precedes a commit's header.
-    """
+    A block's fields go a commit's run of pairs at a time (its statuses and paths are every
+    other field), to the ranges by slices where the run is in byte order (git lists a
+    commit's paths so)."""
     commits: list[Commit] = []
     ranges = [(bytearray(), array("i")) for _ in bounds]
     cuts = bounds[1:]
-    one = ranges[0] if not cuts else None
     idx = -1  # the current commit's index (commits with paths only)
-    fields = _fields(outs)
-    fresh = False
+    fresh = False  # a header was read, its commit not yet counted
     header = b""
-    for status in fields:
-        if not status:  # a commit: its header follows
-            header = next(fields, b"")
-            fresh = True
-            continue
-        path = next(fields, None)
-        if path is None:
-            break
-        if fresh:
-            fresh = False
-            idx += 1
-            commits.append(_commit(decode(header)))
-        buf, events = one or ranges[bisect_right(cuts, path)]
-        buf += path
-        buf.append(0)
-        events.append(~idx if status[-1:] == b"D" else idx)
+    want_header = False
+    carry: list[bytes] = []  # a status whose path is in the next block
+    for parts in _field_lists(outs):
+        if carry:
+            parts = [*carry, *parts]
+            carry = []
+        at, n = 0, len(parts)
+        while at < n:
+            if want_header:
+                header, want_header, fresh = parts[at], False, True
+                at += 1
+                continue
+            try:
+                stop = parts.index(b"", at)
+            except ValueError:
+                stop = n
+            pairs = (stop - at) // 2 * 2
+            if pairs:
+                if fresh:
+                    fresh = False
+                    idx += 1
+                    commits.append(_commit(decode(header)))
+                end = at + pairs
+                _route(parts[at:end:2], parts[at + 1 : end : 2], idx, cuts, ranges)
+            if stop == n:
+                carry = parts[at + pairs : n]
+                break
+            want_header = True
+            at = stop + 1
     return commits, ranges
+
+
+def _route(
+    statuses: list[bytes],
+    paths: list[bytes],
+    idx: int,
+    cuts: list[bytes],
+    ranges: list[tuple[bytearray, array]],
+) -> None:
+    """One commit's run of (status, path) pairs into the ranges' events."""
+    if not cuts:
+        spans = [(0, 0, len(paths))]
+    elif all(map(le, paths, islice(paths, 1, None))):  # in byte order: a slice per range
+        at = [0, *(bisect_left(paths, cut) for cut in cuts), len(paths)]
+        spans = [(k, at[k], at[k + 1]) for k in range(len(ranges)) if at[k] < at[k + 1]]
+    else:
+        for status, path in zip(statuses, paths, strict=True):
+            buf, events = ranges[bisect_right(cuts, path)]
+            buf += path
+            buf.append(0)
+            events.append(~idx if status[-1:] == b"D" else idx)
+        return
+    some_deleted = b"D" in statuses or b"\nD" in statuses
+    for k, lo, hi in spans:
+        buf, events = ranges[k]
+        buf += b"\0".join(paths[lo:hi])
+        buf.append(0)
+        base = len(events)
+        events.extend(repeat(idx, hi - lo))
+        if some_deleted:
+            for j in range(lo, hi):
+                if statuses[j][-1:] == b"D":
+                    events[base + j - lo] = ~idx
 
 
 def _parse_range(

@@ -260,3 +260,29 @@ def test_the_parse_from_files_a_block_at_a_time_equals_the_parse_of_the_bytes(
     key = (expected.commits, list(expected.newest.rows()), expected.gone)
     assert (got.commits, list(got.newest.rows()), got.gone) == key
     assert len(got.newest) > 10 and got.gone
+
+
+def test_paths_out_of_byte_order_still_land_in_their_ranges(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """git lists a commit's paths in byte order and the parse routes them to path ranges by
+    slices; a commit listing them otherwise is routed path by path, to the same History."""
+    names = sorted(f"{d}/{n}.py".encode() for d in "uvwxyz" for n in range(9))
+    names[0], names[-1] = names[-1], names[0]  # in byte order but for these two
+    out = b"".join(
+        b"\0%d h%d\x1fAnn\x1fc%d\0\n" % (100 - k, k, k)
+        + b"".join(
+            b"%s\0%s\0" % (b"D" if (k + i) % 7 == 0 else b"M", n) for i, n in enumerate(names)
+        )
+        for k in range(3)
+    )
+    one = gitlog.parse_history(out)
+    monkeypatch.setattr(gitlog, "_PART_BYTES", 150)
+    assert len(gitlog._bounds([out])) > 3
+    ranged = gitlog.parse_history(out)
+    assert (ranged.commits, list(ranged.newest.rows()), ranged.gone) == (
+        one.commits,
+        list(one.newest.rows()),
+        one.gone,
+    )
+    assert len(one.newest) + len(one.gone) == len(names) and one.gone
