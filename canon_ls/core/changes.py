@@ -60,12 +60,15 @@ _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
 # A whole pass over this many commits or more runs as two git processes at once (halves).
 SPLIT_MIN_COMMITS = 200
-# How far each half steps back in CPU priority from the thread that starts it: as far as the
-# whole-store check steps back from its process (core/check.py), so on two cores the halves
-# and the check's own work share the cores evenly. At git's priority the two halves took both
-# cores, the check's work before git's output waited for them and finished after them (50k
-# articles: the check child's end 19.4 s; stepped back, 16.4 s).
-HALF_STEP_BACK = 5
+# How far each half steps back in CPU priority from the thread that starts it: further than
+# the whole-store check's own work steps back from its process (five, core/check.py), so on
+# two cores that work goes first and ends as soon as beside one git, then the halves take
+# both cores, and the history is parsed once the check has let its parsed store go. Measured
+# on the check child at 50k articles: at git's own priority the halves took both cores and
+# the check's work ended after them (its partial answer at 16-26 s, the end 17-27 s); five
+# down, beside them (partial 11-14 s, end 14-17 s, the parse at times overlapping the store:
+# 234 MB peak); nine down, the partial at 9-12 s, the end at 17 s, 201 MB.
+HALF_STEP_BACK = 9
 DELTA_CACHE_PER_INDEX_BYTE = 3
 DELTA_CACHE_MAX = 512 * 1024 * 1024
 
