@@ -249,3 +249,46 @@ def test_what_awaits_the_load_does_not_read_the_journal(tmp_path: Path):
     assert loaded(folder.store)
     assert folder.store._journal._entries == {}  # nothing read
     assert folder.store.journal_names("src/core/config") == ["2026-01-02-config.md"]
+
+
+def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, monkeypatch):
+    """Issue 15 (hover p99 during the start-up check): until the store loads, hovers resolve
+    from the article files, and an article read once is kept for the next request while its
+    file's stat key holds (settled); an edit is read again at once."""
+    from canon_ls.core import disk_view
+    from canon_ls.lsp import early
+    from canon_ls.lsp.state import CanonLanguageServer
+
+    monkeypatch.setattr(early, "load_soon", lambda ls, store, journal=False: None)
+    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every file settled
+    parsed: list[str] = []
+    parse = disk_view.art.parse
+
+    def counting(data, address, *args, **kwargs):
+        parsed.append(address)
+        return parse(data, address, *args, **kwargs)
+
+    monkeypatch.setattr(disk_view.art, "parse", counting)
+    root = build_workspace(tmp_path / "proj")
+    ls = CanonLanguageServer()
+    folder = ls.add_folder(root.as_uri())
+    assert folder is not None and folder.store is not None
+    uri = (root / "src/core/config.ts").as_uri()
+
+    def capsule() -> str:
+        where = early.where(ls, uri)
+        assert isinstance(where, early.DiskWhere)
+        article = where.store.article("src/core/config")
+        return article.capsule if article is not None else ""
+
+    assert capsule() == "Loads layered config; env beats file."
+    assert capsule() == "Loads layered config; env beats file."
+    assert parsed.count("src/core/config") == 1  # kept for the second request
+    write(
+        root,
+        ".canon/articles/src/core/config.md",
+        article_text("Edited on disk.", "2026-01-01", "# Config\n"),
+    )
+    assert capsule() == "Edited on disk."
+    assert parsed.count("src/core/config") == 2
+    assert not loaded(folder.store)
