@@ -92,6 +92,7 @@ class Context:
     evidence: dict[str, Evidence] | None = None  # the whole pass's stale verdicts
     inbound: dict[str, set[str]] | None = None  # target -> linking articles (whole pass)
     survey: Survey | None = None  # every project article's assets, one listing pass (whole)
+    known: frozenset[str] | None = None  # every address of the store (whole pass)
     _addresses: list[str] | None = field(default=None, repr=False)
     _mapped: bool | None = field(default=None, repr=False)
 
@@ -136,7 +137,7 @@ def findings_of(ctx: Context, address: str, *, staleness: bool = True) -> list[F
     if art is None:
         return []
     schema = ctx.schema if ":" not in address else store.schema_for(address)
-    found = _lint_findings(store, address, art, schema)
+    found = _lint_findings(store, address, art, schema, ctx.known)
     rel = ctx.schema.relations if not ctx.schema.error else None
     if rel is not None and rel.orphan_warn and not ctx.linked(address):
         found.append(Finding(address, "relations-orphan", "warning", unreferenced_message(address)))
@@ -189,9 +190,17 @@ def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding
     return out
 
 
-def _lint_findings(store: Store, address: str, art: Article, schema: Schema) -> list[Finding]:
+def _lint_findings(
+    store: Store,
+    address: str,
+    art: Article,
+    schema: Schema,
+    known: frozenset[str] | None = None,
+) -> list[Finding]:
     """lint's per-article findings plus schema violations, under the store-level address
-    (a mount article knows only its address inside the mount; its links may name either)."""
+    (a mount article knows only its address inside the mount; its links may name either).
+    `known`: every address of the store, when the whole pass has them (a set lookup per link
+    instead of a store lookup)."""
     mount = mount_of(store, address)
 
     def exists(target: str) -> bool:
@@ -199,7 +208,7 @@ def _lint_findings(store: Store, address: str, art: Article, schema: Schema) -> 
             return True
         return bool(mount) and store.article(f"{mount}:{target}") is not None
 
-    found = lint.article_findings(art, exists)
+    found = lint.article_findings(art, known.__contains__ if known and not mount else exists)
     if art.address != address:
         found = [replace(f, address=address) for f in found]
     if not schema.error:  # a schema-declared bound replaces the built-in line (SPEC §7)
@@ -318,6 +327,7 @@ def check(
 def _whole(store: Store, assets: Assets) -> Context:
     addresses = store.addresses()
     ctx = Context(store, store.schema(), assets, _addresses=sorted(addresses))
+    ctx.known = frozenset(addresses)
     ctx.survey = assets.survey(project_addresses(store))
     rel = ctx.schema.relations if not ctx.schema.error else None
     if rel is not None and rel.orphan_warn:

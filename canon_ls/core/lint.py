@@ -112,7 +112,10 @@ def capsule_changelog(capsule: str) -> list[str]:
 
 def journal_address(address: str) -> list[str]:
     """§6.1 item 3."""
-    for seg in address.split(":", 1)[-1].split("/"):
+    tail = address.split(":", 1)[-1]
+    if _ISO.search(tail) is None and LOG_SEGMENTS.isdisjoint(tail.lower().split("/")):
+        return []  # (a date cannot span a '/': no segment holds one either)
+    for seg in tail.split("/"):
         if seg.lower() in LOG_SEGMENTS or _ISO.search(seg):
             return [
                 f"The address {address} looks like a log (segment {seg!r}); record events in "
@@ -234,7 +237,7 @@ def article_findings(article: Article, exists: Callable[[str], bool]) -> list[Fi
         found.append(Finding(a, "body-long", "warning", message, article.body_line))
     for message in journal_address(a):
         found.append(Finding(a, "journal-address", "warning", message))
-    if all(exists(target) for target in article.targets):
+    if all(map(exists, article.targets)):
         return found
     body = article.body  # read once, only for an article with a broken link: where it is
     for link in wikilinks(body):
