@@ -1,5 +1,6 @@
-"""File events from watchfiles (Rust `notify`: inotify, FSEvents, ReadDirectoryChangesW), watched
-in a child process and handed to the server as JSON lines.
+"""File events, watched in a child process and handed to the server as JSON lines: from inotify
+itself on Linux (`inotify.py`), from watchfiles (Rust `notify`: FSEvents, ReadDirectoryChangesW)
+elsewhere and whenever the watch polls.
 
 Why a child: building a watcher holds the GIL for its whole directory walk (measured: 121 ms
 for 8,500 directories watched one by one, 207 ms for the same tree recursively), which inside
@@ -13,7 +14,8 @@ stdin, one JSON object per line, each the whole set wanted from now on:
 `trees` are watched with their subdirectories (stores, git refs), `dirs` alone (asset
 directories, project roots, `.git`): so ignored trees such as node_modules are never watched.
 stdout, one JSON object per line:
-    {"ready": "trees" | "dirs", "count": n, "polling": bool}   a set took effect
+    {"ready": "trees" | "dirs", "count": n, "polling": bool, "by": "inotify" | "watchfiles"}
+                                        a set took effect
     {"changes": [[kind, path], ...]}    a debounced batch (kind: 1 added, 2 modified, 3 deleted)
     {"warning": "..."}                  e.g. the OS watch limit: that side polls instead
 The child ends when its stdin closes (the server is gone).
@@ -21,18 +23,18 @@ The child ends when its stdin closes (the server is gone).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from canon_ls.lsp import inotify
 from canon_ls.lsp.child import give_way
 
-if TYPE_CHECKING:
-    from watchfiles._rust_notify import RustNotify
 
-
+@functools.cache
 def _rust_notify() -> Any:
     """The Rust backend as watchfiles documents it ("Rust backend direct usage"): its
     constructor tells when the watch is in place, which `watchfiles.watch` does not.
@@ -59,8 +61,6 @@ def _rust_notify() -> Any:
 
     return RustNotify
 
-
-RustNotify = _rust_notify()  # type: ignore[misc]  # noqa: F811 (the class, loaded as above)
 
 DEBOUNCE_MS = 200  # a burst (git checkout, a build) is delivered in batches at most this long
 STEP_MS = 10  # quiet time that ends a batch: the latency a single write sees (10-20 ms)
@@ -108,7 +108,8 @@ class Side:
         notify = None
         try:
             notify, watched, polling = _open(paths, self.recursive, poll_ms)
-            emit({"ready": self.name, "count": len(watched), "polling": polling})
+            backend = "inotify" if isinstance(notify, inotify.Inotify) else "watchfiles"
+            emit({"ready": self.name, "count": len(watched), "polling": polling, "by": backend})
         except Exception as exc:
             emit({"warning": f"watching failed: {type(exc).__name__}: {exc}"})
         finally:
@@ -124,18 +125,20 @@ class Side:
                         emit({"changes": changes[i : i + CHUNK]})
 
 
-def _open(
-    paths: list[str], recursive: bool, poll_ms: int
-) -> tuple[RustNotify | None, list[str], bool]:
-    """A RustNotify on the paths that still exist (and those paths); on the OS watch limit, a
-    polling one (the third value says which)."""
+def _open(paths: list[str], recursive: bool, poll_ms: int) -> tuple[Any, list[str], bool]:
+    """A watcher on the paths that still exist (and those paths): inotify itself on Linux
+    (`inotify.py`: no event for a file merely opened), RustNotify elsewhere; on the OS watch
+    limit, RustNotify polling (the third value says which)."""
     polling = bool(os.environ.get("WATCHFILES_FORCE_POLLING"))
     for _attempt in range(3):
         existing = [p for p in paths if os.path.isdir(p)]
         if not existing:
             return None, [], polling
         try:
-            return RustNotify(existing, False, polling, poll_ms, recursive, True), existing, polling
+            if not polling and inotify.available():
+                return inotify.Inotify(existing, recursive), existing, polling
+            notify = _rust_notify()(existing, False, polling, poll_ms, recursive, True)
+            return notify, existing, polling
         except FileNotFoundError:
             continue  # one vanished meanwhile: look again
         except OSError as exc:  # the watch limit (inotify's max_user_watches) or alike

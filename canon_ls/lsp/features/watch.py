@@ -228,7 +228,8 @@ class Watcher:
         await self._spawn()
 
     def _ready(self, message: dict[str, Any]) -> None:
-        how = "by polling" if message.get("polling") else "through watchfiles"
+        by = message.get("by", "watchfiles")
+        how = "by polling" if message.get("polling") else f"through {by}"
         if message["ready"] == "dirs":
             if self.asset_count:
                 log.info("canon watches %d asset directories %s", self.asset_count, how)

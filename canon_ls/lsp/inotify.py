@@ -1,0 +1,243 @@
+"""Linux file events straight from inotify, for the watcher child (`fswatch.py`).
+
+watchfiles (Rust `notify`) asks inotify for IN_OPEN on every directory it watches, so each
+time any process merely opens a file in a watched tree the watcher wakes: reading the 71k
+files of a 50k-article store cost it 0.9 s of CPU, and a cold start of the language server
+reads the store twice (its check child, then the server itself). This watcher asks only for
+what changes a file: created, written, deleted, moved, attributes. It offers the part of
+watchfiles' `RustNotify` the watcher child uses (`watch` and closing), with the same change
+kinds (1 added, 2 modified, 3 deleted), so everything past it is shared. Elsewhere (macOS,
+Windows) and for polling, RustNotify stays.
+
+A directory that appears inside a recursive watch is watched at once, with everything below
+it, and reported as added (as watchfiles does): the server re-reads a directory that appears,
+so a file written into it before its watch took effect is found that way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import select
+import struct
+import sys
+import time
+from typing import Any
+
+IN_MODIFY = 0x2
+IN_ATTRIB = 0x4
+IN_CLOSE_WRITE = 0x8
+IN_MOVED_FROM = 0x40
+IN_MOVED_TO = 0x80
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
+IN_Q_OVERFLOW = 0x4000
+IN_IGNORED = 0x8000
+IN_ISDIR = 0x40000000
+IN_NONBLOCK = 0o4000
+IN_CLOEXEC = 0o2000000
+
+MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+)
+ADDED, MODIFIED, DELETED = 1, 2, 3
+_HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
+_POLL_MS = 100  # the longest wait between two looks at the stop flag
+
+
+def available() -> bool:
+    """Whether this system has inotify (Linux with a C library that offers it)."""
+    return sys.platform.startswith("linux") and _libc() is not None
+
+
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch  # noqa: B018
+        except (OSError, AttributeError):
+            return None
+        _LIBC = libc
+    return _LIBC
+
+
+class Inotify:
+    """Watch `paths` (with their subdirectories when `recursive`) until closed.
+
+    Raises OSError when a watch cannot be added (ENOSPC: the system's max_user_watches), as
+    RustNotify does, so the caller can fall back to polling; FileNotFoundError when a path
+    vanished meanwhile."""
+
+    def __init__(self, paths: list[str], recursive: bool) -> None:
+        libc = _libc()
+        if libc is None:
+            raise OSError(errno.ENOSYS, "inotify is not available")
+        self._libc = libc
+        self.recursive = recursive
+        fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise _error("inotify_init1")
+        self._fd = fd
+        self._dirs: dict[int, str] = {}  # watch descriptor -> its directory
+        self._wds: dict[str, int] = {}  # directory -> its watch descriptor
+        self._pending: set[tuple[int, str]] = set()
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+        try:
+            for path in paths:
+                self._add(path, walk=recursive, root=True)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- watches ------------------------------------------------------------------------
+    def _add(self, path: str, walk: bool, root: bool = False) -> None:
+        """Watch `path` (and, when `walk`, every directory under it). Iterative: a 1,000-deep
+        tree moved in must not exhaust the stack."""
+        self._watch_one(path, root)
+        stack = [path] if walk else []
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir and self._watch_one(entry.path, False):
+                    stack.append(entry.path)
+
+    def _watch_one(self, path: str, root: bool) -> bool:
+        """Add the watch of one directory; False when it is gone again (not for a root)."""
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
+        if wd < 0:
+            err = ctypes.get_errno()
+            if err in (errno.ENOENT, errno.ENOTDIR) and not root:
+                return False  # gone again already: its parent's watch reports the deletion
+            raise _error(f"inotify_add_watch {path}", err)
+        old = self._dirs.get(wd)
+        if old is not None and old != path:
+            self._wds.pop(old, None)
+        self._dirs[wd] = path
+        self._wds[path] = wd
+        return True
+
+    def _forget(self, path: str) -> None:
+        """Drop the watches of `path` and everything under it (it moved away)."""
+        prefix = path + os.sep
+        for directory in [d for d in self._wds if d == path or d.startswith(prefix)]:
+            wd = self._wds.pop(directory)
+            self._dirs.pop(wd, None)
+            self._libc.inotify_rm_watch(self._fd, wd)
+
+    # -- events -------------------------------------------------------------------------
+    def _read(self) -> None:
+        """Turn every event waiting on the descriptor into changes."""
+        while True:
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            if not data:
+                return
+            at = 0
+            while at + _HEADER.size <= len(data):
+                wd, mask, _cookie, size = _HEADER.unpack_from(data, at)
+                raw = data[at + _HEADER.size : at + _HEADER.size + size].rstrip(b"\0")
+                at += _HEADER.size + size
+                self._event(wd, mask, os.fsdecode(raw))
+
+    def _event(self, wd: int, mask: int, name: str) -> None:
+        if mask & IN_Q_OVERFLOW:
+            return  # the kernel's queue overflowed: nothing names what was lost
+        directory = self._dirs.get(wd)
+        if directory is None:
+            return
+        if mask & IN_IGNORED:  # the watch went (its directory deleted or unmounted)
+            self._dirs.pop(wd, None)
+            if self._wds.get(directory) == wd:
+                del self._wds[directory]
+            return
+        if not name:  # about the watched directory itself
+            if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+                self._pending.add((DELETED, directory))
+            elif mask & IN_ATTRIB:
+                self._pending.add((MODIFIED, directory))
+            return
+        path = os.path.join(directory, name)
+        if mask & (IN_CREATE | IN_MOVED_TO):
+            self._pending.add((ADDED, path))
+            if mask & IN_ISDIR and self.recursive:
+                self._add(path, walk=True)
+        elif mask & (IN_DELETE | IN_MOVED_FROM):
+            self._pending.add((DELETED, path))
+            if mask & IN_ISDIR and mask & IN_MOVED_FROM:
+                self._forget(path)
+        elif mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB):
+            self._pending.add((MODIFIED, path))
+
+    def _wait(self, ms: float) -> None:
+        if ms > 0 and self._poll.poll(ms):
+            self._read()
+
+    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int, stop: Any) -> Any:
+        """RustNotify.watch: wait for changes (up to `timeout_ms`; 0: no limit), then gather
+        until `step_ms` pass with nothing new or `debounce_ms` since the first; the set of
+        (kind, path), or 'timeout', or 'stop' once `stop.is_set()`."""
+        started = time.monotonic()
+        first = 0.0
+        while True:
+            if stop is not None and stop.is_set():
+                self._pending.clear()
+                return "stop"
+            now = time.monotonic()
+            if self._pending:
+                if not first:
+                    first = now
+                before = len(self._pending)
+                self._wait(step_ms)
+                waited = (time.monotonic() - first) * 1000
+                if len(self._pending) == before or waited >= debounce_ms:
+                    changes, self._pending = self._pending, set()
+                    return changes
+                continue
+            if timeout_ms and (now - started) * 1000 >= timeout_ms:
+                return "timeout"
+            self._wait(_POLL_MS)
+
+    # -- lifetime -----------------------------------------------------------------------
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Inotify:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _error(what: str, err: int | None = None) -> OSError:
+    code = ctypes.get_errno() if err is None else err
+    return OSError(code, f"{what}: {os.strerror(code)}")
