@@ -73,7 +73,7 @@ async def test_agent_write_reaches_hover_inlay_and_diagnostics(s: Session, notif
     assert client_watches(s) == (s.profile != "neovim@0.11")
     if s.profile == "neovim@0.11":  # no client events: the server's own watcher
         await s.until(
-            lambda: any("through watchfiles" in m.message for m in s.client.log_messages),
+            lambda: any("store through " in m.message for m in s.client.log_messages),
             what="the watcher's log line",
         )
     if notify:
