@@ -17,7 +17,6 @@ so a file written into it before its watch took effect is found that way.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import select
@@ -69,7 +68,7 @@ def _libc() -> Any:
     global _LIBC
     if _LIBC is None:
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc = ctypes.CDLL(None, use_errno=True)  # the C library this process runs on
             libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch  # noqa: B018
         except (OSError, AttributeError):
             return None
@@ -113,17 +112,9 @@ class Inotify:
         self._watch_one(path, root)
         stack = [path] if walk else []
         while stack:
-            try:
-                entries = list(os.scandir(stack.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir and self._watch_one(entry.path, False):
-                    stack.append(entry.path)
+            for entry in _subdirectories(stack.pop()):
+                if self._watch_one(entry, False):
+                    stack.append(entry)
 
     def _watch_one(self, path: str, root: bool) -> bool:
         """Add the watch of one directory; False when it is gone again (not for a root)."""
@@ -236,6 +227,23 @@ class Inotify:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _subdirectories(path: str) -> list[str]:
+    """The directories in `path` (not through symlinks), read as a stream: a journal folder
+    of 25k entries never becomes a list of them."""
+    found = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        found.append(entry.path)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return found
 
 
 def _error(what: str, err: int | None = None) -> OSError:
