@@ -78,7 +78,10 @@ class Governed:
             return None
         if self._dated is None or self._dated[0] is not times:
             governing = self.survey.governing
-            dated = Timeline(self.assets.blob(), len(governing), times)
+            try:
+                dated = Timeline(self.assets.blob(), len(governing), times)
+            except ValueError:  # a survey of another listing: the walk instead
+                return None
             dated.date(governing)
             self._dated = (times, dated)
         return self._dated[1]

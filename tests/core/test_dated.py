@@ -82,3 +82,16 @@ def test_spec_9_listing_without_history_paths(tmp_path: Path, monkeypatch, untra
     assert list(newest.items()) == list(newest_changes(walked, times).items())
     dates = project_dates(store)
     assert evidence_of(dates, fast, times, newest) == evidence_of(dates, walked, times, newest)
+
+
+def test_spec_9_a_survey_of_another_listing_falls_back_to_the_walk(tmp_path: Path, monkeypatch):
+    """Rows that do not match the listing are never laid over it: the pairs are walked."""
+    monkeypatch.setenv("CANON_TODAY", "2026-11-29")
+    root = build(tmp_path / "proj").root
+    store = Store(root)
+    assets = Assets(root, store_root=store.root)
+    times = ChangeTimes(root, cache_dir=tmp_path / "cache")
+    survey = assets.survey(project_addresses(store))
+    _dated(root, "src/feed/late.py", "2026-11-25")  # listed after the survey
+    assets.refresh()
+    assert Governed(assets, survey).timeline(times) is None
