@@ -51,7 +51,7 @@ from canon_ls.core.changes import ChangeTimes
 with tempfile.TemporaryDirectory() as cache:
     t = time.perf_counter()
     times = ChangeTimes(Path(sys.argv[1]), cache_dir=Path(cache))
-    print(json.dumps({"seconds": time.perf_counter() - t, "paths": len(times.committed())}))
+    print(json.dumps({"seconds": time.perf_counter() - t, "paths": len(times._history.newest)}))
 """
 CHECK_CHILD = """
 import json, sys, time
