@@ -51,7 +51,7 @@ class Snapshot:
 # A snapshot's big fields go as pieces of this many items, one frame each, ahead of the rest:
 # the server unpickles one between two turns of its loop (the final snapshot at 50k articles
 # took tens of ms in one go).
-PIECE = 200
+PIECE = 100
 PIECED = ("findings", "dirs", "stale", "evidence", "newest", "moves")  # Snapshot's big fields
 _LISTS = ("findings", "dirs")  # the others are dicts
 
