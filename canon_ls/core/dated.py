@@ -17,7 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from canon_ls.core.changes import ChangeTimes
-from canon_ls.core.pathtable import decode
+from canon_ls.core.pathtable import decode, lower_row
 
 __all__ = ["Runs", "Timeline", "runs_of"]
 
@@ -110,7 +110,7 @@ class Timeline:
                 row += 1
                 at = end + 1
             else:  # history paths the listing lacks (deleted, the store, ignored): skip them
-                h = _row_lower(hblob, hstarts, mine, h, total)
+                h = lower_row(hblob, hstarts, mine, h, total)
         for path in decode(blob[at:]).split("\0")[:-1] if at < size else ():
             self.undated[row] = path
             row += 1
@@ -217,14 +217,3 @@ def _common(blob: bytes, at: int, view: memoryview, starts: array, h: int, total
             bad = probe
             step = 1
     return good
-
-
-def _row_lower(blob: bytes | bytearray, starts: array, key: bytes, lo: int, hi: int) -> int:
-    """The first history row from `lo` whose path is not below `key`."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if blob[starts[mid] : starts[mid + 1] - 1] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo

@@ -107,13 +107,7 @@ class Table:
         """The path's row, or -1."""
         key = encode(path)
         blob, starts = self._blob, self._starts
-        lo, hi = 0, len(self._first)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if blob[starts[mid] : starts[mid + 1] - 1] < key:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = lower_row(blob, starts, key, 0, len(self._first))
         if lo < len(self._first) and blob[starts[lo] : starts[lo + 1] - 1] == key:
             return lo
         return -1
@@ -200,3 +194,15 @@ class Builder:
         blob = self._buf  # kept as is: a copy would double it for a moment
         self._buf = bytearray()
         return Table(blob, self._starts, self._first, self._at, self._extra)
+
+
+def lower_row(blob: bytes | bytearray, starts: array, key: bytes, lo: int, hi: int) -> int:
+    """The first row in [lo, hi) of a sorted path blob whose path is not below `key` (each
+    path ends one byte before the next row's start)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if blob[starts[mid] : starts[mid + 1] - 1] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
