@@ -187,16 +187,20 @@ class Inotify:
         elif mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB):
             self._pending.add((MODIFIED, path))
 
-    def _wait(self, ms: float) -> None:
+    def _wait(self, ms: float) -> bool:
+        """Wait up to `ms` for events and read them; whether any came."""
         if ms > 0 and self._poll.poll(ms):
             self._read()
+            return True
+        return False
 
     def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int, stop: Any) -> Any:
         """RustNotify.watch: wait for changes (up to `timeout_ms`; 0: no limit), then gather
-        until `step_ms` pass with nothing new or `debounce_ms` since the first; the set of
-        (kind, path), or 'timeout', or 'stop' once `stop.is_set()`."""
+        until `step_ms` pass without any event (a file rewritten again and again keeps the
+        batch open, as it keeps watchfiles' set from settling) or `debounce_ms` since the
+        first; the set of (kind, path), or 'timeout', or 'stop' once `stop.is_set()`."""
         started = time.monotonic()
-        first = 0.0
+        first = last = 0.0
         while True:
             if stop is not None and stop.is_set():
                 self._pending.clear()
@@ -204,13 +208,13 @@ class Inotify:
             now = time.monotonic()
             if self._pending:
                 if not first:
-                    first = now
-                before = len(self._pending)
-                self._wait(step_ms)
-                waited = (time.monotonic() - first) * 1000
-                if len(self._pending) == before or waited >= debounce_ms:
+                    first = last = now
+                quiet = (now - last) * 1000
+                if quiet >= step_ms or (now - first) * 1000 >= debounce_ms:
                     changes, self._pending = self._pending, set()
                     return changes
+                if self._wait(min(step_ms - quiet, _POLL_MS)):
+                    last = time.monotonic()
                 continue
             if timeout_ms and (now - started) * 1000 >= timeout_ms:
                 return "timeout"

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,29 @@ def test_writes_creations_and_deletions_are_reported(tmp_path: Path) -> None:
         assert (ADDED, str(new)) in changes(watch)
         existing.unlink()
         assert (DELETED, str(existing)) in changes(watch)
+
+
+def test_a_burst_of_rewrites_is_one_batch_after_the_quiet(tmp_path: Path) -> None:
+    """A file rewritten every few ms keeps the batch open until a quiet step passes (the
+    server then handles the burst once, not on every write)."""
+    target = tmp_path / "a.md"
+    target.write_text("0\n")
+    last = [0.0]
+
+    def burst() -> None:
+        for i in range(15):
+            target.write_text(f"{i}\n")
+            last[0] = time.monotonic()
+            time.sleep(0.005)  # the stimulus' pace (a write every 5 ms), not a wait
+
+    with inotify.Inotify([str(tmp_path)], recursive=True) as watch:
+        writer = threading.Thread(target=burst)
+        writer.start()
+        got = watch.watch(2000, 40, 5000, threading.Event())
+        returned = time.monotonic()
+        writer.join()
+        assert got == {(MODIFIED, str(target))}
+        assert returned >= last[0]
 
 
 def test_reading_a_file_wakes_nothing(tmp_path: Path) -> None:
