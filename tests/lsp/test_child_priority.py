@@ -47,10 +47,16 @@ def _spawn(module: str, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
     )
 
 
-def test_the_check_child_steps_back_before_reading_its_request(tmp_path: Path):
+@pytest.mark.parametrize(
+    "module",
+    # the check child before it reads its request; the watcher, whose start walks every
+    # watched tree, before it is told what to watch: neither ahead of the server's answers
+    ["canon_ls.lsp.background", "canon_ls.lsp.fswatch"],
+)
+def test_a_child_steps_back_before_reading_its_stdin(tmp_path: Path, module: str):
     root = build_workspace(tmp_path / "proj")
     assert os.getpriority(os.PRIO_PROCESS, 0) < NICENESS  # the test itself runs above it
-    proc = _spawn("canon_ls.lsp.background", root)  # blocks on stdin: nothing sent yet
+    proc = _spawn(module, root)  # blocks on stdin: nothing sent yet
     try:
         assert _until_nice(proc) == NICENESS
     finally:
@@ -89,16 +95,3 @@ def test_the_check_thread_steps_back_relative_to_its_process():
     thread.start()
     thread.join(timeout=10)
     assert seen == [(NICENESS, NICENESS + 5)]
-
-
-def test_the_file_watcher_steps_back(tmp_path: Path):
-    """Its start walks every watched tree (1-2 s of CPU at 50k articles): not ahead of the
-    server's first answers."""
-    root = build_workspace(tmp_path / "proj")
-    proc = _spawn("canon_ls.lsp.fswatch", root)  # waits on stdin for what to watch
-    try:
-        assert _until_nice(proc) == NICENESS
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=60)
