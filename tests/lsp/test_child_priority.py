@@ -48,26 +48,20 @@ def _spawn(module: str, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
 
 
 @pytest.mark.parametrize(
-    "module",
+    ("module", "takes_root"),
     # the check child before it reads its request; the watcher, whose start walks every
-    # watched tree, before it is told what to watch: neither ahead of the server's answers
-    ["canon_ls.lsp.background", "canon_ls.lsp.fswatch"],
+    # watched tree, before it is told what to watch; the search worker: none of them ahead
+    # of the server's answers
+    [
+        ("canon_ls.lsp.background", False),
+        ("canon_ls.lsp.fswatch", False),
+        ("canon_ls.lsp.searcher", True),
+    ],
 )
-def test_a_child_steps_back_before_reading_its_stdin(tmp_path: Path, module: str):
+def test_a_child_steps_back(tmp_path: Path, module: str, takes_root: bool):
     root = build_workspace(tmp_path / "proj")
     assert os.getpriority(os.PRIO_PROCESS, 0) < NICENESS  # the test itself runs above it
-    proc = _spawn(module, root)  # blocks on stdin: nothing sent yet
-    try:
-        assert _until_nice(proc) == NICENESS
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=60)
-
-
-def test_the_search_worker_steps_back(tmp_path: Path):
-    root = build_workspace(tmp_path / "proj")
-    proc = _spawn("canon_ls.lsp.searcher", root, str(root))
+    proc = _spawn(module, root, *([str(root)] if takes_root else []))  # waits on stdin
     try:
         assert _until_nice(proc) == NICENESS
     finally:
