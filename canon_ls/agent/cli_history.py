@@ -139,10 +139,10 @@ def _cmd_graph(args: argparse.Namespace) -> int:
         sys.stdout.write(html)
         return 0
     out = Path(args.out)
-    try:  # core's one atomic writer: an interrupted run leaves the old page or none
-        from canon_ls.core.fsio import atomic_write
+    try:  # a new or regular file atomically; /dev/null, a FIFO or a symlink written through
+        from canon_ls.core.fsio import write_out
 
-        atomic_write(out, html.encode("utf-8"), 0o644)
+        write_out(out, html.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"Cannot write {args.out}: {exc.strerror or exc}.") from None
     print(f"Wrote the canon graph to {out}.")

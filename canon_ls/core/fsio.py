@@ -310,6 +310,13 @@ def _pieces(data: Data) -> Iterable[bytes]:
     return (data,) if isinstance(data, bytes) else data
 
 
+def _write_all(fd: int, data: Data) -> None:
+    for piece in _pieces(data):
+        view = memoryview(piece)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
 def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) -> str:
     """Create and fill the tool's temp file beside `name` in the opened directory."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW | getattr(os, "O_BINARY", 0)
@@ -321,10 +328,7 @@ def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) ->
             continue
         break
     try:
-        for piece in _pieces(data):
-            view = memoryview(piece)
-            while view:
-                view = view[os.write(fd, view) :]
+        _write_all(fd, data)
         if durable:
             os.fsync(fd)
         if hasattr(os, "fchmod"):
@@ -399,6 +403,26 @@ def atomic_write(
             replace_in(fd, path.name, data, mode, durable)
         else:
             _atomic_by_path(path, data, mode, durable)
+    finally:
+        os.close(fd)
+
+
+def write_out(path: str | Path, data: Data, mode: int = 0o644) -> None:
+    """Write a file the user named (`canon graph --out`): a new or regular file is replaced
+    atomically; anything else already there (a device, a FIFO, a symlink) is opened and
+    written through, never renamed over, so `--out /dev/null` leaves /dev/null a device."""
+    try:
+        special = not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if not special:
+        atomic_write(path, data, mode)
+        return
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC | getattr(os, "O_NOCTTY", 0), mode
+    )
+    try:
+        _write_all(fd, data)
     finally:
         os.close(fd)
 

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,50 @@ def test_out_file_and_graph_content(tmp_path: Path) -> None:
     assert ("a:src/app", "f:src/app.py", "asset") in edges
     assert ("j:2026-11-01-x.md", "a:src/app", "subject") in edges
     assert any(kind == "broken" for _, _, kind in edges)
+
+
+def test_out_writes_through_a_symlink(tmp_path: Path) -> None:
+    """Issue 24 item 1 (SPEC §12): an output path that is a symlink is written through, the
+    link kept; a dangling link creates its target, as a shell's `>` does."""
+    project = make_project(tmp_path)
+    (tmp_path / "real.html").write_text("old", encoding="utf-8")
+    for link, target in (("link.html", "real.html"), ("dangling.html", "new.html")):
+        (tmp_path / link).symlink_to(target)
+        assert canon("graph", "--out", str(tmp_path / link), cwd=project).returncode == 0
+        assert (tmp_path / link).is_symlink(), link
+        assert (tmp_path / target).read_text("utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_out_writes_through_a_fifo(tmp_path: Path) -> None:
+    """Issue 24 item 1: a FIFO named as the output is opened and written, never replaced by a
+    regular file; the page arrives at its reader."""
+    project = make_project(tmp_path)
+    fifo = tmp_path / "page.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        run = canon("graph", "--out", str(fifo), cwd=project)
+        assert run.returncode == 0, run.stderr
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was renamed over"
+        page, _ = reader.communicate(timeout=60)
+        assert page.startswith(b"<!DOCTYPE html>")
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_out_writes_through_a_character_device(tmp_path: Path) -> None:
+    """Issue 24 item 1: `--out /dev/null` (as root) must leave the device in place; tried on a
+    null device made inside the temp dir, never on /dev itself."""
+    project = make_project(tmp_path)
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    run = canon("graph", "--out", str(null), cwd=project)
+    assert run.returncode == 0, run.stderr
+    st = os.lstat(null)
+    assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
 
 
 def test_missing_store_gives_an_empty_page(tmp_path: Path) -> None:
