@@ -87,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--body", metavar="B", help=argparse.SUPPRESS)
     p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
     p.add_argument(
-        "--subject", metavar="ADDR", nargs="+", action="extend", help="addresses it is about"
+        "--subject",
+        metavar="ADDR",
+        action="append",
+        help="an address or path it is about (repeat for more: --subject a --subject b)",
     )
     p.add_argument("--slug", metavar="S", help="file name slug ([a-z0-9-])")
 

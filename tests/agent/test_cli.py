@@ -199,7 +199,7 @@ def test_journal_subcommand_writes_entry_with_source_cli(project: Path) -> None:
     """SPEC §6 journal: subject is normalised, source is `cli` for the CLI."""
     run = canon(
         "journal", "Moved secrets to the keyring.", "--subject", "src/core/config.py",
-        "src/core", "--slug", "Keyring Move!", cwd=project,
+        "--subject", "src/core", "--slug", "Keyring Move!", cwd=project,
     )  # fmt: skip
     assert run.code == 0, run.err
     entries = list((project / ".canon" / "journal").glob("*.md"))
@@ -208,6 +208,28 @@ def test_journal_subcommand_writes_entry_with_source_cli(project: Path) -> None:
     assert "source: cli" in text
     assert "src/core/config" in text and "src/core/config.py" not in text
     assert "Moved secrets to the keyring." in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--subject", "src/app.py", "Chose a queue."],
+        ["Chose a queue.", "--subject", "src/app.py"],
+        ["--subject", "src/app.py", "--subject", "src/feed", "Chose a queue."],
+        ["--subject=src/app.py", "Chose a queue.", "--subject", "src/feed"],
+    ],
+)
+def test_journal_subject_takes_one_value_each(project: Path, args: list[str]) -> None:
+    """The documented forms: --subject takes one address and repeats; the text is never taken
+    for a second subject."""
+    run = canon("journal", *args, cwd=project)
+    assert run.code == 0, run.err
+    (entry,) = (project / ".canon" / "journal").glob("*.md")
+    text = entry.read_text("utf-8")
+    assert text.rstrip().endswith("Chose a queue."), text
+    subjects = text.split("subject:", 1)[1].split("source:", 1)[0]
+    assert "src/app" in subjects and "Chose" not in subjects
+    assert ("src/feed" in subjects) == ("src/feed" in args)
 
 
 def test_journal_body_file_stdin_and_collision(project: Path) -> None:
