@@ -135,15 +135,34 @@ def _cmd_graph(args: argparse.Namespace) -> int:
     store = _store(args)
     _refuse_outside(store)
     html = render(store)
-    if args.out in (None, "-"):
-        sys.stdout.write(html)
+    if args.out == "-" or (args.out is None and not args.open and not sys.stdout.isatty()):
+        sys.stdout.write(html)  # asked for, or a pipe: the page goes on
         return 0
-    out = Path(args.out)
+    out = Path(args.out) if args.out else _graph_file(store)
     try:  # a new or regular file atomically; /dev/null, a FIFO or a symlink written through
         from canon_ls.core.fsio import write_out
 
         write_out(out, html.encode("utf-8"))
     except OSError as exc:
-        raise UsageError(f"Cannot write {args.out}: {exc.strerror or exc}.") from None
-    print(f"Wrote the canon graph to {out}.")
+        raise UsageError(f"Cannot write {out}: {exc.strerror or exc}.") from None
+    if not args.open:
+        print(f"Wrote the canon graph to {out}; open it in a browser, or use --open.")
+        return 0
+    import webbrowser
+
+    opened = webbrowser.open(out.resolve().as_uri())
+    then = "opened it in your browser" if opened else "no browser could be started"
+    print(f"Wrote the canon graph to {out}; {then}.")
     return 0
+
+
+def _graph_file(store: Store) -> Path:
+    """Where the page goes when no --out names a file: beside the user's caches, one page per
+    store (never into the project, where it would wait to be committed)."""
+    from canon_ls.core.cache import cache_file
+
+    snapshot = cache_file(store.root, store.project)
+    if snapshot is None:
+        raise UsageError("Give the page a place with --out FILE (the cache folder is not in use).")
+    snapshot.parent.mkdir(parents=True, exist_ok=True)
+    return snapshot.with_name(snapshot.stem.replace("store-", "graph-", 1) + ".html")

@@ -134,7 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_settings(add)
 
     p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
-    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the page to FILE ('-': standard output); without it a terminal gets a "
+        "file in your cache folder (its path is printed) and a pipe gets the page",
+    )
+    p.add_argument("--open", action="store_true", help="write the page, then open it in a browser")
 
     p = add(
         "stats",

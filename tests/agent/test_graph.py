@@ -214,3 +214,62 @@ def test_browser_test_fails_where_a_browser_was_promised(
     )  # fmt: skip
     assert f"1 {outcome}" in run.stdout, run.stdout
     assert "install_editor_deps" in run.stdout
+
+
+def _graph_in_a_terminal(project: Path, env: dict[str, str], *args: str) -> tuple[int, str]:
+    """`canon graph` with its stdout on a pseudo-terminal, as a user at a shell runs it."""
+    import pty
+
+    script = Path(sys.executable).with_name("canon")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "canon_ls.agent.cli"]
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [*command, "graph", *args], cwd=project, env=env, stdout=follower, stderr=subprocess.PIPE
+    ) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the command is done
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=120)
+    os.close(leader)
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_a_terminal_gets_a_file_and_its_path_never_the_page(tmp_path: Path) -> None:
+    """Issue 27: `canon graph` at a terminal writes the page to a file and says where."""
+    project = make_project(tmp_path)
+    env = dict(os.environ, CANON_TODAY="2026-11-29", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("CANON_NO_CACHE", None)
+    code, shown = _graph_in_a_terminal(project, env)
+    assert code == 0, shown
+    assert "<html" not in shown.lower() and len(shown) < 500, shown
+    (page,) = (tmp_path / "cache" / "canon-ls").glob("graph-*.html")
+    assert str(page) in shown.replace("\r\n", "").replace("\n", "")
+    assert "<html" in page.read_text("utf-8").lower()
+    assert not list(project.rglob("*.html"))
+
+
+def test_open_starts_the_browser_on_the_page(tmp_path: Path) -> None:
+    """Issue 27: `canon graph --open` writes the page and hands it to the user's browser."""
+    project = make_project(tmp_path)
+    seen = tmp_path / "browser-args"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{seen}"\n', encoding="utf-8")
+    browser.chmod(0o755)
+    out = tmp_path / "g.html"
+    env = dict(os.environ, CANON_TODAY="2026-11-29", BROWSER=str(browser))
+    script = Path(sys.executable).with_name("canon")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "canon_ls.agent.cli"]
+    run = subprocess.run(
+        [*command, "graph", "--open", "--out", str(out)],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert seen.read_text("utf-8") == out.resolve().as_uri()
+    assert "<html" in out.read_text("utf-8").lower() and "<html" not in run.stdout.lower()
