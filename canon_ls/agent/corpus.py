@@ -35,7 +35,7 @@ from canon_ls.core.freshness import Key as _Key
 from canon_ls.core.freshness import key as _file_key
 from canon_ls.core.search import SearchIndex
 
-VERSION = 2
+VERSION = 3  # 3: the lane's own tokens (core/search.py lane_tokens)
 
 
 class Corpus:
@@ -134,7 +134,8 @@ def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
 def _build(options: layout.Options, file: Path | None) -> Corpus:
     """Judge every article of the store, index the members, save the snapshot."""
     # Imported here: only a rebuild pays for the store and the parser.
-    from canon_ls.core.store import Store, _search_tokens
+    from canon_ls.core.search import TAG, article_text, lane_tokens
+    from canon_ls.core.store import Store
 
     started = time.time_ns()
     articles = str(options.articles_dir)
@@ -150,7 +151,8 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
         article = store.article(address)
         if article is None or (article.scope != "rule" and _maps(project, address, listings)):
             continue
-        index.add_tokens(address, _search_tokens(article))
+        tags = [TAG + token for token in lane_tokens(" ".join(article.tags))]  # a field of its own
+        index.add_tokens(address, lane_tokens(article_text(article)) + tags)
         members[address] = (article.capsule.strip(), article.scope == "rule")
         try:
             st = os.stat(os.path.join(articles, address + ".md"))

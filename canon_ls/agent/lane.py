@@ -12,7 +12,13 @@ articles) with core's BM25 and delivers through a gate:
   clear it here, so a decisive article does not carry two weak ones in with it.
 - drained-store floor: with a cutoff in force (`standout` > 1; 1 is the measuring setting,
   no cutoff), the competitor is at least the best score this same query gives an article the
-  lane already delivered, so the near-zero tail of a drained store never rides;
+  lane already delivered, so the near-zero tail of a drained store never rides. Only a
+  delivered article the newest words (the newest prompt and this turn's calls) still match
+  raises it: a new topic is not held back by what older prompts asked for;
+- the newest words must call for a rider: an article only older prompts match does not ride
+  (the old topic's tail stays out when a new topic lowers the floor);
+- tokens (core/search.py `lane_tokens`): content words of four or more ASCII characters
+  outside a fixed stopword list, and CJK bigrams; a prompt of function words ranks nothing;
 - at most three ranked articles per message, best first; articles already in the context by
   address (surfaced, read or written this cycle) are not candidates and take no slot;
 - each ranked article once per compaction cycle (`state.ranked`), and an intent unchanged
@@ -99,6 +105,11 @@ def intent(state: SessionState) -> str:
     return "\n".join([*state.prompts[:PROMPTS_KEPT], *state.turn[:TURN_CALLS]]).strip()
 
 
+def newest_intent(state: SessionState) -> str:
+    """What this turn is about: the newest prompt and this turn's calls."""
+    return "\n".join([*state.prompts[:1], *state.turn[:TURN_CALLS]]).strip()
+
+
 class Lane:
     """The lane's decisions for one hook event, over the session's state."""
 
@@ -154,10 +165,10 @@ class Lane:
 
     def _rank(self, query: str) -> tuple[list[str], dict[str, Any]]:
         from canon_ls.agent import corpus as lane_corpus
-        from canon_ls.core.search import boosted, tokenize
+        from canon_ls.core.search import boosted, lane_tokens
 
         corpus = lane_corpus.load(self.options)
-        scores = corpus.scores(boosted(tokenize(query)))
+        scores = corpus.scores(boosted(lane_tokens(query)))
         standout = float(self.options["standout"])
         delivered = self.state.ranked
         in_context = set(delivered) | set(self.state.surfaced)
@@ -174,10 +185,14 @@ class Lane:
                 continue
             checked += 1
         competitor = candidates[MAX_RANKED][1] if len(candidates) > MAX_RANKED else 0.0
-        floor = max((scores.get(a, 0.0) for a in delivered), default=0.0) if standout > 1 else 0.0
+        newest = newest_intent(self.state)
+        fresh = scores if newest == query else corpus.scores(boosted(lane_tokens(newest)))
+        floor = 0.0
+        if standout > 1:  # raised only by a delivered article the newest words still match
+            floor = max((scores.get(a, 0.0) for a in delivered if a in fresh), default=0.0)
         bar = max(competitor, floor)
         threshold = standout * bar
-        sent = [(a, s) for a, s in candidates[:MAX_RANKED] if s >= threshold]
+        sent = [(a, s) for a, s in candidates[:MAX_RANKED] if s >= threshold and a in fresh]
         kept = [hit for hit in candidates if hit not in sent]
         lines = [article_line(a, a, corpus.capsule(a)) for a, _ in sent]
         for address, _ in sent:

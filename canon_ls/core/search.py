@@ -73,6 +73,34 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+# The retrieval lane's words (pi-canon's lexical facts): lower-cased ASCII runs of [a-z0-9_]
+# (outer underscores trimmed) of at least four characters, outside this fixed list.
+LANE_MIN = 4
+LANE_STOPWORDS = frozenset({
+    "about", "after", "again", "against", "because", "been", "before", "being", "between", "both",
+    "cannot", "could", "does", "doing", "down", "during", "each", "from", "further", "have",
+    "having", "here", "into", "itself", "just", "more", "most", "once", "only", "other", "over",
+    "same", "should", "some", "such", "than", "that", "their", "them", "then", "there", "these",
+    "they", "this", "those", "through", "under", "until", "very", "were", "what", "when", "where",
+    "which", "while", "will", "with", "would", "your",
+})  # fmt: skip
+_LANE_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def lane_tokens(text: str) -> list[str]:
+    """The lane's tokens: content words of four or more ASCII characters, and CJK bigrams
+    (as `tokenize` makes them). Function words never make an article relevant."""
+    out = [
+        word
+        for raw in _LANE_WORD.findall(text.lower())
+        if len(word := raw.strip("_")) >= LANE_MIN and word not in LANE_STOPWORDS
+    ]
+    if _HAS_CJK.search(text) is not None:
+        for run in _CJK_RUN.findall(text):
+            out.extend([run] if len(run) == 1 else map(str.__add__, run[:-1], run[1:]))
+    return out
+
+
 TAG = "#"  # prefix of tag tokens: tokenize never yields it, so tags are a field of their own
 
 

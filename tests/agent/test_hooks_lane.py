@@ -360,3 +360,90 @@ def test_pi_prompt_and_turn_decide_as_the_other_agents(tmp_path: Path) -> None:
     ]
     assert reply["surfaced"] == ["src/core/config", "notes/refunds"]
     assert [d["trigger"] for d in ranked(tmp_path / "trace.jsonl")] == ["prompt", "prompt", "turn"]
+
+
+# --------------------------------------------------------------------------- tokens and topics
+
+LOGGING = "Log as structured JSON lines through the logger; never print."
+LOGGING_LINE = f"- conventions/logging: {LOGGING}"
+FUNCTION_WORDS = "Can you do it with a test at the end of the file?"
+
+
+def small_store(root: Path) -> Path:
+    """The lane project plus a note of function words and a logging rule."""
+    project = lane_project(root)
+    article(project, "session/a", "A note at the top of the list.", "It is on the top of it.")
+    article(project, "conventions/logging", LOGGING,
+            "Logging: replace print calls with structured JSON logs.", scope="rule")  # fmt: skip
+    return project
+
+
+def ask(hook: Hook, project: Path, text: str, session: str = "s-1") -> str:
+    """One prompt through the agent's real hook entry; the ranked text it delivered."""
+    if hook.agent == "pi":
+        reply = hook(pi_event(project, "prompt", session=session, prompt=text))
+        return str(reply["message"]) if reply else ""
+    return said(hook(prompt(project, text, hook.agent, session)))
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_function_words_rank_nothing(tmp_path: Path, agent: str) -> None:
+    """SPEC §11.4 tokens: `with`, `at`, `the`, `of` are no reason to deliver an article; only
+    words of four or more characters outside the stopword list count (so a note made of
+    function words and a rule never ride a prompt made of them)."""
+    project = small_store(tmp_path / "proj")
+    hook = isolated_hook(agent, tmp_path)
+    assert ask(hook, project, FUNCTION_WORDS) == ""
+    assert ask(hook, project, "What about that, and which of these should we do before then?") == ""
+    assert all(d["sent"] == [] for d in ranked(tmp_path / "trace.jsonl"))
+    # content words still rank, long ones and snake_case ones alike
+    assert LOGGING_LINE in ask(hook, project, "Replace print calls with structured logs?")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_cjk_words_still_rank(tmp_path: Path, agent: str) -> None:
+    """CJK text counts as bigrams (the lane's four-character rule is for ASCII words)."""
+    project = lane_project(tmp_path / "proj")
+    article(project, "conventions/jine", "金额在最后一步四舍五入到分。",
+            "金额四舍五入：只在发票总额上做一次。", scope="rule")  # fmt: skip
+    hook = isolated_hook(agent, tmp_path)
+    line = "- conventions/jine: 金额在最后一步四舍五入到分。"
+    assert line in ask(hook, project, "金额怎么四舍五入？")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_a_new_topic_clears_the_floor(tmp_path: Path, agent: str) -> None:
+    """SPEC §11.4: after the money-rounding rule was delivered, a prompt on a new topic
+    delivers its rule: the delivered article, which only the older prompt matches, does not
+    raise the floor (a fresh session delivers the same)."""
+    project = small_store(tmp_path / "proj")
+    hook = isolated_hook(agent, tmp_path)
+    assert RULE_LINE in ask(hook, project, "How should the invoice total handle money rounding?")
+    text = ask(hook, project, "Now replace every print call with structured JSON logs")
+    assert text.splitlines() == [HEADER, LOGGING_LINE]
+    second = [d for d in ranked(tmp_path / "trace.jsonl") if d["decision"] == "ranking"][-1]
+    assert second["floor"] == 0
+
+
+def test_a_new_topic_does_not_reopen_the_old_topics_tail(tmp_path: Path, claude: Hook) -> None:
+    """The drained store of one topic: once its strong articles are delivered, a new topic
+    lowers the floor, and the old topic's weak tail (which only the older prompt matches)
+    still does not ride; the new topic's rule does. The same topic asked again keeps the
+    floor: the tail stays out."""
+    project = small_store(tmp_path / "proj")
+    for c in "abc":
+        body = "Refunds: refunds are issued within a week; refunds need a receipt."
+        article(project, f"pay/strong-{c}", f"Refunds policy {c}.", body)
+    for c in "xy":  # with the new rule, three candidates: no 4th competitor to beat
+        article(project, f"pay/weak-{c}", f"Weak {c}.",
+                "Other words about many things, " * 6 + "and refunds once.")  # fmt: skip
+    strong = said(claude(prompt(project, "Refunds policy?")))
+    assert strong.count("- pay/strong-") == 3
+    assert claude(prompt(project, "And the refunds policy for gift cards?")) is None
+    text = said(claude(prompt(project, "Now replace every print call with structured JSON logs")))
+    assert text.splitlines() == [HEADER, LOGGING_LINE]
+    bash = payload("claude-code", "post_tool_use_bash", project)
+    bash["tool_input"] = {"command": "ls src", "description": "list"}
+    assert "pay/weak" not in context(claude(bash))
+    assert not any("pay/weak" in json.dumps(d["sent"]) for d in ranked(tmp_path / "trace.jsonl")
+                   if d["decision"] == "ranking")  # fmt: skip
