@@ -3,8 +3,8 @@
 The user's own words are recorded as received, before the model answers, so a note survives
 even when the model forgets to write it down. The prompt still reaches the model, with one line
 saying it was journaled (so the model does not record it a second time). Only a prompt whose
-first non-blank characters are the prefix counts: `remember: …`, `note: …`, `记住：…` (either
-colon, any case); a prompt that merely contains the word is a normal prompt.
+first non-blank characters are the prefix counts: `remember: …`, `note: …`, `记住：…`, `记一下：…`,
+`请记住：…` (either colon, any case); a prompt that merely contains the word is a normal prompt.
 
 Capture is not surfacing: it works with `surface: false` too. The store (and its parser) is
 imported only when a prompt is a capture, so ordinary prompts cost a regular expression.
@@ -12,7 +12,6 @@ imported only when a prompt is a capture, so ordinary prompts cost a regular exp
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 from canon_ls.agent.surfacing import Resolver
 from canon_ls.agent.tokens import Token, tokens
 
-PREFIX = re.compile(r"\A\s*(?:remember|note|记住)\s*[:：]", re.IGNORECASE)
+PREFIX = re.compile(r"\A\s*(?:remember|note|记住|记一下|请记住)\s*[:：]", re.IGNORECASE)
 # Punctuation of Chinese and Japanese prose that may touch a path with no space between.
 _CJK_PUNCT = re.compile(r"[，。；：！？（）【】「」『』、“”‘’《》〈〉]")
 # The path at the end of a word that starts in prose with no space between (`改动src/a.py`).
@@ -42,7 +41,8 @@ def note_of(prompt: object) -> str | None:
 
 
 def subjects(resolver: Resolver, body: str) -> list[str]:
-    """Project paths (or article addresses) the note names that exist, in order (§11.3 scan)."""
+    """Project paths (or article addresses) the note names, in order: the §11.3 scan, so a file
+    not created yet counts when its folder exists."""
     words = _CJK_PUNCT.sub(" ", body)
     found: list[str] = []
     for token in tokens("", {"note": words}):
@@ -50,17 +50,7 @@ def subjects(resolver: Resolver, body: str) -> list[str]:
         tail = _ASCII_TAIL.search(token.text)
         if hit is None and tail is not None and tail.start() > 0:  # `改动src/a.py`
             hit = resolver.resolve(Token(tail.group(), False))
-        if hit is None:
-            continue
-        if not hit.article:
-            full = (
-                hit.relpath
-                if os.path.isabs(hit.relpath)
-                else os.path.join(resolver.project, hit.relpath)
-            )
-            if not os.path.exists(full):
-                continue
-        if hit.address not in found:
+        if hit is not None and hit.address not in found:
             found.append(hit.address)
     return found[:MAX_SUBJECTS]
 

@@ -136,3 +136,26 @@ def test_an_unwritable_journal_says_so_and_never_breaks_the_turn(
     said = _said("codex", _hook(tmp_path, "codex")(_prompt("codex", project, "remember: x")))
     assert said.startswith("canon: the user's note could not be journaled (")
     assert len(said.splitlines()) == 1
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+@pytest.mark.parametrize("prefix", ["记一下：", "记一下:", "请记住：", "请记住:", " 请记住 ："])
+def test_the_other_chinese_phrasings_capture(
+    tmp_path: Path, project: Path, agent: str, prefix: str
+) -> None:
+    """SPEC §11.5: `记一下：` and `请记住：` (either colon) are captures too."""
+    said = _said(agent, _hook(tmp_path, agent)(_prompt(agent, project, f"{prefix}发布前先跑迁移")))
+    assert said.startswith(LINE)
+    [entry] = _entries(project)
+    assert entry.read_text("utf-8").endswith("---\n发布前先跑迁移\n")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_a_path_that_does_not_exist_yet_is_still_a_subject(
+    tmp_path: Path, project: Path, agent: str
+) -> None:
+    """A note about a file to be created names it (its folder exists), as the §11.3 scan does."""
+    hook = _hook(tmp_path, agent)
+    hook(_prompt(agent, project, "remember: src/refunds.py will hold the refund rules"))
+    [entry] = _entries(project)
+    assert "subject:\n  - src/refunds\n" in entry.read_text("utf-8")
