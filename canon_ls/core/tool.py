@@ -54,6 +54,9 @@ DESCRIPTION = (
     "journal {body, subject?, slug?} - record what happened and why; "
     "map {path?} - list articles as 'address: capsule'; "
     "search {query, journal?} - BM25 search over articles (and the journal)."
+    " Journal what arrives (a request, a log, a decision) as it came, names and exact numbers "
+    "included: articles distill, only the journal keeps the original. When a canon line names "
+    "an article, read it before relying on it: the line is not the article."
 )
 
 # Where knowledge belongs depends on whether anything ranks it (SPEC §11.4): without the
@@ -61,11 +64,12 @@ DESCRIPTION = (
 # never shown unasked; with it, a rule over many files is best filed under its own name
 # (the root article, the one parent unrelated files share, would surface on every touch).
 FILING_SPINE = (
-    " File knowledge at the file or folder it is about: an article whose address no file "
+    " File a constraint at the file or folder it governs: an article whose address no file "
     "has is never shown to an agent unless it asks."
 )
 FILING_LANE = (
-    " A rule that constrains many files and belongs to none goes at an address naming the "
+    " File a constraint at the file or folder it governs. A rule that constrains many files "
+    "and belongs to none goes at an address naming the "
     'rule itself, with scope "rule" (e.g. conventions/money-rounding): it is brought in when '
     "the work calls for it. Not in a root article, which is shown on every touch."
 )
@@ -78,8 +82,10 @@ def description(lane: bool = False) -> str:
 
 
 GUIDELINE = (
-    "Use the canon tool to read the article governing a file before changing it, update the "
-    "article when the code's current state changes, and journal decisions and history."
+    "Use the canon tool to read the article governing a file before changing it, and any "
+    "article a canon line names (the line is not the article). Journal sources as they arrive, "
+    "names and exact numbers included: articles distill, only the journal keeps the original. "
+    "File a constraint at the file or folder it governs; update that article when the code changes."
 )
 
 

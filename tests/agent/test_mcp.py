@@ -72,6 +72,20 @@ async def test_the_filing_advice_follows_the_retrieval_option(project: Path) -> 
 
 
 @pytest.mark.timeout(120)
+async def test_the_doctrine_rides_the_description_and_the_instructions(project: Path) -> None:
+    """Paid on every request, so short: journal a source as it came (names, exact numbers),
+    open an article a line names, file a constraint at what it governs."""
+    async with Client(server_params(project)) as client:
+        described = (await client.list_tools()).tools[0].description or ""
+        instructions = client.instructions or ""
+    for text in (described, instructions):
+        assert "exact numbers" in text and "only the journal keeps the original" in text
+        assert "the line is not the article" in text
+        assert "constraint at the file or folder it governs" in text
+    assert len(instructions) < 500 and len(described) < 1200
+
+
+@pytest.mark.timeout(120)
 async def test_every_action_end_to_end(project: Path) -> None:
     """SPEC §6 via MCP: read miss, write, read, journal (source: mcp, session), map, search."""
     async with Client(server_params(project)) as client:
