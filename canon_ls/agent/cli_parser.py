@@ -9,6 +9,7 @@ from typing import Any
 
 from canon_ls.agent.cli_common import DOCS, PROG, _Parser
 from canon_ls.agent.cli_history import _cmd_graph, _cmd_history, _cmd_links, _cmd_review
+from canon_ls.agent.cli_rules import HOST_CHOICES, _cmd_export, _cmd_import
 from canon_ls.agent.cli_setup import _cmd_hook, _cmd_init, _cmd_mcp, _cmd_settings, _cmd_stats
 from canon_ls.agent.cli_store import (
     _cmd_check,
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the diff of the governed files since the article was last updated",
     )
 
+    _add_rules(add)
     _add_settings(add)
 
     p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
@@ -195,6 +197,37 @@ def _add_behaviour_flags(p: argparse.ArgumentParser) -> None:
             default=argparse.SUPPRESS,
             help=f"{what}, for this command (over your settings.json and canon.toml)",
         )
+
+
+def _add_rules(add: Any) -> None:
+    p = add(
+        "import",
+        _cmd_import,
+        "turn other agents' rule files (.claude/rules, .cursor/rules, .github/instructions, "
+        ".kiro/steering, AGENTS.md, CLAUDE.md, GEMINI.md) into articles; shows the plan, "
+        "writes it with --write",
+    )
+    p.add_argument("--write", action="store_true", help="write the articles (default: dry run)")
+    p.add_argument(
+        "--rules-under",
+        metavar="DIR",
+        default="rules",
+        help="folder of the rule articles for files that apply across directories or to the "
+        "whole project (default: rules, so .claude/rules/testing.md becomes rules/testing)",
+    )
+    p = add(
+        "export",
+        _cmd_export,
+        "write one rule file per article that governs files, in the format of HOST "
+        "(claude-rules, cursor, copilot, kiro), so agents without canon's hooks see its capsule",
+    )
+    p.add_argument("host", metavar="HOST", choices=HOST_CHOICES, help=", ".join(HOST_CHOICES))
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when a generated file is missing, out of date, left over or "
+        "edited by hand (for CI)",
+    )
 
 
 def _add_settings(add: Any) -> None:

@@ -165,9 +165,11 @@ def _cli_message(finding: Any) -> str:
     return f"{evidence.address} is {evidence.line()}; {advice}."
 
 
-def _findings_text(store: Store, findings: list[Any], option_lines: list[str]) -> str:
+def _findings_text(
+    store: Store, findings: list[Any], option_lines: list[str], exported: list[dict[str, Any]]
+) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
-    option files' errors (already lines) first."""
+    option files' errors (already lines) first, generated rule files' warnings last."""
     from canon_ls.core.tool import plural
 
     lines = option_lines + [
@@ -175,10 +177,13 @@ def _findings_text(store: Store, findings: list[Any], option_lines: list[str]) -
         f"{f.start + 1}: {f.severity}: {_cli_message(f)} [{f.code}]"
         for f in findings
     ]
+    lines += [f"{r['file']}:1:1: warning: {r['message']} [{r['code']}]" for r in exported]
     if not lines:
         lines.append(f"canon check: no findings in {plural(len(store.addresses()), 'article')}.")
         return "\n".join(lines)
     counts: dict[str, int] = {"error": len(option_lines)} if option_lines else {}
+    if exported:
+        counts["warning"] = len(exported)
     for f in findings:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     order = ("error", "warning", "info", "hint")
@@ -222,15 +227,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
         else:
             print("\n".join([*settings_cmd.finding_lines(bad_options), _missing(store)]))
         return 1 if bad_options else 0
+    from canon_ls.agent.cli_rules import export_findings
     from canon_ls.core import assets, changes, check
 
-    findings = check.check(
-        store, assets.Assets(store.project, store.root), changes.ChangeTimes(store.project)
-    )
+    project_assets = assets.Assets(store.project, store.root)
+    findings = check.check(store, project_assets, changes.ChangeTimes(store.project))
+    exported = export_findings(store, project_assets)
     if args.format == "json":
         rows = json.loads(_findings_json(store, findings))
-        print(json.dumps(bad_options + rows, ensure_ascii=False, indent=2))
+        extra = [{**r, "severity": "warning", "line": 0, "start": 0, "end": 0} for r in exported]
+        print(json.dumps(bad_options + rows + extra, ensure_ascii=False, indent=2))
     else:
-        text = _findings_text(store, findings, settings_cmd.finding_lines(bad_options))
-        print(text)
+        lines = settings_cmd.finding_lines(bad_options)
+        print(_findings_text(store, findings, lines, exported))
     return 1 if bad_options or any(f.severity == "error" for f in findings) else 0

@@ -1,0 +1,120 @@
+"""`canon import` and `canon export HOST`: other agents' rule files in and out of the store.
+
+The decisions live in core/rules_import.py and core/rules_export.py; these handlers print the
+plan, apply it when asked, and choose the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from canon_ls.agent.cli_common import UsageError, _refuse_outside, _store
+
+if TYPE_CHECKING:
+    from canon_ls.core.assets import Assets
+    from canon_ls.core.rules_export import Generated
+    from canon_ls.core.rules_import import Step
+    from canon_ls.core.store import Store
+
+HOST_CHOICES = ("claude-rules", "cursor", "copilot", "kiro")
+
+
+def _import_line(step: Step) -> str:
+    if step.action == "skip":
+        return f"{step.path}: skipped, {step.why}."
+    what = {
+        "create": "create" + (" (scope: rule)" if step.scope == "rule" else ""),
+        "merge": f"add its text to the existing article under '## From {step.path}'",
+        "unchanged": "already imported, nothing to do",
+    }[step.action]
+    return f"{step.path} -> {step.address}: {what} [{step.why}]"
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from canon_ls.core import rules_import
+    from canon_ls.core.tool import plural
+
+    store = _store(args)
+    _refuse_outside(store)
+    try:
+        prefix = rules_import.rule_prefix(args.rules_under)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    steps = rules_import.plan(store, prefix)
+    if not steps:
+        print(
+            "No rule files found: canon import reads .claude/rules/, .cursor/rules/, "
+            ".github/instructions/, .kiro/steering/ and AGENTS.md, CLAUDE.md, GEMINI.md files."
+        )
+        return 0
+    ours = [s for s in steps if s.action == "skip" and s.why.startswith("canon export")]
+    for step in steps:
+        if step not in ours:
+            print(_import_line(step))
+    counts = {a: sum(s.action == a for s in steps) for a in ("create", "merge", "unchanged")}
+    skipped = sum(s.action == "skip" for s in steps) - len(ours)
+    summary = (
+        f"{plural(counts['create'], 'article')} {{}}created, {counts['merge']} {{}}merged, "
+        f"{counts['unchanged']} unchanged, {skipped} skipped"
+        + (f", {len(ours)} written by canon export left out" if ours else "")
+    )
+    if not args.write:
+        print(
+            f"Dry run: {summary.format('to be ', 'to be ')}. Run `canon import --write` to "
+            f"apply it; rule articles go under {prefix}/ (`--rules-under DIR` picks another "
+            "folder)."
+        )
+        return 0
+    rules_import.apply(store, steps)
+    print(f"Imported: {summary.format('', '')}; each imported file is named in a journal entry.")
+    return 0
+
+
+def _export_line(item: Generated) -> str:
+    from canon_ls.core.rules_export import STATES
+
+    about = f" (article {item.address})" if item.address else ""
+    return f"{item.path}{about}: {STATES[item.state]}."
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from canon_ls.core import rules_export
+
+    store = _store(args)
+    _refuse_outside(store)
+    files = rules_export.survey(store, args.host)
+    stale = [f for f in files if f.state != "current"]
+    if args.check:
+        for item in stale:
+            print(_export_line(item))
+        if stale:
+            print(f"canon export {args.host}: run it to bring these files up to date.")
+            return 1
+        print(f"canon export {args.host}: {len(files)} generated files, all up to date.")
+        return 0
+    rules_export.apply(store, stale)
+    done = {"missing": "written", "outdated": "rewritten", "orphaned": "removed"}
+    for item in stale:
+        word = done.get(item.state)
+        print(f"{item.path}: {word}." if word else _export_line(item))
+    changed = sum(f.state in done for f in stale)
+    current = len(files) - len(stale)
+    print(f"canon export {args.host}: {changed} changed, {current} already up to date.")
+    return 1 if any(f.state in ("edited", "foreign") for f in stale) else 0
+
+
+def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:
+    """`canon check`: the generated files of every host in use that are not up to date, as
+    warnings (file, message, code)."""
+    from canon_ls.core import rules_export
+    from canon_ls.core.rules_export import STATES
+
+    rows: list[dict[str, object]] = []
+    for host in rules_export.used_hosts(store.project):
+        for item in rules_export.survey(store, host, assets):
+            if item.state != "current":
+                rerun = "" if item.state in ("edited", "foreign") else f"; run canon export {host}"
+                message = f"generated rule file of {item.address}: {STATES[item.state]}{rerun}"
+                rows.append({"file": item.path, "message": message, "code": f"export-{item.state}"})
+    return rows

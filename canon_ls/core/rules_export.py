@@ -1,0 +1,167 @@
+"""`canon export HOST`: one generated rule file per article that governs files, in the format
+of a host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro), and the survey that
+tells `canon export --check` and `canon check` which of them are out of date.
+
+Each file holds the article's capsule, a pointer to the article and the globs its address
+covers (a directory: `dir/**`; a file article: its files), plus the marker naming the article
+and a digest of the file (rules_formats). A file without the marker is never written over or
+removed; a marked file whose digest no longer matches was edited by hand and is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from canon_ls.core import fsio, rules_formats
+from canon_ls.core.address import OutsideStore
+from canon_ls.core.article import format_scalar
+from canon_ls.core.assets import Assets
+from canon_ls.core.rules_formats import HOSTS, Host
+from canon_ls.core.store import Store
+
+MAX_BYTES = 1_000_000
+STATES = {
+    "missing": "not exported yet",
+    "outdated": "out of date",
+    "orphaned": "left over: its article no longer governs files",
+    "edited": "edited by hand, so canon leaves it alone; move the change into the article, "
+    "delete the file, then export again",
+    "foreign": "not written by canon, so canon will not replace it; rename or remove it",
+}
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One host file: where it goes, the article it comes from, and what it should hold."""
+
+    path: str  # project-relative
+    address: str
+    text: str  # '' for a file that should not exist (orphaned)
+    state: str  # 'current' or a key of STATES
+
+
+def _front(host: Host, capsule: str, globs: list[str]) -> str:
+    """The front matter that makes the host load the file for these globs."""
+    quoted = [json.dumps(g, ensure_ascii=False) for g in globs]
+    if host.name == "claude-rules":
+        lines = ["paths:", *(f"  - {q}" for q in quoted)]
+    elif host.name == "cursor":
+        lines = [f"description: {format_scalar(capsule)}"] if capsule else []
+        lines += [f"globs: {','.join(globs)}", "alwaysApply: false"]
+    elif host.name == "copilot":
+        lines = [f"applyTo: {json.dumps(','.join(globs), ensure_ascii=False)}"]
+    else:
+        pattern = quoted[0] if len(quoted) == 1 else "[" + ", ".join(quoted) + "]"
+        lines = ["inclusion: fileMatch", f"fileMatchPattern: {pattern}"]
+    return "---\n" + "\n".join(lines) + "\n---\n"
+
+
+def render(host: Host, address: str, capsule: str, globs: list[str], article_path: str) -> str:
+    """The whole generated file, marker included."""
+    front = _front(host, capsule, globs)
+    summary = capsule or f"The canon article {address} has no capsule yet."
+    rest = (
+        f"# {address}\n\n{summary}\n\n"
+        f"This is the capsule of the canon article `{address}`, which governs "
+        f"{', '.join(f'`{g}`' for g in globs)}. Before changing those files, read the whole "
+        f"article: `{article_path}` (or run `canon read {address}`), and update it when what it "
+        "says changes.\n"
+    )
+    return front + rules_formats.marker(address, front + rest) + rest
+
+
+def _name(address: str, host: Host, taken: set[str]) -> str:
+    stem = "canon-" + address.replace("/", "-")
+    name, n = stem + host.suffix, 2
+    while name in taken:
+        name, n = f"{stem}-{n}{host.suffix}", n + 1
+    taken.add(name)
+    return f"{host.folder}/{name}"
+
+
+def wanted(store: Store, host: Host, assets: Assets) -> dict[str, tuple[str, str]]:
+    """path -> (address, text) of every file the export should write, by address order."""
+    taken: set[str] = set()
+    out: dict[str, tuple[str, str]] = {}
+    for article in store.articles():
+        address = article.address
+        if ":" in address:  # a mount's article governs files outside this project
+            continue
+        paths = assets.of(address)
+        if not paths:
+            continue
+        where = store.path_of(address).relative_to(store.project).as_posix()
+        text = render(host, address, article.capsule, rules_formats.globs_of(paths), where)
+        out[_name(address, host, taken)] = (address, text)
+    return out
+
+
+def _read(project: Path, relpath: str) -> str | None:
+    try:
+        data, _ = fsio.read_regular(project / relpath, MAX_BYTES, inside=os.path.realpath(project))
+    except FileNotFoundError:
+        return None
+    except (OSError, OutsideStore):
+        return "\0"  # something canon must not replace (a FIFO, a link leading out)
+    return data.decode("utf-8", errors="replace")
+
+
+def _on_disk(project: Path, host: Host) -> dict[str, str]:
+    """path -> text of every file in the host's folder that carries canon's marker."""
+    found: dict[str, str] = {}
+    folder = project / host.folder
+    if not folder.is_dir() or folder.is_symlink():
+        return found
+    for path in sorted(folder.rglob("*" + host.suffix)):
+        relpath = path.relative_to(project).as_posix()
+        text = _read(project, relpath)
+        if text and rules_formats.read_marker(text):
+            found[relpath] = text
+    return found
+
+
+def survey(store: Store, host_name: str, assets: Assets | None = None) -> list[Generated]:
+    """Every file the export writes or removes, with its state, by path."""
+    host = HOSTS[host_name]
+    project = store.project
+    assets = assets or Assets(project, store.root)
+    want = wanted(store, host, assets) if store.exists() else {}
+    disk = _on_disk(project, host)
+    result: list[Generated] = []
+    for path in sorted(set(want) | set(disk)):
+        address, text = want.get(path, ("", ""))
+        current = disk.get(path)
+        if current is None:
+            current = _read(project, path) if path in want else None
+            state = "missing" if current is None else "foreign"
+        else:
+            marked = rules_formats.read_marker(current)
+            assert marked is not None
+            address = address or marked[0]
+            if marked[1]:
+                state = "edited"
+            elif path not in want:
+                state = "orphaned"
+            else:
+                state = "current" if current == text else "outdated"
+        result.append(Generated(path, address, text, state))
+    return result
+
+
+def used_hosts(project: Path) -> list[str]:
+    """Hosts whose folder already holds a file canon exported (the ones `canon check` watches)."""
+    return [name for name, host in HOSTS.items() if _on_disk(project, host)]
+
+
+def apply(store: Store, files: list[Generated]) -> None:
+    """Write what is missing or out of date, remove what is left over; edited and foreign
+    files are never touched."""
+    for item in files:
+        path = store.project / item.path
+        if item.state in ("missing", "outdated"):
+            fsio.atomic_write(path, item.text.encode("utf-8"), anchor=store.project, follow=False)
+        elif item.state == "orphaned":
+            os.unlink(path)

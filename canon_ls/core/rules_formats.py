@@ -1,0 +1,277 @@
+"""The path-scoped instruction files other agents read, as facts `canon import` and `canon
+export` share: where each host keeps them, which front matter key holds the globs, how a list
+of globs maps to an address and an address back to globs, and the marker an exported file
+carries so that canon recognises its own output (and a hand edit to it).
+
+Hosts (from their documentation): Claude Code `.claude/rules/**/*.md` (`paths:`), Cursor
+`.cursor/rules/*.mdc` (`description`, `globs`, `alwaysApply`), GitHub Copilot
+`.github/instructions/*.instructions.md` (`applyTo`, comma-separated), Kiro
+`.kiro/steering/*.md` (`inclusion: always|fileMatch|manual|auto`, `fileMatchPattern`), and the
+per-directory `AGENTS.md` / `CLAUDE.md` / `GEMINI.md`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from canon_ls.core import article as art
+from canon_ls.core.address import clean, normalise
+
+
+@dataclass(frozen=True)
+class Host:
+    """One host's rule folder: where its files live and how they are named."""
+
+    name: str
+    label: str  # how a person calls one of its files
+    folder: str  # project-relative
+    suffix: str
+
+
+HOSTS: dict[str, Host] = {
+    h.name: h
+    for h in (
+        Host("claude-rules", "Claude Code rule", ".claude/rules", ".md"),
+        Host("cursor", "Cursor rule", ".cursor/rules", ".mdc"),
+        Host("copilot", "Copilot instructions", ".github/instructions", ".instructions.md"),
+        Host("kiro", "Kiro steering file", ".kiro/steering", ".md"),
+    )
+}
+NESTED_NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")  # one directory's instructions
+
+_WILD = re.compile(r"[*?\[\]{}!]")
+_MARKER = re.compile(r"<!-- canon export: article (\"(?:[^\"\\]|\\.)*\"), digest ([0-9a-f]{12})\b")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One instruction file read from disk, in host-neutral terms."""
+
+    path: str  # project-relative, '/'-separated
+    kind: str  # a host name, or 'nested' for AGENTS.md / CLAUDE.md / GEMINI.md
+    name: str  # a rule name derived from the file name ('testing', 'frontend/react')
+    globs: tuple[str, ...]  # the files it applies to; () when it applies everywhere or on request
+    when: str  # 'files' (globs), 'always', 'request' (description or manual)
+    description: str
+    body: str  # the text after the front matter
+    facts: str  # its activation as the host wrote it, for the journal entry
+    exported_from: str | None = None  # the article named by a canon export marker
+
+
+# ---------------------------------------------------------------- globs <-> addresses
+
+
+def split_globs(value: object) -> list[str]:
+    """A glob value as written: a YAML list, or one string of comma-separated globs (commas
+    inside `{a,b}` braces belong to the glob). Quotes and blanks around each are dropped."""
+    items = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        depth, start = 0, 0
+        for i, ch in enumerate(item + ","):
+            depth += (ch == "{") - (ch == "}")
+            if ch == "," and depth <= 0:
+                glob = item[start:i].strip().strip("\"'").strip()
+                if glob:
+                    out.append(glob)
+                start = i + 1
+    return out
+
+
+def _prefix_of(glob: str, project: Path) -> list[str]:
+    """The literal leading directories of one glob; a glob with no wildcard names a file or
+    directory, whose address counts whole. '..' anywhere: nothing (it would leave the tree)."""
+    segs = [s for s in glob.replace("\\", "/").split("/") if s not in ("", ".")]
+    if ".." in segs:
+        return []
+    literal: list[str] = []
+    for seg in segs:
+        if _WILD.search(seg):
+            return literal
+        literal.append(seg)
+    path = "/".join(literal)
+    address = clean(path) if (project / path).is_dir() else normalise(path)
+    return address.split("/") if address else []
+
+
+def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
+    """The directory (or file) address every glob lies under: `src/api/**/*.ts` and
+    `src/api/*.tsx` give `src/api`; globs that cut across directories (`**/*.ts`) give ''."""
+    common: list[str] | None = None
+    for glob in globs:
+        segs = _prefix_of(glob, project)
+        if common is None:
+            common = segs
+        else:
+            n = 0
+            while n < min(len(common), len(segs)) and common[n] == segs[n]:
+                n += 1
+            common = common[:n]
+    return "/".join(common or [])
+
+
+def globs_of(asset_paths: list[str]) -> list[str]:
+    """The globs an article's address covers, from its asset set (Assets.of): a directory
+    `dir/` covers `dir/**`, a file covers itself."""
+    return [p + "**" if p.endswith("/") else p for p in asset_paths]
+
+
+# ---------------------------------------------------------------- the generated-file marker
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def marker(address: str, rest: str) -> str:
+    """The line an exported file carries: the article it came from and the digest of the
+    file without this line (a different digest means a person edited the file)."""
+    return (
+        f"<!-- canon export: article {json.dumps(address, ensure_ascii=False)}, digest "
+        f"{digest(rest)}. Generated: edit the article, then run canon export. -->\n"
+    )
+
+
+def read_marker(text: str) -> tuple[str, bool] | None:
+    """(article address, edited by hand?) for a file canon exported; None for any other."""
+    for line in text.splitlines(keepends=True)[:40]:
+        m = _MARKER.search(line)
+        if m:
+            try:
+                address = json.loads(m.group(1))
+            except ValueError:
+                return None
+            rest = text.replace(line, "", 1)
+            return str(address), digest(rest) != m.group(2)
+    return None
+
+
+# ---------------------------------------------------------------- reading one file
+
+
+def _front(text: str) -> tuple[dict[str, Any], str]:
+    """(front matter, body); ValueError names what is wrong with a malformed front matter.
+    Hosts read unquoted globs YAML rejects (`globs: **/*.ts`): those lines are read as the
+    hosts read them, `key: value` and `- item`."""
+    front, body, _ = art._split(text)
+    if front is None:
+        return {}, body
+    block, close = front
+    if not close:
+        raise ValueError("its front matter has no closing '---' line")
+    try:
+        return art.parse_front_matter(block), body
+    except ValueError as exc:
+        return _plain(block, exc), body
+
+
+def _plain(block: str, problem: ValueError) -> dict[str, Any]:
+    meta: dict[str, Any] = {}
+    key = ""
+    for line in block.splitlines():
+        item = re.fullmatch(r"\s+-\s*(.*)", line)
+        pair = re.fullmatch(r"([A-Za-z_][\w-]*):\s*(.*)", line)
+        if item and isinstance(meta.get(key), list):
+            meta[key].append(item.group(1).strip().strip("\"'"))
+        elif pair and not pair.group(2).strip().startswith(("[", "{")):
+            key, value = pair.group(1), pair.group(2).strip()
+            meta[key] = value if value else []
+        elif line.strip() and not line.lstrip().startswith("#"):
+            raise ValueError(f"its front matter is not valid YAML ({problem})".split("\n")[0])
+    return meta
+
+
+def _text(meta: dict[str, Any], key: str) -> str:
+    value = meta.get(key)
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _true(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, str]:
+    """(globs, when, facts) of one host file from its front matter."""
+    if kind == "claude-rules":  # `paths`; `globs` is read too (claude-code#17204)
+        globs = split_globs(meta.get("paths") or meta.get("globs"))
+        return tuple(globs), "files" if globs else "always", f"paths {', '.join(globs) or 'none'}"
+    if kind == "cursor":
+        globs = split_globs(meta.get("globs"))
+        if _true(meta.get("alwaysApply")):
+            return (), "always", "alwaysApply: true"
+        when = "files" if globs else "request"
+        return tuple(globs), when, f"globs {', '.join(globs) or 'none'}"
+    if kind == "copilot":
+        globs = split_globs(meta.get("applyTo"))
+        return tuple(globs), "files" if globs else "request", f"applyTo {', '.join(globs)}"
+    inclusion = _text(meta, "inclusion") or "always"  # kiro: `always` when absent
+    if inclusion == "fileMatch":
+        globs = split_globs(meta.get("fileMatchPattern"))
+        return tuple(globs), "files" if globs else "request", f"fileMatch {', '.join(globs)}"
+    return (), "always" if inclusion == "always" else "request", f"inclusion: {inclusion}"
+
+
+def _host_of(relpath: str) -> Host | None:
+    return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), None)
+
+
+def read_source(relpath: str, data: bytes) -> Source:
+    """One instruction file as a Source; ValueError with a sentence when it cannot be read."""
+    text, problems = art.decode(data)
+    if problems:
+        raise ValueError(problems[0])
+    meta, body = _front(text)
+    found = read_marker(text)
+    exported_from = found[0] if found else None
+    host = _host_of(relpath)
+    if host is None:  # AGENTS.md, CLAUDE.md, GEMINI.md; `.claude/CLAUDE.md` is the project's
+        base = relpath.rsplit("/", 1)[-1]
+        directory = relpath[: -len(base)].rstrip("/").removesuffix(".claude").rstrip("/")
+        return Source(
+            relpath,
+            "nested",
+            base[: -len(".md")].lower(),
+            (directory + "/**",) if directory else (),
+            "files" if directory else "always",
+            _text(meta, "description"),
+            body,
+            f"{base} of {directory or 'the project root'}",
+            exported_from,
+        )
+    globs, when, facts = _activation(host.name, meta)
+    return Source(
+        relpath,
+        host.name,
+        relpath[len(host.folder) + 1 : -len(host.suffix)],
+        globs,
+        when,
+        _text(meta, "description"),
+        body,
+        f"{host.label}, {facts}",
+        exported_from,
+    )
+
+
+def source_paths(project: Path, listed: list[str]) -> list[str]:
+    """The instruction files of a project, in a stable order: each host's folder (walked on
+    disk: these folders are often ignored by git), then the nested AGENTS.md / CLAUDE.md /
+    GEMINI.md among the project's listed files (`listed`: Assets.files())."""
+    found: list[str] = []
+    for host in HOSTS.values():
+        folder = project / host.folder
+        if folder.is_dir() and not folder.is_symlink():
+            for path in sorted(folder.rglob("*" + host.suffix)):
+                if path.is_file() and not path.is_symlink():
+                    found.append(path.relative_to(project).as_posix())
+    for relpath in listed:
+        base = relpath.rsplit("/", 1)[-1]
+        if base in NESTED_NAMES and relpath not in found and _host_of(relpath) is None:
+            found.append(relpath)
+    return found

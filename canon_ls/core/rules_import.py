@@ -1,0 +1,165 @@
+"""`canon import`: other agents' path-scoped instruction files become articles.
+
+A plan first (what each file would become, nothing written), then `apply` writes it through
+`Store.write` and `Store.journal` only. Decisions:
+- globs under one directory (`src/api/**/*.ts`) -> the article of that directory (`src/api`);
+  a nested `AGENTS.md` / `CLAUDE.md` / `GEMINI.md` -> the article of its directory;
+- globs that cut across directories (`**/*.ts`), always-on rules, rules loaded on request and
+  the project root's AGENTS.md / CLAUDE.md -> a `scope: rule` article `<prefix>/<name>`
+  (prefix `rules` unless the user picks another);
+- capsule: the file's `description`, else its first line; the whole text becomes the body;
+  one journal entry per imported file names it, its activation and a digest of its text;
+- an article that exists is never overwritten: when it does not hold the text yet, the text is
+  appended under a heading naming the file (merge); when it does, or a journal entry already
+  records this file's text, nothing happens. So a second import changes nothing;
+- files canon itself exported (their marker) are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from canon_ls.core import fsio, rules_formats
+from canon_ls.core.address import OutsideStore, clean
+from canon_ls.core.assets import Assets
+from canon_ls.core.journal import sanitise_slug
+from canon_ls.core.rules_formats import Source
+from canon_ls.core.store import Store
+
+DIGEST_KEY = "canon-import digest"
+MAX_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one instruction file becomes."""
+
+    path: str
+    action: str  # 'create' | 'merge' | 'unchanged' | 'skip'
+    address: str = ""
+    why: str = ""  # the reason for the address, or why the file is skipped
+    scope: str | None = None
+    capsule: str = ""
+    body: str = ""  # the article's whole body after this step
+    journal: str = ""  # the entry that names the source
+
+
+def rule_prefix(raw: str) -> str:
+    """The folder of cross-cutting rule articles, as an address; ValueError when empty."""
+    prefix = clean(raw)
+    if not prefix or ":" in prefix:
+        raise ValueError(f"{raw!r} is not a folder address for rule articles; give e.g. rules.")
+    return prefix
+
+
+def target(src: Source, project: Path, prefix: str) -> tuple[str, str | None, str]:
+    """(address, scope, why) of one source: its directory's article, or a rule article."""
+    if src.when == "files":
+        address = rules_formats.address_of_globs(src.globs, project)
+        if address:
+            return address, None, f"{src.facts}: under {address}"
+        why = f"{src.facts}: across directories"
+    elif src.when == "always":
+        why = f"{src.facts}: the whole project"
+    else:
+        why = f"{src.facts}: on request"
+    name = "/".join(sanitise_slug(seg) or "rule" for seg in src.name.split("/"))
+    return f"{prefix}/{name}", "rule", why
+
+
+def capsule_of(src: Source) -> str:
+    """The description when there is one, else the text's first line that is not a heading
+    (the heading when there is nothing else), without its Markdown marks (`- `, `> `)."""
+    if src.description:
+        return src.description
+    lines = [line.strip() for line in src.body.splitlines() if line.strip()]
+    prose = [line for line in lines if not line.startswith("#")] or lines
+    return " ".join(prose[0].lstrip("#>*-+ ").split()) if prose else ""
+
+
+def _same(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _journaled(store: Store) -> set[tuple[str, str]]:
+    """(address, digest) pairs earlier imports recorded in the journal."""
+    found: set[tuple[str, str]] = set()
+    for entry in store.journal_entries():
+        if "-import-" not in entry.name:
+            continue
+        body = store.journal_body(entry)
+        for line in body.splitlines():
+            if line.startswith(DIGEST_KEY + ": "):
+                found.update((address, line.split(": ", 1)[1].strip()) for address in entry.subject)
+    return found
+
+
+def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
+    """The file as a Source, or a sentence saying why it cannot be read."""
+    try:
+        data, truncated = fsio.read_regular(
+            project / relpath, MAX_BYTES, inside=os.path.realpath(project)
+        )
+    except (OSError, OutsideStore) as exc:
+        return None, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    if truncated:
+        return None, f"is over {MAX_BYTES} bytes"
+    try:
+        return rules_formats.read_source(relpath, data), ""
+    except ValueError as exc:
+        return None, f"cannot be read ({exc})"
+
+
+def plan(store: Store, prefix: str = "rules") -> list[Step]:
+    """What `canon import` would do, in order; writes nothing."""
+    project = store.project
+    listed = Assets(project, store.root).files()
+    done = _journaled(store) if store.exists() else set()
+    bodies: dict[str, str] = {}  # the body each address has after the steps so far
+    steps: list[Step] = []
+    for relpath in rules_formats.source_paths(project, listed):
+        src, problem = _read(project, relpath)
+        if src is None:
+            steps.append(Step(relpath, "skip", why=problem))
+            continue
+        if src.exported_from is not None:
+            why = f"canon export wrote it from {src.exported_from}"
+            steps.append(Step(relpath, "skip", why=why))
+            continue
+        text = src.body.strip()
+        if not text:
+            steps.append(Step(relpath, "skip", why="it holds no text"))
+            continue
+        address, scope, why = target(src, project, prefix)
+        token = rules_formats.digest(text)
+        existing = bodies.get(address)
+        if existing is None and store.article(address) is not None:
+            existing = store.article(address).body  # type: ignore[union-attr]
+        journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
+        if existing is not None and (_same(text) in _same(existing) or (address, token) in done):
+            steps.append(Step(relpath, "unchanged", address, why))
+            continue
+        if existing is None:
+            body = text + "\n"
+            step = Step(relpath, "create", address, why, scope, capsule_of(src), body, journal)
+        else:
+            body = f"{existing.rstrip()}\n\n## From {relpath}\n\n{text}\n"
+            step = Step(relpath, "merge", address, why, None, capsule_of(src), body, journal)
+        bodies[address] = body
+        steps.append(step)
+    return steps
+
+
+def apply(store: Store, steps: list[Step], source: str = "cli") -> None:
+    """Write the planned articles (a merge keeps the article's capsule when it has one) and
+    one journal entry per imported file."""
+    for step in steps:
+        if step.action not in ("create", "merge"):
+            continue
+        current = store.article(step.address)
+        capsule = step.capsule if current is None or not current.capsule else None
+        store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
+        slug = "import-" + (sanitise_slug(step.path) or "rule")
+        store.journal(step.journal, subject=[step.address], slug=slug, source=source)
