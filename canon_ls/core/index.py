@@ -632,7 +632,7 @@ class StoreIndex:
         return self._mapped
 
     def journal_entries(self) -> list[JournalEntry]:
-        """Every journal entry, newest first (by date, then file time, then name)."""
+        """Every journal entry, newest first (by day, recorded instant, file time, name)."""
         with self._lock:
             return self._journal.entries()
 

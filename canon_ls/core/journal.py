@@ -6,6 +6,8 @@ Store lists and indexes them. Kept apart so the store module stays about the ind
 
 from __future__ import annotations
 
+import datetime as _dt
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -15,6 +17,10 @@ from pathlib import Path
 from canon_ls.core import article as art
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Values pi-canon quotes in its front matter; written the same way so both tools' files match.
+_QUOTE = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
+_FRONT = re.compile(r"---\r?\n(.*?)\r?\n---(?:\r?\n|$)", re.S)
+_ITEM = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^,]+))')
 
 
 @dataclass(frozen=True)
@@ -23,10 +29,11 @@ class JournalEntry:
     path: Path
     date: str
     subject: tuple[str, ...]
-    source: str
+    source: str  # who wrote it: `harness` (the shared shape) or `source` (the older one)
     session: str
     mtime_ns: int = 0
     size: int = 0
+    logged: str = ""  # the instant it was written, when the entry records one
 
 
 def sanitise_slug(text: str) -> str:
@@ -62,50 +69,122 @@ def subjects_of(value: object) -> list[str]:
     return []
 
 
+def _scalar(value: str) -> str:
+    """A value as pi-canon writes it: JSON-quoted when YAML could misread it plain."""
+    return json.dumps(value, ensure_ascii=False) if _QUOTE.search(value) else value
+
+
+def _unscalar(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        try:
+            got = json.loads(value)
+        except ValueError:
+            return value
+        return got if isinstance(got, str) else value
+    return value
+
+
+def instant(date: str) -> str:
+    """`logged`: now in UTC to the millisecond (`2026-11-29T14:03:07.512Z`), on the entry's
+    `date` (the file name's day, which CANON_TODAY may fix)."""
+    now = _dt.datetime.now(_dt.UTC)
+    return f"{date}T{now:%H:%M:%S}.{now.microsecond // 1000:03d}Z"
+
+
 def header(
     date: str,
     subject: object,
-    source: str,
+    harness: str,
     session: str | None,
     address_of: Callable[[str], str],
 ) -> str:
-    """Front matter of a new entry (§6): date, subject (addresses normalised with
-    `address_of`, duplicates and empties dropped, only when any remain), source, session."""
+    """Front matter of a new entry (§6) in the shape pi-canon writes and reads: `subject` as
+    a flow list (addresses normalised with `address_of`, duplicates and empties dropped, only
+    when any remain), `logged`, `harness`, then our own `session`."""
     subjects: list[str] = []
     for item in subjects_of(subject):
         address = address_of(item)
         if address and address not in subjects:
             subjects.append(address)
-    lines = ["---\n", f"date: {date}\n"]
+    lines = ["---\n"]
     if subjects:
-        lines.append("subject:\n")
-        lines += [f"  - {art.format_scalar(s)}\n" for s in subjects]
-    lines.append(f"source: {art.format_scalar(source or 'cli')}\n")
+        items = [_scalar(s) for s in subjects]
+        # pi-canon reads a quoted item right only straight after a comma (or first), so a
+        # quoted item after the first follows its comma without the usual space.
+        flow = items[0] + "".join(("," if i[0] == '"' else ", ") + i for i in items[1:])
+        lines.append(f"subject: [{flow}]\n")
+    lines.append(f"logged: {instant(date)}\n")
+    lines.append(f"harness: {_scalar(harness or 'cli')}\n")
     if session:
-        lines.append(f"session: {art.format_scalar(str(session))}\n")
+        lines.append(f"session: {_scalar(str(session))}\n")
     lines.append("---\n")
     return "".join(lines)
+
+
+def _inline(text: str) -> dict[str, str]:
+    """The one-line keys of an entry's front matter as pi-canon reads them (`subject: [a, b]`,
+    `logged: …`, `harness: …`), whatever YAML makes of the rest."""
+    front = _FRONT.match(text[1:] if text.startswith("\ufeff") else text)
+    found: dict[str, str] = {}
+    for line in front.group(1).splitlines() if front else ():
+        key, colon, value = line.partition(":")
+        if colon and key in ("subject", "logged", "harness") and value.strip():
+            found.setdefault(key, value.strip())
+    return found
+
+
+def flow_subjects(raw: str) -> tuple[str, ...]:
+    """An inline `subject` value, split as pi-canon does: brackets dropped, items split on
+    commas outside double quotes, quoted items unescaped, empty items dropped (a quoted item
+    after a space is a quoted item too, as YAML reads it; pi-canon's reader misses that)."""
+    inner = re.sub(r"^\[|\]$", "", raw.strip())
+    out = []
+    for m in _ITEM.finditer(inner):
+        value = _unscalar(f'"{m.group(1)}"') if m.group(1) is not None else m.group(2).strip()
+        if value:
+            out.append(value)
+    return tuple(out)
 
 
 def entry_of(
     name: str, path: Path, data: bytes, mtime_ns: int, size: int
 ) -> tuple[JournalEntry, str]:
-    """An entry read back from its bytes, and its body. The date falls back to the file name's;
-    a malformed front matter gives an entry without subject (never an exception)."""
+    """An entry read back from its bytes, and its body: either shape (`subject: [a, b]`,
+    `logged`, `harness`; or `date`, a block-list `subject`, `source`). The date is `date`,
+    else `logged`'s day, else the file name's; a malformed front matter gives an entry without
+    subject (never an exception)."""
     parsed = art.parse(data, name)
     meta = parsed.meta
-    date = meta.get("date") if isinstance(meta.get("date"), str) else ""
-    if not date or not _ISO.fullmatch(date.strip()):
-        date = name[:10] if _ISO.fullmatch(name[:10]) else ""
-    subject = tuple(subjects_of(meta.get("subject")))
-    source = meta.get("source") if isinstance(meta.get("source"), str) else ""
-    session = meta.get("session") if isinstance(meta.get("session"), str) else ""
-    entry = JournalEntry(
-        name, path, date.strip(), subject, source or "", session or "", mtime_ns, size
-    )
+    inline = _inline(art.decode(data)[0])
+
+    def text(key: str) -> str:
+        value = meta.get(key)
+        return value.strip() if isinstance(value, str) else ""
+
+    logged = _unscalar(inline.get("logged", "")) or text("logged")
+    date = next((d for d in (text("date"), logged[:10], name[:10]) if _ISO.fullmatch(d)), "")
+    if "subject" in inline:
+        subject = flow_subjects(inline["subject"])
+    else:
+        subject = tuple(subjects_of(meta.get("subject")))
+    source = _unscalar(inline.get("harness", "")) or text("harness") or text("source")
+    entry = JournalEntry(name, path, date, subject, source, text("session"), mtime_ns, size, logged)
     return entry, parsed.body
 
 
+def order(entry: JournalEntry) -> tuple[str, str, int, int, str]:
+    """Journal order, oldest first: by day, then the instant recorded (entries of one day
+    written by either tool interleave as written), then file time, collision number, name."""
+    number = re.search(r"-(\d+)\.md$", entry.name)
+    return (
+        entry.date,
+        entry.logged,
+        entry.mtime_ns,
+        int(number.group(1)) if number else 1,
+        entry.name,
+    )
+
+
 def newest_first(entries: Iterable[JournalEntry]) -> list[JournalEntry]:
-    """Journal order: by date, then file time, then name, newest first."""
-    return sorted(entries, key=lambda e: (e.date, e.mtime_ns, e.name), reverse=True)
+    """Journal order (`order`), newest first."""
+    return sorted(entries, key=order, reverse=True)

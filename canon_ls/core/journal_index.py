@@ -121,7 +121,7 @@ class JournalIndex:
             pass
 
     def entries(self) -> list[JournalEntry]:
-        """Every entry, newest first (by date, then file time, then name)."""
+        """Every entry, newest first (by day, recorded instant, file time, name)."""
         self.refresh()
         return jrn.newest_first(self._entries.values())
 
@@ -158,11 +158,11 @@ class JournalIndex:
         if self._by_subject is not None:
             return
         entries, changes = list(self._entries.values()), self._changes
-        keyed: dict[str, list[tuple[tuple[str, int, str], str]]] = {}
+        keyed: dict[str, list[tuple[tuple[str, str, int, int, str], str]]] = {}
         for n, entry in enumerate(entries, 1):
             if n % step == 0:
                 yield n
-            order = (entry.date, entry.mtime_ns, entry.name)  # jrn.newest_first's order
+            order = jrn.order(entry)  # jrn.newest_first's order
             for subject in entry.subject:
                 keyed.setdefault(subject, []).append((order, entry.name))
         grouped: dict[str, list[str]] = {}

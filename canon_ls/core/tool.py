@@ -255,8 +255,10 @@ def _read(
         body = "(binary content not shown)"
     if body:
         lines += ["", body, ""]
-    index = store.journal_index(governing)
-    lines.append(f"journal: {', '.join(index)}" if index else f"journal: none about {governing}")
+    named = store.journal_names(governing)
+    earlier = f" and {len(named) - 3} earlier" if len(named) > 3 else ""
+    index = f"journal: {', '.join(named[:3])}{earlier}"
+    lines.append(index if named else f"journal: none about {governing}")
     return ToolResult("\n".join(lines), 0)
 
 

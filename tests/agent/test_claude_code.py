@@ -220,7 +220,7 @@ def test_live_remember_prompt_is_journaled_once(claude_bin: Path, tmp_path: Path
     [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
     written = entry.read_text("utf-8")
     assert written.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
-    assert "source: claude-code\n" in written and "subject:\n  - src/core/config\n" in written
+    assert "harness: claude-code\n" in written and "subject: [src/core/config]\n" in written
     said = f"journaled verbatim as journal/{entry.name}; it is recorded, do not record it again."
     assert requests[0].flat().count(said) == 1
     assert len(requests) == 1

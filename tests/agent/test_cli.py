@@ -205,7 +205,7 @@ def test_journal_subcommand_writes_entry_with_source_cli(project: Path) -> None:
     entries = list((project / ".canon" / "journal").glob("*.md"))
     assert [e.name for e in entries] == [f"{TODAY}-keyring-move.md"]
     text = entries[0].read_text("utf-8")
-    assert "source: cli" in text
+    assert "harness: cli" in text
     assert "src/core/config" in text and "src/core/config.py" not in text
     assert "Moved secrets to the keyring." in text
 

@@ -112,7 +112,7 @@ def test_live_codex_remember_prompt_is_journaled_once(codex_bin: Path, tmp_path:
     [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
     written = entry.read_text("utf-8")
     assert written.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
-    assert "source: codex\n" in written and "subject:\n  - src/core/config\n" in written
+    assert "harness: codex\n" in written and "subject: [src/core/config]\n" in written
     said = f"journaled verbatim as journal/{entry.name}; it is recorded, do not record it again."
     assert requests[0].flat().count(said) == 1
     assert len(requests) == 1

@@ -163,9 +163,12 @@ def test_the_journal_example_is_what_canon_journal_writes(tmp_path: Path) -> Non
     run = canon(*argv[1:], cwd=tmp_path)
     assert run.code == 0, run.err
     assert TODAY == "2026-11-29"
-    assert (tmp_path / ".canon" / "journal" / name).read_text("utf-8") == entry
+    written = (tmp_path / ".canon" / "journal" / name).read_text("utf-8")
+    instant = re.compile(r"^logged: \S+$", re.M)
+    assert instant.sub("logged: <instant>", written) == instant.sub("logged: <instant>", entry)
+    assert re.search(r"^logged: 2026-11-29T\d\d:\d\d:\d\d\.\d{3}Z$", entry, re.M)
     keys = {code(row[0]) for row in table(text, "| key |")}
-    assert keys == {"date", "subject", "source", "session"}
+    assert keys == {"subject", "logged", "harness", "session"}
 
 
 # -- assets -------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def test_tool_journal_is_pi_s_and_bad_input_is_an_error(hook: Hook, project: Pat
     assert reply is not None and reply["isError"] is False
     [written] = (project / ".canon/journal").glob("*.md")
     text = written.read_text()
-    assert "source: pi" in text and "pi-7" in text and "Vendor caps pages at 500 rows." in text
+    assert "harness: pi" in text and "pi-7" in text and "Vendor caps pages at 500 rows." in text
     for bad in ({"action": "nope"}, "read", None, {"action": "read"}):
         reply = hook(event(project, "tool", input=bad))
         assert reply is not None and reply["isError"] is True and reply["text"]

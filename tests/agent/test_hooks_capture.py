@@ -56,8 +56,8 @@ def test_remember_prompt_is_one_verbatim_entry_with_source_and_subject(
     text = entry.read_text("utf-8")
     head, body = text.split("---\n", 2)[1:]
     assert body == "rounding in src/core/config.py is half-even,\n  never half-up.\n"
-    assert f"source: {agent}\n" in head and "session: s-1\n" in head
-    assert "subject:\n  - src/core/config\n" in head
+    assert f"harness: {agent}\nsession: s-1\n" in head
+    assert head.startswith("subject: [src/core/config]\n")
     trace = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
     [captured] = [t for t in trace if t["decision"] == "captured"]
     assert captured["file"] == f"journal/{entry.name}" and captured["chars"] == len(said)
@@ -80,7 +80,8 @@ def test_cjk_punctuation_around_a_path_still_names_it(tmp_path: Path, project: P
     hook = _hook(tmp_path, "codex")
     hook(_prompt("codex", project, "记住：改动src/a.py，以及 docs/guide.md。还有 nowhere/x.py"))
     [entry] = _entries(project)
-    assert "subject:\n  - src/a\n  - docs/guide\nsource: codex" in entry.read_text("utf-8")
+    text = entry.read_text("utf-8")
+    assert "subject: [src/a, docs/guide]\n" in text and "harness: codex\n" in text
 
 
 @pytest.mark.parametrize(

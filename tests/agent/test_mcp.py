@@ -87,7 +87,7 @@ async def test_the_doctrine_rides_the_description_and_the_instructions(project: 
 
 @pytest.mark.timeout(120)
 async def test_every_action_end_to_end(project: Path) -> None:
-    """SPEC §6 via MCP: read miss, write, read, journal (source: mcp, session), map, search."""
+    """SPEC §6 via MCP: read miss, write, read, journal (harness: mcp, session), map, search."""
     async with Client(server_params(project)) as client:
         miss = await client.call_tool("canon", {"action": "read", "path": "src/core/config.py"})
         assert not miss.is_error
@@ -123,7 +123,7 @@ async def test_every_action_end_to_end(project: Path) -> None:
     entries = list((project / ".canon" / "journal").glob("*.md"))
     assert len(entries) == 1
     text = entries[0].read_text("utf-8")
-    assert "source: mcp" in text
+    assert "harness: mcp" in text
     assert "sess-42" in text
     assert "src/core/config" in text
 
@@ -249,7 +249,7 @@ async def test_spec_6_string_subject_through_mcp_and_cli(project: Path) -> None:
     assert len(names) == 2
     for name in names:
         text = (project / ".canon/journal" / name).read_text()
-        assert "subject:\n  - src/core/config\n" in text, text
+        assert "subject: [src/core/config]\n" in text, text
 
 
 @pytest.mark.timeout(120)
@@ -273,7 +273,7 @@ async def test_spec_11_2_journal_source_is_the_harness_named_by_client_info(
         )
         assert not result.is_error, text_of(result)
     text = (project / ".canon" / "journal" / f"{TODAY}-named.md").read_text("utf-8")
-    assert f"source: {source}\n" in text and "session: thread-5" in text
+    assert f"harness: {source}\n" in text and "session: thread-5" in text
 
 
 def test_harness_name_is_one_short_lowercase_word() -> None:

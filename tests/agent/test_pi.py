@@ -254,7 +254,7 @@ def test_remember_prompt_is_journaled_once_before_the_model_answers(
     [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
     text_ = entry.read_text("utf-8")
     assert text_.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
-    assert "source: pi\n" in text_ and "subject:\n  - src/core/config\n" in text_
+    assert "harness: pi\n" in text_ and "subject: [src/core/config]\n" in text_
     [said] = canon_messages(requests[0])
     assert said == (
         f"canon: the user's note above was journaled verbatim as journal/{entry.name}; "
@@ -297,7 +297,7 @@ def test_remember_sent_while_pi_works_is_journaled_once(
     [entry] = sorted((project / ".canon" / "journal").glob("*.md"))
     text_ = entry.read_text("utf-8")
     assert text_.endswith("---\nsrc/core/config.py reads env last, so env wins\n")
-    assert "source: pi\n" in text_ and "subject:\n  - src/core/config\n" in text_
+    assert "harness: pi\n" in text_ and "subject: [src/core/config]\n" in text_
     said = (
         f"canon: the user's note above was journaled verbatim as journal/{entry.name}; "
         "it is recorded, do not record it again."

@@ -25,16 +25,15 @@ def test_spec_6_journal_collisions_increment(store: Store, project: Path) -> Non
 
 
 def test_spec_6_journal_front_matter(store: Store, project: Path) -> None:
-    """SPEC §6 journal: date, subject (normalised, only when a list), source, session."""
+    """SPEC §6 journal: pi-canon's keys in its order (subject as a flow list, normalised, only
+    when any; logged; harness), then session; any YAML reader takes them as written."""
     j(store, body="Chose X over Y.", subject=["src/a.ts", "./src//b.py", "src/a.ts"], slug="x")
     text = (project / f".canon/journal/{TODAY}-x.md").read_text()
     entry = art.parse(text, "x")
-    assert entry.meta == {
-        "date": TODAY,
-        "subject": ["src/a", "src/b"],
-        "source": "mcp",
-        "session": "s-1",
-    }
+    assert list(entry.meta) == ["subject", "logged", "harness", "session"]
+    assert entry.meta["subject"] == ["src/a", "src/b"]
+    assert entry.meta["logged"].startswith(f"{TODAY}T") and entry.meta["logged"].endswith("Z")
+    assert (entry.meta["harness"], entry.meta["session"]) == ("mcp", "s-1")
     assert entry.body == "Chose X over Y.\n"
 
 
@@ -123,7 +122,8 @@ def test_spec_6_journal_index_exact_subject_newest_three(store: Store, project: 
         os.utime(p, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
     assert store.journal_index("src/a") == [f"{TODAY}-e4.md", f"{TODAY}-e3.md", f"{TODAY}-e2.md"]
     read = tool.run(store, {"action": "read", "path": "src/a.ts"}).text
-    assert read.splitlines()[-1] == f"journal: {TODAY}-e4.md, {TODAY}-e3.md, {TODAY}-e2.md"
+    newest = f"journal: {TODAY}-e4.md, {TODAY}-e3.md, {TODAY}-e2.md"
+    assert read.splitlines()[-1] == newest + " and 2 earlier"
     assert "entry 4" not in read  # names, never contents
 
 
@@ -139,7 +139,7 @@ def test_journal_listing_cached_until_directory_changes(store: Store, project: P
     assert len(store.journal_index("a")) == 2
     # a hand edit of an entry's subject, with an old directory mtime
     entry = project / f".canon/journal/{TODAY}-one.md"
-    entry.write_text(entry.read_text().replace("  - a\n", "  - b\n"))
+    entry.write_text(entry.read_text().replace("subject: [a]\n", "subject: [b]\n"))
     os.utime(project / ".canon/journal", ns=(10**18, 10**18))
     store.journal_index("a")
     store.reload_file(entry)
@@ -153,8 +153,8 @@ def test_spec_6_journal_draft_names_the_next_free_file_and_writes_nothing(store:
     the file itself through an undoable edit; the draft touches nothing on disk."""
     first, text = store.journal_draft(["src/feed.py"], slug="src-feed")
     assert first.name == f"{TODAY}-src-feed.md"
-    assert text.startswith("---\ndate: ") and "subject:\n  - src/feed\n" in text
-    assert "source: lsp\n" in text and text.endswith("---\n\n")
+    assert text.startswith("---\nsubject: [src/feed]\nlogged: ")
+    assert "harness: lsp\n" in text and text.endswith("---\n\n")
     assert not store.root.exists()
     store.journal("Split the feed parser.", subject=["src/feed"], slug="src-feed")
     second, _ = store.journal_draft(["src/feed"], slug="src-feed")

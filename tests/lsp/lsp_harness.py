@@ -119,7 +119,8 @@ def build_workspace(root: Path) -> Path:
     write(
         root,
         ".canon/journal/2026-01-02-config.md",
-        "---\ndate: 2026-01-02\nsubject:\n  - src/core/config\nsource: cli\n---\n"
+        # pi-canon's bytes (SPEC §6 journal): hover, lenses and references read its shape
+        "---\nsubject: [src/core/config]\nlogged: 2026-01-02T10:00:00.000Z\nharness: pi\n---\n"
         "Chose env over file.\n",
     )
     git(root, "init", "-q", "-b", "main")

@@ -158,7 +158,7 @@ async def test_journal_with_body_writes_through_core(s: Session):
     entries = sorted((s.root / ".canon/journal").glob(f"{TODAY}-*.md"))
     assert len(entries) == 1
     content = entries[0].read_text()
-    assert "source: lsp" in content and "Checked it." in content and "src/core/config" in content
+    assert "harness: lsp" in content and "Checked it." in content and "src/core/config" in content
 
 
 async def test_journal_without_body_opens_a_new_entry_file(s: Session):

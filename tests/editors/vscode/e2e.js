@@ -279,7 +279,7 @@ async function hoverUntil(page, text, want, attempts) {
       }
     }
     note('journal');
-    check('"Canon: New Journal Entry" writes a journal entry about the active file', !!entry && /source: lsp/.test(entry), entry);
+    check('"Canon: New Journal Entry" writes a journal entry about the active file', !!entry && /harness: lsp/.test(entry), entry);
 
     // 7. a click on the status bar item opens the governing article
     await page.keyboard.press('Escape');
