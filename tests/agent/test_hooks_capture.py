@@ -57,7 +57,7 @@ def test_remember_prompt_is_one_verbatim_entry_with_source_and_subject(
     head, body = text.split("---\n", 2)[1:]
     assert body == "rounding in src/core/config.py is half-even,\n  never half-up.\n"
     assert f"harness: {agent}\nsession: s-1\n" in head
-    assert head.startswith("subject: [src/core/config]\n")
+    assert head.startswith("subject: [src/core/config")
     trace = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
     [captured] = [t for t in trace if t["decision"] == "captured"]
     assert captured["file"] == f"journal/{entry.name}" and captured["chars"] == len(said)
@@ -159,4 +159,4 @@ def test_a_path_that_does_not_exist_yet_is_still_a_subject(
     hook = _hook(tmp_path, agent)
     hook(_prompt(agent, project, "remember: src/refunds.py will hold the refund rules"))
     [entry] = _entries(project)
-    assert "subject:\n  - src/refunds\n" in entry.read_text("utf-8")
+    assert "subject: [src/refunds]\n" in entry.read_text("utf-8")
