@@ -61,6 +61,7 @@ class Source:
     body: str  # the text after the front matter
     facts: str  # its activation as the host wrote it, for the journal entry
     exported_from: str | None = None  # the article named by a canon export marker
+    body_line: int = 0  # the body's first line, counted from 0
 
 
 # ---------------------------------------------------------------- globs <-> addresses
@@ -156,20 +157,20 @@ def read_marker(text: str) -> tuple[str, bool] | None:
 # ---------------------------------------------------------------- reading one file
 
 
-def _front(text: str) -> tuple[dict[str, Any], str]:
+def _front(text: str) -> tuple[dict[str, Any], str, int]:
     """(front matter, body); ValueError names what is wrong with a malformed front matter.
     Hosts read unquoted globs YAML rejects (`globs: **/*.ts`): those lines are read as the
     hosts read them, `key: value` and `- item`."""
-    front, body, _ = art._split(text)
+    front, body, body_line = art._split(text)
     if front is None:
-        return {}, body
+        return {}, body, body_line
     block, close = front
     if not close:
         raise ValueError("its front matter has no closing '---' line")
     try:
-        return art.parse_front_matter(block), body
+        return art.parse_front_matter(block), body, body_line
     except ValueError as exc:
-        return _plain(block, exc), body
+        return _plain(block, exc), body, body_line
 
 
 def _plain(block: str, problem: ValueError) -> dict[str, Any]:
@@ -218,7 +219,7 @@ def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, 
     return (), "always" if inclusion == "always" else "request", f"inclusion: {inclusion}"
 
 
-def _host_of(relpath: str) -> Host | None:
+def host_of(relpath: str) -> Host | None:
     return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), None)
 
 
@@ -227,10 +228,10 @@ def read_source(relpath: str, data: bytes) -> Source:
     text, problems = art.decode(data)
     if problems:
         raise ValueError(problems[0])
-    meta, body = _front(text)
+    meta, body, body_line = _front(text)
     found = read_marker(text)
     exported_from = found[0] if found else None
-    host = _host_of(relpath)
+    host = host_of(relpath)
     if host is None:  # AGENTS.md, CLAUDE.md, GEMINI.md; `.claude/CLAUDE.md` is the project's
         base = relpath.rsplit("/", 1)[-1]
         directory = relpath[: -len(base)].rstrip("/").removesuffix(".claude").rstrip("/")
@@ -244,6 +245,7 @@ def read_source(relpath: str, data: bytes) -> Source:
             body,
             f"{base} of {directory or 'the project root'}",
             exported_from,
+            body_line,
         )
     globs, when, facts = _activation(host.name, meta)
     return Source(
@@ -256,6 +258,7 @@ def read_source(relpath: str, data: bytes) -> Source:
         body,
         f"{host.label}, {facts}",
         exported_from,
+        body_line,
     )
 
 
@@ -272,6 +275,6 @@ def source_paths(project: Path, listed: list[str]) -> list[str]:
                     found.append(path.relative_to(project).as_posix())
     for relpath in listed:
         base = relpath.rsplit("/", 1)[-1]
-        if base in NESTED_NAMES and relpath not in found and _host_of(relpath) is None:
+        if base in NESTED_NAMES and relpath not in found and host_of(relpath) is None:
             found.append(relpath)
     return found

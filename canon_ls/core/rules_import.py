@@ -163,3 +163,23 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> None:
         store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
         slug = "import-" + (sanitise_slug(step.path) or "rule")
         store.journal(step.journal, subject=[step.address], slug=slug, source=source)
+
+
+def relation(project: Path, relpath: str, text: str, line: int) -> tuple[str, str] | None:
+    """What the head of an instruction file (its front matter, the line after it, or its first
+    line) is to the store, for the editor's hover: ('exported', the article canon export wrote
+    it from) or ('imported', the article canon import files it into, with the default rule
+    folder). None on any other file or line."""
+    base = relpath.rsplit("/", 1)[-1]
+    if rules_formats.host_of(relpath) is None and base not in rules_formats.NESTED_NAMES:
+        return None
+    try:
+        src = rules_formats.read_source(relpath, text.encode("utf-8"))
+    except ValueError:
+        return None
+    last = src.body_line if src.exported_from is not None else src.body_line - 1  # the marker
+    if line > max(last, 0):
+        return None
+    if src.exported_from is not None:
+        return "exported", src.exported_from
+    return "imported", target(src, project, "rules")[0]
