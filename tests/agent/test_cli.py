@@ -227,7 +227,7 @@ def test_journal_subject_takes_one_value_each(project: Path, args: list[str]) ->
     (entry,) = (project / ".canon" / "journal").glob("*.md")
     text = entry.read_text("utf-8")
     assert text.rstrip().endswith("Chose a queue."), text
-    subjects = text.split("subject:", 1)[1].split("source:", 1)[0]
+    subjects = text.split("subject:", 1)[1].split("logged:", 1)[0]
     assert "src/app" in subjects and "Chose" not in subjects
     assert ("src/feed" in subjects) == ("src/feed" in args)
 

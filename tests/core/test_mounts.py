@@ -50,7 +50,7 @@ def test_spec_8_mount_write_and_journal_location(project: Path, lake: Path) -> N
     assert r.code == 0
     entries = list((project / ".canon/journal").iterdir())
     assert len(entries) == 1 and not (lake / ".canon/journal").exists()
-    assert "  - lake:prices\n" in entries[0].read_text()
+    assert 'subject: ["lake:prices"]\n' in entries[0].read_text()
     assert store.journal_index("lake:prices") == [f"{TODAY}-lake-loaded.md"]
 
 

@@ -79,8 +79,8 @@ def test_spec_6_journal_and_index(store: Store, project: Path) -> None:
     run(store, action="journal", body="About b", subject=["src/a/b.ts"])
     text = run(store, action="read", path="src/a.ts").text
     last = text.splitlines()[-1]
-    assert last.startswith("journal: ")
-    shown = last[len("journal: ") :].split(", ")
+    assert last.startswith("journal: ") and last.endswith(" and 1 earlier")
+    shown = last[len("journal: ") : -len(" and 1 earlier")].split(", ")
     assert len(shown) == 3
     assert set(shown) <= set(names)
     assert "about-b" not in last
