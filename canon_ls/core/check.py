@@ -208,14 +208,11 @@ def _lint_findings(
             return True
         return bool(mount) and store.article(f"{mount}:{target}") is not None
 
-    found = lint.article_findings(art, known.__contains__ if known and not mount else exists)
+    found = lint.article_findings(
+        art, known.__contains__ if known and not mount else exists, schema
+    )
     if art.address != address:
         found = [replace(f, address=address) for f in found]
-    if not schema.error:  # a schema-declared bound replaces the built-in line (SPEC §7)
-        if schema.declares("capsule", "max_chars"):
-            found = [f for f in found if f.code != "capsule-long"]
-        if schema.declares("body", "max_chars"):
-            found = [f for f in found if f.code != "body-long"]
     return found + _schema_findings(address, art, schema)
 
 

@@ -59,14 +59,18 @@ class Finding:
 # --- the individual lints (each returns sentences) -------------------------------------------
 
 
-def body_size(body: str) -> list[str]:
+def body_size(body: str, bound: int | None = None) -> list[str]:
     """§6.1 item 1."""
-    return body_chars(len(body))
+    return body_chars(len(body), bound)
 
 
-def body_chars(n: int) -> list[str]:
+def body_chars(n: int, bound: int | None = None) -> list[str]:
     """§6.1 item 1 for a body of `n` characters (a stored article keeps the count, not the
-    body)."""
+    body). `bound`: the schema's body `max_chars`, which owns the size message once declared
+    (§7): the split line gives way to it, and so does the warning when the schema's own
+    line fires, so a body's size is never reported twice."""
+    if bound is not None and (n > bound or n > BODY_SPLIT):
+        return []
     if n > BODY_SPLIT:
         return [
             f"The body is {n:,} characters (over {BODY_SPLIT:,}); split it into child articles "
@@ -191,15 +195,13 @@ def write_lints(
 ) -> list[str]:
     """All §6.1 lines for a write that landed. A bound the schema declares replaces the
     built-in line on the same aspect (§7)."""
-    declared = schema if schema is not None and not schema.error else None
     lines = capsule_missing(capsule)
     if capsule_given or previous is None:
-        if declared is None or not declared.declares("capsule", "max_chars"):
+        if schema is None or schema.bound("capsule") is None:
             lines += capsule_length(capsule)
         lines += capsule_changelog(capsule)
     if body_given or previous is None:
-        if declared is None or not declared.declares("body", "max_chars"):
-            lines += body_size(body)
+        lines += body_size(body, schema.bound("body") if schema else None)
         lines += broken_links(body, exists)
     lines += journal_address(address)
     if orphan:
@@ -216,11 +218,14 @@ def _position(body: str, offset: int, body_line: int) -> tuple[int, int]:
     return body_line + line, column
 
 
-def article_findings(article: Article, exists: Callable[[str], bool]) -> list[Finding]:
+def article_findings(
+    article: Article, exists: Callable[[str], bool], schema: Schema | None = None
+) -> list[Finding]:
     """Per-article findings (§6.1 items 1–4, broken links ranged on the link, file problems).
 
     `exists(address)` says whether an article exists at an address (mount prefixes included).
-    Orphans, staleness, schema and relations are added by check.findings_of.
+    A bound `schema` declares replaces the built-in size line (§7). Orphans, staleness,
+    schema violations and relations are added by check.findings_of.
     """
     a = article.address
     found: list[Finding] = []
@@ -229,11 +234,11 @@ def article_findings(article: Article, exists: Callable[[str], bool]) -> list[Fi
         found.append(Finding(a, code, "error", problem[0].upper() + problem[1:] + "."))
     for message in capsule_missing(article.capsule):
         found.append(Finding(a, "capsule-missing", "warning", message))
-    for message in capsule_length(article.capsule):
+    for message in [] if schema and schema.bound("capsule") else capsule_length(article.capsule):
         found.append(Finding(a, "capsule-long", "warning", message))
     for message in capsule_changelog(article.capsule):
         found.append(Finding(a, "capsule-changelog", "hint", message))
-    for message in body_chars(article.body_chars):
+    for message in body_chars(article.body_chars, schema.bound("body") if schema else None):
         found.append(Finding(a, "body-long", "warning", message, article.body_line))
     for message in journal_address(a):
         found.append(Finding(a, "journal-address", "warning", message))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +16,63 @@ from canon_ls.core.links import wikilinks
 MAX_BYTES = 1024 * 1024  # a contract larger than this is not one
 MAX_DEPTH = 32  # schema.json is four levels deep; deeper nesting is malformed, not a recursion
 
+# The same keys and values as pi-canon's default file, so whichever tool creates the store, the
+# other warns alike; `about` and the hints are our own words.
 DEFAULT: dict[str, Any] = {
     "schema_version": 1,
-    "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}},
+    "about": (
+        "The contract every article in this store is held to, read by each tool that writes "
+        "here. A rule with required true refuses a write that breaks it (judged on what the "
+        "write changes, and on everything when it creates the article); any other rule only "
+        "warns, on write and on read. Fields: capsule (the one line shown when its file is "
+        "touched), title (the body's leading # heading), body. Rule keys: required, "
+        "min_chars, max_chars, hint. Under relations: refs (required, min_count) counts the "
+        "[[links]] an article makes; orphan (warn) and children (listed) need the whole link "
+        "graph, so editors and whole-store checks apply them. Remove a rule to drop it; "
+        "remove this file to turn schema checks off."
+    ),
+    "article": {
+        "capsule": {
+            "required": False,
+            "max_chars": 1000,
+            "hint": "Keep it to one dense line of what is true now; it is what a touch shows.",
+        },
+        "title": {
+            "required": False,
+            "hint": "Open the body with a # heading that names the asset.",
+        },
+        "body": {
+            "max_chars": 20000,
+            "hint": (
+                "Past this size, keep this article as the overview that routes to the detail "
+                "and move the detail into child articles under its address."
+            ),
+        },
+    },
+    "relations": {
+        "refs": {
+            "required": False,
+            "hint": (
+                "The [[links]] this article makes. required refuses a body that links nowhere; "
+                "min_count warns below a floor."
+            ),
+        },
+        "orphan": {
+            "warn": False,
+            "hint": "Warn when no other article links here (a whole-graph rule).",
+        },
+        "children": {
+            "listed": False,
+            "hint": "Warn when an article does not link each article directly under it.",
+        },
+    },
 }
 FIELDS = ("capsule", "title", "body")
 
 
 def default_text() -> str:
     """The file written when the store first persists anything."""
-    return (
-        '{"schema_version": 1,\n'
-        ' "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}}}\n'
-    )
+    return json.dumps(DEFAULT, indent=2) + "\n"
 
 
 @dataclass(frozen=True)
@@ -66,9 +110,10 @@ class Schema:
             "is fixed."
         )
 
-    def declares(self, field_name: str, key: str) -> bool:
-        rule = self.rules.get(field_name)
-        return rule is not None and getattr(rule, key) not in (None, False)
+    def bound(self, field_name: str) -> int | None:
+        """The field's `max_chars` in force (none while the file is malformed)."""
+        rule = None if self.error else self.rules.get(field_name)
+        return rule.max_chars if rule else None
 
 
 def _int(value: Any, where: str) -> int:
@@ -175,8 +220,9 @@ def parse(text: str) -> Schema:
 
 
 def absent() -> Schema:
-    """The defaults, as when no schema.json exists."""
-    return replace(parse(json.dumps(DEFAULT)), present=False)
+    """No schema.json: no rules (deleting the file turns schema checks off; the built-in
+    advisory lines stay)."""
+    return Schema()
 
 
 def load(path: Path, inside: str | None = None) -> Schema:

@@ -172,7 +172,75 @@ def test_spec_7_graph_rules_parsed(tmp_path: Path) -> None:
     assert not s.error and s.relations.orphan_warn and s.relations.children_listed
     assert sch.parse('{"relations": {"orphan": {"warn": 1}}}').error
     missing = sch.load(tmp_path / "nope.json")
-    assert not missing.present and missing.rules["capsule"].max_chars == 1000
+    assert not missing.present and missing.rules == {} and missing.relations == sch.Relations()
+
+
+# pi-canon 0.3.0's default schema.json: its keys, values and layout (one rule per line); the
+# prose of `about` and the hints stands in as "…" (whatever it says, no tool reads it).
+PI_CANON_DEFAULT = """{
+  "schema_version": 1,
+  "about": "…",
+  "article": {
+    "capsule": { "required": false, "max_chars": 1000, "hint": "…" },
+    "title": { "required": false, "hint": "…" },
+    "body": { "max_chars": 20000, "hint": "…" }
+  },
+  "relations": {
+    "refs": { "required": false, "hint": "…" },
+    "orphan": { "warn": false, "hint": "…" },
+    "children": { "listed": false, "hint": "…" }
+  }
+}
+"""
+
+
+def _shape(data: object) -> object:
+    """Keys and values with the prose (`about`, every `hint`) left out."""
+    if isinstance(data, dict):
+        return {k: _shape(v) for k, v in data.items() if k not in ("about", "hint")}
+    return data
+
+
+def test_spec_7_default_has_pi_canons_keys_and_values(store: Store, project: Path) -> None:
+    """SPEC §7: the default file canon writes has the same keys and values as pi-canon's,
+    prose aside, and every prose slot is filled."""
+    w(store, "a.ts", capsule="A.")
+    written = json.loads((project / ".canon/schema.json").read_text("utf-8"))
+    theirs = json.loads(PI_CANON_DEFAULT)
+    assert _shape(written) == _shape(theirs)
+    assert json.dumps(written, sort_keys=True).count('"hint"') == 6 and written["about"]
+
+
+@pytest.mark.parametrize("origin", ["canon", "pi-canon"])
+def test_spec_7_either_default_file_reads_and_warns_alike(
+    store: Store, project: Path, origin: str
+) -> None:
+    """SPEC §7: whichever tool created the store, a write hears the same size advice: the
+    built-in 8,000 warning, the schema's bound past 20,000 (never both), the capsule bound."""
+    if origin == "pi-canon":
+        setup_schema(project, PI_CANON_DEFAULT)
+    else:
+        w(store, "seed.ts", capsule="Seed.")
+    parsed = sch.load(project / ".canon/schema.json")
+    assert not parsed.error
+    assert (parsed.rules["capsule"].max_chars, parsed.rules["body"].max_chars) == (1000, 20000)
+    assert not any(r.required for r in parsed.rules.values()) and not parsed.relations.refs_required
+    said = [w(store, "b.ts", capsule="B.", body="x" * 9000).text]
+    said.append(w(store, "b.ts", body="y" * 25000).text)
+    said.append(w(store, "c.ts", capsule="c" * 1200).text)
+    assert "(over 8,000)" in said[0] and "schema" not in said[0]
+    assert said[1].count("characters") == 1 and "schema's maximum of 20,000" in said[1]
+    assert said[2].count("characters") == 1 and "schema's maximum of 1,000" in said[2]
+
+
+def test_spec_7_check_reports_a_body_size_once(store: Store, project: Path) -> None:
+    """SPEC §7: `canon check` and the editor name a body past the schema's bound once."""
+    from canon_ls.core.check import check
+
+    w(store, "a.ts", capsule="A.", body="z" * 25000)
+    w(store, "b.ts", capsule="B.", body="z" * 9000)
+    found = [f for f in check(Store(project), staleness=False) if "characters" in f.message]
+    assert [(f.address, f.code) for f in found] == [("a", "schema"), ("b", "body-long")]
 
 
 @pytest.mark.parametrize("field", ["capsule", "body"])

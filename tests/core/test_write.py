@@ -81,10 +81,9 @@ def test_spec_7_schema_json_written_once_never_overwritten(store: Store, project
     schema = project / ".canon" / "schema.json"
     import json
 
-    assert json.loads(schema.read_text()) == {
-        "schema_version": 1,
-        "article": {"capsule": {"max_chars": 1000}, "body": {"max_chars": 8000}},
-    }
+    from canon_ls.core import schema as sch
+
+    assert json.loads(schema.read_text()) == sch.DEFAULT
     schema.write_text('{"schema_version": 1, "article": {}}\n')
     w(store, "b.ts", capsule="B.")
     tool.run(store, {"action": "journal", "body": "x"})
@@ -127,11 +126,15 @@ def test_spec_6_1_item_1_body_size(store: Store, project: Path) -> None:
 
 
 def test_spec_6_1_item_1_default_schema_replaces_line(store: Store) -> None:
-    """SPEC §7: the default schema's body bound replaces the built-in line (no duplicates)."""
+    """SPEC §7: the built-in 8,000 line stays under the default schema; past 20,000 the
+    schema's own bound speaks instead of the built-in split line (no duplicates)."""
     r = w(store, "a.ts", capsule="A.", body="x" * 9000)
     assert r.code == 0
     assert r.text.count("The body is") == 1, r.text
-    assert "schema's maximum of 8,000" in r.text
+    assert "(over 8,000)" in r.text and "schema" not in r.text
+    r = w(store, "a.ts", body="y" * 25000)
+    assert r.text.count("The body is") == 1, r.text
+    assert "schema's maximum of 20,000; split it into child articles" in r.text
 
 
 def test_spec_6_1_item_2_capsule_hints(store: Store, project: Path) -> None:
