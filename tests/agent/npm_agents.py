@@ -20,6 +20,9 @@ import pytest
 
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332", "@anthropic-ai/claude-code-*/claude")
 CODEX = ("@openai/codex", "0.171.0", "@openai/codex-*/vendor/*/bin/codex")
+# GitHub Copilot CLI: runs against any Anthropic-style API with COPILOT_PROVIDER_* (no GitHub
+# login) and COPILOT_OFFLINE=true; it reads `.github/instructions/*.instructions.md`.
+COPILOT_CLI = ("@github/copilot", "1.0.102", "@github/copilot-*/copilot")
 # Pi is a Node program needing Node >= 22.19; the machine's Node may be older, so a pinned Node
 # comes from npm too (the `node-<os>-<cpu>` packages ship the official binary).
 PI = (
@@ -83,6 +86,6 @@ def pi_command() -> list[str]:
 
 
 if __name__ == "__main__":  # pre-install for CI: python tests/agent/npm_agents.py
-    for spec in (CLAUDE_CODE, CODEX):
+    for spec in (CLAUDE_CODE, CODEX, COPILOT_CLI):
         print(checked(install(*spec), spec[1]))
     print(" ".join(pi_command()))
