@@ -7,7 +7,9 @@ filters (git status hashes files whose stat changed), `gpg.program` through
 `log.showSignature`, hooks. Every call here passes `--no-pager`, `-c core.fsmonitor=false`,
 `-c log.showSignature=false`, hooks pointed at nothing, `--no-ext-diff --no-textconv` for
 commands that can diff, every configured filter driver emptied (and not required) for commands
-that hash the work tree, and runs with GIT_OPTIONAL_LOCKS=0 (no index refresh is written).
+that hash the work tree, and submodules ignored (git would enter each one and obey its own
+config under .git/modules, which none of this empties), and runs with GIT_OPTIONAL_LOCKS=0
+(no index refresh is written).
 
 Git writes its output to an unnamed temporary file, read once it exits: through a pipe, git
 waited whenever the thread reading it waited for the GIL (see Job).
@@ -46,6 +48,12 @@ _SAFE = (
     "diff.external=",
     "-c",
     "core.pager=cat",
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "status.submoduleSummary=false",
 )
 _DIFFING = frozenset({"log", "show", "diff", "diff-index", "diff-files", "diff-tree"})
 _HASHING = frozenset({"status", "diff", "diff-index", "diff-files"})
@@ -90,6 +98,8 @@ def command(cwd: Path, args: Sequence[str]) -> list[str]:
     if sub in _HASHING:
         argv += _filters(cwd)
     argv += list(args[at : at + 1])
+    if sub in _HASHING:  # never enter a submodule: its own config names its own programs
+        argv.append("--ignore-submodules=all")
     if sub in _DIFFING:
         argv += ["--no-ext-diff", "--no-textconv"]
     argv += list(args[at + 1 :])

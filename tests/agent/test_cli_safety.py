@@ -123,6 +123,12 @@ async def test_spec_12_starting_the_language_server_runs_no_program(
     _repo_with_store(project)
     marker = tmp_path / "ran"
     _arm(project, marker)
+    await _start_the_server_and_check(project)
+    assert not marker.exists(), "starting canon-ls ran a repository-configured program"
+
+
+async def _start_the_server_and_check(project: Path) -> None:
+    """Start canon-ls on the project, wait for its whole-store check, ask its status, stop."""
     client = LanguageClient()
     ended = asyncio.Event()
 
@@ -159,7 +165,72 @@ async def test_spec_12_starting_the_language_server_runs_no_program(
         assert status, status
     finally:
         await client.shutdown_session()
-    assert not marker.exists(), "starting canon-ls ran a repository-configured program"
+
+
+# -- a submodule's own config ------------------------------------------------------------------
+
+
+def _repo_with_armed_submodule(project: Path, tmp_path: Path, marker: Path) -> None:
+    """A project with a store and a real submodule `sub` whose own config (under
+    .git/modules/sub) points every program key at a command leaving `marker`, with
+    `* filter=evil diff=evil` in the submodule and a changed file there for status to hash."""
+    source = tmp_path / "sub-source"
+    source.mkdir()
+    git(source, "init", "-q")
+    (source / "a.txt").write_text("a\n")
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "sub")
+    _repo_with_store(project)
+    (project / ".gitattributes").unlink()
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "add sub")
+    sub = project / "sub"
+    assert (project / ".git/modules/sub/config").is_file()
+    _arm(sub, marker)
+    (sub / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (sub / "a.txt").write_text("b\n")  # the same size: git must hash it to know
+    (sub / "new.txt").write_text("new\n")
+    git(project, "config", "submodule.recurse", "true")
+    git(project, "config", "status.submoduleSummary", "true")
+    git(project, "config", "diff.submodule", "diff")
+
+
+@pytest.mark.timeout(180)
+def test_spec_12_a_submodules_config_runs_no_program(project: Path, tmp_path: Path) -> None:
+    """SPEC §12: a submodule's own config is the repository's config too: its filters,
+    drivers, fsmonitor and hooks never run from `canon status`, `read`, `check`, `history`,
+    `graph` (git status would otherwise recurse into the submodule and hash its files)."""
+    marker = tmp_path / "ran"
+    _repo_with_armed_submodule(project, tmp_path, marker)
+    subprocess.run(["git", "status", "-uno"], cwd=project, capture_output=True, check=False)
+    assert marker.exists(), "the fixture must arm git itself"
+    marker.unlink()
+    for args in _store_commands(project, tmp_path):
+        r = canon(*args, cwd=project)
+        assert "Traceback" not in r.err, r.err
+        assert not marker.exists(), f"canon {' '.join(args)} ran a submodule-configured program"
+    assert "1 article" in canon("status", cwd=project).out
+
+
+@pytest.mark.timeout(180)
+async def test_spec_12_a_submodules_config_runs_nothing_from_mcp_or_the_server(
+    project: Path, tmp_path: Path
+) -> None:
+    """SPEC §12: MCP's read and the server's start (whole-store check, staleness pass) run
+    no program a submodule's config names."""
+    from mcp import Client
+
+    from tests.agent.test_mcp import server_params, text_of
+
+    marker = tmp_path / "ran"
+    _repo_with_armed_submodule(project, tmp_path, marker)
+    async with Client(server_params(project)) as client:
+        read = await client.call_tool("canon", {"action": "read", "path": "src/core/config.py"})
+        assert "Config." in text_of(read)
+    assert not marker.exists(), "MCP read ran a submodule-configured program"
+    await _start_the_server_and_check(project)
+    assert not marker.exists(), "starting canon-ls ran a submodule-configured program"
 
 
 # -- FIFOs where git reads ------------------------------------------------------------------
