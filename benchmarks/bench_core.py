@@ -43,7 +43,8 @@ except ImportError:
         orphans,
         stale,
     )
-from canon_ls.core.search import SearchIndex, cached_index, tokenize  # noqa: E402
+from canon_ls.core.search import SearchIndex, tokenize  # noqa: E402
+from canon_ls.core.search_file import cached_index  # noqa: E402
 from canon_ls.core.store import Store  # noqa: E402
 
 COLD_CHILD = r"""

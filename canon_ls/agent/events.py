@@ -30,6 +30,13 @@ from canon_ls.agent.surfacing import NEW_CYCLE, Resolver, Surfacer
 from canon_ls.core import layout
 
 
+def directory(value: object) -> Path | None:
+    """A hook input's working directory: an absolute path to an existing directory, else None."""
+    if isinstance(value, str) and value and os.path.isabs(value) and os.path.isdir(value):
+        return Path(os.path.normpath(value))
+    return None
+
+
 class HookSession:
     """The decisions for one agent session, over its locked state (see `open_session`)."""
 

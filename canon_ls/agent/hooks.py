@@ -72,9 +72,10 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     if event not in EVENTS or event == "PreToolUse":
         return None
 
-    cwd = _directory(payload.get("cwd")) or Path.cwd()
-    start = _directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
-    from canon_ls.agent.events import open_session, prune
+    from canon_ls.agent.events import directory, open_session, prune
+
+    cwd = directory(payload.get("cwd")) or Path.cwd()
+    start = directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
 
     session = str(payload.get("session_id") or "default")
     reply: dict[str, Any] | None = None
@@ -109,12 +110,6 @@ def _context(event: str, text: str) -> dict[str, Any] | None:
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-
-
-def _directory(value: object) -> Path | None:
-    if isinstance(value, str) and value and os.path.isabs(value) and os.path.isdir(value):
-        return Path(os.path.normpath(value))
-    return None
 
 
 if __name__ == "__main__":  # `python -m canon_ls.agent.hooks claude-code` (benchmarks)

@@ -22,8 +22,6 @@ from typing import Any
 from canon_ls.agent import initfiles
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
-# PreToolUse is deliberately absent: the hook does nothing there (see canon_ls.agent.hooks).
-HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
 VERSION = "0.1.0"
 

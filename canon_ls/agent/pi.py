@@ -40,10 +40,10 @@ MAX_CALLS = 256  # tool calls considered per turn
 
 def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
     """The reply for one decoded Pi event, or None for no output."""
-    from canon_ls.agent.hooks import _directory
+    from canon_ls.agent.events import directory
 
     event = payload.get("event")
-    cwd = _directory(payload.get("cwd")) or Path.cwd()
+    cwd = directory(payload.get("cwd")) or Path.cwd()
     session = _text(payload.get("session")) or "default"
     if event == "tool":
         return run_tool(cwd, payload.get("input"), session)

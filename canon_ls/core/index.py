@@ -48,11 +48,10 @@ from canon_ls.core.search import (
     article_text,
     article_tokens,
     boosted,
-    cached_index,
     default_cache_file,
     tokenize,
 )
-from canon_ls.core.search_file import FileIndex
+from canon_ls.core.search_file import FileIndex, cached_index
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 _Key = Key
@@ -127,8 +126,6 @@ class StoreIndex:
         self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
         self._mapped = False
         self.options: layout.Options | None = None  # §13, set by project.open_store
-        self.retrieval = "none"  # §11.4 options, set by project.open_store
-        self.standout = 1.4
 
     # --- disk -> index -----------------------------------------------------------------------
 

@@ -32,6 +32,4 @@ def open_store(
     except BadInput as exc:
         raise OptionError(str(exc)) from None
     store.options = resolved
-    store.retrieval = resolved["retrieval"]
-    store.standout = resolved["standout"]
     return store

@@ -10,8 +10,6 @@ postings layout `_LAYOUT`; `SNAPSHOT_VERSION` moves when the tokens do).
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import heapq
 import marshal
 import math
@@ -21,13 +19,12 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
-    from canon_ls.core.search_file import FileIndex
 
 # Han, kana, Hangul and the compatibility/extension blocks: scripts written without spaces.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f"
@@ -445,33 +442,3 @@ def default_cache_file(
 
     key = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
     return file.parent / f"search-{kind}-{key[:20]}.idx"
-
-
-def cached_index(
-    cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
-) -> FileIndex:
-    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), kept as a
-    file read through mmap (core/search_file.py) and reusing the one already there.
-
-    Keys whose stamp matches the file are not re-tokenized (a None stamp never matches: pass
-    it for files modified too recently to trust their mtime); the rest are added, vanished
-    keys removed, and the file is rewritten (atomically) only when something changed. A
-    damaged or unwritable cache just means a full build, kept in an unnamed temporary file.
-    At 10k articles this turns a first search of seconds into a fraction of one
-    (docs/BENCHMARKS.md).
-    """
-    from canon_ls.core.search_file import build
-
-    with _gc_paused():  # millions of small objects while building: collections only slow it
-        return build(cache_file, docs)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

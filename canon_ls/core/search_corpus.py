@@ -26,11 +26,10 @@ from canon_ls.core.freshness import Key, key, scan, settled
 from canon_ls.core.search import (
     article_tokens,
     boosted,
-    cached_index,
     default_cache_file,
     tokenize,
 )
-from canon_ls.core.search_file import FileIndex
+from canon_ls.core.search_file import FileIndex, cached_index
 
 if TYPE_CHECKING:
     from canon_ls.core.store import Store

@@ -261,9 +261,3 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     assets = Assets(store.project, store.root, scope=address)
     times = times or ChangeTimes(store.project, status_paths=scope_pathspecs(address))
     return evidence_one(store, address, assets, times)
-
-
-def stale_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> str | None:
-    """stale() for one article, touching only its governed files (incremental re-check)."""
-    found = evidence_one(store, address, assets, times)
-    return found.message() if found is not None else None

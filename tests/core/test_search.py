@@ -7,7 +7,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.search import SearchIndex, cached_index, tokenize
+from canon_ls.core.search import SearchIndex, tokenize
+from canon_ls.core.search_file import cached_index
 
 
 def test_spec_6_search_words_are_lower_cased():

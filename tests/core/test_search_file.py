@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.search import SearchIndex, boosted, cached_index, tokenize
-from canon_ls.core.search_file import FileIndex, IndexFile, write
+from canon_ls.core.search import SearchIndex, boosted, tokenize
+from canon_ls.core.search_file import FileIndex, IndexFile, cached_index, write
 
 _word = st.sampled_from(["alpha", "beta", "gamma", "delta", "缓存", "失效", "数据库", "x", "é"])
 _text = st.lists(_word, max_size=12).map(" ".join)

@@ -28,7 +28,6 @@ from ..state import CanonLanguageServer, Folder, read_text
 log = logging.getLogger(__name__)
 
 QUICKFIX = types.CodeActionKind.QuickFix
-REFACTOR = types.CodeActionKind.Refactor
 
 
 def on_code_action(

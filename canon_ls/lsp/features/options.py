@@ -61,7 +61,6 @@ def reread_options(ls: CanonLanguageServer, folder: Folder) -> None:
         ls.notifier.schedule()
     elif store is not None:
         store.options = options
-        store.retrieval, store.standout = options["retrieval"], options["standout"]
     show_problems(ls, folder)
 
 
