@@ -26,7 +26,14 @@ from canon_ls.agent.tokens import (
     tokens,
 )
 from canon_ls.core import freshness, fsio, layout
-from canon_ls.core.address import OutsideStore, article_file, governing_in, normalise, place
+from canon_ls.core.address import (
+    OutsideStore,
+    argument,
+    article_file,
+    governing_in,
+    normalise,
+    place,
+)
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
 NEW_CYCLE = frozenset({"startup", "clear", "compact", "fork"})
@@ -173,7 +180,16 @@ class Resolver:
             full = os.path.normpath(text)
             if not any(_inside(full, b) for b in self._bases) or full in self._bases:
                 return None
-        return self.address_of(text) or None
+        try:
+            return argument(text, self._is_article, Path(self.project), self.mounts) or None
+        except (OutsideStore, ValueError):
+            return None
+
+    def _is_article(self, address: str) -> bool:
+        try:
+            return os.path.isfile(self.article_path(address))
+        except (OSError, ValueError):
+            return False
 
 
 class Surfacer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -35,9 +35,9 @@ def _segments(text: str) -> list[str]:
     return out
 
 
-def _strip_ext(segs: list[str]) -> str:
-    if not segs:
-        return ""
+def _strip_ext(segs: list[str], strip: bool = True) -> str:
+    if not segs or not strip:
+        return "/".join(segs)
     last = segs[-1]
     dot = last.rfind(".")
     if dot > 0:
@@ -76,30 +76,57 @@ def clean(raw: str) -> str:
 
 
 def normalise(
-    raw: str, project: Path | None = None, mounts: Mapping[str, Path] | None = None
+    raw: str,
+    project: Path | None = None,
+    mounts: Mapping[str, Path] | None = None,
+    *,
+    strip: bool = True,
 ) -> str:
     """SPEC §3: a path (relative, absolute, or file:// URI) -> address; '' for the project root.
 
     An absolute path inside a mount named `lake` becomes 'lake:sub/addr'; 'lake:sub/addr.ext' is
     accepted as well. An absolute path outside the project and mounts is clamped like '..'.
-    NUL bytes raise OutsideStore.
+    NUL bytes raise OutsideStore. strip=False keeps the extension (the exact reading `argument`
+    tries first).
     """
     text = _prepare(raw)
     if mounts:
         m = _MOUNT_PREFIX.fullmatch(text)
         if m and m.group(1) in mounts:
-            rest = _strip_ext(_segments(m.group(2)))
+            rest = _strip_ext(_segments(m.group(2)), strip)
             return f"{m.group(1)}:{rest}" if rest else ""
     segs = _segments(text)
     if text.startswith("/"):
         for base_segs, prefix in _bases(project, mounts):
             n = len(base_segs)
             if segs[:n] == base_segs:
-                rest = _strip_ext(segs[n:])
+                rest = _strip_ext(segs[n:], strip)
                 if prefix and not rest:
                     return ""
                 return prefix + rest
-    return _strip_ext(segs)
+    return _strip_ext(segs, strip)
+
+
+def argument(
+    raw: str,
+    is_article: Callable[[str], bool],
+    project: Path | None = None,
+    mounts: Mapping[str, Path] | None = None,
+) -> str:
+    """SPEC §3, what an argument names: exactly the address of an existing article names that
+    article (`src/core/config.test`, as `map` prints it, is never `src/core/config`); only
+    otherwise is it a path whose one extension is dropped. pi-canon reads arguments the same
+    way, so every address either tool prints reads back to the same article."""
+    exact = normalise(raw, project, mounts, strip=False)
+    if exact and is_article(exact):
+        return exact
+    return normalise(raw, project, mounts)
+
+
+def link_target(target: str, is_article: Callable[[str], bool]) -> str:
+    """The article a wikilink's (already clean) target names: the same rule as `argument`, so
+    `[[src/x.ts]]` names `src/x` unless an article `src/x.ts` exists."""
+    return target if not target or is_article(target) else _strip_ext(target.split("/"))
 
 
 def _bases(project: Path | None, mounts: Mapping[str, Path] | None) -> list[tuple[list[str], str]]:

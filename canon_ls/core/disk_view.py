@@ -37,8 +37,8 @@ class DiskView:
         self._inside = os.path.realpath(store.articles_dir)
         self._read: dict[str, Article | None] = {}
 
-    def address_of(self, path_or_address: str) -> str:
-        return self.store.address_of(path_or_address)
+    def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
+        return self.store.address_of(path_or_address, as_path=as_path)
 
     def article(self, address: str) -> Article | None:
         if address not in self._read:

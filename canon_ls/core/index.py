@@ -30,6 +30,7 @@ from canon_ls.core import cache, freshness, fsio, layout
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
     OutsideStore,
+    argument,
     article_file,
     contained,
     governing_in,
@@ -505,12 +506,16 @@ class StoreIndex:
         self._ensure()
         return governing_in(address, self._index)
 
-    def address_of(self, path_or_address: str) -> str:
-        """Normalise a path, URI or address against the project and mounts (§3, §8).
+    def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
+        """What an argument names (§3, §8): exactly an existing article's address names it,
+        else the path's address (as_path=True: always the path rule, for a file on disk).
 
         The path of an article file itself (`.canon/articles/src/a.md`) names its address
         (`src/a`), so an agent or editor holding the article's path reaches the article."""
-        address = normalise(path_or_address, self.project, self.mounts)
+        if as_path:
+            address = normalise(path_or_address, self.project, self.mounts)
+        else:
+            address = argument(path_or_address, self.is_article_file, self.project, self.mounts)
         name, rest = self._mount_of(address)
         owner = self._subs[name] if name else self
         inner = owner._articles_prefix()
@@ -518,6 +523,14 @@ class StoreIndex:
             rest = rest[len(inner) :]
             return f"{name}:{rest}" if name and rest else rest
         return address
+
+    def is_article_file(self, address: str) -> bool:
+        """Whether an article file exists at exactly this address, asked of the disk (the
+        index may not have seen a file another process wrote a moment ago)."""
+        try:
+            return os.path.isfile(self.path_of(address))
+        except ValueError:
+            return False
 
     def _articles_prefix(self) -> str:
         """'.canon/articles/' when the articles directory lies inside the project, else ''."""

@@ -78,7 +78,7 @@ def resolve_token(where: Where, token: Token) -> Target | None:
     existing = next((c for c in candidates if _exists(c)), None)
     try:
         if existing is not None:
-            address = store.address_of(str(existing.resolve()))
+            address = store.address_of(str(existing.resolve()), as_path=True)
         else:
             address = store.address_of(raw)
     except ValueError:

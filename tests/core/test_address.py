@@ -167,3 +167,19 @@ def test_spec_2_3_8_place_is_the_one_answer_for_a_file(tmp_path: Path) -> None:
     assert where(lake / "prices.csv") == ("asset", "lake:prices")
     assert where(lake / ".git/config") == ("", "")
     assert where(tmp_path / "elsewhere.py") == ("", "")
+
+
+def test_spec_3_an_existing_article_wins_over_the_extension_rule() -> None:
+    """SPEC §3: exactly an existing article's address names it; else the path rule."""
+    from canon_ls.core.address import argument, link_target
+
+    articles = {"src/core/config", "src/core/config.test"}.__contains__
+    assert argument("src/core/config.test", articles) == "src/core/config.test"
+    assert argument("./src//core/config.test", articles) == "src/core/config.test"
+    assert argument("src/core/config.test.ts", articles) == "src/core/config.test"
+    assert argument("src/core/config.ts", articles) == "src/core/config"
+    assert argument("src/core/config.test", set().__contains__) == "src/core/config"
+    assert link_target("src/x.ts", set().__contains__) == "src/x"
+    assert link_target("src/x.ts", {"src/x.ts"}.__contains__) == "src/x.ts"
+    assert link_target(".env", set().__contains__) == ".env"
+    assert link_target("docs/v1.2", set().__contains__) == "docs/v1"

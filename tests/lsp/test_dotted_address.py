@@ -1,0 +1,42 @@
+"""SPEC §3 "an existing article wins over the extension rule" through the language server:
+`src/core/config.test` names the article `config.test.md` in the `canon.read`/`canon.write`
+commands and in hover, never `config.md` (issue 22 item 1). The store's bytes are pi-canon's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsp_harness import Session, build_workspace, git, text_of, write
+
+DOTTED = "src/core/config.test"
+TESTS_DOC = "docs/tests.md"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = build_workspace(tmp_path / "proj")
+    write(
+        root,
+        f".canon/articles/{DOTTED}.md",
+        "---\ncapsule: Tests for the config loader.\nupdated: 2026-11-21\n---\n# Config tests\n",
+    )
+    write(root, TESTS_DOC, "# Tests\n\nSee src/core/config.test for the loader tests.\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "dotted")
+    return root
+
+
+async def test_commands_read_and_write_the_dotted_article(s: Session) -> None:
+    config = (s.root / ".canon/articles/src/core/config.md").read_bytes()
+    wrote = await s.command("canon.write", {"path": DOTTED, "capsule": "Covers env over file."})
+    assert wrote.startswith(f"Wrote {DOTTED}."), wrote
+    assert (s.root / ".canon/articles/src/core/config.md").read_bytes() == config
+    read = await s.command("canon.read", {"path": DOTTED})
+    assert read.splitlines()[:2] == [DOTTED, "capsule: Covers env over file."]
+
+
+async def test_hover_on_a_dotted_address_shows_that_article(s: Session) -> None:
+    s.open(TESTS_DOC, "markdown")
+    hover = await s.hover(TESTS_DOC, s.pos_of(TESTS_DOC, DOTTED, 4))
+    assert "Tests for the config loader." in text_of(hover)
