@@ -66,9 +66,11 @@ def _cmd_import(args: argparse.Namespace) -> int:
             "folder)."
         )
         return 0
-    rules_import.apply(store, steps)
+    refused = rules_import.apply(store, steps)
+    for line in refused:
+        print(line)
     print(f"Imported: {summary.format('', '')}; each imported file is named in a journal entry.")
-    return 0
+    return 1 if refused else 0
 
 
 def _export_line(item: Generated) -> str:
@@ -83,6 +85,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     store = _store(args)
     _refuse_outside(store)
+    if not store.exists():
+        from canon_ls.agent.cli_store import _missing
+
+        print(_missing(store))
+        return 0
     files = rules_export.survey(store, args.host)
     stale = [f for f in files if f.state != "current"]
     if args.check:

@@ -44,7 +44,8 @@ HOSTS: dict[str, Host] = {
 }
 NESTED_NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")  # one directory's instructions
 
-_WILD = re.compile(r"[*?\[\]{}!]")
+_WILD = re.compile(r"(?<!\\)[*?\[\]{}!]")  # a glob character not escaped with '\'
+_ESCAPE = re.compile(r"[*?\[\]{}!\\]")
 _MARKER = re.compile(r"<!-- canon export: article (\"(?:[^\"\\]|\\.)*\"), digest ([0-9a-f]{12})\b")
 
 
@@ -89,14 +90,14 @@ def split_globs(value: object) -> list[str]:
 def _prefix_of(glob: str, project: Path) -> list[str]:
     """The literal leading directories of one glob; a glob with no wildcard names a file or
     directory, whose address counts whole. '..' anywhere: nothing (it would leave the tree)."""
-    segs = [s for s in glob.replace("\\", "/").split("/") if s not in ("", ".")]
+    segs = [s for s in glob.split("/") if s not in ("", ".")]
     if ".." in segs:
         return []
     literal: list[str] = []
     for seg in segs:
         if _WILD.search(seg):
             return literal
-        literal.append(seg)
+        literal.append(re.sub(r"\\(.)", r"\1", seg))
     path = "/".join(literal)
     address = clean(path) if (project / path).is_dir() else normalise(path)
     return address.split("/") if address else []
@@ -120,8 +121,10 @@ def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
 
 def globs_of(asset_paths: list[str]) -> list[str]:
     """The globs an article's address covers, from its asset set (Assets.of): a directory
-    `dir/` covers `dir/**`, a file covers itself."""
-    return [p + "**" if p.endswith("/") else p for p in asset_paths]
+    `dir/` covers `dir/**`, a file covers itself; glob characters in names are escaped
+    (`app/[slug]/` covers `app/\\[slug\\]/**`)."""
+    escaped = [_ESCAPE.sub(r"\\\g<0>", p) for p in asset_paths]
+    return [p + "**" if p.endswith("/") else p for p in escaped]
 
 
 # ---------------------------------------------------------------- the generated-file marker

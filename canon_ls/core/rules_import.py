@@ -118,6 +118,7 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
     listed = Assets(project, store.root).files()
     done = _journaled(store) if store.exists() else set()
     bodies: dict[str, str] = {}  # the body each address has after the steps so far
+    seen: dict[str, str] = {}  # digest -> the first file with this text (CLAUDE.md, AGENTS.md)
     steps: list[Step] = []
     for relpath in rules_formats.source_paths(project, listed):
         src, problem = _read(project, relpath)
@@ -132,8 +133,12 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
         if not text:
             steps.append(Step(relpath, "skip", why="it holds no text"))
             continue
-        address, scope, why = target(src, project, prefix)
         token = rules_formats.digest(text)
+        if token in seen:
+            steps.append(Step(relpath, "skip", why=f"it holds the same text as {seen[token]}"))
+            continue
+        seen[token] = relpath
+        address, scope, why = target(src, project, prefix)
         existing = bodies.get(address)
         if existing is None and store.article(address) is not None:
             existing = store.article(address).body  # type: ignore[union-attr]
@@ -145,24 +150,30 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
             body = text + "\n"
             step = Step(relpath, "create", address, why, scope, capsule_of(src), body, journal)
         else:
-            body = f"{existing.rstrip()}\n\n## From {relpath}\n\n{text}\n"
+            body = f"{existing.rstrip()}\n\n## From {relpath}\n\n{text}\n".lstrip("\n")
             step = Step(relpath, "merge", address, why, None, capsule_of(src), body, journal)
         bodies[address] = body
         steps.append(step)
     return steps
 
 
-def apply(store: Store, steps: list[Step], source: str = "cli") -> None:
+def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
     """Write the planned articles (a merge keeps the article's capsule when it has one) and
-    one journal entry per imported file."""
+    one journal entry per imported file; returns a sentence for each write the schema refused
+    (that file is not journaled, so the next import tries it again)."""
+    refused: list[str] = []
     for step in steps:
         if step.action not in ("create", "merge"):
             continue
         current = store.article(step.address)
         capsule = step.capsule if current is None or not current.capsule else None
-        store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
+        outcome = store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
+        if outcome.status == "refused":
+            refused.append(f"{step.path} -> {step.address}: refused; " + " ".join(outcome.lines))
+            continue
         slug = "import-" + (sanitise_slug(step.path) or "rule")
         store.journal(step.journal, subject=[step.address], slug=slug, source=source)
+    return refused
 
 
 def relation(project: Path, relpath: str, text: str, line: int) -> tuple[str, str] | None:

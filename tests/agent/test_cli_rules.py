@@ -248,3 +248,42 @@ def test_import_reads_unquoted_globs_as_the_hosts_do(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     assert ".cursor/rules/ts.mdc -> rules/ts: create (scope: rule)" in run.out
     assert ".claude/rules/go.md -> rules/go: create (scope: rule)" in run.out
+
+
+def test_a_second_file_with_the_same_text_is_not_imported_twice(tmp_path: Path) -> None:
+    """CLAUDE.md is often a link to AGENTS.md (or a copy): one rule article, not two."""
+    project = make_project(tmp_path / "p", ["root-agents-md"])
+    (project / "CLAUDE.md").symlink_to("AGENTS.md")
+    run = canon("import", "--write", cwd=project)
+    assert run.code == 0, run.err
+    assert "CLAUDE.md: skipped, it holds the same text as AGENTS.md." in run.out
+    assert not (project / ".canon/articles/rules/claude.md").exists()
+    assert len(_journal(project)) == 1
+
+
+def test_a_write_the_schema_refuses_is_said_and_not_journaled(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", ["cursor"])
+    (project / ".canon" / "articles").mkdir(parents=True)
+    schema = '{"schema_version": 1, "relations": {"refs": {"required": true, "hint": "Link it."}}}'
+    (project / ".canon" / "schema.json").write_text(schema, encoding="utf-8")
+    run = canon("import", "--write", cwd=project)
+    assert run.code == 1
+    assert ".cursor/rules/web.mdc -> src/web: refused;" in run.out and "Link it." in run.out
+    assert not (project / ".canon/articles/src/web.md").exists()
+    assert _journal(project) == {}
+
+
+def test_export_escapes_glob_characters_in_names(tmp_path: Path) -> None:
+    """A Next.js route folder `app/[slug]` is a name, not a character class."""
+    project = make_project(tmp_path / "p", [])
+    (project / "app" / "[slug]").mkdir(parents=True)
+    (project / "app" / "[slug]" / "page.tsx").write_text("x\n", encoding="utf-8")
+    write_article(project, "app/[slug]", "---\ncapsule: One post.\n---\nBody.\n")
+    assert canon("export", "copilot", cwd=project).code == 0
+    meta, _ = _front(project / ".github/instructions/canon-app-[slug].instructions.md")
+    assert meta["applyTo"] == "app/\\[slug\\]/**"
+    # and the same file read back by import lands at the same address
+    (project / ".github/instructions/posts.instructions.md").write_text(
+        '---\napplyTo: "app/\\\\[slug\\\\]/**"\n---\nPosts are MDX.\n', encoding="utf-8"
+    )
+    assert "posts.instructions.md -> app/[slug]: add its text" in canon("import", cwd=project).out
