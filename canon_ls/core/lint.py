@@ -33,8 +33,13 @@ CHANGELOG_WORDS = (
     "refactored",
     "moved",
     "bumped",
+    "implemented",
+    "migrated",
+    "verified",
 )
-LOG_SEGMENTS = {"log", "logs", "journal", "session", "standup", "meeting"}
+LOG_SEGMENTS = {"log", "logs", "journal", "session", "sessions", "standup", "standups"}
+LOG_SEGMENTS |= {"meeting", "meetings"}
+FOLD_UP_CHARS = 400  # a body shorter than this under an existing parent could live there
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CHANGELOG = re.compile(r"^\W*(" + "|".join(CHANGELOG_WORDS) + r")\b", re.IGNORECASE)
 _CONSTRAINT = re.compile(
@@ -151,6 +156,47 @@ def orphan_question(address: str, declare: str = "it a rule (scope rule)") -> li
     ]
 
 
+def fold_up(
+    address: str, body: str, exists: Callable[[str], bool], schema: Schema | None
+) -> list[str]:
+    """§6.1 item 8: a short body whose parent article exists could be a section of it (the
+    schema's own body minimum, when declared, speaks instead)."""
+    up = parent(address)
+    if not 0 < len(body) < FOLD_UP_CHARS or not up or not exists(up):
+        return []
+    rule = None if schema is None or schema.error else schema.rules.get("body")
+    if rule is not None and rule.min_chars is not None:
+        return []
+    return [
+        f"The body is {len(body)} characters; could it be a section of {up} instead? Keep a "
+        "child article only where a file or a chunk worth loading on its own begins."
+    ]
+
+
+def scope_question(
+    address: str, body: str, old_body: str, scope: str, governs: Callable[[str], bool] | None
+) -> list[str]:
+    """§6.1 item 8, with the retrieval lane on (`governs` given): asked once, on the write
+    that first gives the article constraint language. At a file's address a rule reaches only
+    that file's readers; away from every file an undeclared rule looks like an orphan."""
+    if governs is None or not _CONSTRAINT.search(body) or _CONSTRAINT.search(old_body):
+        return []
+    if governs(address):
+        return [
+            f"This article now states a rule, at {address}, the address of a file: work on any "
+            "other file is shown that file's article and never this one. If the rule holds "
+            "beyond this file, file it at an address naming the rule, where the retrieval "
+            "lane brings it to the work it concerns."
+        ]
+    if scope == "rule":
+        return []
+    return [
+        f"No file has the address {address}, so only the retrieval lane brings it to work. "
+        "If it states a rule on purpose, write it again with scope rule; undeclared, it reads "
+        "like an article whose file was deleted."
+    ]
+
+
 def body_growth(old_body: str, new_body: str) -> list[str]:
     """§6.1 item 6."""
     old, new = len(old_body.encode()), len(new_body.encode())
@@ -162,12 +208,21 @@ def body_growth(old_body: str, new_body: str) -> list[str]:
     ]
 
 
+_BULLET = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)*")
+
+
+def _bare(line: str) -> str:
+    """A line without its list marker, whitespace runs as one space."""
+    return " ".join(_BULLET.sub("", line).split())
+
+
 def dropped_constraints(old_body: str, new_body: str) -> list[str]:
-    """§6.1 item 7: at most two dropped constraint lines, each cut to 160 characters."""
-    kept = {line.strip() for line in new_body.splitlines()}
+    """§6.1 item 7: at most two dropped constraint lines, each cut to 160 characters. A line
+    still in the new body under another list marker, elsewhere or re-wrapped is kept."""
+    kept = " ".join(_bare(line) for line in new_body.splitlines())
     lines: list[str] = []
     for line in old_body.splitlines():
-        text = line.strip()
+        text = _bare(line)
         if text and _CONSTRAINT.search(text) and text not in kept:
             lines.append(
                 f'Dropped constraint: "{text[:160]}" is gone from the body. A constraint that '
@@ -192,9 +247,12 @@ def write_lints(
     exists: Callable[[str], bool],
     orphan: bool,
     schema: Schema | None = None,
+    scope: str = "asset",
+    governs: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """All §6.1 lines for a write that landed. A bound the schema declares replaces the
-    built-in line on the same aspect (§7)."""
+    built-in line on the same aspect (§7). `governs` (whether a file has an address) is
+    given when the retrieval lane is on: it asks the scope question."""
     lines = capsule_missing(capsule)
     if capsule_given or previous is None:
         if schema is None or schema.bound("capsule") is None:
@@ -209,6 +267,8 @@ def write_lints(
     if body_given and previous is not None:
         lines += body_growth(previous.body, body)
         lines += dropped_constraints(previous.body, body)
+    lines += fold_up(address, body, exists, schema)
+    lines += scope_question(address, body, previous.body if previous else "", scope, governs)
     return lines
 
 
@@ -264,3 +324,59 @@ def article_findings(
             )
         )
     return found
+
+
+# --- values a journal entry records that its article lacks (§6.1 item 8) ------------------------
+
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+    "hundred|thousand|million"
+)
+# The shapes an exact value takes (pi-canon's, so both tools name the same values): code
+# spans, quoted text, hyphenated ids, SNAKE_CASE, dotted.names, numbers (with a % sign),
+# spelled counts with their unit ("eleven weeks").
+_VALUE_SHAPES = (
+    re.compile(r"`([^`\n]{2,60})`"),
+    re.compile(r'"([^"\n]{2,60})"'),
+    re.compile(r"\b([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b", re.I | re.A),
+    re.compile(r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b", re.A),
+    re.compile(r"\b([a-z][a-z0-9]*\.[a-z][a-z0-9]+)\b", re.A),
+    re.compile(r"\b(\d[\d,]*(?:\.\d+)?\s*%?)", re.A),
+    re.compile(rf"\b((?:{_NUMBER_WORDS})\s+[a-z]{{3,}})\b", re.I | re.A),
+)
+_ALNUM = re.compile(r"[a-z0-9]")
+VALUES_SHOWN = 6
+
+
+def _values(text: str) -> list[str]:
+    """The value-shaped pieces of `text`, once each (case-folded), in first-seen order."""
+    found: dict[str, str] = {}
+    for shape in _VALUE_SHAPES:
+        for m in shape.finditer(text):
+            value = m.group(1).strip()
+            if len(value) >= 2 and not _ISO.fullmatch(value):
+                found[value.lower()] = value
+    return list(found.values())
+
+
+def _holds(kept: str, value: str) -> bool:
+    """`value` occurs in `kept` with no letter or digit either side (42 is not in 142)."""
+    needle = " ".join(value.lower().split())
+    at = kept.find(needle)
+    while at != -1:
+        before = kept[at - 1] if at else " "
+        end = at + len(needle)
+        after = kept[end] if end < len(kept) else " "
+        if not _ALNUM.match(before) and not _ALNUM.match(after):
+            return True
+        at = kept.find(needle, at + 1)
+    return False
+
+
+def unretained(entry: str, article_text: str) -> list[str]:
+    """The values a journal entry records that the article (capsule and body) does not
+    carry, longest first, at most six: what a reader of the article alone would miss."""
+    kept = " ".join(article_text.lower().split())
+    missing = [v for v in _values(entry) if not _holds(kept, v)]
+    return sorted(missing, key=len, reverse=True)[:VALUES_SHOWN]

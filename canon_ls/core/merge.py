@@ -44,6 +44,7 @@ def merge(
     *,
     exists: Callable[[str], bool],
     orphan: Callable[[str, str], bool],
+    governs: Callable[[str], bool] | None = None,
 ) -> tuple[WriteOutcome, bytes | None, int]:
     """§6 write, §7 judgement, §6.1 lints over the previous file (bytes, truncated, mode)
     as read under the store lock: the outcome, the new bytes (None when nothing is written:
@@ -118,6 +119,8 @@ def merge(
         exists=exists,
         orphan=orphan(address, new_scope),
         schema=schema,
+        scope=new_scope,
+        governs=governs,
     )
     status = "created" if created else "written"
     return WriteOutcome(address, status, lines + tail), text.encode("utf-8"), mode

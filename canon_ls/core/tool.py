@@ -16,6 +16,7 @@ from canon_ls.core import schema as sch
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.dialect import JSON, Dialect
 from canon_ls.core.evidence import Evidence
+from canon_ls.core.journal import subjects_of
 from canon_ls.core.store import BadInput, JournalEntry, Store, iter_addresses
 
 ACTIONS = ("read", "write", "journal", "map", "search")
@@ -319,7 +320,28 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
         source=source,
         session=session,
     )
-    return ToolResult(f"Journaled {path.parent.name}/{path.name}.", 0)
+    head = f"Journaled {path.parent.name}/{path.name}."
+    missing = _values_missing(store, body, subjects_of(subject))
+    return ToolResult("\n".join([head, *missing]), 0)
+
+
+def _values_missing(store: Store, body: str, subjects: list[str]) -> list[str]:
+    """§6.1 item 8: the values this entry records that the articles it is about lack (the
+    article is what a touch shows; the journal is read only when asked)."""
+    named: list[str] = []
+    store.refresh()
+    for address in dict.fromkeys(store.address_of(s) for s in subjects):
+        article = store.article(address) if address else None
+        if article is not None:
+            text = f"{article.capsule} {article.body}"
+            named += [f"{address} lacks {v}" for v in lint.unretained(body, text)]
+    if not named:
+        return []
+    return [
+        f"The entry records values its article does not carry: {'; '.join(named[:6])}. A "
+        "touch shows the article, not the journal: if they still hold beyond this event, "
+        "write them into the article as they are."
+    ]
 
 
 def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:

@@ -1,0 +1,141 @@
+"""SPEC §6.1 items 7 and 8: the write desk's advice that pi-canon 0.3.0 gives too, on the same
+triggers and thresholds (its lint's facts): fold-up below 400 characters under an existing
+parent article, the journal words and segments, the values a journal entry names that its
+article lacks, and the scope question when the retrieval lane is on."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import tool
+from canon_ls.core.store import Store
+from tests.conftest import make_files
+
+
+def w(store: Store, path: str, **kw: object) -> str:
+    r = tool.run(store, {"action": "write", "path": path, **kw})
+    assert r.code == 0, r.text
+    return r.text
+
+
+def j(store: Store, body: str, *subject: str) -> str:
+    r = tool.run(store, {"action": "journal", "body": body, "subject": list(subject)})
+    assert r.code == 0, r.text
+    return r.text
+
+
+FOLD = "could it be a section of"
+
+
+def test_spec_6_1_8_fold_up_short_body_under_an_existing_parent(store: Store) -> None:
+    """A body of 1..399 characters whose parent article exists gets the fold-up hint; 400
+    characters, no parent article, a one-segment address or an empty body do not."""
+    assert FOLD not in w(store, "src/a/b.py", capsule="B.", body="x" * 10)  # no parent article
+    w(store, "src", capsule="Sources.", body="# src\n" + "s" * 500)
+    said = w(store, "src/feed.py", capsule="Feed.", body="# src/feed\nOne GET.")
+    assert f"{FOLD} src instead?" in said
+    assert FOLD in w(store, "src/feed.py", capsule="Feed, fetched hourly.")  # on any write
+    assert FOLD not in w(store, "src/big.py", capsule="Big.", body="y" * 399 + "\n")
+    assert FOLD not in w(store, "src/cap.py", capsule="Only a capsule.")
+    assert FOLD not in w(store, "top.py", capsule="Top.", body="tiny")
+
+
+def test_spec_6_1_8_fold_up_gives_way_to_a_schema_body_minimum(store: Store, project: Path) -> None:
+    (project / ".canon").mkdir()
+    (project / ".canon/schema.json").write_text('{"article": {"body": {"min_chars": 5}}}')
+    w(store, "src", capsule="Sources.", body="# src\n" + "s" * 500)
+    assert FOLD not in w(store, "src/feed.py", capsule="Feed.", body="# src/feed\nOne GET.")
+
+
+@pytest.mark.parametrize("segment", ["meetings", "sessions", "standups", "Meetings"])
+def test_spec_6_1_8_plural_journal_segments(store: Store, segment: str) -> None:
+    assert "looks like a log" in w(store, f"team/{segment}/weekly", capsule="Weekly notes.")
+
+
+@pytest.mark.parametrize("verb", ["Implemented", "Migrated", "Verified"])
+def test_spec_6_1_8_more_changelog_words(store: Store, verb: str) -> None:
+    assert "changelog" in w(store, "a.ts", capsule=f"{verb} the retry path.")
+    assert "changelog" not in w(store, "b.ts", capsule=f"Retries; {verb.lower()} by CI.")
+
+
+def test_spec_6_1_8_journal_names_values_its_article_lacks(store: Store) -> None:
+    """The journal action names the values (numbers, ids, code, quoted names, SNAKE_CASE,
+    dotted names, spelled counts) its subject's article does not carry, bounded (42 is not
+    in 142), longest first, six at most; an article that carries them all hears nothing."""
+    w(store, "src/feed.py", capsule="Fetches the feed.", body="The cap is 142 rows.\n")
+    said = j(
+        store,
+        "Raised the cap to 40,000 rows for nightly-dispatch; `MAX_ROWS` stays 42 for eleven "
+        'weeks; see period.close and "blue team".',
+        "src/feed.py",
+    )
+    head, advice = said.split("\n")
+    assert head.startswith("Journaled journal/")
+    for value in ("40,000", "nightly-dispatch", "MAX_ROWS", "eleven weeks", "period.close"):
+        assert f"src/feed lacks {value}" in advice, advice
+    assert advice.count(" lacks ") == 6 and "src/feed lacks 42;" not in advice
+    w(store, "src/feed.py", body="Cap 40,000 rows (nightly-dispatch).\n")
+    assert j(store, "Cap raised to 40,000 for nightly-dispatch.", "src/feed.py").count("\n") == 0
+    assert j(store, "Moved 7,500 rows.", "src/none.py").count("\n") == 0  # no article there
+
+
+SCOPE_ASSET = "the address of a file"
+SCOPE_DECLARE = "write it again with scope rule"
+
+
+def test_spec_6_1_8_scope_question_only_with_the_lane(store: Store, project: Path) -> None:
+    make_files(project, "src/money.py")
+    body = "Amounts must be rounded half-even.\n"
+    assert SCOPE_ASSET not in w(store, "src/money.py", capsule="Money.", body=body)
+    store.retrieval = "lexical"
+    w(store, "src/tax.py", capsule="Tax.", body="Tax tables.\n")
+    assert SCOPE_ASSET not in w(store, "src/tax.py", capsule="Tax tables.")
+    make_files(project, "src/tax.py")
+    said = w(store, "src/tax.py", body="Tax must never be negative.\n")
+    assert SCOPE_ASSET in said and "src/tax" in said
+    # asked once: the next write of a rule-carrying body stays quiet
+    assert SCOPE_ASSET not in w(store, "src/tax.py", body="Tax must never go below zero.\n")
+
+
+def test_spec_6_1_8_scope_question_off_the_spine(store: Store, project: Path) -> None:
+    store.retrieval = "lexical"
+    make_files(project, "src/app.py")
+    said = w(store, "conventions/rounding", capsule="Rounding.", body="Always round once.\n")
+    assert SCOPE_DECLARE in said and SCOPE_ASSET not in said
+    said = w(store, "conventions/ids", capsule="Ids.", body="Ids must be UUIDs.\n", scope="rule")
+    assert SCOPE_DECLARE not in said
+
+
+def test_spec_6_1_8_scope_question_through_canon_toml(tmp_path: Path) -> None:
+    """The lane as a project turns it on (canon.toml), through the real CLI."""
+    from tests.agent.test_cli import canon
+
+    (tmp_path / "canon.toml").write_text('retrieval = "lexical"\n', "utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    run = canon(
+        "write",
+        "house/rules",
+        "--capsule",
+        "House rules.",
+        "--body",
+        "Never push on Friday.",
+        cwd=tmp_path,
+    )
+    assert run.code == 0 and SCOPE_DECLARE in run.out, run.out + run.err
+
+
+def test_spec_6_1_7_rebulleted_or_moved_constraint_is_kept(store: Store) -> None:
+    """A constraint line kept under another list marker, at another place or re-wrapped is
+    not dropped; one really gone is still quoted back, without its marker."""
+    old = "# a\n\n- Keys must be sorted.\n- Never log secrets.\n1. Always retry twice.\n"
+    w(store, "a.ts", capsule="A.", body=old)
+    new = "# a\n\n1. Always retry\n   twice.\n\nIntro.\n\n* Keys must be sorted.\n"
+    said = w(store, "a.ts", body=new)
+    dropped = [line for line in said.splitlines() if line.startswith("Dropped constraint")]
+    assert dropped == [
+        'Dropped constraint: "Never log secrets." is gone from the body. A constraint that '
+        "still holds should stay; one that changed belongs in the journal."
+    ]
