@@ -158,7 +158,7 @@ class Store(StoreIndex):
                     self.schema(),
                     exists=self.has,
                     orphan=self._is_orphan,
-                    governs=self._maps if self.retrieval != "none" else None,
+                    governs=self._maps if self.options and self.options.lane else None,
                 )
                 if data is None:
                     return outcome

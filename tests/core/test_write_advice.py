@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core import tool
+from canon_ls.core.project import open_store
 from canon_ls.core.store import Store
 from tests.conftest import make_files
 
@@ -90,7 +91,7 @@ def test_spec_6_1_8_scope_question_only_with_the_lane(store: Store, project: Pat
     make_files(project, "src/money.py")
     body = "Amounts must be rounded half-even.\n"
     assert SCOPE_ASSET not in w(store, "src/money.py", capsule="Money.", body=body)
-    store.retrieval = "lexical"
+    store = open_store(project, {"retrieval": "lexical"})
     w(store, "src/tax.py", capsule="Tax.", body="Tax tables.\n")
     assert SCOPE_ASSET not in w(store, "src/tax.py", capsule="Tax tables.")
     make_files(project, "src/tax.py")
@@ -101,7 +102,7 @@ def test_spec_6_1_8_scope_question_only_with_the_lane(store: Store, project: Pat
 
 
 def test_spec_6_1_8_scope_question_off_the_spine(store: Store, project: Path) -> None:
-    store.retrieval = "lexical"
+    store = open_store(project, {"retrieval": "lexical"})
     make_files(project, "src/app.py")
     said = w(store, "conventions/rounding", capsule="Rounding.", body="Always round once.\n")
     assert SCOPE_DECLARE in said and SCOPE_ASSET not in said
