@@ -118,10 +118,10 @@ class HookSession:
         self._record("UserPromptSubmit", trace)
         return text
 
-    def rank(self) -> str:
-        """The lane's section for a message after its tool calls ('' for none): Pi ranks once
-        per batched turn (`post_tool(..., rank=False)` for each call first)."""
-        return self._said(self._rank("turn", "turn_end"))
+    def rank(self, event: str) -> str:
+        """The lane's section for a message after a batch of tool calls ('' for none): ranked
+        once per batch (`post_tool(..., rank=False)` for each call first, agent/batch.py)."""
+        return self._said(self._rank("turn" if event == "turn_end" else "tool", event))
 
     def _rank(self, trigger: str, event: str) -> str:
         if not self._lane_on():
@@ -141,6 +141,7 @@ class HookSession:
         agent_id: str = "",
         *,
         rank: bool = True,
+        event: str = "PostToolUse",
     ) -> str:
         """The address spine of a finished tool call, and with the lane on the articles its
         intent newly ranks (after the spine's lines): additional context, or ''. A subagent's
@@ -149,7 +150,7 @@ class HookSession:
             return ""
         surfacer = self._surfacer(agent_id)
         text = surfacer.post_tool(tool_name, tool_input, tool_response)
-        self._record("PostToolUse", surfacer.trace)
+        self._record(event, surfacer.trace)
         if agent_id or not self._lane_on():
             return self._said(text)
         from canon_ls.agent.lane import Lane

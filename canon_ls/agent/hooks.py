@@ -19,6 +19,10 @@ Events (SPEC §11.3):
   per cycle, as `hookSpecificOutput.additionalContext`; a `canon` read withdraws an article.
   With the lane on, the call's name and first argument extend the intent and newly ranked
   articles follow the capsules.
+- PostToolBatch (Claude Code, once per batch of parallel calls, before the next model
+  request): the same for every call of the batch in one reply, the lane ranked once
+  (agent/batch.py). `canon init claude-code` configures it instead of PostToolUse; Codex has
+  no batch event and keeps a reply per call.
 - Stop: `{"decision": "block", "reason": …}` once when edited files' articles were not
   written since; quiet when `stop_hook_active` is true or nothing is due.
 """
@@ -32,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 AGENTS = ("claude-code", "codex", "pi")
-EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"})
+EVENTS = frozenset(
+    {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolBatch", "Stop"}
+)
 
 
 def main(agent: str) -> int:
@@ -88,13 +94,16 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
             prompt = payload.get("prompt")
             reply = _context(event, hook.user_prompt(prompt if isinstance(prompt, str) else ""))
         elif event == "PostToolUse":
-            agent_id = payload.get("agent_id")
-            text = hook.post_tool(
-                str(payload.get("tool_name") or ""),
-                payload.get("tool_input"),
-                payload.get("tool_response"),
-                agent_id if isinstance(agent_id, str) else "",
+            text = hook.post_tool(*_call(payload), _agent_id(payload))
+            reply = _context(event, text)
+        elif event == "PostToolBatch":
+            from canon_ls.agent.batch import packet
+
+            calls = payload.get("tool_calls")
+            batch = (
+                [_call(c) for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
             )
+            text, _ = packet(hook, batch, "these calls", _agent_id(payload))
             reply = _context(event, text)
         elif event == "Stop":
             reason = hook.stop(payload.get("stop_hook_active") is True)
@@ -103,6 +112,22 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     if event == "SessionStart" and payload.get("source") == "startup":
         prune()
     return reply
+
+
+def _call(payload: dict[str, Any]) -> tuple[str, object, object]:
+    """(tool name, input, response) of one finished call (a PostToolUse payload, or one
+    entry of a PostToolBatch's `tool_calls`)."""
+    return (
+        str(payload.get("tool_name") or ""),
+        payload.get("tool_input"),
+        payload.get("tool_response"),
+    )
+
+
+def _agent_id(payload: dict[str, Any]) -> str:
+    """The subagent the call belongs to ('' for the main agent)."""
+    agent_id = payload.get("agent_id")
+    return agent_id if isinstance(agent_id, str) else ""
 
 
 def _context(event: str, text: str) -> dict[str, Any] | None:

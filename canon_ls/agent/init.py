@@ -96,23 +96,41 @@ class ConfigError(ValueError):
 
 
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
-    """The `hooks` table canon needs, for settings.json / hooks.json of either agent."""
+    """The `hooks` table canon needs, for settings.json / hooks.json of either agent: Claude
+    Code surfaces once per batch of parallel calls (PostToolBatch), Codex, which has no batch
+    event, after each call. No PreToolUse: the hook does nothing there (agent/hooks.py)."""
     handler = {"type": "command", "command": command, "timeout": 30}
+    batch = command.endswith("claude-code")
     return {
         "SessionStart": [{"hooks": [dict(handler)]}],
         # the user's words: quick capture and the retrieval lane's intent
         "UserPromptSubmit": [{"hooks": [dict(handler)]}],
-        "PostToolUse": [{"matcher": "*", "hooks": [dict(handler)]}],
+        **(
+            {"PostToolBatch": [{"hooks": [dict(handler)]}]}
+            if batch
+            else {"PostToolUse": [{"matcher": "*", "hooks": [dict(handler)]}]}
+        ),
         "Stop": [{"hooks": [dict(handler)]}],
     }
 
 
 def merge_hooks(config: dict[str, Any], command: str) -> bool:
-    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed."""
+    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed.
+    For Claude Code, canon's own per-call PostToolUse hook of an earlier `canon init` goes:
+    the batch hook replaces it (both would deliver each capsule per call)."""
     hooks = config.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError('The "hooks" entry is not an object; fix it by hand and run again.')
     changed = False
+    old = hooks.get("PostToolUse")
+    if command.endswith("claude-code") and isinstance(old, list):
+        kept = [group for group in old if not _has_command(group, command)]
+        if len(kept) != len(old):
+            changed = True
+            if kept:
+                hooks["PostToolUse"] = kept
+            else:
+                del hooks["PostToolUse"]
     for event, groups in hook_groups(command).items():
         present = hooks.setdefault(event, [])
         if not isinstance(present, list):
@@ -371,8 +389,8 @@ canon keeps a project memory inside the repository: one Markdown article per ass
 `.canon/articles/`, plus an append-only journal under `.canon/journal/`. This plugin wires it
 into Claude Code:
 
-- a `PostToolUse` hook shows the capsule of the article governing each file a tool call
-  names, once per compaction cycle;
+- a `PostToolBatch` hook shows the capsule of the article governing each file a batch of
+  tool calls names, in one message per batch, once per compaction cycle;
 - a `UserPromptSubmit` hook journals `remember:` notes and, with `retrieval = "lexical"` in
   `canon.toml`, brings in the articles no file path reaches when the request calls for them;
 - a `Stop` hook reminds the agent, once, to update the articles of files it changed;

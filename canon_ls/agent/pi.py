@@ -35,7 +35,6 @@ AGENT = "pi"
 TOOL_NAMES = {"edit": "Edit", "write": "Write", "bash": "Bash", "canon": "mcp__pi__canon"}
 # Pi `session_start` reasons, as the session sources of SPEC §11.3 (`new` is Pi's /new).
 SESSION_SOURCES = {"startup": "startup", "new": "clear", "fork": "fork", "resume": "resume"}
-MAX_CALLS = 256  # tool calls considered per turn
 
 
 def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
@@ -81,69 +80,20 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
 
 
 def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
-    """One message for everything this turn's calls surfaced (SPEC §11.6: Pi drains one
-    queued message per provider round trip, so a message per call would cost a model call
-    each). A `canon` read in the same turn withdraws its article's line before it goes out."""
+    """One message for everything this turn's calls surfaced (agent/batch.py)."""
+    from canon_ls.agent.batch import MAX_CALLS, packet
+
     if not isinstance(calls, list):
         return None
-    sections: dict[str, list[str]] = {}  # header -> delivered lines, in the order they came
-    surfaced: list[str] = []
-    withdrawn: set[str] = set()
+    batch: list[tuple[str, object, object]] = []
     for call in calls[:MAX_CALLS]:
-        if not isinstance(call, dict):
-            continue
-        tool = _text(call.get("tool"))
-        before = len(hook.traces)
-        text = hook.post_tool(
-            TOOL_NAMES.get(tool, tool),
-            call.get("input"),
-            {"isError": call.get("isError")},
-            rank=False,
-        )
-        for _event, decisions in hook.traces[before:]:
-            for decision in decisions:
-                if decision.get("decision") == "surfaced":
-                    surfaced.append(str(decision.get("governing")))
-                elif decision.get("decision") == "withdrawn":
-                    withdrawn.add(str(decision.get("governing")))
-        for header, lines in _sections(text):
-            sections.setdefault(header, []).extend(lines)
-    # The retrieval lane ranks once for the whole turn (at most three ranked per message).
-    before = len(hook.traces)
-    for header, lines in _sections(hook.rank()):
-        sections.setdefault(header, []).extend(lines)
-    for _event, decisions in hook.traces[before:]:
-        for decision in decisions:
-            if decision.get("decision") == "ranked":
-                surfaced.append(str(decision.get("governing")))
-    parts = []
-    for header, lines in sections.items():
-        kept = [line for line in lines if not any(_names(line, a) for a in withdrawn)]
-        if kept:
-            parts.append(
-                "\n".join([header.replace("this call touched", "this turn touched"), *kept])
+        if isinstance(call, dict):
+            tool = _text(call.get("tool"))
+            batch.append(
+                (TOOL_NAMES.get(tool, tool), call.get("input"), {"isError": call.get("isError")})
             )
-    if not parts:
-        return None
-    return {"message": "\n".join(parts), "surfaced": [a for a in surfaced if a not in withdrawn]}
-
-
-def _sections(text: str) -> list[tuple[str, list[str]]]:
-    """A hook reply's sections: each `canon …:` header with its `- …` lines (the spine, and
-    the ranked articles of the lane when it is on)."""
-    out: list[tuple[str, list[str]]] = []
-    for line in text.split("\n"):
-        if line.startswith("canon ") and line.endswith(":"):
-            out.append((line, []))
-        elif out and (line.startswith("- ") or not out[-1][1]):
-            out[-1][1].append(line)
-        elif out:
-            out[-1][1][-1] += "\n" + line  # a line that continues the one before
-    return out
-
-
-def _names(line: str, address: str) -> bool:
-    return line.startswith((f"- {address}:", f"- {address} ("))
+    text, surfaced = packet(hook, batch, "this turn", event="turn_end")
+    return {"message": text, "surfaced": surfaced} if text else None
 
 
 def tool_spec(lane: bool = False) -> dict[str, Any]:

@@ -201,12 +201,18 @@ def succeeded(response: object) -> bool:
     """False when a tool response says the call failed (exit code, error flag).
 
     Claude Code reports failures as PostToolUseFailure, so its PostToolUse means success
-    (Bash may still say `interrupted`). Codex prefixes apply_patch results with `Exit code: N`
-    but gives a shell call only its output, so a failed Codex shell command still counts.
+    (Bash may still say `interrupted`); its PostToolBatch gives each call's result as the
+    model sees it, a failure wrapped in `<tool_use_error>`. Codex prefixes apply_patch results
+    with `Exit code: N` but gives a shell call only its output, so a failed Codex shell command
+    still counts.
     """
-    if isinstance(response, str):
-        match = re.match(r"Exit code: (\d+)", response)
-        return match is None or match.group(1) == "0"
+    if isinstance(response, list):  # content blocks (a PostToolBatch call's result)
+        texts = [b.get("text") for b in response if isinstance(b, dict)]
+        response = "\n".join(t for t in texts if isinstance(t, str))
+    if isinstance(response, str):  # `<tool_use_error>`: Claude Code's failed call in a batch
+        match = re.match(r"Exit code:? (\d+)", response)
+        failed = response.lstrip().startswith("<tool_use_error>")
+        return not failed and (match is None or match.group(1) == "0")
     if isinstance(response, dict):
         if response.get("is_error") is True or response.get("isError") is True:
             return False

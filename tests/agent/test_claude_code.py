@@ -224,3 +224,33 @@ def test_live_remember_prompt_is_journaled_once(claude_bin: Path, tmp_path: Path
     said = f"journaled verbatim as journal/{entry.name}; it is recorded, do not record it again."
     assert requests[0].flat().count(said) == 1
     assert len(requests) == 1
+
+
+def test_live_a_parallel_batch_is_one_packet(claude_bin: Path, tmp_path: Path) -> None:
+    """SPEC §11.3: two reads in one parallel batch (one assistant turn) reach the model as one
+    PostToolBatch message carrying both capsules, in the next request; `canon init
+    claude-code` configured the batch hook (no per-call hook)."""
+    project = initialised_project(tmp_path / "proj", "claude-code")
+    config, module = project / "src/core/config.py", project / "src/a.py"
+    both = tool_use("Read", {"file_path": str(config)}, "toolu_01") + tool_use(
+        "Read", {"file_path": str(module)}, "toolu_02"
+    )
+
+    def script(turn: int, rec: Recorded) -> list[dict]:
+        return both if turn == 0 else text("Read both.")
+
+    _, requests, trace = run_claude(
+        claude_bin, project, tmp_path, script, "Read the config and module a.",
+        "--allowedTools", "Read",
+    )  # fmt: skip
+    assert len(requests) == 2
+    packet = (
+        "canon project memory for the files these calls touched:\\n"
+        f"- src/core/config: {CONFIG_CAPSULE}\\n"
+        f"- src (governs src/a.py): {SRC_CAPSULE}"
+    )
+    after = requests[1].flat()
+    assert after.count(packet) == 1, after[-2000:]
+    assert after.count(CONFIG_CAPSULE) == 1 and after.count(SRC_CAPSULE) == 1
+    decisions = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert {d["event"] for d in decisions if d["decision"] == "surfaced"} == {"PostToolBatch"}

@@ -47,9 +47,9 @@ def test_every_recorded_payload_keeps_the_hook_contract(
     event = payload(agent, name, project)["hook_event_name"]
     if reply is None:
         return
-    if event == "PostToolUse":
+    if event in ("PostToolUse", "PostToolBatch"):
         assert set(reply) == {"hookSpecificOutput"}
-        assert reply["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+        assert reply["hookSpecificOutput"]["hookEventName"] == event
         assert reply["hookSpecificOutput"]["additionalContext"]
     elif event == "Stop":
         assert reply.keys() == {"decision", "reason"}  # Codex: no hookSpecificOutput on Stop

@@ -33,10 +33,11 @@ def test_claude_code_writes_hooks_and_mcp(tmp_path: Path) -> None:
     done = init("claude-code", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     settings = json.loads((tmp_path / ".claude/settings.json").read_text())
-    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolBatch", "Stop"):
         commands = [h["command"] for g in settings["hooks"][event] for h in g["hooks"]]
         assert commands == ["canon hook claude-code"]
-    assert "PreToolUse" not in settings["hooks"]
+    # one packet per batch of parallel calls (SPEC §11.3): no per-call hook besides it
+    assert "PreToolUse" not in settings["hooks"] and "PostToolUse" not in settings["hooks"]
     mcp = json.loads((tmp_path / ".mcp.json").read_text())
     assert mcp == {"mcpServers": {"canon": {"command": "canon", "args": ["mcp"]}}}
     # SPEC §11.1: the store comes too (directories and default schema.json), no entry
@@ -78,10 +79,26 @@ def test_claude_code_preserves_user_settings(tmp_path: Path) -> None:
     settings = json.loads((tmp_path / ".claude/settings.json").read_text())
     assert settings["permissions"] == user["permissions"] and settings["model"] == "opus"
     assert settings["hooks"]["Notification"] == user["hooks"]["Notification"]
-    post = settings["hooks"]["PostToolUse"]
-    assert post[0] == user["hooks"]["PostToolUse"][0]
-    assert post[1]["hooks"][0]["command"] == "canon hook claude-code"
+    assert settings["hooks"]["PostToolUse"] == user["hooks"]["PostToolUse"]
+    batch = settings["hooks"]["PostToolBatch"]
+    assert batch == [{"hooks": [{"type": "command", "command": "canon hook claude-code",
+                                 "timeout": 30}]}]  # fmt: skip
     assert (tmp_path / ".mcp.json").read_bytes() == mcp_before  # the user's canon entry wins
+
+
+def test_claude_code_moves_an_earlier_per_call_hook_to_the_batch(tmp_path: Path) -> None:
+    """A project set up before the batch hook: canon's PostToolUse entry gives way to
+    PostToolBatch (both would deliver per call); the user's own PostToolUse hooks stay."""
+    mine = {"type": "command", "command": "prettier -w"}
+    ours = {"type": "command", "command": "canon hook claude-code", "timeout": 30}
+    user = {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [ours]},
+                                      {"matcher": "Edit", "hooks": [mine]}]}}  # fmt: skip
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude/settings.json").write_text(json.dumps(user))
+    assert init("claude-code", cwd=tmp_path).returncode == 0
+    hooks = json.loads((tmp_path / ".claude/settings.json").read_text())["hooks"]
+    assert hooks["PostToolUse"] == [{"matcher": "Edit", "hooks": [mine]}]
+    assert hooks["PostToolBatch"] == [{"hooks": [ours]}]
 
 
 def test_claude_code_refuses_broken_json(tmp_path: Path) -> None:
@@ -170,7 +187,7 @@ def test_existing_canon_hook_with_a_full_path_is_recognised(tmp_path: Path) -> N
     """Idempotent also when the user pointed the hook at an absolute `canon`."""
     (tmp_path / ".claude").mkdir()
     handler = {"type": "command", "command": "/opt/venv/bin/canon hook claude-code"}
-    events = ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop")
+    events = ("SessionStart", "UserPromptSubmit", "PostToolBatch", "Stop")
     user = {"hooks": {e: [{"hooks": [handler]}] for e in events}}
     text = json.dumps(user)
     (tmp_path / ".claude/settings.json").write_text(text)
