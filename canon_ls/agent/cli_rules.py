@@ -86,9 +86,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     store = _store(args)
     _refuse_outside(store)
     if not store.exists():
-        from canon_ls.agent.cli_store import _missing
-
-        print(_missing(store))
+        print(f"No canon store at {store.root}: no article to export (`canon import` or "
+              "`canon write` creates some).")  # fmt: skip
         return 0
     files = rules_export.survey(store, args.host)
     stale = [f for f in files if f.state != "current"]

@@ -287,3 +287,10 @@ def test_export_escapes_glob_characters_in_names(tmp_path: Path) -> None:
         '---\napplyTo: "app/\\\\[slug\\\\]/**"\n---\nPosts are MDX.\n', encoding="utf-8"
     )
     assert "posts.instructions.md -> app/[slug]: add its text" in canon("import", cwd=project).out
+
+
+def test_export_without_a_store_is_one_sentence_and_writes_nothing(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", [])
+    run = canon("export", "cursor", cwd=project)
+    assert run.code == 0 and run.out.startswith("No canon store at")
+    assert not (project / ".cursor").exists() and not (project / ".canon").exists()
