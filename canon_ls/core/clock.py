@@ -1,4 +1,6 @@
-"""Today's date for `updated` and journal names; CANON_TODAY overrides it (SPEC §5)."""
+"""The one calendar canon dates by: the UTC date, as pi-canon stamps `updated` and journal
+names, so two tools (or two people in different zones) sharing a store agree on "today".
+CANON_TODAY overrides today (SPEC §5); staleness turns commit times into days the same way."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def today() -> str:
-    """Return 'YYYY-MM-DD' from the local clock, or CANON_TODAY when it holds a valid date."""
+    """Return today's UTC date 'YYYY-MM-DD', or CANON_TODAY when it holds a valid date."""
     forced = os.environ.get("CANON_TODAY", "").strip()
     if forced and _DATE.fullmatch(forced):
         try:
@@ -18,4 +20,15 @@ def today() -> str:
             return forced
         except ValueError:
             pass
-    return _dt.date.today().isoformat()
+    return _dt.datetime.now(_dt.UTC).date().isoformat()
+
+
+def day_of(ts: float) -> str:
+    """The UTC calendar day of an epoch time."""
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).date().isoformat()
+
+
+def day_start(date: str) -> float:
+    """The epoch time at which the UTC day `date` ('YYYY-MM-DD') begins."""
+    day = _dt.date.fromisoformat(date)
+    return _dt.datetime.combine(day, _dt.time(), _dt.UTC).timestamp()

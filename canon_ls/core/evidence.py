@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from canon_ls.core import clock
+
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
     from canon_ls.core.changes import ChangeTimes
@@ -33,20 +35,20 @@ def date_of(value: object) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def day(ts: float) -> str:
-    """The local calendar day of an epoch time (the day staleness compares, SPEC §9); cached:
-    a history holds few distinct commit times and the evidence asks about each many times."""
+    """The calendar day of an epoch time by canon's one clock (clock.py; the day staleness
+    compares, SPEC §9); cached: a history holds few distinct commit times and the evidence
+    asks about each many times."""
     try:
-        return _dt.date.fromtimestamp(ts).isoformat()
+        return clock.day_of(ts)
     except (OverflowError, OSError, ValueError):
         return "0001-01-01"
 
 
 def day_after(date: str) -> float:
-    """The epoch time at which the local day after `date` begins: a change counts as after
-    the reference date exactly when its time is at least this (no per-commit date formatting)."""
+    """The epoch time at which the day after `date` begins (clock.py's calendar): a change
+    counts as after the reference date exactly when its time is at least this."""
     try:
-        following = _dt.date.fromisoformat(date) + _dt.timedelta(days=1)
-        return _dt.datetime.combine(following, _dt.time()).timestamp()
+        return clock.day_start(date) + 86400
     except (ValueError, OverflowError, OSError):
         return float("inf")
 

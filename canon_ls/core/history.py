@@ -189,9 +189,9 @@ def _line(entry: Entry, several: bool) -> str:
 
 
 def base_commit(project: Path, reference: str) -> str | None:
-    """The last commit at or before the reference day (local time, as staleness counts days),
+    """The last commit at or before the reference day (a UTC day, as clock.py counts days),
     or None when the history starts later."""
-    out = _git(project, "rev-list", "-1", f"--before={reference} 23:59:59", "HEAD", "--")
+    out = _git(project, "rev-list", "-1", f"--before={reference} 23:59:59 +0000", "HEAD", "--")
     text = (out or b"").decode("ascii", "replace").strip()
     return text or None
 
