@@ -22,3 +22,21 @@ def remove_deep(base: Path, name: str = "d") -> None:
             os.rename(spare, top)
         else:
             os.rmdir(top)
+
+
+def make_deep(base: Path, depth: int, name: str = "d") -> list[str]:
+    """`depth` nested directories under base with a `leaf.md` at the bottom, created through
+    directory descriptors (the full path may exceed PATH_MAX); returns the segments."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        leaf = os.open("leaf.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(leaf, b"---\ncapsule: Deep leaf.\n---\n")
+        os.close(leaf)
+    finally:
+        os.close(fd)
+    return [name] * depth

@@ -402,16 +402,22 @@ def _address(path: str) -> str:
 
 def _dir_governing(d: str, get: Callable[[str], int | None], known: dict[str, int]) -> int:
     """Index of the article governing directory `d` (SPEC §4: itself or its nearest ancestor),
-    -1 for none; `known` remembers every directory answered."""
+    -1 for none; `known` (holding "") remembers every directory answered. A loop, not
+    recursion: a file thousands of directories deep is an ordinary asset."""
+    met: list[str] = []
     found = known.get(d)
-    if found is not None:
-        return found
-    i = get(d)
-    if i is None:
-        cut = d.rfind("/")
-        i = _dir_governing(d[:cut] if cut > 0 else "", get, known)
-    known[d] = i
-    return i
+    while found is None:
+        found = get(d)
+        if found is None:
+            met.append(d)
+            cut = d.rfind("/")
+            d = d[:cut] if cut > 0 else ""
+            found = known.get(d)
+        else:
+            known[d] = found
+    for each in met:
+        known[each] = found
+    return found
 
 
 def _edited(blob: bytes, drop: list[tuple[int, int]], add: list[bytes]) -> bytes:

@@ -127,10 +127,16 @@ async def test_spec_12_starting_the_language_server_runs_no_program(
     assert not marker.exists(), "starting canon-ls ran a repository-configured program"
 
 
-async def _start_the_server_and_check(project: Path) -> None:
-    """Start canon-ls on the project, wait for its whole-store check, ask its status, stop."""
+async def _start_the_server_and_check(project: Path) -> str:
+    """Start canon-ls on the project, wait for its whole-store check, ask its status, stop;
+    the messages it logged."""
     client = LanguageClient()
     ended = asyncio.Event()
+    logged: list[str] = []
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def on_log(client: LanguageClient, params: types.LogMessageParams) -> None:
+        logged.append(params.message)
 
     @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
     def on_create(client: LanguageClient, params: types.WorkDoneProgressCreateParams) -> None:
@@ -165,6 +171,7 @@ async def _start_the_server_and_check(project: Path) -> None:
         assert status, status
     finally:
         await client.shutdown_session()
+    return "\n".join(logged)
 
 
 # -- a submodule's own config ------------------------------------------------------------------
@@ -280,3 +287,37 @@ def test_spec_12_status_and_check_refuse_a_symlinked_store(
         assert len(lines) == 1, r.err
         assert "symbolic link" in lines[0] and "SECRET" not in lines[0]
     assert not (tmp_path / "graph.html").exists()
+
+
+# -- deep trees --------------------------------------------------------------------------------
+
+DEEP = 1200  # past Python's recursion limit, within PATH_MAX ("n/" * 1200: 2,400 bytes)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("in_git", [False, True], ids=["walk", "git"])
+async def test_spec_12_a_file_deep_among_the_assets(
+    project: Path, tmp_path: Path, in_git: bool
+) -> None:
+    """SPEC §12 (deep nesting): a file 1,200 directories deep among the assets: `status`,
+    `check`, `graph` and the server's whole-store check answer (never a RecursionError)."""
+    from deep_tree import make_deep, remove_deep
+
+    if in_git:
+        _repo_with_store(project)
+    r = canon("write", "src/core/config.py", "--capsule", "Config.", cwd=project)
+    assert r.code == 0, r.err
+    make_deep(project, DEEP, "n")
+    try:
+        if in_git:
+            git(project, "add", "-A")
+        for args in (("status",), ("check",), ("graph", "--out", str(tmp_path / "g.html"))):
+            r = canon(*args, cwd=project)
+            assert "unexpected" not in r.err and "RecursionError" not in r.err, (args, r.err)
+            assert r.code in (0, 1), (args, r.err)
+        assert "1 article" in canon("status", cwd=project).out
+        assert (tmp_path / "g.html").is_file()
+        log = await _start_the_server_and_check(project)
+        assert "RecursionError" not in log and "Traceback" not in log, log
+    finally:
+        remove_deep(project, "n")

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from deep_tree import make_deep as _deep_dirs
 from deep_tree import remove_deep
 
 from canon_ls.core import assets, check, tool
@@ -102,24 +103,6 @@ def test_spec_12_read_keeps_users_tmp_files(project: Path) -> None:
 
 
 # -- deep nesting ----------------------------------------------------------------------------
-
-
-def _deep_dirs(base: Path, depth: int, name: str = "d") -> list[str]:
-    """`depth` nested directories under base, created through directory descriptors (the
-    full path may exceed PATH_MAX); returns the segments."""
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for _ in range(depth):
-            os.mkdir(name, dir_fd=fd)
-            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        leaf = os.open("leaf.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(leaf, b"---\ncapsule: Deep leaf.\n---\n")
-        os.close(leaf)
-    finally:
-        os.close(fd)
-    return [name] * depth
 
 
 @pytest.mark.timeout(120)
