@@ -16,6 +16,7 @@ give the same findings in the same order, so they share `findings_of` and its he
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import threading
@@ -30,7 +31,7 @@ from canon_ls.core import schema as schema_mod
 from canon_ls.core.assets import Assets, Survey, address_of_path
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
-from canon_ls.core.evidence import Evidence, date_of, day, is_stale, reference_of
+from canon_ls.core.evidence import Dates, Evidence
 from canon_ls.core.lint import Finding
 from canon_ls.core.relations import (
     children_message,
@@ -46,6 +47,7 @@ from canon_ls.core.staleness import (
     evidence_one,
     mount_of,
     newest_changes,
+    own_file,
     project_addresses,
     project_dates,
     stale_evidence,
@@ -547,20 +549,25 @@ def _restale(
     result: Rechecked,
 ) -> None:
     now = _today()
-    if not is_stale(article, day(newest[0]) if newest else "", now):
+    dates = Dates.of(article, own_file(store, address))
+    own = functools.partial(_mtime, store.project)  # the article was just written: its mtime
+    if not dates.stale(newest[0] if newest else 0.0, now, own):
         return
-    reference, basis = reference_of(article)
-    evidence = (
-        known.since(reference, basis, now, date_of(article.stale_after))
-        if known is not None
-        else None
-    )
-    if evidence is None:  # newly stale, or the date moved back: a short reason stands in
+    evidence = known.since(dates, now, own) if known is not None else None
+    if evidence is None:  # newly stale, or the cut moved back: a short reason stands in
         result.pending = True
-        result.stale = stale_reason(store, address, newest, now) or f"{address} is stale."
+        result.stale = stale_reason(store, address, newest, now, own) or f"{address} is stale."
         return
     result.evidence = evidence
     result.stale = evidence.message()
+
+
+def _mtime(project: Path, file: str) -> float:
+    """A file's mtime (0.0 when it cannot be read): an article just edited changed then."""
+    try:
+        return os.stat(os.path.join(project, file)).st_mtime
+    except (OSError, ValueError):
+        return 0.0
 
 
 def carried_stale(address: str, reason: str, evidence: Evidence | None) -> Finding:

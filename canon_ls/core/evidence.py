@@ -44,6 +44,7 @@ def day(ts: float) -> str:
         return "0001-01-01"
 
 
+@functools.lru_cache(maxsize=1024)
 def day_after(date: str) -> float:
     """The epoch time at which the day after `date` begins (clock.py's calendar): a change
     counts as after the reference date exactly when its time is at least this."""
@@ -61,29 +62,57 @@ def days_between(start: str, end: str) -> int:
         return 0
 
 
+def cut_of(reference: str, own: float) -> float:
+    """The moment from which a governed change counts against an article (SPEC §9): just
+    after its own last change when that change falls on its reference day (so a commit later
+    the same day counts and the commit that wrote the article with its code does not), else
+    the start of the day after the reference date. Commit times are whole seconds."""
+    if own and day(own) == reference:
+        return float(int(own) + 1)
+    return day_after(reference)
+
+
 class Dates(NamedTuple):
-    """The front matter dates a stale verdict reads (SPEC §9), kept when the article is not:
-    the whole-store pass lets the parsed store go while git runs."""
+    """What a stale verdict reads of an article (SPEC §9), kept when the article is not: the
+    whole-store pass lets the parsed store go while git runs."""
 
     updated: str
     reviewed: str
     stale_after: str
+    file: str = ""  # the article file, for `own` (project-relative, or absolute outside it)
 
     @classmethod
-    def of(cls, article: Article) -> Dates:
+    def of(cls, article: Article, file: str = "") -> Dates:
         """The dates as date_of() reads them ('' when absent or not a date): reading them
         again gives the same, so the verdict after git compares strings only."""
         return cls(
-            date_of(article.updated), date_of(article.reviewed), date_of(article.stale_after)
+            date_of(article.updated),
+            date_of(article.reviewed),
+            date_of(article.stale_after),
+            file,
         )
 
-    def stale(self, newest_day: str, today: str) -> bool:
-        """is_stale() for dates made by of()."""
+    def cut(self, own: Callable[[str], float]) -> float:
+        """cut_of() the reference date and the article file's own last change, as `own`
+        (ChangeTimes.of: its commit time, or its mtime when uncommitted) dates it."""
+        reference, _ = reference_of(self)
+        if not reference:
+            return float("inf")
+        return cut_of(reference, own(self.file) if self.file else 0.0)
+
+    def stale(self, newest: float, today: str, own: Callable[[str], float]) -> bool:
+        """The verdict alone (SPEC §9): stale_after passed, or the newest governed change
+        (epoch seconds, 0 for none) comes after the cut; the article file is dated only when
+        that change falls on the reference day itself."""
         if self.stale_after and self.stale_after <= today:
             return True
-        updated, reviewed = self.updated, self.reviewed
-        reference = reviewed if reviewed and reviewed > updated else updated
-        return bool(reference and newest_day and newest_day > reference)
+        reference, _ = reference_of(self)
+        if not (reference and newest):
+            return False
+        changed = day(newest)
+        if changed != reference:
+            return changed > reference
+        return newest >= self.cut(own)
 
 
 def reference_of(article: Article | Dates) -> tuple[str, str]:
@@ -119,9 +148,10 @@ class Evidence:
     basis: str  # 'updated' | 'reviewed': which key gave the reference date
     today: str
     commits: tuple[Change, ...] = ()  # newest first
-    uncommitted: tuple[tuple[str, str], ...] = ()  # (path, day) changed outside git, newest first
+    uncommitted: tuple[tuple[str, str, float], ...] = ()  # (path, day, mtime), newest first
     stale_after: str = ""  # the stale_after date when it has passed
     git: bool = True  # False: no repository, every change is a file's mtime
+    cut: float = 0.0  # the moment from which a change counted (Dates.cut)
 
     @property
     def days(self) -> int:
@@ -167,7 +197,7 @@ class Evidence:
             )
         if self.uncommitted:
             label = "changed uncommitted" if self.git else "changed"
-            names = [path for path, _ in self.uncommitted[:FILES_SHOWN]]
+            names = [u[0] for u in self.uncommitted[:FILES_SHOWN]]
             more = len(self.uncommitted) - len(names)
             listed = ", ".join(names) + (f" and {more} more" if more else "")
             count = plural(len(self.uncommitted), "file")
@@ -217,22 +247,26 @@ class Evidence:
                 "subject": newest.subject,
             },
             "files": self.files,
-            "uncommitted": [path for path, _ in self.uncommitted],
+            "uncommitted": [u[0] for u in self.uncommitted],
             "stale_after": self.stale_after,
         }
 
-    def since(self, reference: str, basis: str, today: str, stale_after: str) -> Evidence | None:
-        """The same evidence for a later reference date (after an edit or a review), or None
-        when the reference moved earlier: then the facts must be gathered again."""
-        if reference < self.reference:
+    def since(self, dates: Dates, today: str, own: Callable[[str], float]) -> Evidence | None:
+        """The same evidence from a later cut (after an edit or a review), or None when the
+        cut moved earlier: then the facts must be gathered again."""
+        reference, basis = reference_of(dates)
+        cut = dates.cut(own)
+        if cut < self.cut or reference < self.reference:
             return None
-        commits = tuple(c for c in self.commits if c.date > reference)
-        uncommitted = tuple(u for u in self.uncommitted if u[1] > reference)
+        commits = tuple(c for c in self.commits if c.time >= cut)
+        uncommitted = tuple(u for u in self.uncommitted if u[2] >= cut)
+        stale_after = dates.stale_after
         passed = stale_after if stale_after and stale_after <= today else ""
         if not (commits or uncommitted or passed):
             return None
         return replace(
             self,
+            cut=cut,
             reference=reference,
             basis=basis,
             today=today,
@@ -251,19 +285,9 @@ def _cut(subject: str) -> str:
     return subject if len(subject) <= SUBJECT_MAX else subject[: SUBJECT_MAX - 1] + "…"
 
 
-def is_stale(article: Article | Dates, newest_day: str, today: str) -> bool:
-    """The verdict alone (SPEC §9): stale_after passed, or the newest governed change falls
-    on a later day than the reference date."""
-    stale_after = date_of(article.stale_after)
-    if stale_after and stale_after <= today:
-        return True
-    reference, _ = reference_of(article)
-    return bool(reference and newest_day and newest_day > reference)
-
-
 def gather(
     address: str,
-    article: Article | Dates,
+    article: Dates,
     files: Iterable[str],
     times: ChangeTimes,
     today: str,
@@ -274,27 +298,35 @@ def gather(
     does not date (dirty, untracked, or no repository): no git process.
     """
     return gather_with(
-        address, article, lambda cut: times.touched_since(files, cut), times.mtime, times.git, today
+        address,
+        article,
+        lambda cut: times.touched_since(files, cut),
+        times.mtime,
+        times.git,
+        today,
+        times.of,
     )
 
 
 def gather_with(
     address: str,
-    article: Article | Dates,
+    article: Dates,
     touched_since: Callable[[float], tuple[dict[Any, list[str]], list[str]]],
     mtime: Callable[[str], float],
     git: bool,
     today: str,
+    own: Callable[[str], float],
 ) -> Evidence | None:
     """gather() with the walk over the files given: `touched_since(cut)` answers as
-    ChangeTimes.touched_since() for the article's files, `mtime` dates an undated one."""
+    ChangeTimes.touched_since() for the article's files, `mtime` dates an undated one, `own`
+    the article file (Dates.cut)."""
     stale_after = date_of(article.stale_after)
     passed = stale_after if stale_after and stale_after <= today else ""
     reference, basis = reference_of(article)
     touched: dict[Any, list[str]] = {}
     uncommitted: list[tuple[float, str, str]] = []
+    cut = article.cut(own)
     if reference:
-        cut = day_after(reference)
         touched, undated = touched_since(cut)
         for path in undated:
             when = mtime(path)
@@ -313,7 +345,8 @@ def gather_with(
         basis=basis,
         today=today,
         commits=commits,
-        uncommitted=tuple((path, when) for _, path, when in uncommitted),
+        uncommitted=tuple((path, date, when) for when, path, date in uncommitted),
         stale_after=passed,
         git=git,
+        cut=cut,
     )

@@ -1,6 +1,6 @@
 """An article's history (SPEC §9.2): the commits of its file and of the files it governs,
 interleaved newest first around its reference date, then the journal entries about it; and
-the diff of the governed files since the reference date.
+the diff of the governed files since the staleness cut (core/evidence.py, Dates.cut).
 
 The list comes from the one history pass (`changes.ChangeTimes`, cached by HEAD), so its
 counts are the staleness evidence's (SPEC §9.1). Only the diff runs git on demand, read-only
@@ -19,8 +19,8 @@ from canon_ls.core import cache, gitrun
 from canon_ls.core.assets import Assets, scope_pathspecs
 from canon_ls.core.changes import ChangeTimes, Commit
 from canon_ls.core.clock import today as _today
-from canon_ls.core.evidence import day, days_between, plural, reference_of
-from canon_ls.core.staleness import evidence_one, governed_files
+from canon_ls.core.evidence import Dates, day, days_between, plural, reference_of
+from canon_ls.core.staleness import evidence_one, governed_files, own_file
 from canon_ls.core.store import BadInput, sanitise_slug
 
 if TYPE_CHECKING:
@@ -125,10 +125,11 @@ def history(
     about = subject(store, path)
     times = times or _times(store, about)
     reference, basis = reference_of(about.article)
+    cut = _cut(store, about, times)
     today = _today()
     listed = entries(about, times)
-    after = [e for e in listed if reference and e.date > reference]
-    before = [e for e in listed if not (reference and e.date > reference)]
+    after = [e for e in listed if e.time >= cut]
+    before = [e for e in listed if e.time < cut]
     several = len(about.files) > 1
     lines = [_head(about, listed, after, reference, basis, times.git)]
     lines += [_line(e, several) for e in after]
@@ -148,6 +149,12 @@ def history(
     if not journal:
         lines.append(f"journal: no entry names {about.address}")
     return "\n".join(lines)
+
+
+def _cut(store: Store, about: Subject, times: ChangeTimes) -> float:
+    """Where "after the reference date" starts: the staleness cut (SPEC §9), the article's own
+    last change when it falls on that day."""
+    return Dates.of(about.article, own_file(store, about.address)).cut(times.of)
 
 
 def _head(
@@ -188,10 +195,11 @@ def _line(entry: Entry, several: bool) -> str:
 # The diff since the reference date (the editor's "Show changes since <address> was updated")
 
 
-def base_commit(project: Path, reference: str) -> str | None:
-    """The last commit at or before the reference day (a UTC day, as clock.py counts days),
-    or None when the history starts later."""
-    out = _git(project, "rev-list", "-1", f"--before={reference} 23:59:59 +0000", "HEAD", "--")
+def base_commit(project: Path, cut: float) -> str | None:
+    """The last commit before the staleness cut (the article's own last change, or the end of
+    its reference day: core/evidence.py), or None when the history starts later."""
+    before = int(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
+    out = _git(project, "rev-list", "-1", f"--before=@{before}", "HEAD", "--")
     text = (out or b"").decode("ascii", "replace").strip()
     return text or None
 
@@ -248,13 +256,13 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     found = evidence_one(store, about.address, scoped, times)
     if found is not None:
         head.append(f"# {found.line()}")
-    base = base_commit(store.project, reference)
+    base = base_commit(store.project, _cut(store, about, times))
     if base is None:
         head.append(f"# base: none (the history starts after {reference}); compared with empty")
         base = _empty_tree(store.project) or "HEAD"
     else:
         shown = next((c for c in _commit_line(store.project, base)), base[:12])
-        head.append(f"# base: {shown}, the last commit at or before {reference}")
+        head.append(f"# base: {shown}, the last commit before the changes that count")
     head.append("# compared with the working tree (uncommitted edits included)")
     tracked = [p for p in about.files if times.commits_of(p) or times.committed_only(p)]
     untracked = [p for p in about.files if p not in tracked]

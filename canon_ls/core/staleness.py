@@ -7,7 +7,8 @@ stale ones only, from the same history pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.address import governing_in
@@ -22,7 +23,6 @@ from canon_ls.core.evidence import (
     day,
     gather,
     gather_with,
-    is_stale,
     reference_of,
 )
 
@@ -127,8 +127,28 @@ def newest_changes(
     return newest
 
 
+def own_file(store: Store, address: str, prefix: str | None = None) -> str:
+    """The article's file as ChangeTimes names it (project-relative; absolute when the store
+    lies outside the project), whose own last change refines its reference day (SPEC §9).
+    `prefix`: articles_prefix(store), for a caller naming many."""
+    return (articles_prefix(store) if prefix is None else prefix) + address + ".md"
+
+
+def articles_prefix(store: Store) -> str:
+    """The articles folder as ChangeTimes names files, with its trailing slash (lexical: a
+    verdict reads no link)."""
+    try:
+        return store.articles_dir.relative_to(store.project).as_posix() + "/"
+    except ValueError:
+        return str(store.articles_dir) + os.sep
+
+
 def stale_reason(
-    store: Store, address: str, newest: tuple[float, str] | None, today: str
+    store: Store,
+    address: str,
+    newest: tuple[float, str] | None,
+    today: str,
+    own: Callable[[str], float],
 ) -> str | None:
     """The verdict with a short reason when no history is at hand, or None (SPEC §9): the
     language server's re-check after an edit, until the next pass brings the evidence."""
@@ -138,14 +158,14 @@ def stale_reason(
     stale_after = date_of(art.stale_after)
     if stale_after and stale_after <= today:
         return f"{address} is past its stale_after date {stale_after}; review it or update it."
-    reference, basis = reference_of(art)
+    dates = Dates.of(art, own_file(store, address))
+    reference, basis = reference_of(dates)
     if newest is None or not reference:
         return None  # no reference date: the front matter finding already says so
     ts, path = newest
-    changed = day(ts)
-    if changed > reference:
+    if dates.stale(ts, today, own):
         return (
-            f"{address} is stale: {path} changed on {changed}, after the article was last "
+            f"{address} is stale: {path} changed on {day(ts)}, after the article was last "
             f"{basis} on {reference}; update it, or mark it reviewed if it still holds."
         )
     return None
@@ -173,10 +193,11 @@ def stale_evidence(
 def project_dates(store: Store) -> dict[str, Dates]:
     """Every project article's dates, in address order (all a stale verdict reads)."""
     out = {}
+    prefix = articles_prefix(store)
     for address in project_addresses(store):
         art = store.article(address)
         if art is not None:
-            out[address] = Dates.of(art)
+            out[address] = Dates.of(art, own_file(store, address, prefix))
     return out
 
 
@@ -193,12 +214,12 @@ def evidence_of(
     verdicts: dict[str, Dates] = {}
     for address, art in dates.items():
         seen = newest.get(address)
-        if art.stale(day(seen[0]) if seen else "", now):
+        if art.stale(seen[0] if seen else 0.0, now, times.of):
             verdicts[address] = art
     if isinstance(governed, Governed):
         dated = governed.timeline(times)
         if dated is not None:
-            return _evidence_dated(verdicts, governed, dated, now)
+            return _evidence_dated(verdicts, governed, dated, now, times.of)
     files: dict[str, list[str]] = {a: [] for a in verdicts}
     if verdicts:  # the stale articles' files, in one walk over the pairs
         for path, gov in governed:
@@ -214,7 +235,11 @@ def evidence_of(
 
 
 def _evidence_dated(
-    verdicts: dict[str, Dates], governed: Governed, dated: Timeline, now: str
+    verdicts: dict[str, Dates],
+    governed: Governed,
+    dated: Timeline,
+    now: str,
+    own: Callable[[str], float],
 ) -> dict[str, Evidence]:
     """The stale articles' evidence from the listing's rows (no lookup per file)."""
     out = {}
@@ -223,7 +248,7 @@ def _evidence_dated(
         def since(cut: float, rows: list[int] = rows) -> tuple[dict[Any, list[str]], list[str]]:
             return dated.touched_since(rows, cut)
 
-        found = gather_with(address, verdicts[address], since, dated.mtime, True, now)
+        found = gather_with(address, verdicts[address], since, dated.mtime, True, now, own)
         if found is not None:
             out[address] = found
     return out
@@ -242,9 +267,10 @@ def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes)
     articles = set(project_addresses(store))
     files = list(governed_files(address, assets, articles))
     newest = max((times.of(path) for path in files), default=0.0)
-    if not is_stale(art, day(newest) if files else "", _today()):
+    dates = Dates.of(art, own_file(store, address))
+    if not dates.stale(newest, _today(), times.of):
         return None
-    return gather(address, art, files, times, _today())
+    return gather(address, dates, files, times, _today())
 
 
 def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
@@ -259,5 +285,7 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     if not reference and not (stale_after and stale_after <= _today()):
         return None  # nothing to compare against (the front matter finding says so)
     assets = Assets(store.project, store.root, scope=address)
-    times = times or ChangeTimes(store.project, status_paths=scope_pathspecs(address))
+    if times is None:  # git status asks about its files and its own file only
+        paths = [*scope_pathspecs(address), f":(literal){own_file(store, address)}"]
+        times = ChangeTimes(store.project, status_paths=paths)
     return evidence_one(store, address, assets, times)

@@ -62,8 +62,8 @@ def test_spec_9_laid_over_the_listing_equals_the_walk(tmp_path: Path, monkeypatc
     found = evidence_of(dates, fast, times, newest)
     assert found == evidence_of(dates, walked, times, newest)
     assert set(found) >= {"src/feed", "src/feed/new", "zz", "0first", "src/app"}
-    assert [path for path, _ in found["src/feed"].uncommitted] == ["src/feed/ünï.py"]
-    assert [path for path, _ in found["src/app"].uncommitted] == ["src/app.py"]
+    assert [u[0] for u in found["src/feed"].uncommitted] == ["src/feed/ünï.py"]
+    assert [u[0] for u in found["src/app"].uncommitted] == ["src/app.py"]
 
 
 @pytest.mark.parametrize("untracked", [0, 3, 40])

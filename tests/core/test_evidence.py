@@ -11,7 +11,7 @@ from stale_repo import Repo, build, noon
 
 from canon_ls.core import assets as core_assets
 from canon_ls.core.changes import ChangeTimes
-from canon_ls.core.evidence import Change, Evidence
+from canon_ls.core.evidence import Change, Dates, Evidence
 from canon_ls.core.staleness import evidence_for, stale_evidence
 from canon_ls.core.store import Store
 
@@ -50,12 +50,34 @@ def test_spec_9_1_since_redates_after_a_review_or_an_update(repo: Repo, tmp_path
     times = ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
     fetch = evidence_for(store, "src/feed/fetch", times)
     assert fetch is not None
-    later = fetch.since("2026-11-10", "reviewed", "2026-11-29", "")
+    later = fetch.since(Dates("2026-10-21", "2026-11-10", ""), "2026-11-29", never)
     assert later is not None and later.line().startswith(
         "stale: 2 commits in 19 days since reviewed 2026-11-10 touched src/feed/fetch.py"
     )
-    assert fetch.since("2026-11-28", "reviewed", "2026-11-29", "") is None  # nothing after
-    assert fetch.since("2026-10-01", "updated", "2026-11-29", "") is None  # earlier: unknown
+    nothing_after = Dates("2026-10-21", "2026-11-28", "")
+    assert fetch.since(nothing_after, "2026-11-29", never) is None
+    assert fetch.since(Dates("2026-10-01", "", ""), "2026-11-29", never) is None  # unknown
+
+
+def test_spec_9_since_counts_from_the_article_s_own_change_on_its_day(repo: Repo, tmp_path: Path):
+    """Reviewed the day of the newest commit: that commit counts only when it came after the
+    article's own change that day (issue 27: a later commit the same day is stale)."""
+    store = Store(repo.root)
+    times = ChangeTimes(repo.root, cache_dir=tmp_path / "cache")
+    fetch = evidence_for(store, "src/feed/fetch", times)
+    assert fetch is not None
+    reviewed = Dates("2026-10-21", "2026-11-27", "", "the article")
+    morning = fetch.since(reviewed, "2026-11-29", lambda _: noon("2026-11-27") - 3600.0)
+    assert morning is not None and morning.line().startswith(
+        "stale: 1 commit in 2 days since reviewed 2026-11-27 touched src/feed/fetch.py"
+    )
+    assert fetch.since(reviewed, "2026-11-29", lambda _: noon("2026-11-27") + 1.0) is None
+    assert fetch.since(reviewed, "2026-11-29", lambda _: float(noon("2026-11-27"))) is None
+
+
+def never(_: str) -> float:
+    """An article file with no known change (the reference day alone decides)."""
+    return 0.0
 
 
 def test_spec_9_1_without_git_changes_are_file_times(tmp_path: Path, monkeypatch):
@@ -89,10 +111,10 @@ def test_spec_9_1_one_line_form_for_many_files_and_long_subjects():
         today="2026-12-01",
         commits=(change, older),
         uncommitted=(
-            ("d.py", "2026-11-30"),
-            ("e.py", "2026-11-29"),
-            ("f.py", "2026-11-29"),
-            ("g.py", "2026-11-28"),
+            ("d.py", "2026-11-30", float(noon("2026-11-30"))),
+            ("e.py", "2026-11-29", float(noon("2026-11-29"))),
+            ("f.py", "2026-11-29", float(noon("2026-11-29"))),
+            ("g.py", "2026-11-28", float(noon("2026-11-28"))),
         ),
     )
     assert found.line() == (
