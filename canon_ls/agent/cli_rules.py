@@ -99,15 +99,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
             return 1
         print(f"canon export {args.host}: {len(files)} generated files, all up to date.")
         return 0
-    rules_export.apply(store, stale)
+    failed = rules_export.apply(store, stale)
     done = {"missing": "written", "outdated": "rewritten", "orphaned": "removed"}
     for item in stale:
-        word = done.get(item.state)
+        word = failed.get(item.path) or done.get(item.state)
         print(f"{item.path}: {word}." if word else _export_line(item))
-    changed = sum(f.state in done for f in stale)
+    changed = sum(f.state in done and f.path not in failed for f in stale)
     current = len(files) - len(stale)
     print(f"canon export {args.host}: {changed} changed, {current} already up to date.")
-    return 1 if any(f.state in ("edited", "foreign") for f in stale) else 0
+    return 1 if failed or any(f.state in ("edited", "foreign") for f in stale) else 0
 
 
 def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:

@@ -156,12 +156,20 @@ def used_hosts(project: Path) -> list[str]:
     return [name for name, host in HOSTS.items() if _on_disk(project, host)]
 
 
-def apply(store: Store, files: list[Generated]) -> None:
+def apply(store: Store, files: list[Generated]) -> dict[str, str]:
     """Write what is missing or out of date, remove what is left over; edited and foreign
-    files are never touched."""
+    files are never touched. Never through a symbolic link (a cloned `.cursor` leading
+    elsewhere): path -> the sentence for each file that could not be written."""
+    failed: dict[str, str] = {}
     for item in files:
         path = store.project / item.path
-        if item.state in ("missing", "outdated"):
-            fsio.atomic_write(path, item.text.encode("utf-8"), anchor=store.project, follow=False)
-        elif item.state == "orphaned":
-            os.unlink(path)
+        try:
+            if item.state in ("missing", "outdated"):
+                data = item.text.encode("utf-8")
+                fsio.atomic_write(path, data, anchor=store.project, follow=False)
+            elif item.state == "orphaned":
+                os.unlink(path)
+        except (OSError, OutsideStore) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            failed[item.path] = f"not written ({why}); nothing was written through it"
+    return failed

@@ -294,3 +294,19 @@ def test_export_without_a_store_is_one_sentence_and_writes_nothing(tmp_path: Pat
     run = canon("export", "cursor", cwd=project)
     assert run.code == 0 and run.out.startswith("No canon store at")
     assert not (project / ".cursor").exists() and not (project / ".canon").exists()
+
+
+def test_export_never_writes_through_a_link_leading_outside(tmp_path: Path) -> None:
+    """A cloned repository's `.cursor` may be a symbolic link to anywhere."""
+    project = make_project(tmp_path / "p", ["cursor"])
+    assert canon("import", "--write", cwd=project).code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".cursor" / "rules" / "web.mdc").unlink()
+    (project / ".cursor" / "rules").rmdir()
+    (project / ".cursor").rmdir()
+    (project / ".cursor").symlink_to(elsewhere)
+    run = canon("export", "cursor", cwd=project)
+    assert run.code == 1 and "Traceback" not in run.err + run.out
+    assert ".cursor/rules/canon-src-web.mdc: not written" in run.out
+    assert list(elsewhere.rglob("*")) == []
