@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from canon_ls import INSTALL
 from canon_ls.agent import initfiles
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
@@ -228,7 +229,7 @@ def init_claude_plugin(directory: Path) -> list[str]:
             }
         ),
         plugin / ".mcp.json": _json({"mcpServers": {"canon": dict(MCP_SERVER)}}),
-        plugin / "README.md": PLUGIN_README,
+        plugin / "README.md": PLUGIN_README.replace("{install}", INSTALL),
         directory / "README.md": MARKETPLACE_README,
     }
     _check_all(directory, list(files))
@@ -396,8 +397,8 @@ into Claude Code:
 - a `Stop` hook reminds the agent, once, to update the articles of files it changed;
 - the MCP server `canon` (tool `canon`: read, write, journal, map, search).
 
-The hooks and the server run the `canon` command, so install the package first
-(`pip install canon-ls`) and make sure `canon` is on the PATH Claude Code sees. Projects
+The hooks and the server run the `canon` command, so install it first
+(`{install}`) and make sure `canon` is on the PATH Claude Code sees. Projects
 without a `.canon/articles` folder are left alone.
 """
 

@@ -118,7 +118,8 @@ export function notFoundMessage(skipped: string[] = []): string {
   return (
     'Canon: no way to run the canon-ls language server was found. Install Python 3.11 or newer ' +
     '(python3 on PATH, or select it in the Python extension), or install canon-ls ' +
-    '(pipx install canon-ls) so canon-ls is on PATH, or set "canon.server.path" in your user ' +
+    '(pipx install git+https://github.com/canon-ls/canon-ls) so canon-ls is on PATH, or set ' +
+    '"canon.server.path" in your user ' +
     `settings.${why}`
   );
 }
