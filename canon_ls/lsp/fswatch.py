@@ -18,7 +18,9 @@ stdout, one JSON object per line:
                                         a set took effect
     {"changes": [[kind, path], ...]}    a debounced batch (kind: 1 added, 2 modified, 3 deleted)
     {"warning": "..."}                  e.g. the OS watch limit: that side polls instead
-The child ends when its stdin closes (the server is gone).
+The child ends when its stdin closes (the server is gone), and with exit code 1 when a watch
+fails midway (the server restarts it and re-reads the stores). Directories that cannot be
+watched (named past PATH_MAX, unreadable) are skipped and said once.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ STEP_MS = 10  # quiet time that ends a batch: the latency a single write sees (1
 TIMEOUT_MS = 5_000  # the watch call returns this often with nothing, to look at the stop flag
 CHUNK = 500  # paths per output line (a checkout of 100k files stays a stream of short lines)
 
+_SKIPPED = "directories too deep to name or unreadable are not watched"
 _out = threading.Lock()
 
 
@@ -106,6 +109,7 @@ class Side:
         self, paths: list[str], poll_ms: int, stop: threading.Event, started: threading.Event
     ) -> None:
         notify = None
+        told = False  # the first directory skipped as unwatchable is logged, no more
         try:
             notify, watched, polling = _open(paths, self.recursive, poll_ms)
             backend = "inotify" if isinstance(notify, inotify.Inotify) else "watchfiles"
@@ -116,13 +120,20 @@ class Side:
             started.set()
         if notify is None:
             return
-        with notify:
-            while not stop.is_set():
-                result = notify.watch(DEBOUNCE_MS, STEP_MS, TIMEOUT_MS, stop)
-                if isinstance(result, set) and not stop.is_set():
-                    changes = sorted(result)
-                    for i in range(0, len(changes), CHUNK):
-                        emit({"changes": changes[i : i + CHUNK]})
+        try:
+            with notify:
+                while not stop.is_set():
+                    result = notify.watch(DEBOUNCE_MS, STEP_MS, TIMEOUT_MS, stop)
+                    if getattr(notify, "skipped", 0) and not told:
+                        told = True
+                        emit({"warning": _SKIPPED})
+                    if isinstance(result, set) and not stop.is_set():
+                        changes = sorted(result)
+                        for i in range(0, len(changes), CHUNK):
+                            emit({"changes": changes[i : i + CHUNK]})
+        except Exception as exc:  # a watch that fails midway would leave every change unseen
+            emit({"warning": f"watching stopped: {type(exc).__name__}: {exc}; restarting"})
+            os._exit(1)  # the server restarts this child and re-reads the stores
 
 
 def _open(paths: list[str], recursive: bool, poll_ms: int) -> tuple[Any, list[str], bool]:

@@ -96,6 +96,7 @@ class Inotify:
         self._dirs: dict[int, str] = {}  # watch descriptor -> its directory
         self._wds: dict[str, int] = {}  # directory -> its watch descriptor
         self._pending: set[tuple[int, str]] = set()
+        self.skipped = 0  # directories that cannot be watched (named past PATH_MAX, unreadable)
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
         try:
@@ -123,6 +124,9 @@ class Inotify:
             err = ctypes.get_errno()
             if err in (errno.ENOENT, errno.ENOTDIR) and not root:
                 return False  # gone again already: its parent's watch reports the deletion
+            if err in (errno.ENAMETOOLONG, errno.ELOOP, errno.EACCES) and not root:
+                self.skipped += 1  # past PATH_MAX or unreadable: skipped, as the walk skips it
+                return False
             raise _error(f"inotify_add_watch {path}", err)
         old = self._dirs.get(wd)
         if old is not None and old != path:
