@@ -12,6 +12,7 @@ stores are honoured exactly as by the CLI and the language server.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,6 +38,8 @@ from canon_ls.core.address import (
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
 NEW_CYCLE = frozenset({"startup", "clear", "compact", "fork"})
+# A write the schema turned away, in our words ("Refused to write") or pi-canon's ("rejected").
+_REFUSED = re.compile(r"refus|rejected", re.I)
 
 
 class Hit(NamedTuple):
@@ -336,7 +339,7 @@ class Surfacer:
             governing = self.resolver.governing(address)
             if governing:
                 self._touch_article(governing, written=False)
-        elif succeeded(tool_response) and "refus" not in response_text(tool_response).lower():
+        elif succeeded(tool_response) and not _REFUSED.search(response_text(tool_response)):
             self._touch_article(address, written=True)
 
     def _trace(self, decision: str, **fields: Any) -> None:

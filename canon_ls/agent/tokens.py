@@ -1,9 +1,9 @@
 """What an agent's tool call names (SPEC §11.3): path tokens of its input, and its outcome.
 
 Agent vocabulary lives here: Claude Code and Codex tool names, shell parsing (which commands
-write), `apply_patch` headers, the `canon` tool under any MCP prefix. Only the call's *input*
-is scanned, never its result or model prose. Standard library only: a hook process runs for
-every tool call.
+write), `apply_patch` headers, the `canon` tool (and pi-canon's) under any MCP prefix. Only
+the call's *input* is scanned, never its result or model prose. Standard library only: a hook
+process runs for every tool call.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ PATH_KEYS = frozenset({"file_path", "path", "notebook_path", "filePath", "paths"
 MAX_TOKENS = 64
 MAX_COMMAND = 20_000
 
-_CANON_TOOL = re.compile(r"^mcp__.+__canon$")
+# Ours under any MCP prefix, and pi-canon's (`pi_canon`: Pi's native tool, or its MCP server's):
+# one repository may run both, and a read through either is a read of the article.
+_CANON_TOOL = re.compile(r"^(?:mcp__.+__(?:pi_)?canon|pi_canon)$")
 _PATCH_HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 _MUTATING_COMMANDS = frozenset(
     {"rm", "mv", "cp", "touch", "mkdir", "rmdir", "tee", "truncate", "ln", "install", "rsync",
@@ -48,7 +50,8 @@ class Token(NamedTuple):
 
 
 def is_canon_tool(tool_name: str) -> bool:
-    """The MCP `canon` tool under any server prefix (`mcp__canon__canon`, plugin forms)."""
+    """The MCP `canon` tool under any server prefix (`mcp__canon__canon`, plugin forms), or
+    pi-canon's `pi_canon` (`mcp__pi-canon__pi_canon`, plugin forms, Pi's native name)."""
     return bool(_CANON_TOOL.match(tool_name))
 
 
