@@ -54,7 +54,6 @@ class Source:
     """One instruction file read from disk, in host-neutral terms."""
 
     path: str  # project-relative, '/'-separated
-    kind: str  # a host name, or 'nested' for AGENTS.md / CLAUDE.md / GEMINI.md
     name: str  # a rule name derived from the file name ('testing', 'frontend/react')
     globs: tuple[str, ...]  # the files it applies to; () when it applies everywhere or on request
     when: str  # 'files' (globs), 'always', 'request' (description or manual)
@@ -177,6 +176,8 @@ def _front(text: str) -> tuple[dict[str, Any], str, int]:
 
 
 def _plain(block: str, problem: ValueError) -> dict[str, Any]:
+    """`key: value` lines and `- item` lists, as the hosts read them; anything else is the
+    YAML problem."""
     meta: dict[str, Any] = {}
     key = ""
     for line in block.splitlines():
@@ -203,23 +204,18 @@ def _true(value: object) -> bool:
 
 def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, str]:
     """(globs, when, facts) of one host file from its front matter."""
-    if kind == "claude-rules":  # `paths`; `globs` is read too (claude-code#17204)
-        globs = split_globs(meta.get("paths") or meta.get("globs"))
-        return tuple(globs), "files" if globs else "always", f"paths {', '.join(globs) or 'none'}"
-    if kind == "cursor":
-        globs = split_globs(meta.get("globs"))
-        if _true(meta.get("alwaysApply")):
-            return (), "always", "alwaysApply: true"
-        when = "files" if globs else "request"
-        return tuple(globs), when, f"globs {', '.join(globs) or 'none'}"
-    if kind == "copilot":
-        globs = split_globs(meta.get("applyTo"))
-        return tuple(globs), "files" if globs else "request", f"applyTo {', '.join(globs)}"
-    inclusion = _text(meta, "inclusion") or "always"  # kiro: `always` when absent
-    if inclusion == "fileMatch":
-        globs = split_globs(meta.get("fileMatchPattern"))
-        return tuple(globs), "files" if globs else "request", f"fileMatch {', '.join(globs)}"
-    return (), "always" if inclusion == "always" else "request", f"inclusion: {inclusion}"
+    key = {"claude-rules": "paths", "cursor": "globs", "copilot": "applyTo"}.get(kind, "")
+    if kind == "kiro":
+        inclusion = _text(meta, "inclusion") or "always"  # `always` when absent
+        if inclusion != "fileMatch":
+            return (), "always" if inclusion == "always" else "request", f"inclusion: {inclusion}"
+        key = "fileMatchPattern"
+    if kind == "cursor" and _true(meta.get("alwaysApply")):
+        return (), "always", "alwaysApply: true"
+    value = meta.get(key) or (meta.get("globs") if kind == "claude-rules" else None)
+    globs = tuple(split_globs(value))  # Claude Code reads `globs` too (claude-code#17204)
+    when = "files" if globs else "always" if kind == "claude-rules" else "request"
+    return globs, when, f"{key} {', '.join(globs) or 'none'}"
 
 
 def host_of(relpath: str) -> Host | None:
@@ -240,7 +236,6 @@ def read_source(relpath: str, data: bytes) -> Source:
         directory = relpath[: -len(base)].rstrip("/").removesuffix(".claude").rstrip("/")
         return Source(
             relpath,
-            "nested",
             base[: -len(".md")].lower(),
             (directory + "/**",) if directory else (),
             "files" if directory else "always",
@@ -253,7 +248,6 @@ def read_source(relpath: str, data: bytes) -> Source:
     globs, when, facts = _activation(host.name, meta)
     return Source(
         relpath,
-        host.name,
         relpath[len(host.folder) + 1 : -len(host.suffix)],
         globs,
         when,
