@@ -81,13 +81,20 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _store(args: argparse.Namespace) -> Store:
+def _store(args: argparse.Namespace, *, warn: bool = True) -> Store:
+    """The store by the resolved options; a canon.toml key held back until `canon trust` is
+    said once on stderr (`warn=False`: the caller reports it itself)."""
+    from canon_ls.core.layout import UNTRUSTED_OPTION
     from canon_ls.core.project import OptionError, open_store
 
     try:
-        return open_store(_project(args), _options(args))
+        store = open_store(_project(args), _options(args))
     except OptionError as exc:
         raise UsageError(_sentence(str(exc))) from None
+    for problem in store.options.issues if warn and store.options is not None else ():
+        if problem.code == UNTRUSTED_OPTION:
+            print(f"canon: {problem.sentence}", file=sys.stderr)
+    return store
 
 
 def _shown_path(args: argparse.Namespace, filename: str | bytes) -> str:

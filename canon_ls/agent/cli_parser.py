@@ -10,7 +10,14 @@ from typing import Any
 from canon_ls.agent.cli_common import DOCS, PROG, _Parser
 from canon_ls.agent.cli_history import _cmd_graph, _cmd_history, _cmd_links, _cmd_review
 from canon_ls.agent.cli_rules import HOST_CHOICES, _cmd_export, _cmd_import
-from canon_ls.agent.cli_setup import _cmd_hook, _cmd_init, _cmd_mcp, _cmd_settings, _cmd_stats
+from canon_ls.agent.cli_setup import (
+    _cmd_hook,
+    _cmd_init,
+    _cmd_mcp,
+    _cmd_settings,
+    _cmd_stats,
+    _cmd_trust,
+)
 from canon_ls.agent.cli_store import (
     _cmd_check,
     _cmd_journal,
@@ -134,6 +141,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_rules(add)
     _add_settings(add)
+    p = add(
+        "trust",
+        _cmd_trust,
+        "trust this project's canon.toml as it is now: its root outside the project and its "
+        "mounts apply only once trusted, and again after any change to the file",
+    )
+    which = p.add_mutually_exclusive_group()
+    p.set_defaults(trust_action="trust")
+    which.add_argument(
+        "--revoke", dest="trust_action", action="store_const", const="revoke",
+        help="stop trusting this project's canon.toml",
+    )  # fmt: skip
+    which.add_argument(
+        "--list", dest="trust_action", action="store_const", const="list",
+        help="list the trusted projects",
+    )  # fmt: skip
 
     p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
     p.add_argument(

@@ -50,6 +50,18 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_trust(args: argparse.Namespace) -> int:
+    """Trust (or `--revoke`, `--list`) the project's canon.toml leading outside the project."""
+    from canon_ls.agent import settings_cmd
+    from canon_ls.core.layout import OptionError
+
+    try:
+        print(settings_cmd.trust(_project(args), args.trust_action))
+    except OptionError as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    return 0
+
+
 def _cmd_stats(args: argparse.Namespace) -> int:
     from canon_ls.agent import stats
 

@@ -166,13 +166,17 @@ def _cli_message(finding: Any) -> str:
 
 
 def _findings_text(
-    store: Store, findings: list[Any], option_lines: list[str], exported: list[dict[str, Any]]
+    store: Store,
+    findings: list[Any],
+    option_rows: list[dict[str, Any]],
+    exported: list[dict[str, Any]],
 ) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
-    option files' errors (already lines) first, generated rule files' warnings last."""
+    option files' findings first, generated rule files' warnings last."""
+    from canon_ls.agent.settings_cmd import finding_lines
     from canon_ls.core.tool import plural
 
-    lines = option_lines + [
+    lines = finding_lines(option_rows) + [
         f"{_finding_file(store, f.address)}:{f.line + 1}:"
         f"{f.start + 1}: {f.severity}: {_cli_message(f)} [{f.code}]"
         for f in findings
@@ -181,11 +185,10 @@ def _findings_text(
     if not lines:
         lines.append(f"canon check: no findings in {plural(len(store.addresses()), 'article')}.")
         return "\n".join(lines)
-    counts: dict[str, int] = {"error": len(option_lines)} if option_lines else {}
-    if exported:
-        counts["warning"] = len(exported)
-    for f in findings:
-        counts[f.severity] = counts.get(f.severity, 0) + 1
+    severities = [r["severity"] for r in option_rows] + [f.severity for f in findings]
+    counts: dict[str, int] = {}
+    for severity in severities + ["warning"] * len(exported):
+        counts[severity] = counts.get(severity, 0) + 1
     order = ("error", "warning", "info", "hint")
     many = {"info": "info"}  # "2 warnings, 3 info"
     summary = ", ".join(plural(counts[s], s, many.get(s, "")) for s in order if s in counts)
@@ -216,17 +219,19 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from canon_ls.agent import settings_cmd
 
-    store = _store(args)
+    store = _store(args, warn=False)
     _refuse_outside(store)
-    # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply)
+    # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply);
+    # a key held back until `canon trust` is a warning
     opts = store.options
     bad_options = settings_cmd.findings(opts, store.project) if opts is not None else []
+    failed = any(row["severity"] == "error" for row in bad_options)
     if not store.exists():
         if args.format == "json":
             print(json.dumps(bad_options, ensure_ascii=False, indent=2))
         else:
             print("\n".join([*settings_cmd.finding_lines(bad_options), _missing(store)]))
-        return 1 if bad_options else 0
+        return 1 if failed else 0
     from canon_ls.agent.cli_rules import export_findings
     from canon_ls.core import assets, changes, check
 
@@ -238,6 +243,5 @@ def _cmd_check(args: argparse.Namespace) -> int:
         extra = [{**r, "severity": "warning", "line": 0, "start": 0, "end": 0} for r in exported]
         print(json.dumps(bad_options + rows + extra, ensure_ascii=False, indent=2))
     else:
-        lines = settings_cmd.finding_lines(bad_options)
-        print(_findings_text(store, findings, lines, exported))
-    return 1 if bad_options or any(f.severity == "error" for f in findings) else 0
+        print(_findings_text(store, findings, bad_options, exported))
+    return 1 if failed or any(f.severity == "error" for f in findings) else 0

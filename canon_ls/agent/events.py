@@ -83,6 +83,12 @@ class HookSession:
         self._record("SessionStart", surfacer.trace)
         return ""
 
+    def held_back(self) -> str:
+        """The sentence for canon.toml keys ignored until `canon trust` ('' when none): said
+        to the person once, at the session's start."""
+        issues = self.options.issues
+        return next((p.sentence for p in issues if p.code == layout.UNTRUSTED_OPTION), "")
+
     def user_prompt(self, prompt: str) -> str:
         """The user's words (quick capture, the lane's intent): additional context, or ''.
 

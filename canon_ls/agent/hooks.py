@@ -8,7 +8,8 @@ missing store or an internal failure all end with exit 0 and no output.
 
 Events (SPEC §11.3):
 - SessionStart: startup/clear/compact/fork start a new compaction cycle; resume keeps it.
-  Nothing is printed (Codex rejects a SessionStart reply without context).
+  Nothing is printed (Codex rejects a SessionStart reply without context), except Claude Code's
+  `systemMessage` to the person when canon.toml keys wait for `canon trust`.
 - UserPromptSubmit (SPEC §11.4, §11.5): a `remember:` prompt is journaled; with the retrieval
   lane on, the prompt is the lane's newest intent and the articles that stand out ride the
   reply's `hookSpecificOutput.additionalContext`.
@@ -90,6 +91,8 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
             return None  # no store: do nothing, create nothing
         if event == "SessionStart":
             hook.session_start(str(payload.get("source") or ""))
+            note = hook.held_back() if agent == "claude-code" else ""
+            reply = {"systemMessage": f"canon: {note}"} if note else None  # shown to the person
         elif event == "UserPromptSubmit":
             prompt = payload.get("prompt")
             reply = _context(event, hook.user_prompt(prompt if isinstance(prompt, str) else ""))

@@ -13,12 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from canon_ls.core.layout import DEFAULT_SOURCE, Options, show
+from canon_ls.core.layout import BAD_OPTION, DEFAULT_SOURCE, Options, show
 from canon_ls.core.optionview import describe, dumps, home, locate, source_kind
 
-__all__ = ["change", "describe", "dumps", "finding_lines", "findings"]
-
-FINDING_CODE = "bad-option"
+__all__ = ["change", "describe", "dumps", "finding_lines", "findings", "trust"]
 
 
 # --------------------------------------------------------------------------- canon check
@@ -26,7 +24,7 @@ FINDING_CODE = "bad-option"
 
 def findings(options: Options, project: Path) -> list[dict[str, Any]]:
     """Each bad option file, key or value as an error finding (the default applies meanwhile),
-    shaped like `canon check`'s other findings."""
+    a key held back until `canon trust` as a warning, shaped like `canon check`'s others."""
     rows = []
     for problem in options.issues:
         try:
@@ -37,8 +35,8 @@ def findings(options: Options, project: Path) -> list[dict[str, Any]]:
             {
                 "file": shown,
                 "address": "",
-                "code": FINDING_CODE,
-                "severity": "error",
+                "code": problem.code,
+                "severity": "error" if problem.code == BAD_OPTION else "warning",
                 "message": problem.sentence,
                 "line": locate(problem),
                 "start": 0,
@@ -51,7 +49,8 @@ def findings(options: Options, project: Path) -> list[dict[str, Any]]:
 
 def finding_lines(rows: list[dict[str, Any]]) -> list[str]:
     return [
-        f"{r['file']}:{r['line'] + 1}:{r['start'] + 1}: error: {r['message']} [{r['code']}]"
+        f"{r['file']}:{r['line'] + 1}:{r['start'] + 1}: {r['severity']}: {r['message']} "
+        f"[{r['code']}]"
         for r in rows
     ]
 
@@ -95,3 +94,33 @@ def _layer(kind: str) -> str:
         "project": "canon.toml",
         DEFAULT_SOURCE: "the default",
     }.get(kind, kind)
+
+
+# --------------------------------------------------------------------------- canon trust
+
+
+def trust(project: Path, action: str) -> str:
+    """`canon trust` (action 'trust'), `--revoke` or `--list`: what is trusted, in words.
+    Raises OptionError (one sentence) when there is nothing to trust."""
+    from canon_ls.core import optionfiles
+    from canon_ls.core.layout import leading_out, project_file, resolve, trusted
+
+    shown = home(project_file(project))
+    if action == "list":
+        rows = [f"{home(p)}  sha256 {sha[:12]}" for p, sha in sorted(trusted().items())]
+        return "\n".join(rows) or "No project's canon.toml is trusted."
+    if action == "revoke":
+        if not optionfiles.revoke(project):
+            return f"{shown} was not trusted; nothing changed."
+        return (
+            f"No longer trusting {shown}: its root outside the project and its mounts are ignored."
+        )
+    _, sha = optionfiles.trust(project)
+    options = resolve(project)
+    held = leading_out(project, {k: options[k] for k in ("root", "mounts")})
+    what = ", ".join(
+        f"{k} = {show(options[k])}" for k in held if source_kind(options, k) == "project"
+    )
+    now = f"{what} now apply" if what else "nothing in it leads outside the project yet"
+    again = "Any change to the file needs `canon trust` again."
+    return f"Trusted {shown} (sha256 {sha[:12]}): {now}. {again}"

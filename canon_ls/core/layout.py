@@ -10,10 +10,16 @@ standard library only (`tomllib` only when a `canon.toml` exists).
 A bad key or value in a file never stops anything: it becomes one sentence naming the file, the
 key and the fix (`Options.problems`) and the default applies for that key. A bad explicit
 option is the caller's bad input: `OptionError`.
+
+A cloned repository's canon.toml must not point the store at another project or the home
+directory: a `root` leading outside the project, or any `mounts`, is honoured only once the user
+ran `canon trust` there, which records the project and the file's SHA-256 beside the user's
+settings (`trusted.json`); any edit of the file needs trusting again (as `direnv allow`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -27,6 +33,8 @@ JOURNAL_DIR = "journal"
 SCHEMA_FILE = "schema.json"
 PROJECT_FILE = "canon.toml"  # at the project root, committed, shared by the team
 SETTINGS_FILE = "settings.json"  # under $XDG_CONFIG_HOME/canon, the user's own
+TRUST_FILE = "trusted.json"  # beside it: {project directory: SHA-256 of its trusted canon.toml}
+BAD_OPTION, UNTRUSTED_OPTION = "bad-option", "untrusted-option"  # the codes of a Problem
 
 TOPOLOGY_KEYS = ("root", "mounts")
 BEHAVIOUR_KEYS = ("surface", "resurface", "retrieval", "standout")
@@ -55,6 +63,7 @@ class Problem(NamedTuple):
     file: Path
     key: str | None  # None: the whole file (unreadable, not valid TOML/JSON, not an object)
     sentence: str
+    code: str = BAD_OPTION  # UNTRUSTED_OPTION: a key held back until `canon trust`
 
 
 # --------------------------------------------------------------------------- places
@@ -111,6 +120,41 @@ def settings_file(env: Mapping[str, str] | None = None) -> Path:
 
 def project_file(project: Path) -> Path:
     return Path(project) / PROJECT_FILE
+
+
+def trust_file(env: Mapping[str, str] | None = None) -> Path:
+    return settings_file(env).with_name(TRUST_FILE)
+
+
+def leading_out(project: Path, values: Mapping[str, Any]) -> list[str]:
+    """The keys of a project file that lead outside the project: a `root` whose directory is
+    not inside it (symlinks resolved), and `mounts` whenever there are any."""
+    keys = []
+    if "root" in values:
+        real, base = (
+            os.path.realpath(store_root(project, values["root"])),
+            os.path.realpath(project),
+        )
+        if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
+            keys.append("root")
+    return keys + ["mounts"] * bool(values.get("mounts"))
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def trusted(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The trust record: project directory -> SHA-256 of the canon.toml trusted there ({} when
+    missing or unreadable: nothing is trusted)."""
+    path = trust_file(env)
+    try:
+        raw = json.loads(read_option_file(path, path.parent))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 # --------------------------------------------------------------------------- values
@@ -244,18 +288,32 @@ def resolve(
     *,
     env: Mapping[str, str] | None = None,
     explicit_source: str = "flag",
+    trust: bool | None = None,
 ) -> Options:
     """SPEC §13: explicit > user settings.json > project canon.toml > defaults.
 
     Explicit options are validated strictly (OptionError); files never raise: their problems
-    are sentences in `Options.problems` and the default applies for a bad key."""
+    are sentences in `Options.problems` and the default applies for a bad key. canon.toml's
+    keys leading outside the project apply only when trusted: `trust` True (the client
+    vouches, as VS Code's workspace trust), else the user's trust record decides."""
     options = Options(project)
     given = _explicit(explicit, options.project)
     toml_path = project_file(options.project)
-    for key, value in _read_file(toml_path, OPTION_KEYS, options).items():
+    found, data = _read_file(toml_path, OPTION_KEYS, options)
+    held = [key for key in leading_out(options.project, found) if key not in given]
+    if held and not trust and trusted(env).get(os.path.realpath(options.project)) != digest(data):
+        for key in held:
+            del found[key]
+        sentence = (
+            f"{toml_path} sets {' and '.join(held)} leading outside the project; canon ignores "
+            f"{'them' if len(held) > 1 else 'it'} until you read the file and run `canon trust` "
+            "in the project."
+        )
+        options.issues.append(Problem(toml_path, held[0], sentence, UNTRUSTED_OPTION))
+    for key, value in found.items():
         options.values[key], options.sources[key] = value, str(toml_path)
     user = settings_file(env)
-    for key, value in _read_file(user, BEHAVIOUR_KEYS, options).items():
+    for key, value in _read_file(user, BEHAVIOUR_KEYS, options)[0].items():
         options.values[key], options.sources[key] = value, str(user)
     for key, value in given.items():
         options.values[key], options.sources[key] = value, explicit_source
@@ -270,22 +328,25 @@ def _explicit(explicit: Mapping[str, Any] | None, project: Path) -> dict[str, An
     return {k: check(k, v, project) for k, v in explicit.items() if v is not None}
 
 
-def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[str, Any]:
-    """The valid options of one file; every problem becomes a sentence in options.problems."""
+def _read_file(
+    path: Path, allowed: tuple[str, ...], options: Options
+) -> tuple[dict[str, Any], bytes]:
+    """The valid options of one file and its bytes; every problem becomes a sentence in
+    options.problems."""
     try:
-        data = _read_option_file(path, options.project)
+        data = read_option_file(path, options.project)
     except FileNotFoundError:
-        return {}
+        return {}, b""
     except OSError as exc:
         sentence = f"{path} cannot be read ({exc.strerror or exc}); defaults apply."
         options.issues.append(Problem(path, None, sentence))
-        return {}
+        return {}, b""
     except ValueError as exc:
         options.issues.append(Problem(path, None, f"{path} {exc}; defaults apply."))
-        return {}
+        return {}, b""
     raw = _decode(path, data, options)
     if raw is None:
-        return {}
+        return {}, data
     found: dict[str, Any] = {}
     for key, value in raw.items():
         where = f"{path}: option {key!r}"
@@ -321,13 +382,13 @@ def _read_file(path: Path, allowed: tuple[str, ...], options: Options) -> dict[s
                     f"(default {show(DEFAULTS[key])} applies meanwhile).",
                 )
             )
-    return found
+    return found, data
 
 
 MAX_OPTION_FILE = 1 << 20  # an option file is a few lines; anything larger is not one
 
 
-def _read_option_file(path: Path, project: Path) -> bytes:
+def read_option_file(path: Path, project: Path) -> bytes:
     """The bytes of an option file, read only when it is a regular file of sane size (a FIFO
     would block every command, SPEC §12) and, for the project's canon.toml, only when it stays
     inside the project (a committed symlink must not pull options from elsewhere). ValueError

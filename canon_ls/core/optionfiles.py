@@ -32,10 +32,14 @@ from canon_ls.core.layout import (
     TOPOLOGY_KEYS,
     OptionError,
     check,
+    digest,
     parse_text,
     project_file,
+    read_option_file,
     settings_file,
     show,
+    trust_file,
+    trusted,
 )
 from canon_ls.core.optionview import home
 
@@ -123,13 +127,25 @@ def _personal(key: str) -> None:
         )
 
 
-def _load_json(path: Path) -> dict[str, Any]:
+def _read(path: Path, project: Path) -> str | None:
+    """An option file's text through layout's bounded reader (a FIFO or device is refused
+    without blocking); None when missing."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_option_file(path, project).decode("utf-8")
     except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
+        return None
+    except UnicodeDecodeError as exc:
+        raise OptionError(f"{path} is not UTF-8 ({_why(exc)}); fix it first.") from None
+    except ValueError as exc:  # not a regular file, too large, a link out of the project
+        raise OptionError(f"{path} {exc}; nothing was written.") from None
+    except OSError as exc:
         raise OptionError(f"{path} cannot be read ({_why(exc)}); fix or remove it first.") from None
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    text = _read(path, path.parent)
+    if text is None:
+        return {}
     if not text.strip():
         return {}
     try:
@@ -185,12 +201,9 @@ def unset_project(key: str, project: Path) -> tuple[Path, bool]:
 def _load_toml(path: Path) -> tuple[str, dict[str, Any]]:
     import tomllib
 
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+    text = _read(path, path.parent)
+    if text is None:
         return "", {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OptionError(f"{path} cannot be read ({_why(exc)}); fix or remove it first.") from None
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -260,6 +273,40 @@ def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], 
         raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
 
 
+# --------------------------------------------------------------------------- trust
+
+
+def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, str]:
+    """Record the project's canon.toml, as it is now, as trusted: its `root` leading outside
+    the project and its `mounts` then apply (layout.resolve). (The trust file, the SHA-256.)"""
+    path = project_file(project)
+    try:
+        data = read_option_file(path, project)
+    except FileNotFoundError:
+        raise OptionError(f"There is no {PROJECT_FILE} in {project}; nothing to trust.") from None
+    except (OSError, ValueError) as exc:
+        raise OptionError(f"{path} cannot be trusted: {_why(exc)}.") from None
+    return _record(project, digest(data), env), digest(data)
+
+
+def revoke(project: Path, env: Mapping[str, str] | None = None) -> bool:
+    """Forget the project's trust; whether it was trusted."""
+    if os.path.realpath(project) not in trusted(env):
+        return False
+    _record(project, None, env)
+    return True
+
+
+def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> Path:
+    path = trust_file(env)
+    record = _load_json(path)
+    record.pop(os.path.realpath(project), None)
+    if sha is not None:
+        record[os.path.realpath(project)] = sha
+    _write_user(path, record)
+    return path
+
+
 # --------------------------------------------------------------------------- values
 
 
@@ -281,8 +328,10 @@ def _why(exc: BaseException) -> str:
 __all__ = [
     "BEHAVIOUR_KEYS",
     "parse_value",
+    "revoke",
     "set_project",
     "set_user",
     "unset_project",
+    "trust",
     "unset_user",
 ]

@@ -21,12 +21,15 @@ def open_store(
     options: Mapping[str, Any] | None = None,
     *,
     explicit_source: str = "flag",
+    trust: bool | None = None,
 ) -> Store:
     """A Store for `project` with the options resolved by SPEC §13: `options` are the explicit
     layer (flags, workspace/configuration) over the user's settings.json, the project's
     canon.toml and the defaults. `store.options` keeps the result (values, sources and the
     problems of bad files). Creates nothing on disk."""
-    resolved: Options = resolve(Path(project), options, explicit_source=explicit_source)
+    resolved: Options = resolve(
+        Path(project), options, explicit_source=explicit_source, trust=trust
+    )
     try:
         store = Store(resolved.project, root=resolved["root"], mounts=resolved["mounts"] or ())
     except BadInput as exc:

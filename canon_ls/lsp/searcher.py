@@ -75,7 +75,7 @@ def ensure(ls: CanonLanguageServer, folder: Folder) -> Searcher:
     """The folder's searcher, started now if nothing started it yet (a first question before
     the startup check ends, which otherwise starts it once it no longer competes)."""
     if folder.searcher is None:
-        folder.searcher = Searcher(folder.project, folder.settings.store_options(), ls.run_task)
+        folder.searcher = Searcher(folder.project, folder.store_options(), ls.run_task)
         folder.searcher.start()
     searcher: Searcher = folder.searcher
     return searcher

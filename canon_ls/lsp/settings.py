@@ -33,6 +33,9 @@ class Settings:
     # The client says the workspace is not trusted (VS Code's restricted mode), in the
     # initializationOptions only: the project's canon.toml may not choose root or mounts.
     untrusted: bool = False
+    # The client says the workspace is trusted (VS Code's workspace trust), in the
+    # initializationOptions only: canon.toml's root and mounts apply without `canon trust`.
+    trusted_client: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def store_options(self) -> dict[str, Any]:
@@ -124,6 +127,8 @@ def parse(value: object) -> tuple[Settings, list[str]]:
             errors.append("canon.pollInterval must be a number of seconds between 0.05 and 60.")
     if raw.get("untrustedWorkspace") is True:
         values["untrusted"] = True
+    elif raw.get("untrustedWorkspace") is False:
+        values["trusted_client"] = True
     behaviour = []
     for key in layout.BEHAVIOUR_KEYS:
         if raw.get(key) is None:

@@ -115,8 +115,9 @@ class Folder:
         """(Re)open the store with the current settings; a bad option becomes `error`."""
         try:
             self.store = open_store(
-                self.project, self.settings.store_options(), explicit_source="editor"
-            )
+                self.project, self.settings.store_options(), explicit_source="editor",
+                trust=self.settings.trusted_client or None,
+            )  # fmt: skip
             self.error = None
         except Exception as exc:  # OptionError or anything unexpected: stay quiet but say why
             self.store = None
@@ -132,7 +133,18 @@ class Folder:
     def options(self) -> Options:
         """SPEC §13 as this folder sees it now: the client's settings (explicit layer) over
         the user's settings.json, the project's canon.toml and the defaults."""
-        return resolve(self.project, self.settings.options(), explicit_source="editor")
+        return resolve(
+            self.project, self.settings.options(), explicit_source="editor",
+            trust=self.settings.trusted_client or None,
+        )  # fmt: skip
+
+    def store_options(self) -> dict[str, Any]:
+        """root and mounts for a child process (check, search, `canon` commands): the
+        client's, or where the client vouches for the workspace, those resolved here (a child
+        has no client to vouch)."""
+        if self.settings.trusted_client and self.store is not None and self.store.options:
+            return self.store.options.store_options()
+        return self.settings.store_options()
 
     @property
     def serving(self) -> bool:

@@ -321,3 +321,44 @@ async def test_spec_12_a_file_deep_among_the_assets(
         assert "RecursionError" not in log and "Traceback" not in log, log
     finally:
         remove_deep(project, "n")
+
+
+def test_issue_24_untrusted_canon_toml_cannot_redirect_the_cli(tmp_path: Path) -> None:
+    """A cloned repository's canon.toml whose `root` is another project's store: every
+    command ignores it (one sentence on stderr), `canon check` warns `[untrusted-option]`,
+    writes land in the project's own store; `canon trust` says what it trusts and then the
+    file applies; `--list` shows it, `--revoke` undoes it."""
+    project, other = tmp_path / "proj", tmp_path / "other"
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    assert (
+        canon("write", "src", "--capsule", "Own.", cwd=project.mkdir() or project, env=env).code
+        == 0
+    )
+    assert (
+        canon("write", "src", "--capsule", "PRIVATE.", cwd=other.mkdir() or other, env=env).code
+        == 0
+    )
+    toml = project / "canon.toml"
+    toml.write_text(f'root = "{other / ".canon"}"\n', encoding="utf-8")
+    shown = canon("map", cwd=project, env=env)
+    assert "PRIVATE" not in shown.out and "Own." in shown.out
+    (line,) = shown.err.splitlines()
+    assert str(toml) in line and "canon trust" in line
+    check = canon("check", cwd=project, env=env)
+    assert check.code == 0 and "[untrusted-option]" in check.out and "warning:" in check.out
+    assert canon("write", "src/new", "--capsule", "N.", cwd=project, env=env).code == 0
+    assert (project / ".canon/articles/src/new.md").exists()
+    assert not (other / ".canon/articles/src/new.md").exists()
+    trusted = canon("trust", cwd=project, env=env)
+    assert trusted.code == 0 and f'root = "{other / ".canon"}"' in trusted.out, trusted.out
+    assert str(project) in canon("trust", "--list", cwd=project, env=env).out
+    shown = canon("map", cwd=project, env=env)
+    assert "PRIVATE" in shown.out and shown.err == ""
+    assert canon("check", cwd=project, env=env).out.count("untrusted-option") == 0
+    assert "No longer trusting" in canon("trust", "--revoke", cwd=project, env=env).out
+    assert "PRIVATE" not in canon("map", cwd=project, env=env).out
+
+
+def test_issue_24_trust_without_a_canon_toml_is_one_sentence(tmp_path: Path) -> None:
+    run = canon("trust", cwd=tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert run.code == 2 and "nothing to trust" in run.err and not (tmp_path / "config").exists()

@@ -5,7 +5,9 @@ project's canon.toml; `canon check` reports bad option files as errors."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -299,3 +301,22 @@ def test_spec_13_behaviour_flags_are_the_explicit_layer(project: Path, xdg: Path
     assert "standout" in sentence and "at least 1" in sentence
     sentence = one_sentence(run(project, xdg, "mcp", "--retrieval", "fuzzy"))
     assert "retrieval" in sentence
+
+
+@pytest.mark.parametrize("in_project", [False, True])
+@pytest.mark.parametrize(
+    "change", [["set", "standout", "2"], ["unset", "standout"]], ids=["set", "unset"]
+)
+def test_spec_12_a_fifo_option_file_is_refused_not_waited_on(
+    project: Path, xdg: Path, in_project: bool, change: list[str]
+) -> None:
+    """Issue 24 item 10: settings.json or canon.toml as a named pipe: `set` and `unset` read
+    through the bounded regular-file reader, so they refuse in one sentence instead of
+    blocking forever on the open; the pipe stays."""
+    fifo = project / "canon.toml" if in_project else xdg / "canon" / "settings.json"
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    flag = ["--project"] if in_project else []
+    sentence = one_sentence(run(project, xdg, "settings", change[0], *flag, *change[1:]))
+    assert str(fifo) in sentence and "not a regular file" in sentence
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -14,7 +14,7 @@ import pytest
 from stale_repo import build
 from test_cli import TODAY, canon
 
-from canon_ls.core import article, layout, schema
+from canon_ls.core import article, layout, optionfiles, schema
 from canon_ls.core.address import normalise
 from canon_ls.core.assets import DEFAULT_IGNORES
 
@@ -211,7 +211,11 @@ def test_the_settings_examples_resolve_without_problems(tmp_path: Path) -> None:
     config = tmp_path / "config"
     (config / "canon").mkdir(parents=True)
     (config / "canon" / "settings.json").write_text(user, encoding="utf-8")
-    options = layout.resolve(project, env={"XDG_CONFIG_HOME": str(config)})
+    env = {"XDG_CONFIG_HOME": str(config)}
+    held = layout.resolve(project, env=env).issues  # mounts wait for `canon trust`
+    assert [p.code for p in held] == [layout.UNTRUSTED_OPTION]
+    optionfiles.trust(project, env)
+    options = layout.resolve(project, env=env)
     assert options.problems == []
     assert options["retrieval"] == "lexical" and options["mounts"] == ("../shared-data",)
     assert options["resurface"] is False and options["standout"] == 1.6
@@ -242,10 +246,10 @@ def test_the_check_codes_table_is_every_code_core_reports() -> None:
     produced = set(re.findall(r'Finding\(\s*[^,()]+,\s*"([a-z-]+)"', source))
     for chosen in re.findall(r'code = "([a-z-]+)"(?: if [^\n]* else "([a-z-]+)")?', source):
         produced |= {c for c in chosen if c}
-    from canon_ls.agent.settings_cmd import FINDING_CODE  # a bad canon.toml / settings.json
     from canon_ls.core.rules_export import STATES  # generated rule files (canon export)
 
-    assert documented == produced | {FINDING_CODE} | {f"export-{state}" for state in STATES}
+    option_codes = {layout.BAD_OPTION, layout.UNTRUSTED_OPTION}  # canon.toml / settings.json
+    assert documented == produced | option_codes | {f"export-{state}" for state in STATES}
 
 
 @pytest.mark.parametrize(

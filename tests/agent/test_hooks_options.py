@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from hookrun import Hook, article, context, isolated_hook, make_project, payload
 
+from tests.agent.test_cli import canon
+
 
 @pytest.fixture
 def claude(tmp_path: Path) -> Hook:
@@ -49,11 +51,19 @@ def test_spec_2_hooks_follow_a_store_moved_with_root(tmp_path: Path, claude: Hoo
     assert not (project / ".canon").exists()
 
 
+def _trust(project: Path, tmp_path: Path) -> str:
+    """`canon trust` through the real CLI, recorded in the hooks' user config."""
+    run = canon("trust", cwd=project, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert run.code == 0, run.err
+    return run.out
+
+
 def test_spec_2_absolute_root_outside_the_project(tmp_path: Path, claude: Hook) -> None:
     project = make_project(tmp_path / "proj")
     elsewhere = tmp_path / "shared-memory"
     (project / "canon.toml").write_text(f'root = "{elsewhere}"\n')
     article(tmp_path, "src/core/config", "Config, from the shared store.", store="shared-memory")
+    _trust(project, tmp_path)
     text = context(claude(_read(project, project / "src/core/config.py")))
     assert "- src/core/config: Config, from the shared store." in text
     assert "Source root" not in text  # the default .canon store is not the store any more
@@ -68,6 +78,7 @@ def test_spec_8_hooks_surface_and_remind_for_mounted_stores(tmp_path: Path, clau
     (lake / "prices/daily.csv").write_text("day,price\n")
     article(lake, "prices", "Daily prices, one row per day.")
     (project / "canon.toml").write_text('mounts = ["../lake"]\n')
+    _trust(project, tmp_path)
     text = context(claude(_read(project, lake / "prices/daily.csv")))
     assert "- lake:prices (governs " in text and "Daily prices, one row per day." in text
     edit = payload("claude-code", "post_tool_use_edit", project)
@@ -81,6 +92,37 @@ def test_spec_8_hooks_surface_and_remind_for_mounted_stores(tmp_path: Path, clau
     read["tool_input"] = {"action": "read", "path": "lake:prices"}
     claude(read)
     assert claude(_read(project, lake / "prices/daily.csv")) is None
+
+
+def test_issue_24_untrusted_canon_toml_cannot_lead_the_hooks_elsewhere(
+    tmp_path: Path, claude: Hook
+) -> None:
+    """A cloned repository's canon.toml pointing at another project's store and mounting a
+    directory: until `canon trust`, the hooks surface from the project's own store only and
+    tell the person once, at the session's start (Claude Code's systemMessage); the trace
+    names the file. Trusted, the other store is followed; an edit of the file undoes that."""
+    project = make_project(tmp_path / "proj")
+    other = tmp_path / "other"
+    article(other, "src/core/config", "PRIVATE capsule of another project.")
+    lake = tmp_path / "lake"
+    (lake / "prices").mkdir(parents=True)
+    (lake / "prices/daily.csv").write_text("day,price\n")
+    article(lake, "prices", "PRIVATE lake capsule.")
+    toml = project / "canon.toml"
+    toml.write_text(f'root = "{other / ".canon"}"\nmounts = ["../lake"]\n')
+    start = claude(payload("claude-code", "session_start_startup", project))
+    assert start is not None and "canon trust" in start["systemMessage"]
+    assert str(toml) in start["systemMessage"] and "hookSpecificOutput" not in start
+    for path in (project / "src/core/config.py", lake / "prices/daily.csv"):
+        assert "PRIVATE" not in context(claude(_read(project, path)))
+    lines = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert any("canon trust" in x.get("problem", "") for x in lines)
+    assert "sha256" in _trust(project, tmp_path)
+    assert claude(payload("claude-code", "session_start_startup", project)) is None
+    assert "PRIVATE capsule" in context(claude(_read(project, project / "src/core/config.py")))
+    toml.write_text(toml.read_text() + "# changed after trusting\n")
+    start = claude(payload("claude-code", "session_start_startup", project))
+    assert start is not None and "canon trust" in start["systemMessage"]
 
 
 @pytest.mark.parametrize(

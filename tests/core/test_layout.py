@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import layout
+from canon_ls.core import layout, optionfiles
 from canon_ls.core.layout import OptionError, find_project, resolve
 
 
@@ -120,8 +120,56 @@ def test_spec_8_mounts_relative_to_the_project(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     (project / "canon.toml").write_text('mounts = ["../lake"]\n')
+    optionfiles.trust(project, _env(tmp_path))
     options = resolve(project, env=_env(tmp_path))
     assert options.mounts == {"lake": tmp_path / "lake"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'root = "{other}/.canon"\n',
+        'root = "~"\n',
+        'root = "../other/.canon"\n',
+        'mounts = ["../other"]\n',
+    ],
+)
+def test_issue_24_canon_toml_leading_outside_waits_for_trust(tmp_path: Path, text: str) -> None:
+    """A cloned repository's canon.toml pointing the store at another project (or home), or
+    mounting anything, is ignored with one untrusted-option problem until `canon trust`
+    records this file's hash; any later edit of the file needs trusting again."""
+    other, project = tmp_path / "other", tmp_path / "proj"
+    other.mkdir()
+    project.mkdir()
+    toml = project / "canon.toml"
+    toml.write_text(text.replace("{other}", str(other)))
+    env = {**_env(tmp_path), "HOME": str(tmp_path / "home")}
+    options = resolve(project, env=env)
+    assert options["root"] == ".canon" and options["mounts"] == ()
+    assert [(p.code, p.file) for p in options.issues] == [(layout.UNTRUSTED_OPTION, toml)]
+    assert "canon trust" in options.problems[0]
+    optionfiles.trust(project, env)
+    trusted = resolve(project, env=env)
+    assert trusted.issues == [] and trusted.sources["root" if "root" in text else "mounts"] == str(
+        toml
+    )
+    toml.write_text(toml.read_text() + "# edited\n")
+    assert [p.code for p in resolve(project, env=env).issues] == [layout.UNTRUSTED_OPTION]
+    assert optionfiles.revoke(project, env) and not optionfiles.revoke(project, env)
+
+
+@pytest.mark.parametrize("root", ["docs/.canon", "memory", ".canon"])
+def test_issue_24_root_inside_the_project_needs_no_trust(tmp_path: Path, root: str) -> None:
+    (tmp_path / "canon.toml").write_text(f'root = "{root}"\n')
+    options = resolve(tmp_path, env=_env(tmp_path))
+    assert options.issues == [] and options["root"] == root
+
+
+def test_issue_24_explicit_root_and_a_vouching_client_need_no_record(tmp_path: Path) -> None:
+    (tmp_path / "canon.toml").write_text('root = "/elsewhere/.canon"\n')
+    assert resolve(tmp_path, {"root": "mine"}, env=_env(tmp_path)).issues == []
+    vouched = resolve(tmp_path, env=_env(tmp_path), trust=True)
+    assert vouched.issues == [] and vouched["root"] == "/elsewhere/.canon"
 
 
 def test_spec_2_find_project_by_store_or_project_file(tmp_path: Path) -> None:

@@ -263,3 +263,39 @@ async def test_untrusted_workspace_canon_toml_cannot_move_the_store(
     assert "Moved store app." not in mapped and "src/core/config: Loads" in mapped
     rows = await editor.settings()
     assert rows["root"] == '".canon" editor settings'
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Path:
+    """Another project's store beside the workspace, which a canon.toml points at."""
+    other = tmp_path / "elsewhere"
+    write(other, ".canon/articles/src/app.md", article("PRIVATE elsewhere app.", "2026-11-01", ""))
+    return other
+
+
+@pytest.mark.parametrize(
+    ("init_options", "option_files", "followed"),
+    [
+        (None, ('root = "../elsewhere/.canon"\n', None), False),
+        ({"untrustedWorkspace": False}, ('root = "../elsewhere/.canon"\n', None), True),
+    ],
+    ids=["no-client-trust", "vscode-trusted"],
+)
+async def test_issue_24_canon_toml_leading_outside_follows_trust(
+    elsewhere: Path, editor: Editor, workspace: Path, followed: bool
+) -> None:
+    """A client that says nothing of trust (Neovim) follows the user's `canon trust` record:
+    without it the project's own store is served and one warning names canon.toml and the
+    command. A trusted VS Code workspace vouches for the file itself."""
+    mapped = str(await editor.command("canon.map"))
+    assert ("PRIVATE elsewhere app." in mapped) is followed, mapped
+    if not followed:
+        await editor.until(
+            lambda: any(
+                str(workspace / "canon.toml") in m and "canon trust" in m for m in editor.messages()
+            ),
+            "the message naming canon.toml and `canon trust`",
+        )
+        assert "src/core/config: Loads" in mapped
+    else:
+        assert not any("canon trust" in m for m in editor.messages())

@@ -95,7 +95,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     changed_meanwhile: set[str] = set()
     checker = ls.checker
     checker._changed[folder.uri] = changed_meanwhile
-    store, options = folder.store, folder.settings.store_options()
+    store, options = folder.store, folder.store_options()
     staleness = folder.settings.staleness_enabled
 
     def current() -> bool:
@@ -103,7 +103,7 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         queued): this check's answer no longer applies."""
         return (
             folder.store is store
-            and folder.settings.store_options() == options
+            and folder.store_options() == options
             and folder.settings.staleness_enabled == staleness
         )
 

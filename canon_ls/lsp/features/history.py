@@ -30,7 +30,7 @@ TIMEOUT = 120.0  # seconds for the child (a first history pass on a big reposito
 
 async def run_cli(folder: Folder, *args: str) -> tuple[int, str]:
     """Run `canon <args>` for the folder's project and options; (exit code, text)."""
-    options = folder.settings.store_options()
+    options = folder.store_options()
     argv = python_module("canon_ls.agent.cli", *args, "--project", str(folder.project))
     if options.get("root"):
         argv += ["--root", str(options["root"])]

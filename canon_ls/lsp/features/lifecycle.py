@@ -91,6 +91,7 @@ async def load_configuration(ls: CanonLanguageServer) -> None:
         parsed, errors = settings_mod.parse(value)
         if ls.global_settings.untrusted:  # said once, at initialize; never undone by a setting
             parsed = dataclasses.replace(parsed, untrusted=True)
+        parsed = dataclasses.replace(parsed, trusted_client=ls.global_settings.trusted_client)
         for message in errors:
             if message not in seen:
                 seen.add(message)

@@ -17,7 +17,7 @@ def show_problems(ls: CanonLanguageServer, folder: Folder) -> None:
     """Each new problem of the option files, once, as a warning message."""
     problems = folder.options().problems
     if folder.settings.untrusted:
-        plain = resolve(folder.project)
+        plain = resolve(folder.project, trust=True)  # what the file asks for
         chosen = [k for k in TOPOLOGY_KEYS if optionview.source_kind(plain, k) == "project"]
         if chosen:
             problems.append(
