@@ -682,7 +682,11 @@ def render(previous: str | None, *, capsule: str, updated: str, scope: str, body
         head, lines, close = parts.head, list(parts.lines), parts.close
         if not close.endswith("\n") and body:
             close += nl
-    _set_key(lines, "capsule", f"capsule: {format_scalar(one_line(capsule))}{nl}", ())
+    capsule = one_line(capsule).strip()  # SPEC §5: trimmed; an empty capsule has no key
+    if capsule:
+        _set_key(lines, "capsule", f"capsule: {format_scalar(capsule)}{nl}", ())
+    else:
+        _drop_key(lines, "capsule")
     _set_key(lines, "updated", f"updated: {updated}{nl}", ("capsule",))
     if scope == "rule":
         _set_key(lines, "scope", f"scope: rule{nl}", ("capsule", "updated"))

@@ -70,7 +70,7 @@ def merge(
     old_capsule = prev.capsule if prev else ""
     old_body = prev.body if prev else ""
     old_scope = prev.scope if prev else "asset"
-    new_capsule = art.one_line(capsule) if capsule_given and capsule else old_capsule
+    new_capsule = art.one_line(capsule).strip() if capsule_given and capsule else old_capsule
     new_body = old_body
     if body_given and body:
         candidate = body if body.endswith("\n") else body + "\n"
