@@ -244,12 +244,14 @@ def _add_rules(add: Any) -> None:
         "write one rule file per article that governs files, in the format of HOST "
         "(claude-rules, cursor, copilot, kiro), so agents without canon's hooks see its capsule",
     )
-    p.add_argument("host", metavar="HOST", choices=HOST_CHOICES, help=", ".join(HOST_CHOICES))
+    p.add_argument(
+        "host", metavar="HOST", nargs="?", choices=HOST_CHOICES, help=", ".join(HOST_CHOICES)
+    )
     p.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 when a generated file is missing, out of date, left over or "
-        "edited by hand (for CI)",
+        "edited by hand (for CI); without HOST, every host whose folder holds generated files",
     )
 
 

@@ -85,20 +85,16 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     store = _store(args)
     _refuse_outside(store)
+    if args.host is None and not args.check:
+        raise UsageError(f"canon export: name the host ({', '.join(HOST_CHOICES)}).")
     if not store.exists():
         print(f"No canon store at {store.root}: no article to export (`canon import` or "
               "`canon write` creates some).")  # fmt: skip
         return 0
+    if args.check:
+        return _check_exports(store, [args.host] if args.host else None)
     files = rules_export.survey(store, args.host)
     stale = [f for f in files if f.state != "current"]
-    if args.check:
-        for item in stale:
-            print(_export_line(item))
-        if stale:
-            print(f"canon export {args.host}: run it to bring these files up to date.")
-            return 1
-        print(f"canon export {args.host}: {len(files)} generated files, all up to date.")
-        return 0
     failed = rules_export.apply(store, stale)
     done = {"missing": "written", "outdated": "rewritten", "orphaned": "removed"}
     for item in stale:
@@ -108,6 +104,29 @@ def _cmd_export(args: argparse.Namespace) -> int:
     current = len(files) - len(stale)
     print(f"canon export {args.host}: {changed} changed, {current} already up to date.")
     return 1 if failed or any(f.state in ("edited", "foreign") for f in stale) else 0
+
+
+def _check_exports(store: Store, hosts: list[str] | None) -> int:
+    """`--check`: exit 1 when any generated file of these hosts (default: every host whose
+    folder holds one) is not up to date."""
+    from canon_ls.core import rules_export
+
+    hosts = hosts if hosts is not None else rules_export.used_hosts(store.project)
+    if not hosts:
+        print("canon export --check: no generated rule files in this project.")
+        return 0
+    status = 0
+    for host in hosts:
+        files = rules_export.survey(store, host)
+        stale = [f for f in files if f.state != "current"]
+        for item in stale:
+            print(_export_line(item))
+        if stale:
+            print(f"canon export {host}: run it to bring these files up to date.")
+            status = 1
+        else:
+            print(f"canon export {host}: {len(files)} generated files, all up to date.")
+    return status
 
 
 def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:

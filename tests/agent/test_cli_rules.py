@@ -310,3 +310,19 @@ def test_export_never_writes_through_a_link_leading_outside(tmp_path: Path) -> N
     assert run.code == 1 and "Traceback" not in run.err + run.out
     assert ".cursor/rules/canon-src-web.mdc: not written" in run.out
     assert list(elsewhere.rglob("*")) == []
+
+
+def test_export_check_without_host_checks_every_host_in_use(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", ["cursor"])
+    assert canon("import", "--write", cwd=project).code == 0
+    nothing = canon("export", "--check", cwd=project)
+    assert nothing.code == 0 and "no generated rule files" in nothing.out
+    assert canon("export", cwd=project).code == 2  # writing needs a host
+    for host in ("kiro", "copilot"):
+        assert canon("export", host, cwd=project).code == 0
+    assert canon("export", "--check", cwd=project).code == 0
+    canon("write", "src/web", "--capsule", "Changed.", cwd=project)
+    run = canon("export", "--check", cwd=project)
+    assert run.code == 1
+    assert "canon export kiro: run it" in run.out and "canon export copilot: run it" in run.out
+    assert "cursor" not in run.out  # never exported for Cursor: not watched
