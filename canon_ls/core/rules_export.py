@@ -93,7 +93,7 @@ def wanted(store: Store, host: Host, assets: Assets) -> dict[str, tuple[str, str
         paths = assets.of(address)
         if not paths:
             continue
-        where = store.path_of(address).relative_to(store.project).as_posix()
+        where = Path(os.path.relpath(store.path_of(address), store.project)).as_posix()
         text = render(host, address, article.capsule, rules_formats.globs_of(paths), where)
         out[_name(address, host, taken)] = (address, text)
     return out

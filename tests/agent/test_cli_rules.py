@@ -326,3 +326,13 @@ def test_export_check_without_host_checks_every_host_in_use(tmp_path: Path) -> N
     assert run.code == 1
     assert "canon export kiro: run it" in run.out and "canon export copilot: run it" in run.out
     assert "cursor" not in run.out  # never exported for Cursor: not watched
+
+
+def test_export_with_a_store_root_outside_the_project(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", [])
+    root = str(tmp_path / "store")
+    canon("write", "src/web", "--capsule", "Web.", "--root", root, cwd=project)
+    run = canon("export", "cursor", "--root", root, cwd=project)
+    assert run.code == 0, run.err
+    text = (project / ".cursor/rules/canon-src-web.mdc").read_text(encoding="utf-8")
+    assert "`../store/articles/src/web.md`" in text
