@@ -1,0 +1,50 @@
+"""The shared facts of `canon import` / `canon export` (core/rules_formats.py): glob values as
+the hosts write them, globs -> the address they lie under, and the export marker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from canon_ls.core import rules_formats as rf
+from canon_ls.core.rules_export import render
+
+
+def test_split_globs_reads_lists_comma_strings_and_braces() -> None:
+    assert rf.split_globs(["src/**", ' "lib/*.ts" ']) == ["src/**", "lib/*.ts"]
+    assert rf.split_globs("**/*.ts, src/**/*.{ts,tsx} ,") == ["**/*.ts", "src/**/*.{ts,tsx}"]
+    assert rf.split_globs(None) == [] and rf.split_globs([1, ""]) == []
+
+
+def test_address_of_globs(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "v1.2").mkdir(parents=True)
+    cases = {
+        ("src/api/**/*.ts", "src/api/*.tsx"): "src/api",
+        ("src/api/**", "src/web/**"): "src",
+        ("**/*.ts",): "",
+        ("src/main.ts",): "src/main",  # a literal file: its own address
+        ("docs/v1.2/*.md",): "docs/v1.2",  # a directory keeps its dot
+        ("../outside/**",): "",
+        ("app/\\[slug\\]/**",): "app/[slug]",  # escaped glob characters are a name
+    }
+    for globs, address in cases.items():
+        assert rf.address_of_globs(globs, tmp_path) == address, globs
+
+
+def test_globs_of_an_asset_set() -> None:
+    assert rf.globs_of(["src/feed.py", "src/feed/"]) == ["src/feed.py", "src/feed/**"]
+
+
+def test_marker_names_the_article_and_sees_a_hand_edit() -> None:
+    text = render(rf.HOSTS["cursor"], "src/a b", "Cap: sule", ["src/a b/**"], ".canon/x.md")
+    assert rf.read_marker(text) == ("src/a b", False)
+    assert rf.read_marker(text + "more\n") == ("src/a b", True)
+    assert rf.read_marker("---\nglobs: x\n---\nMine.\n") is None
+
+
+def test_read_source_of_each_host() -> None:
+    kiro = rf.read_source(".kiro/steering/x.md", b"---\ninclusion: manual\n---\nT\n")
+    assert (kiro.globs, kiro.when) == ((), "request")
+    cursor = rf.read_source(".cursor/rules/x.mdc", b"---\nalwaysApply: true\nglobs: a/**\n---\nT\n")
+    assert (cursor.globs, cursor.when) == ((), "always")
+    nested = rf.read_source("pkg/web/.claude/CLAUDE.md", b"T\n")
+    assert (nested.globs, nested.when, nested.name) == (("pkg/web/**",), "files", "claude")
