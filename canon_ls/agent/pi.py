@@ -11,10 +11,13 @@ Events (in → out; `cwd` and `session` ride on every event):
   keep it, and so does a startup that continues a stored session (`resumed`).
   Out `{"tool": {description, snippet, guidelines, parameters}}` (the extension registers the
   `canon` tool from it) and `"active": true` when the project has a store (surfacing wakes up).
-- `session_compact`: a new cycle (Pi compacted the context).
+- `session_compact {presence}`: Pi compacted the context. With `presence` (the bridge sends
+  projections) what left it is found by presence; without, a new compaction cycle.
 - `prompt {prompt}`: the user's words (quick capture, the lane): a prompt that starts a run, or
   a steering/follow-up message typed while Pi works. Out `{"message"}` or nothing.
-- `turn_end {calls: [{id, tool, input, isError}]}`: the turn's tool calls, in the model's order.
+- `turn_end {calls: [{id, tool, input, isError}], projection}`: the turn's tool calls, in the
+  model's order, and the text of the last model request's messages (Pi's `context` event):
+  delivered lines no longer in it are forgotten first (agent/presence.py).
   Out `{"message": text, "surfaced": [address, …]}`: one batched message for the turn.
 - `stop {again}`: the agent is about to settle. Out `{"message": reminder}` once when edited
   files' articles were not written since; quiet when `again` (canon's own continuation).
@@ -65,12 +68,24 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             hook.session_start(source)
             reply = {"active": True, "tool": tool_spec(hook.options.lane)}
         elif event == "session_compact":
-            hook.session_start("compact")
+            if payload.get("presence") is True:  # what left the context is seen in it
+                hook._record("session_compact", [{"decision": "compacted"}])
+            else:  # a bridge that sends no projection: the compaction cycle
+                hook.session_start("compact")
         elif event == "prompt":
+            before = len(hook.traces)
             text = hook.user_prompt(_text(payload.get("prompt")))
+            _mark(hook, before, text)
             reply = {"message": text} if text else None
         elif event == "turn_end":
+            projection = payload.get("projection")
+            if isinstance(projection, str) and hook.options["resurface"]:
+                from canon_ls.agent.presence import observe
+
+                hook._record("turn_end", observe(hook.state, projection))
+            before = len(hook.traces)
             reply = turn_end(hook, payload.get("calls"))
+            _mark(hook, before, reply["message"] if reply else "")
         else:
             reason = hook.stop(payload.get("again") is True)
             reply = {"message": reason} if reason else None
@@ -94,6 +109,23 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
             )
     text, surfaced = packet(hook, batch, "this turn", event="turn_end")
     return {"message": text, "surfaced": surfaced} if text else None
+
+
+def _mark(hook: Any, before: int, message: str) -> None:
+    """Record how this reply's articles are found in the projection again (presence.py)."""
+    from canon_ls.agent.presence import mark_lines, mark_read
+
+    delivered, read = [], []
+    for _event, decisions in hook.traces[before:]:
+        for decision in decisions:
+            kind, address = decision.get("decision"), str(decision.get("governing"))
+            if kind in ("surfaced", "ranked"):
+                delivered.append(address)
+            elif kind in ("withdrawn", "written"):
+                read.append(address)
+    mark_lines(hook.state, delivered, message)
+    for address in read:
+        mark_read(hook.state, address)
 
 
 def tool_spec(lane: bool = False) -> dict[str, Any]:

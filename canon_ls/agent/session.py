@@ -65,6 +65,10 @@ class SessionState:
         self.turn: list[str] = _strings(raw.get("turn"))
         self.ranked: list[str] = _strings(raw.get("ranked"))
         self.intent: str = _text(raw.get("intent"))
+        # Pi: how each delivered article is found in the provider's projection (presence.py)
+        self.marks: dict[str, list[str]] = {
+            k: v for k, v in _dict(raw.get("marks")).items() if _strings(v) == v and len(v) == 2
+        }
         # running totals for `canon stats`
         self.stats: dict[str, Any] = _dict(raw.get("stats"))
 
@@ -78,6 +82,7 @@ class SessionState:
             "turn": self.turn,
             "ranked": self.ranked,
             "intent": self.intent,
+            "marks": self.marks,
             "stats": self.stats,
         }
 

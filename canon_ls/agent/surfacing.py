@@ -221,6 +221,7 @@ class Surfacer:
                 self.state.surfaced = []
                 self.state.subagents = {}
                 self.state.ranked = []
+                self.state.marks = {}
             if source != "compact":
                 self.state.pending = {}
             self._trace("cycle", source=source)

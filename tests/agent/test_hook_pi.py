@@ -237,3 +237,71 @@ def test_garbage_exits_zero_without_a_traceback(
 def test_huge_turn_is_bounded(hook: Hook, project: Path) -> None:
     calls = [call("read", path="src/core/config.py")] * 5000 + [call("bash", command="x" * 200_000)]
     assert CONFIG in turn(hook, project, *calls)
+
+
+# --------------------------------------------------------------------------- presence (§11.6)
+
+HEADER = "canon project memory for the files this turn touched:"
+
+
+def read_config(hook: Hook, project: Path, projection: str | None) -> str:
+    """One turn reading the config, with the last request's text as the bridge sends it."""
+    fields: dict[str, Any] = {"calls": [call("read", path="src/core/config.py")]}
+    if projection is not None:
+        fields["projection"] = projection
+    reply = hook(event(project, "turn_end", **fields))
+    return str(reply["message"]) if reply else ""
+
+
+def test_a_line_folded_out_of_the_projection_surfaces_again(hook: Hook, project: Path) -> None:
+    """SPEC §11.6: seen means still in what the provider receives. While the delivered line is
+    in the projection (JSON-quoted or re-wrapped alike) the config is not shown again; once it
+    is gone (folded away), the next touch shows it again."""
+    hook(event(project, "session_start", reason="startup"))
+    first = read_config(hook, project, "")
+    assert first == f"{HEADER}\n{CONFIG}"
+    quoted = json.dumps({"role": "user", "content": [{"type": "text", "text": first}]})
+    assert read_config(hook, project, f"Read the config.\n{quoted}\nx = 1") == ""
+    rewrapped = first.replace(" ", "\n  ").upper()
+    assert read_config(hook, project, rewrapped) == ""
+    assert read_config(hook, project, "Read the config.\n[folded: 2 messages]") == first
+    assert read_config(hook, project, None) == ""  # no projection sent: nothing departs
+
+
+def test_a_short_delivery_stays_seen_for_the_session(hook: Hook, project: Path) -> None:
+    """A line under 24 normalised characters cannot be told apart in the projection: it stays
+    seen for the session, even across a compaction, however the projection looks."""
+    (project / "ui.py").write_text("u = 1\n")
+    article(project, "ui", "Tiny.")
+    hook(event(project, "session_start", reason="startup"))
+    touch = {"calls": [call("read", path="ui.py")]}
+    assert "- ui: Tiny." in str(hook(event(project, "turn_end", projection="", **touch)))
+    hook(event(project, "session_compact", presence=True))
+    assert hook(event(project, "turn_end", projection="nothing here", **touch)) is None
+
+
+def test_compaction_is_judged_by_presence(hook: Hook, project: Path, tmp_path: Path) -> None:
+    """With the bridge's projections a compaction resets nothing by itself: a line the summary
+    kept stays seen, one it dropped surfaces on the next touch. An older bridge (no `presence`)
+    keeps the compaction cycle."""
+    hook(event(project, "session_start", reason="startup"))
+    first = read_config(hook, project, "")
+    hook(event(project, "session_compact", presence=True))
+    assert read_config(hook, project, f"Summary: {first}") == ""
+    assert read_config(hook, project, "Summary: the user read files.") == first
+    hook(event(project, "session_compact"))
+    assert read_config(hook, project, None) == first
+    kinds = [d["decision"] for d in decisions(tmp_path)]
+    assert kinds.count("departed") == 1 and kinds.count("compacted") == 1
+
+
+def test_read_articles_and_resurface_false(hook: Hook, project: Path) -> None:
+    """An article read through the tool is held to its address; with `resurface = false`
+    nothing departs (each article once per session)."""
+    hook(event(project, "session_start", reason="startup"))
+    canon_read = call("canon", action="read", path="src/core/config")
+    hook(event(project, "turn_end", calls=[canon_read], projection=""))
+    assert read_config(hook, project, "# src/core/config\nLoads layered config") == ""
+    assert read_config(hook, project, "nothing") == f"{HEADER}\n{CONFIG}"
+    (project / "canon.toml").write_text("resurface = false\n")
+    assert read_config(hook, project, "nothing") == ""

@@ -216,7 +216,11 @@ def test_live_pi_session_surfaces_batches_resets_and_reminds(pi: list[str], tmp_
     decisions = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert [d["decision"] for d in decisions].count("remind") == 1
     assert [d["governing"] for d in decisions if d["decision"] == "written"] == ["src/core/config"]
-    assert [d["source"] for d in decisions if d["decision"] == "cycle"] == ["startup", "compact"]
+    assert [d["source"] for d in decisions if d["decision"] == "cycle"] == ["startup"]
+    # Pi's compaction is judged by presence: the summary dropped both lines
+    assert [d["decision"] for d in decisions].count("compacted") == 1
+    departed = [d["governing"] for d in decisions if d["decision"] == "departed"]
+    assert departed == ["src/core/config", "src"]
     assert "Surfaced in this session (2): src/core/config, src" in status["message"]
 
 
@@ -351,6 +355,49 @@ def test_lane_brings_a_rule_once_when_the_words_call_for_it(pi: list[str], tmp_p
         f"canon project memory ranked for this task (no file you touched leads to these):\n{line}"
     ]
     assert requests[1].flat().count(rule) == 1  # still in the context, never sent again
+
+
+FOLD = """\
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+// Folds the first canon message out of every request once `fold-now` exists (a stand-in for
+// any extension that shortens the projection).
+export default function (pi: any) {
+  pi.on("context", async (event: any, ctx: any) => {
+    if (!existsSync(join(ctx.cwd, "fold-now"))) return;
+    const ours = (m: any) => JSON.stringify(m).includes("canon project memory");
+    const first = event.messages.findIndex(ours);
+    if (first >= 0) return { messages: event.messages.filter((_: any, i: number) => i !== first) };
+  });
+}
+"""
+
+
+def test_a_line_folded_out_of_the_projection_surfaces_again(pi: list[str], tmp_path: Path) -> None:
+    """SPEC §11.6 with the real Pi: presence is judged on what the provider receives. Another
+    extension folds the capsule's message out of the requests; the next read of the config
+    brings the capsule back, once (the compaction cycle alone would never resend it)."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+    (project / ".pi/extensions/fold.ts").write_text(FOLD)
+    read = "src/core/config.py"
+
+    def script(turn: int, rec: Recorded) -> list[Block]:
+        if turn == 1:
+            (project / "fold-now").touch()  # from the next request on
+        return tool_use("read", {"path": read}, f"t{turn}") if turn < 3 else text("Read it.")
+
+    with FakeAnthropic(script, main_tool="read") as fake:
+        run = run_print(pi, project, pi_env(tmp_path, project, fake.url))
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert len(requests) == 4
+    assert requests[1].flat().count(CONFIG_CAPSULE) == 1  # surfaced after the first read
+    assert CONFIG_CAPSULE not in requests[2].flat()  # folded away
+    assert requests[3].flat().count(CONFIG_CAPSULE) == 1  # the next read brought it back
+    departed = [d for d in decisions_of(tmp_path) if d["decision"] == "departed"]
+    assert [d["governing"] for d in departed] == ["src/core/config"]
 
 
 def test_missing_canon_warns_once_and_pi_carries_on(pi: list[str], tmp_path: Path) -> None:

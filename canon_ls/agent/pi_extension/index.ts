@@ -42,6 +42,7 @@ export default function canon(pi: ExtensionAPI) {
   let active = false; // this project has a store: surface, remind
   let again = false; // the last stop check asked for a continuation
   let calls: Call[] = [];
+  let projection: string | undefined; // the text of the last model request's messages
   const surfaced = new Set<string>();
 
   function warn(ctx: ExtensionContext | undefined, text: string): void {
@@ -81,6 +82,16 @@ export default function canon(pi: ExtensionAPI) {
     }
   }
 
+  /** Every string of the messages, in order: what the provider receives, as plain text. */
+  function texts(value: unknown, out: string[] = [], seen = new Set<unknown>()): string[] {
+    if (typeof value === "string") out.push(value);
+    else if (value && typeof value === "object" && !seen.has(value)) {
+      seen.add(value);
+      for (const inner of Array.isArray(value) ? value : Object.values(value)) texts(inner, out, seen);
+    }
+    return out;
+  }
+
   function note(content: string) {
     return { type: "custom_message" as const, customType: MESSAGE_TYPE, content, display: true };
   }
@@ -94,6 +105,7 @@ export default function canon(pi: ExtensionAPI) {
     active = false;
     again = false;
     calls = [];
+    projection = undefined;
     surfaced.clear();
     // A stored conversation (e.g. `pi --continue`) still holds what surfaced before.
     const resumed = ctx.sessionManager.getBranch().some((entry) => entry.type === "message");
@@ -117,8 +129,17 @@ export default function canon(pi: ExtensionAPI) {
   });
 
   pi.on("session_compact", async (_event, ctx) => {
-    if (active) await bridge(ctx, { event: "session_compact" });
+    if (active) await bridge(ctx, { event: "session_compact", presence: true });
   });
+
+  // What the model is about to receive, after folding and compaction: canon decides from it
+  // at the turn's end which delivered lines are gone (they may surface again). Read only.
+  // `context_with_system` runs after every extension's `context` handler (a fold included).
+  const observe = async (event: { messages: unknown }) => {
+    if (active) projection = texts(event.messages).join("\n");
+  };
+  pi.on("context", observe);
+  pi.on("context_with_system", observe);
 
   pi.on("before_agent_start", async (event, ctx) => {
     again = false;
@@ -149,7 +170,7 @@ export default function canon(pi: ExtensionAPI) {
     };
     const batch = calls.sort((a, b) => rank(a) - rank(b));
     calls = [];
-    const reply = await bridge(ctx, { event: "turn_end", calls: batch });
+    const reply = await bridge(ctx, { event: "turn_end", calls: batch, projection });
     if (!reply?.message) return;
     for (const address of reply.surfaced ?? []) surfaced.add(String(address));
     return { entries: [...event.entries, note(String(reply.message))] };

@@ -1,0 +1,60 @@
+"""Pi: an article counts as seen while its line is still in what the provider receives
+(SPEC §11.6).
+
+Pi shows every extension the messages of each model request (its `context` event), after
+folding and compaction, so "seen" there means "still in that projection", not "sent once".
+The bridge passes the latest projection's text with each turn; a delivered line whose mark
+is gone from it has left the agent's window, and the next touch of its file surfaces it
+again. A mark is the article's address and the tail of the line as it went out, both
+normalised to lower-case letters and digits (whatever quoting or wrapping the projection
+applies), and both must be found. A line under 24 normalised characters is too short to
+tell apart and stays seen for the session; an article read or written through the tool is
+held to its address only (the tool's answer names it). Claude Code and Codex show no
+projection and keep the compaction cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from canon_ls.agent.session import SessionState
+
+MARK_MIN = 24  # normalised characters: shorter lines are never expired
+TAIL = 120  # normalised characters of a line's end that must still be present
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def fingerprint(text: str) -> str:
+    return _NOT_ALNUM.sub(" ", text.lower()).strip()
+
+
+def mark_lines(state: SessionState, addresses: list[str], message: str) -> None:
+    """Remember how each delivered address's line can be found again."""
+    lines = [line for line in message.split("\n") if line.startswith("- ")]
+    for address in addresses:
+        line = next((x for x in lines if x.startswith((f"- {address}:", f"- {address} ("))), "")
+        printed = fingerprint(line)
+        if len(printed) >= MARK_MIN:
+            state.marks[address] = [fingerprint(address), printed[-TAIL:]]
+        else:
+            state.marks.pop(address, None)  # too short to test: seen for the session
+
+
+def mark_read(state: SessionState, address: str) -> None:
+    """The agent read or wrote the article through the tool: held to its address."""
+    state.marks[address] = [fingerprint(address), ""]
+
+
+def observe(state: SessionState, projection: str) -> list[dict[str, Any]]:
+    """Forget every marked article no longer in the projection; their trace decisions."""
+    present = fingerprint(projection)
+    departed = []
+    for address, (ident, tail) in list(state.marks.items()):
+        if ident in present and tail in present:
+            continue
+        del state.marks[address]
+        state.surfaced = [a for a in state.surfaced if a != address]
+        state.ranked = [a for a in state.ranked if a != address]
+        departed.append({"decision": "departed", "governing": address})
+    return departed
