@@ -138,7 +138,7 @@ def _index_html(data: dict[str, Any]) -> str:
     parts = [
         "<h2>Articles</h2><table><tr><th>address</th><th>capsule</th><th>updated</th>"
         "<th>status</th></tr>" + "".join(rows) + "</table>",
-        "<h2>Journal</h2><table><tr><th>entry</th><th>subject</th><th>source</th></tr>"
+        "<h2>Journal</h2><table><tr><th>entry</th><th>subject</th><th>harness</th></tr>"
         + "".join(entries)
         + "</table>",
     ]
