@@ -64,11 +64,6 @@ class Finding:
 # --- the individual lints (each returns sentences) -------------------------------------------
 
 
-def body_size(body: str, bound: int | None = None) -> list[str]:
-    """§6.1 item 1."""
-    return body_chars(len(body), bound)
-
-
 def body_chars(n: int, bound: int | None = None) -> list[str]:
     """§6.1 item 1 for a body of `n` characters (a stored article keeps the count, not the
     body). `bound`: the schema's body `max_chars`, which owns the size message once declared
@@ -157,18 +152,18 @@ def orphan_question(address: str, declare: str = "it a rule (scope rule)") -> li
 
 
 def fold_up(
-    address: str, body: str, exists: Callable[[str], bool], schema: Schema | None
+    address: str, chars: int, exists: Callable[[str], bool], schema: Schema | None
 ) -> list[str]:
-    """§6.1 item 8: a short body whose parent article exists could be a section of it (the
-    schema's own body minimum, when declared, speaks instead)."""
+    """§6.1 item 8: a body of `chars` characters, short, whose parent article exists could be
+    a section of it (the schema's own body minimum, when declared, speaks instead)."""
     up = parent(address)
-    if not 0 < len(body) < FOLD_UP_CHARS or not up or not exists(up):
+    if not 0 < chars < FOLD_UP_CHARS or not up or not exists(up):
         return []
     rule = None if schema is None or schema.error else schema.rules.get("body")
     if rule is not None and rule.min_chars is not None:
         return []
     return [
-        f"The body is {len(body)} characters; could it be a section of {up} instead? Keep a "
+        f"The body is {chars} characters; could it be a section of {up} instead? Keep a "
         "child article only where a file or a chunk worth loading on its own begins."
     ]
 
@@ -247,19 +242,22 @@ def write_lints(
     exists: Callable[[str], bool],
     orphan: bool,
     schema: Schema | None = None,
+    chars: int | None = None,
     scope: str = "asset",
     governs: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """All §6.1 lines for a write that landed. A bound the schema declares replaces the
-    built-in line on the same aspect (§7). `governs` (whether a file has an address) is
-    given when the retrieval lane is on: it asks the scope question."""
+    built-in line on the same aspect (§7). `chars`: the body's size to judge (default its
+    length); `governs` (whether a file has an address) is given when the retrieval lane is
+    on: it asks the scope question."""
+    chars = len(body) if chars is None else chars
     lines = capsule_missing(capsule)
     if capsule_given or previous is None:
         if schema is None or schema.bound("capsule") is None:
             lines += capsule_length(capsule)
         lines += capsule_changelog(capsule)
     if body_given or previous is None:
-        lines += body_size(body, schema.bound("body") if schema else None)
+        lines += body_chars(chars, schema.bound("body") if schema else None)
         lines += broken_links(body, exists)
     lines += journal_address(address)
     if orphan:
@@ -267,7 +265,7 @@ def write_lints(
     if body_given and previous is not None:
         lines += body_growth(previous.body, body)
         lines += dropped_constraints(previous.body, body)
-    lines += fold_up(address, body, exists, schema)
+    lines += fold_up(address, chars, exists, schema)
     lines += scope_question(address, body, previous.body if previous else "", scope, governs)
     return lines
 

@@ -92,11 +92,14 @@ def merge(
     if body_changed:
         changed |= {"body", "title"}  # a body rewrite rewrites the title (§7)
     refs_changed = body_changed and sch.references(new_body) != sch.references(old_body)
+    # Sizes are judged on the body as the caller sent it (pi-canon's measure, so both tools
+    # draw their lines at the same character), else on the stored one.
+    sized = body if body_given and body else new_body
     judgement = sch.judge(
         schema,
         created=created,
         changed=changed,
-        values={"capsule": new_capsule, "title": new_title, "body": new_body},
+        values={"capsule": new_capsule, "title": new_title, "body": sized},
         refs_changed=refs_changed,
     )
     if judgement.refusals:
@@ -119,6 +122,7 @@ def merge(
         exists=exists,
         orphan=orphan(address, new_scope),
         schema=schema,
+        chars=len(sized),
         scope=new_scope,
         governs=governs,
     )

@@ -269,7 +269,7 @@ class Store(StoreIndex):
         stem = sanitise_slug(slug) if isinstance(slug, str) and slug else ""
         stem = stem or slug_from_body(body)
         text = self._journal_header(date, subject, source, session)
-        text += body if body.endswith("\n") else body + "\n"
+        text += body.strip() + "\n"  # as pi-canon stores it: no blank lines around the text
         data = text.encode("utf-8", errors="replace")
         names = jrn.names(date, stem)
         with self._lock:

@@ -140,3 +140,32 @@ def test_spec_6_1_7_rebulleted_or_moved_constraint_is_kept(store: Store) -> None
         'Dropped constraint: "Never log secrets." is gone from the body. A constraint that '
         "still holds should stay; one that changed belongs in the journal."
     ]
+
+
+@pytest.mark.parametrize(("chars", "fold"), [(399, True), (400, False)])
+def test_spec_6_1_8_fold_up_counts_the_body_as_sent(store: Store, chars: int, fold: bool) -> None:
+    """The threshold is on the body as the caller sent it (no newline of ours counted)."""
+    w(store, "src", capsule="Sources.", body="# src\n" + "s" * 500)
+    assert (FOLD in w(store, "src/x.py", capsule="X.", body="x" * chars)) is fold
+
+
+@pytest.mark.parametrize(
+    ("chars", "line"),
+    [(8000, ""), (8001, "(over 8,000)"), (20000, "(over 8,000)"), (20001, "maximum of 20,000")],
+)
+def test_spec_7_size_lines_at_their_bounds(store: Store, chars: int, line: str) -> None:
+    """The default schema's 20,000 and the built-in 8,000 draw at the character the body as
+    sent crosses them (the store, and so its schema.json, exists before this write)."""
+    w(store, "seed.ts", capsule="Seed.")
+    said = w(store, "a.ts", capsule="A.", body="x" * chars)
+    assert said.count("characters") == (1 if line else 0), said
+    assert line in said
+
+
+def test_spec_6_journal_body_is_stored_trimmed(store: Store) -> None:
+    """The entry's text as pi-canon stores it: blank lines and spaces around it dropped."""
+    r = tool.run(
+        store, {"action": "journal", "body": "\n\n  Chose X.\n  Kept Y.\n\n\n", "slug": "t"}
+    )
+    (entry,) = (store.root / "journal").iterdir()
+    assert r.code == 0 and entry.read_text("utf-8").endswith("---\nChose X.\n  Kept Y.\n")
