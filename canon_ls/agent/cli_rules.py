@@ -141,5 +141,8 @@ def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:
             if item.state != "current":
                 rerun = "" if item.state in ("edited", "foreign") else f"; run canon export {host}"
                 message = f"generated rule file of {item.address}: {STATES[item.state]}{rerun}"
-                rows.append({"file": item.path, "message": message, "code": f"export-{item.state}"})
+                code = f"export-{item.state}"
+                rows.append(
+                    {"address": item.address, "file": item.path, "message": message, "code": code}
+                )
     return rows

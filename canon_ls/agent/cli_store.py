@@ -240,7 +240,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     exported = export_findings(store, project_assets)
     if args.format == "json":
         rows = json.loads(_findings_json(store, findings))
-        extra = [{**r, "severity": "warning", "line": 0, "start": 0, "end": 0} for r in exported]
+        where = {"severity": "warning", "line": 0, "start": 0, "end": 0, "evidence": None}
+        extra = [{**r, **where} for r in exported]
         print(json.dumps(bad_options + rows + extra, ensure_ascii=False, indent=2))
     else:
         print(_findings_text(store, findings, bad_options, exported))

@@ -10,6 +10,7 @@ touches a file it did not write or one edited by hand.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,11 @@ def test_export_leaves_hand_edited_and_foreign_files_alone(tmp_path: Path) -> No
     check = canon("check", cwd=project)
     assert "[export-edited]" in check.out and "[export-foreign]" in check.out
     assert check.code == 0  # warnings
+    rows = json.loads(canon("check", "--format", "json", cwd=project).out)
+    exported = [r for r in rows if r["code"].startswith("export-")]
+    assert {r["code"] for r in exported} == {"export-edited", "export-foreign"}
+    keys = {"address", "code", "end", "evidence", "file", "line", "message", "severity", "start"}
+    assert all(set(r) == keys and r["severity"] == "warning" for r in exported)
 
 
 def test_export_removes_a_file_whose_article_is_gone(tmp_path: Path) -> None:
