@@ -174,13 +174,14 @@ def entry_of(
 
 def order(entry: JournalEntry) -> tuple[str, str, int, int, str]:
     """Journal order, oldest first: by day, then the instant recorded (entries of one day
-    written by either tool interleave as written), then file time, collision number, name."""
+    written by either tool interleave as written), then the collision number (`x.md` before
+    `x-2.md`, whatever a checkout did to file times), file time, name."""
     number = re.search(r"-(\d+)\.md$", entry.name)
     return (
         entry.date,
         entry.logged,
-        entry.mtime_ns,
         int(number.group(1)) if number else 1,
+        entry.mtime_ns,
         entry.name,
     )
 

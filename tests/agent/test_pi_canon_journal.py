@@ -185,3 +185,17 @@ def test_spec_6_journal_older_shape_still_read(project: Path) -> None:
     assert store.journal_names("a")[0] == "2026-11-23-old.md"
     old = next(e for e in store.journal_entries() if e.name == "2026-11-23-old.md")
     assert (old.date, old.source, old.subject) == ("2026-11-23", "codex", ("a",))
+
+
+def test_spec_6_journal_collisions_order_by_number_not_file_time(project: Path) -> None:
+    """Hand-written entries of one day without `logged` (pi-canon's older ones): `x-2.md` is
+    newer than `x.md` whatever a checkout made of their file times, as pi-canon orders them."""
+    import os
+
+    journal = project / ".canon" / "journal"
+    journal.mkdir(parents=True)
+    for name, when in (("2026-11-20-x.md", 2), ("2026-11-20-x-2.md", 1)):
+        (journal / name).write_text(f"---\nsubject: [a]\n---\n{name}\n", "utf-8")
+        os.utime(journal / name, ns=(when * 10**18, when * 10**18))
+    assert Store(project).journal_names("a") == ["2026-11-20-x-2.md", "2026-11-20-x.md"]
+    assert PiReader(journal).mentions("a")[::-1] == ["2026-11-20-x-2.md", "2026-11-20-x.md"]
