@@ -42,6 +42,27 @@ def _governing(store: Store, raw: str) -> tuple[str, str]:
     return asked, governing
 
 
+def _cmd_mv(args: argparse.Namespace) -> int:
+    """Move an article to a new address and point inbound links at it (Store.move, the same
+    link rule as the editor's rename)."""
+    from canon_ls.core.address import OutsideStore
+    from canon_ls.core.store import BadInput
+
+    store = _store(args)
+    _refuse_outside(store)
+    old, new = _path(args, args.old), _path(args, args.new)
+    try:
+        rewritten = store.move(old, new)
+        a, b = store.address_of(old), store.address_of(new)
+    except (BadInput, OutsideStore, OSError) as exc:
+        raise UsageError(_sentence(str(exc))) from None
+    links = (
+        f"; links rewritten in {', '.join(rewritten)}" if rewritten else "; no article links to it"
+    )
+    print(f"Moved {a} to {b}{links}.")
+    return 0
+
+
 def _cmd_review(args: argparse.Namespace) -> int:
     """SPEC §11.1: `reviewed: <today>` on the governing article (Store.set_reviewed, the
     editor's "Mark reviewed"); `updated` never changes."""

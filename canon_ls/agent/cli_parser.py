@@ -8,7 +8,13 @@ import argparse
 from typing import Any
 
 from canon_ls.agent.cli_common import DOCS, PROG, _Parser
-from canon_ls.agent.cli_history import _cmd_graph, _cmd_history, _cmd_links, _cmd_review
+from canon_ls.agent.cli_history import (
+    _cmd_graph,
+    _cmd_history,
+    _cmd_links,
+    _cmd_mv,
+    _cmd_review,
+)
 from canon_ls.agent.cli_rules import HOST_CHOICES, _cmd_export, _cmd_import
 from canon_ls.agent.cli_setup import (
     _cmd_hook,
@@ -122,6 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("review", _cmd_review, "mark the article governing PATH reviewed today (not updated)")
     p.add_argument("path", metavar="PATH")
+
+    p = add(
+        "mv",
+        _cmd_mv,
+        "move the article at OLD to NEW (paths or addresses) and rewrite the links to it, as "
+        "an editor's rename does; for an asset that moved, or an orphan",
+    )
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
 
     p = add("links", _cmd_links, "outbound wikilinks and backlinks of the article governing PATH")
     p.add_argument("path", metavar="PATH")

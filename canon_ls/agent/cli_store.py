@@ -150,7 +150,10 @@ def _cli_message(finding: Any) -> str:
         from canon_ls.core.dialect import CLI
         from canon_ls.core.lint import orphan_question
 
-        return " ".join(orphan_question(finding.address, CLI.declare_rule(finding.address)))
+        address = finding.address
+        return " ".join(
+            orphan_question(address, CLI.declare_rule(address), CLI.move_article(address))
+        )
     evidence = finding.evidence
     if evidence is None:
         return str(finding.message)

@@ -54,6 +54,10 @@ class Dialect:
         """How the orphan question names declaring `address` a rule (after "declare")."""
         return "it a rule (scope rule)"
 
+    def move_article(self, address: str) -> str:
+        """How the orphan question names moving `address` (after "the asset's new address")."""
+        return ""
+
 
 class CliDialect(Dialect):
     """The `canon` command line's words."""
@@ -81,6 +85,9 @@ class CliDialect(Dialect):
 
     def first_article(self) -> str:
         return "`canon write PATH --capsule …`"
+
+    def move_article(self, address: str) -> str:
+        return f" (`canon mv {shlex.quote(address)} NEW_PATH`)"
 
     def with_journal(self) -> str:
         return "add --journal"

@@ -110,3 +110,23 @@ _TARGET = re.compile(r"\[\[(?=[^\[\]\n])([^\[\]\n|#]*)[^\[\]\n]*\]\]")
 _SIMPLE = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*")
 # the same few thousand targets are linked from everywhere (short ones only: bounded memory)
 _clean_target = functools.lru_cache(maxsize=8192)(clean)
+
+
+def new_target(link: Link, moves: dict[str, str], anchors: dict[str, str] | None) -> str:
+    """What replaces the link's target text: the new address, plus `#heading` when the link
+    named none and the old article became a section."""
+    moved = moves[link.target]
+    anchor = (anchors or {}).get(link.target)
+    if anchor and not link.names_heading:
+        return f"{moved}#{anchor}"
+    return moved
+
+
+def rewrite_links(source: str, moves: dict[str, str], anchors: dict[str, str] | None = None) -> str:
+    """`source` with the targets of its links to `moves` replaced: the editor's rename and
+    merge (lsp/edits.py) and `canon mv` (Store.move) rewrite links through it."""
+    for link in reversed(wikilinks(source)):
+        if link.target in moves:
+            replacement = new_target(link, moves, anchors)
+            source = source[: link.target_start] + replacement + source[link.target_end :]
+    return source

@@ -140,14 +140,17 @@ def broken_links(body: str, exists: Callable[[str], bool]) -> list[str]:
     return lines
 
 
-def orphan_question(address: str, declare: str = "it a rule (scope rule)") -> list[str]:
+def orphan_question(
+    address: str, declare: str = "it a rule (scope rule)", move: str = ""
+) -> list[str]:
     """§6.1 item 5 (the caller decides whether the address is an orphan). `declare` names
-    the rule declaration in the reader's words (the CLI: `canon write … --scope rule`)."""
+    the rule declaration in the reader's words (the CLI: `canon write … --scope rule`), `move`
+    the command that moves an article (the CLI: ` (`canon mv …`)`)."""
     up = parent(address) or "its parent"
     return [
         f"Orphan: no file or directory maps to {address}. Was the asset moved or deleted? Move "
-        f"the article to the asset's new address, merge it into {up}, or declare {declare} "
-        "if it states a rule rather than describing an asset."
+        f"the article to the asset's new address{move}, merge it into {up}, or declare "
+        f"{declare} if it states a rule rather than describing an asset."
     ]
 
 

@@ -26,6 +26,7 @@ from canon_ls.core.address import (
 from canon_ls.core.article import Article
 from canon_ls.core.index import MAX_BYTES, StoreIndex, _search_text, _search_tokens
 from canon_ls.core.journal import JournalEntry, sanitise_slug, slug_from_body
+from canon_ls.core.links import rewrite_links
 from canon_ls.core.merge import BadInput, WriteOutcome
 
 __all__ = [
@@ -248,6 +249,61 @@ class Store(StoreIndex):
                     if parent_fd is not None:
                         os.close(parent_fd)
             self.reload_file(file)
+
+    def move(self, old: str, new: str) -> list[str]:
+        """`canon mv`: move the article at `old` to `new` (paths or addresses) and point the
+        inbound [[old]] links at it, through the rule the editor's rename uses
+        (links.rewrite_links). Returns the articles whose links changed; BadInput says why
+        nothing moved. Articles under `old/` stay where they are."""
+        a, b = self.address_of(old), self.address_of(new)
+        if not a or not b:
+            raise BadInput("The project root has no article; give two file paths or addresses.")
+        if self._mount_of(a)[0] or self._mount_of(b)[0]:
+            raise BadInput("canon mv moves this project's articles; move a mount's in its own.")
+        with self._lock:
+            self._ensure()
+            if not self.has(a) or a == b:
+                raise BadInput(f"There is no article {a} to move." if a != b else "Same address.")
+            if self.has(b) or os.path.lexists(self.path_of(b)):
+                raise BadInput(f"{b} has an article already; merge the two by hand.")
+            moves = {a: b}
+            sources = [s for s in self.backlinks(a) if ":" not in s and s != a]
+            with self._locked_root(create=False):
+                data, mode = self._rewritten(a, moves)
+                with self._in_dir(b, create=True) as fd:  # never replaces a file
+                    fsio.link_new_in(fd, iter((self.path_of(b).name,)), data, mode)
+                with self._in_dir(a) as fd:
+                    os.unlink(self.path_of(a).name, dir_fd=fd)
+                for source in sources:
+                    data, mode = self._rewritten(source, moves)
+                    with self._in_dir(source) as fd:
+                        fsio.replace_in(fd, self.path_of(source).name, data, mode)
+            self.refresh()
+        return sources
+
+    @contextlib.contextmanager
+    def _in_dir(self, address: str, create: bool = False) -> Iterator[int]:
+        """The opened directory of an article's file (inside articles/), closed after."""
+        fd = self._parent_fd(self.path_of(address), create)
+        if fd is None:
+            raise BadInput(f"The folder of {address} is gone; nothing was moved.")
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _rewritten(self, address: str, moves: dict[str, str]) -> tuple[bytes, int]:
+        """An article's bytes with its links to `moves` pointed at their new addresses."""
+        file = self.path_of(address)
+        with self._in_dir(address) as fd:
+            found = self._read_article(file, fd, address, False)
+        if found is None or found[1]:
+            raise BadInput(f"The article file for {address} cannot be read whole; nothing moved.")
+        try:
+            text = found[0].decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadInput(f"The article file for {address} is not UTF-8 text.") from None
+        return rewrite_links(text, moves).encode("utf-8"), found[2]
 
     def journal(
         self,

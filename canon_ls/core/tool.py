@@ -246,7 +246,7 @@ def _read(
         lines.append(evidence.line())
     lines += [f"problem: {p}" for p in article.problems]
     if store.is_orphan(governing):
-        lines.append(" ".join(lint.orphan_question(governing, dialect.declare_rule(governing))))
+        lines.append(" ".join(_orphan_question(governing, dialect)))
     schema = store.schema_for(governing)
     text = article.body  # read from the file once (the store keeps no bodies)
     values = {"capsule": article.capsule, "title": article.title, "body": text}
@@ -292,11 +292,16 @@ def _write(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
     lines = outcome.lines
     if dialect is not JSON:  # the orphan question in the caller's words
         asked = " ".join(lint.orphan_question(outcome.address))
-        said = " ".join(
-            lint.orphan_question(outcome.address, dialect.declare_rule(outcome.address))
-        )
+        said = " ".join(_orphan_question(outcome.address, dialect))
         lines = [said if line == asked else line for line in lines]
     return ToolResult("\n".join([head, *lines]), 0)
+
+
+def _orphan_question(address: str, dialect: Dialect) -> list[str]:
+    """The orphan question in the caller's words (how to move it, how to declare a rule)."""
+    return lint.orphan_question(
+        address, dialect.declare_rule(address), dialect.move_article(address)
+    )
 
 
 def _journal(store: Store, args: dict[str, Any], source: str, session: str | None) -> ToolResult:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from canon_ls.core.links import Link, wikilinks
+from canon_ls.core.links import new_target, wikilinks
 
 from . import convert
 from .convert import Text
@@ -107,25 +107,6 @@ def link_rewrites(
                 )
             )
     return out
-
-
-def new_target(link: Link, moves: dict[str, str], anchors: dict[str, str] | None) -> str:
-    """What replaces the link's target text: the new address, plus `#heading` when the link
-    named none and the old article became a section."""
-    moved = moves[link.target]
-    anchor = (anchors or {}).get(link.target)
-    if anchor and not link.names_heading:
-        return f"{moved}#{anchor}"
-    return moved
-
-
-def rewrite_links(source: str, moves: dict[str, str], anchors: dict[str, str] | None = None) -> str:
-    """`source` with the targets of its links to `moves` replaced (as `link_rewrites` does)."""
-    for link in reversed(wikilinks(source)):
-        if link.target in moves:
-            replacement = new_target(link, moves, anchors)
-            source = source[: link.target_start] + replacement + source[link.target_end :]
-    return source
 
 
 def path_uri(path: object) -> str:

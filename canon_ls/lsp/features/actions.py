@@ -20,7 +20,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from canon_ls.core import article as core_article
 from canon_ls.core.address import parent
 from canon_ls.core.clock import today
-from canon_ls.core.links import wikilinks
+from canon_ls.core.links import rewrite_links, wikilinks
 
 from .. import edits
 from ..state import CanonLanguageServer, Folder, read_text
@@ -302,7 +302,7 @@ def _merge(
     # Links to the merged article now point at its section, in the parent itself too (a
     # `[[orphan]]` left there would be a broken link the moment the orphan is deleted).
     anchors = {address: section}
-    merged = edits.rewrite_links(source_text + addition, {address: into}, anchors)
+    merged = rewrite_links(source_text + addition, {address: into}, anchors)
     change = edits.replace_text(ls, target_uri, target, merged)
     changes: list[edits.AnyChange] = [c for c in [change] if c is not None]
     changes.extend(
