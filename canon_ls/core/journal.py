@@ -121,15 +121,16 @@ def header(
     return "".join(lines)
 
 
-def _inline(text: str) -> dict[str, str]:
+def _inline(text: str) -> dict[str, object]:
     """The one-line keys of an entry's front matter as pi-canon reads them (`subject: [a, b]`,
-    `logged: …`, `harness: …`), whatever YAML makes of the rest."""
+    `logged: …`, `harness: …`): for front matter YAML refuses (an unquoted `- x` in the list)."""
     front = _FRONT.match(text[1:] if text.startswith("\ufeff") else text)
-    found: dict[str, str] = {}
+    found: dict[str, object] = {}
     for line in front.group(1).splitlines() if front else ():
         key, colon, value = line.partition(":")
         if colon and key in ("subject", "logged", "harness") and value.strip():
-            found.setdefault(key, value.strip())
+            raw = value.strip()
+            found.setdefault(key, list(flow_subjects(raw)) if key == "subject" else _unscalar(raw))
     return found
 
 
@@ -151,23 +152,21 @@ def entry_of(
 ) -> tuple[JournalEntry, str]:
     """An entry read back from its bytes, and its body: either shape (`subject: [a, b]`,
     `logged`, `harness`; or `date`, a block-list `subject`, `source`). The date is `date`,
-    else `logged`'s day, else the file name's; a malformed front matter gives an entry without
-    subject (never an exception)."""
+    else `logged`'s day, else the file name's. Front matter YAML refuses still gives its
+    one-line keys, read as pi-canon reads them (never an exception)."""
     parsed = art.parse(data, name)
     meta = parsed.meta
-    inline = _inline(art.decode(data)[0])
+    if parsed.problems:
+        meta = {**meta, **_inline(art.decode(data)[0])}
 
     def text(key: str) -> str:
         value = meta.get(key)
         return value.strip() if isinstance(value, str) else ""
 
-    logged = _unscalar(inline.get("logged", "")) or text("logged")
+    logged = text("logged")
     date = next((d for d in (text("date"), logged[:10], name[:10]) if _ISO.fullmatch(d)), "")
-    if "subject" in inline:
-        subject = flow_subjects(inline["subject"])
-    else:
-        subject = tuple(subjects_of(meta.get("subject")))
-    source = _unscalar(inline.get("harness", "")) or text("harness") or text("source")
+    subject = tuple(subjects_of(meta.get("subject")))
+    source = text("harness") or text("source")
     entry = JournalEntry(name, path, date, subject, source, text("session"), mtime_ns, size, logged)
     return entry, parsed.body
 

@@ -199,3 +199,19 @@ def test_spec_6_journal_collisions_order_by_number_not_file_time(project: Path) 
         os.utime(journal / name, ns=(when * 10**18, when * 10**18))
     assert Store(project).journal_names("a") == ["2026-11-20-x-2.md", "2026-11-20-x.md"]
     assert PiReader(journal).mentions("a")[::-1] == ["2026-11-20-x-2.md", "2026-11-20-x.md"]
+
+
+def test_spec_6_journal_front_matter_yaml_refuses_is_read_as_pi_canon_reads_it(
+    project: Path,
+) -> None:
+    """pi-canon leaves `- x` unquoted in a subject list (YAML refuses the whole block); its
+    reader takes the line as written, and so does canon's."""
+    journal = project / ".canon" / "journal"
+    journal.mkdir(parents=True)
+    (journal / "2026-11-20-odd.md").write_text(
+        "---\nsubject: [a, - x]\nlogged: 2026-11-20T09:00:00.000Z\nharness: pi\n---\nOdd.\n",
+        "utf-8",
+    )
+    (entry,) = Store(project).journal_entries()
+    assert (entry.subject, entry.source, entry.date) == (("a", "- x"), "pi", "2026-11-20")
+    assert PiReader(journal).mentions("- x") == ["2026-11-20-odd.md"]
