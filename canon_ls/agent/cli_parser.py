@@ -242,7 +242,8 @@ def _add_rules(add: Any) -> None:
         "import",
         _cmd_import,
         "turn other agents' rule files (.claude/rules, .cursor/rules, .github/instructions, "
-        ".kiro/steering, AGENTS.md, CLAUDE.md, GEMINI.md) into articles; shows the plan, "
+        ".kiro/steering, copilot-instructions.md, .cursorrules, AGENTS.md, CLAUDE.md, GEMINI.md) "
+        "into articles; shows the plan, "
         "writes it with --write",
     )
     p.add_argument("--write", action="store_true", help="write the articles (default: dry run)")

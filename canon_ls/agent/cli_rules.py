@@ -45,7 +45,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if not steps:
         print(
             "No rule files found: canon import reads .claude/rules/, .cursor/rules/, "
-            ".github/instructions/, .kiro/steering/ and AGENTS.md, CLAUDE.md, GEMINI.md files."
+            ".github/instructions/, .kiro/steering/, .github/copilot-instructions.md, "
+            ".cursorrules and AGENTS.md, CLAUDE.md, GEMINI.md files."
         )
         return 0
     ours = [s for s in steps if s.action == "skip" and s.why.startswith("canon export")]

@@ -43,6 +43,8 @@ HOSTS: dict[str, Host] = {
     )
 }
 NESTED_NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")  # one directory's instructions
+# one file for the whole project: Copilot's repository-wide file, Cursor's legacy rules file
+PROJECT_FILES = {".github/copilot-instructions.md": "copilot", ".cursorrules": "cursorrules"}
 
 _WILD = re.compile(r"(?<!\\)[*?\[\]{}!]")  # a glob character not escaped with '\'
 _ESCAPE = re.compile(r"[*?\[\]{}!\\]")
@@ -222,6 +224,14 @@ def host_of(relpath: str) -> Host | None:
     return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), None)
 
 
+def is_source(relpath: str) -> bool:
+    """Whether `canon import` reads this project-relative file."""
+    host = host_of(relpath)
+    if host is not None:
+        return relpath.endswith(host.suffix)
+    return relpath in PROJECT_FILES or relpath.rsplit("/", 1)[-1] in NESTED_NAMES
+
+
 def read_source(relpath: str, data: bytes) -> Source:
     """One instruction file as a Source; ValueError with a sentence when it cannot be read."""
     text, problems = art.decode(data)
@@ -231,6 +241,10 @@ def read_source(relpath: str, data: bytes) -> Source:
     found = read_marker(text)
     exported_from = found[0] if found else None
     host = host_of(relpath)
+    if relpath in PROJECT_FILES:
+        name = PROJECT_FILES[relpath]
+        facts = f"{relpath}, for the whole project"
+        return Source(relpath, name, (), "always", "", body, facts, exported_from, body_line)
     if host is None:  # AGENTS.md, CLAUDE.md, GEMINI.md; `.claude/CLAUDE.md` is the project's
         base = relpath.rsplit("/", 1)[-1]
         directory = relpath[: -len(base)].rstrip("/").removesuffix(".claude").rstrip("/")
@@ -261,8 +275,8 @@ def read_source(relpath: str, data: bytes) -> Source:
 
 def source_paths(project: Path, listed: list[str]) -> list[str]:
     """The instruction files of a project, in a stable order: each host's folder (walked on
-    disk: these folders are often ignored by git), then the nested AGENTS.md / CLAUDE.md /
-    GEMINI.md among the project's listed files (`listed`: Assets.files())."""
+    disk: these folders are often ignored by git), the project-wide files, then the nested
+    AGENTS.md / CLAUDE.md / GEMINI.md among the project's listed files (Assets.files())."""
     found: list[str] = []
     for host in HOSTS.values():
         folder = project / host.folder
@@ -270,8 +284,6 @@ def source_paths(project: Path, listed: list[str]) -> list[str]:
             for path in sorted(folder.rglob("*" + host.suffix)):
                 if path.is_file() and not path.is_symlink():
                     found.append(path.relative_to(project).as_posix())
-    for relpath in listed:
-        base = relpath.rsplit("/", 1)[-1]
-        if base in NESTED_NAMES and relpath not in found and host_of(relpath) is None:
-            found.append(relpath)
+    found += [p for p in PROJECT_FILES if (project / p).is_file()]
+    found += [p for p in listed if p not in found and host_of(p) is None and is_source(p)]
     return found

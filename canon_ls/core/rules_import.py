@@ -181,8 +181,7 @@ def relation(project: Path, relpath: str, text: str, line: int) -> tuple[str, st
     line) is to the store, for the editor's hover: ('exported', the article canon export wrote
     it from) or ('imported', the article canon import files it into, with the default rule
     folder). None on any other file or line."""
-    base = relpath.rsplit("/", 1)[-1]
-    if rules_formats.host_of(relpath) is None and base not in rules_formats.NESTED_NAMES:
+    if not rules_formats.is_source(relpath):
         return None
     try:
         src = rules_formats.read_source(relpath, text.encode("utf-8"))

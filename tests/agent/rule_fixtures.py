@@ -10,6 +10,8 @@ from each host's documentation (the keys and value shapes each host reads):
 - Kiro: `.kiro/steering/*.md`, front matter `inclusion: always|fileMatch|manual|auto`, with
   `fileMatchPattern` for fileMatch; no front matter means always.
 - AGENTS.md / CLAUDE.md / GEMINI.md: plain Markdown, one per directory.
+- `.github/copilot-instructions.md` (Copilot, repository-wide) and `.cursorrules` (Cursor's
+  older single file): plain text for the whole project.
 """
 
 from __future__ import annotations
@@ -103,6 +105,22 @@ FORMATS: dict[str, tuple[str, str, str, str, str, str]] = {
         "asset",
         "Scripts here are POSIX sh, not bash.",
         "POSIX sh",
+    ),
+    "copilot-instructions": (
+        ".github/copilot-instructions.md",
+        "# Repository\n\nAll public functions carry JSDoc.\n",
+        "rules/copilot",
+        "rule",
+        "All public functions carry JSDoc.",
+        "JSDoc",
+    ),
+    "cursorrules": (
+        ".cursorrules",
+        "Answer in British English.\n",
+        "rules/cursorrules",
+        "rule",
+        "Answer in British English.",
+        "British English",
     ),
     "root-agents-md": (
         "AGENTS.md",
