@@ -87,9 +87,19 @@ def normalise(
     An absolute path inside a mount named `lake` becomes 'lake:sub/addr'; 'lake:sub/addr.ext' is
     accepted as well. An absolute path outside the project and mounts is clamped like '..'.
     NUL bytes raise OutsideStore. strip=False keeps the extension (the exact reading `argument`
-    tries first).
+    tries first). Given the project, an absolute path outside it and its mounts raises
+    OutsideStore (`canon write /etc/hosts` must not make `articles/etc/hosts.md`), and so does
+    any address with a `.git` segment, a name git never commits.
     """
-    text = _prepare(raw)
+    address = _address(_prepare(raw), project, mounts, strip)
+    if any(seg.lower() == ".git" for seg in re.split("[/:]", address)):
+        raise OutsideStore(f"{raw} lies in a .git directory, which git never commits")
+    return address
+
+
+def _address(
+    text: str, project: Path | None, mounts: Mapping[str, Path] | None, strip: bool
+) -> str:
     if mounts:
         m = _MOUNT_PREFIX.fullmatch(text)
         if m and m.group(1) in mounts:
@@ -104,6 +114,8 @@ def normalise(
                 if prefix and not rest:
                     return ""
                 return prefix + rest
+        if project is not None:
+            raise OutsideStore(f"{text} lies outside the project and its mounts")
     return _strip_ext(segs, strip)
 
 

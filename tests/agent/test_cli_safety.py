@@ -362,3 +362,19 @@ def test_issue_24_untrusted_canon_toml_cannot_redirect_the_cli(tmp_path: Path) -
 def test_issue_24_trust_without_a_canon_toml_is_one_sentence(tmp_path: Path) -> None:
     run = canon("trust", cwd=tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
     assert run.code == 2 and "nothing to trust" in run.err and not (tmp_path / "config").exists()
+
+
+@pytest.mark.parametrize("path", ["/etc/hosts", ".git/config"])
+def test_issue_24_write_outside_the_project_or_into_git_is_refused(
+    tmp_path: Path, path: str
+) -> None:
+    """`canon write /etc/hosts` made .canon/articles/etc/hosts.md and `canon write .git/config`
+    an article git can never commit: both are one sentence, exit 2, nothing written."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    git(project, "init", "-q")
+    assert canon("init", cwd=project).code == 0
+    run = canon("write", path, "--capsule", "x", cwd=project)
+    assert run.code == 2 and run.out == "" and len(run.err.splitlines()) == 1, run
+    assert "Refused" in run.err and "Traceback" not in run.err
+    assert list((project / ".canon/articles").rglob("*")) == []

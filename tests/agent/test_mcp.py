@@ -302,3 +302,15 @@ async def test_spec_13_retrieval_flag_flips_the_filing_advice(project: Path) -> 
     async with Client(server_params(project)) as client:
         listed = await client.list_tools()
     assert listed.tools[0].description == tool.description(lane=False)
+
+
+@pytest.mark.timeout(120)
+async def test_issue_24_paths_outside_the_project_or_in_git_are_refused(project: Path) -> None:
+    """The MCP tool refuses what the CLI refuses: one sentence, isError, nothing written."""
+    async with Client(server_params(project)) as client:
+        for path in ("/etc/hosts", ".git/config", "file:///etc/hosts"):
+            result = await client.call_tool(
+                "canon", {"action": "write", "path": path, "capsule": "x"}
+            )
+            assert result.is_error and text_of(result).startswith("Refused: "), path
+    assert not (project / ".canon").exists()

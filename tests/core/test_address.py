@@ -57,12 +57,25 @@ def test_spec_3_absolute_inside_project(tmp_path: Path) -> None:
     assert normalise(str(tmp_path), tmp_path) == ""
 
 
-def test_spec_3_absolute_outside_project_is_clamped(tmp_path: Path) -> None:
-    """SPEC §3/§12: an absolute path outside the project can never escape: it is clamped."""
+def test_spec_3_absolute_outside_project_is_refused(tmp_path: Path) -> None:
+    """Issue 24 item 4 (SPEC §12): an absolute path outside the project and its mounts names
+    nothing canon may write (`canon write /etc/hosts` made articles/etc/hosts.md); without a
+    project to compare with it is still clamped, never escaping."""
     project = tmp_path / "p"
-    assert normalise("/etc/passwd", project) == "etc/passwd"
-    got = normalise(str(project) + "/../../etc/passwd", project)
-    assert ".." not in got.split("/") and got.endswith("etc/passwd")
+    for outside in ("/etc/passwd", str(project) + "/../../etc/passwd", "file:///etc/hosts"):
+        with pytest.raises(OutsideStore, match="outside the project"):
+            normalise(outside, project)
+    lake = tmp_path / "lake"
+    assert normalise(str(lake / "prices.csv"), project, {"lake": lake}) == "lake:prices"
+    assert normalise("/etc/passwd") == "etc/passwd"
+
+
+@pytest.mark.parametrize("path", [".git/config", "src/.git/hooks/x", ".GIT/config", "lake:.git/x"])
+def test_spec_3_a_git_directory_names_no_article(tmp_path: Path, path: str) -> None:
+    """Issue 24 item 4: git never commits a path with a `.git` segment, so no article has one."""
+    with pytest.raises(OutsideStore, match=".git directory"):
+        normalise(path, tmp_path, {"lake": tmp_path / "lake"})
+    assert normalise(".github/workflows/ci.yml", tmp_path) == ".github/workflows/ci"
 
 
 def test_spec_3_file_uri_decoded_then_clamped(tmp_path: Path) -> None:
@@ -70,9 +83,8 @@ def test_spec_3_file_uri_decoded_then_clamped(tmp_path: Path) -> None:
     uri = (tmp_path / "src" / "a b.ts").as_uri()
     assert normalise(uri, tmp_path) == "src/a b"
     evil = tmp_path.as_uri() + "/%2e%2e/%2E%2E/etc/passwd"
-    got = normalise(evil, tmp_path)
-    assert ".." not in got.split("/")
-    assert got.endswith("etc/passwd")
+    with pytest.raises(OutsideStore):
+        normalise(evil, tmp_path)
     assert normalise("file:///%2e%2e/%2e%2e/etc/shadow") == "etc/shadow"
 
 

@@ -38,7 +38,6 @@ def run(store: Store, **kw: object) -> tool.ToolResult:
     [
         "../../outside/x.ts",
         "../outside/secret.md",
-        "/etc/passwd",
         "src/../../../../outside/y.ts",
         "..\\..\\outside\\z.ts",
     ],
@@ -46,7 +45,7 @@ def run(store: Store, **kw: object) -> tool.ToolResult:
 def test_spec_12_dotdot_and_absolute_stay_inside(
     store: Store, project: Path, outside: Path, path: str
 ) -> None:
-    """SPEC §3/§12: '..' and absolute paths are clamped; writes land inside the store."""
+    """SPEC §3/§12: '..' is clamped; writes land inside the store."""
     before = tree(outside)
     r = run(store, action="write", path=path, capsule="Inside.")
     assert r.code == 0, r.text
@@ -56,14 +55,23 @@ def test_spec_12_dotdot_and_absolute_stay_inside(
     assert (project / ".canon/articles") in written[0].parents
 
 
-def test_spec_12_file_uri_dotdot(store: Store, project: Path, outside: Path) -> None:
-    """SPEC §3: file:// URIs with %2e%2e are decoded, then clamped."""
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "%s/%%2e%%2e/%%2E%%2e/outside/secret.md", ".git/config", "src/.git/x"]
+)
+def test_spec_12_absolute_outside_and_git_are_refused(
+    store: Store, project: Path, outside: Path, path: str
+) -> None:
+    """Issue 24 item 4: an absolute path (or file:// URI, %2e%2e decoded) outside the project
+    and its mounts, or an address inside a .git directory, is refused with one sentence by
+    every action; nothing is written anywhere."""
+    path = path % project.as_uri() if "%s" in path else path
     before = tree(outside)
-    uri = project.as_uri() + "/%2e%2e/%2E%2e/outside/secret.md"
-    r = run(store, action="write", path=uri, capsule="Inside.")
-    assert r.code == 0
-    assert tree(outside) == before
-    assert "SECRET" not in run(store, action="read", path=uri).text
+    for action in ({"capsule": "Inside."} | {"action": "write"}, {"action": "read"}):
+        r = run(store, path=path, **action)
+        assert r.code == 2 and r.text.startswith("Refused: ") and "\n" not in r.text, r.text
+    r = run(store, action="journal", body="x", subject=[path])
+    assert r.code == 2, r.text
+    assert tree(outside) == before and not (project / ".canon/articles").exists()
 
 
 def test_spec_12_nul_bytes(store: Store, project: Path) -> None:
