@@ -139,9 +139,8 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
             continue
         seen[token] = relpath
         address, scope, why = target(src, project, prefix)
-        existing = bodies.get(address)
-        if existing is None and store.article(address) is not None:
-            existing = store.article(address).body  # type: ignore[union-attr]
+        stored = store.article(address)
+        existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
         if existing is not None and (_same(text) in _same(existing) or (address, token) in done):
             steps.append(Step(relpath, "unchanged", address, why))
