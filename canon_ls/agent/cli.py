@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK  (argcomplete's marker: `canon` completes in bash, zsh and fish)
 """The `canon` command line (SPEC §11.1): a thin argparse adapter over the store core.
 
 Every subcommand goes through `core.tool.run`, `core.store` or `core.assets`; the CLI never
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `canon` console script."""
     _tidy_streams()
     parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # a shell asking for completions; never imported otherwise
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
     try:
         args = parser.parse_args(argv)
         if args.command is None:

@@ -71,12 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="project root (default: nearest ancestor holding .canon/, else the cwd)",
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def add(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
         p.set_defaults(func=func)
         return p
+
+    p = add("help", _cmd_help, "show the help of canon or of one COMMAND")
+    p.add_argument("topic", metavar="COMMAND", nargs="?")
 
     p = add(
         "tool",
@@ -218,6 +222,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="pi: install the extension for every project (Pi's user extension folder)",
     )
     return parser
+
+
+class _Version(argparse.Action):
+    """`canon --version`: the installed package's version, read only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("canon-ls")
+        except PackageNotFoundError:
+            found = "unknown (not installed as a package)"
+        print(f"{PROG} {found}")
+        parser.exit()
+
+
+def _cmd_help(args: argparse.Namespace) -> int:
+    """`canon help [COMMAND]`: the same text as `canon [COMMAND] --help`, on stdout."""
+    from canon_ls.agent.cli_common import UsageError
+
+    parser = build_parser()
+    if not args.topic:
+        parser.print_help()
+        return 0
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    chosen = commands.choices.get(args.topic)
+    if chosen is None:
+        raise UsageError(f"There is no command {args.topic!r}; `canon help` lists them.")
+    chosen.print_help()
+    return 0
 
 
 def _add_behaviour_flags(p: argparse.ArgumentParser) -> None:
