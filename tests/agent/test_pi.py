@@ -415,6 +415,27 @@ def test_missing_canon_warns_once_and_pi_carries_on(pi: list[str], tmp_path: Pat
     assert run.stderr.count("canon: ") == 1, run.stderr
 
 
+def test_a_repository_shipped_canon_never_runs(pi: list[str], tmp_path: Path) -> None:
+    """Issue 24 item 9: with an empty and relative entries on PATH (``, `.`, `node_modules/.bin`),
+    the bridge must not run the `canon` a cloned repository ships in its tree: those entries are
+    skipped, as the VS Code extension skips them, and the real canon answers."""
+    project = make_project(tmp_path / "proj")
+    init_pi(project)
+    ran = tmp_path / "repo-canon-ran"
+    for where in (project, project / "node_modules/.bin"):
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "canon").write_text(f"#!/bin/sh\ntouch '{ran}'\nexit 1\n")
+        (where / "canon").chmod(0o755)
+    with FakeAnthropic(read_then_stop, main_tool="read") as fake:
+        env = pi_env(tmp_path, project, fake.url)
+        env["PATH"] = os.pathsep.join(["", ".", "node_modules/.bin", env["PATH"]])
+        run = run_print(pi, project, env)
+        requests = fake.main_requests()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert not ran.exists(), "the repository's own canon ran"
+    assert CONFIG_CAPSULE in requests[1].flat() and "canon: " not in run.stderr
+
+
 def test_project_without_store_gets_nothing_but_the_tool(pi: list[str], tmp_path: Path) -> None:
     """SPEC §11.6: in a project without a store the extension surfaces nothing, keeps no
     state and creates no store; the canon tool is there for the first write."""

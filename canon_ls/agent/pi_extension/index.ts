@@ -4,12 +4,12 @@
  * JSON object to `canon hook pi` (stdin) and acts on the JSON it prints, so Pi surfaces and
  * reminds exactly as the Claude Code and Codex hooks do. Event mapping: docs/AGENTS.md, "Pi".
  *
- * canon is found through $CANON_BIN, else `canon` on PATH. If it is missing or fails, one
+ * canon: $CANON_BIN, else `canon` in PATH's absolute entries. If it is missing or fails, one
  * warning is shown and the extension stays silent for the rest of the process.
  */
 import { execFile } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { delimiter, isAbsolute, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 type Reply = Record<string, any> | null;
@@ -25,9 +25,9 @@ function findCanon(): string | undefined {
   const given = process.env.CANON_BIN;
   if (given) return given;
   const names = process.platform === "win32" ? ["canon.exe", "canon.cmd", "canon"] : ["canon"];
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+  for (const dir of (process.env.PATH ?? "").split(delimiter).filter(isAbsolute)) { // not "", "."
     for (const name of names) {
-      const candidate = join(dir || ".", name);
+      const candidate = join(dir, name); // a relative entry would run the repository's own canon
       try {
         if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
       } catch {} // unreadable PATH entry: try the next one
