@@ -129,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="text: file:line:column: severity: message [code], counted from 1; json: a list "
         "of findings whose line, start and end count from 0 (line + 1 is the text's line)",
     )
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="first mend what has one safe fix: a front matter key canon owns given twice keeps "
+        "its non-empty value (updated is not touched)",
+    )
 
     p = add("review", _cmd_review, "mark the article governing PATH reviewed today (not updated)")
     p.add_argument("path", metavar="PATH")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent.cli_common import (
@@ -219,6 +220,17 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fix(store: Store) -> None:
+    """`canon check --fix`: each duplicated owned key keeps its non-empty value (stderr says
+    which articles changed, so --format json stays one JSON document)."""
+    from canon_ls.core.article import without_duplicates
+
+    for article in store.articles():
+        duplicated = any(p.startswith("duplicate key") for p in article.problems)
+        if duplicated and store.edit(article.address, without_duplicates, "fix"):
+            print(f"Fixed {article.address}: a key given twice now appears once.", file=sys.stderr)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from canon_ls.agent import settings_cmd
 
@@ -238,6 +250,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from canon_ls.agent.cli_rules import export_findings
     from canon_ls.core import assets, changes, check
 
+    if args.fix:
+        _fix(store)
     project_assets = assets.Assets(store.project, store.root)
     findings = check.check(store, project_assets, changes.ChangeTimes(store.project))
     exported = export_findings(store, project_assets)

@@ -333,7 +333,77 @@ def parse_front_matter(block: str) -> dict[str, Any]:
     try:
         return _shared(_flat(block))
     except _Fail:
-        return _shared(_yaml(block))
+        pass
+    rest, owned = _owned_apart(block)
+    try:
+        meta = _flat(rest)
+    except _Fail:
+        meta = _yaml(rest)
+    return _shared({**meta, **owned})
+
+
+_OWNED_LINE = re.compile(r"(capsule|updated|scope)[ \t]*:(?:[ \t](.*))?")
+# what pi-canon quotes when it writes an owned value: anything else it writes plain
+_PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
+
+
+def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
+    """Read owned keys as pi-canon meant them, the rest of the block left for YAML (so no
+    other key is lost): a one-line value pi-canon writes plain although YAML misreads it
+    (`capsule: - x`, `capsule: ? x`) is the text after `key: `, and a blank owned line beside
+    a non-blank one of the same key (pi-canon carries it along as a foreign line) is nothing."""
+    lines = block.split("\n")
+    found: list[tuple[int, str, str]] = []
+    for i, line in enumerate(lines):
+        m = _OWNED_LINE.fullmatch(line.rstrip("\r"))
+        following = next((x for x in lines[i + 1 :] if x.strip()), "")
+        if m and not _continues(following):
+            found.append((i, m.group(1), (m.group(2) or "").strip()))
+    given = {key for _, key, value in found if value}
+    apart: set[int] = set()
+    owned: dict[str, str] = {}
+    for i, key, value in found:
+        if not value:
+            if key in given:
+                apart.add(i)
+            continue
+        try:
+            _scalar(value)
+        except _Fail:
+            if not _PI_QUOTES.search(value):
+                apart.add(i)
+                owned[key] = value
+    return "\n".join(x for i, x in enumerate(lines) if i not in apart), owned
+
+
+DUPLICATE_KEY = "duplicate key: {0} appears more than once; canon reads the non-empty {0}"
+
+
+def owned_duplicates(block: str) -> list[str]:
+    """Owned keys that appear more than once at the top level (a `[duplicate-key]` finding)."""
+    if not any(block.count(key) > 1 for key in OWNED):  # the common case, in C
+        return []
+    seen = [m.group(1) for m in map(_OWNED_LINE.fullmatch, block.split("\n")) if m]
+    return sorted({key for key in seen if seen.count(key) > 1})
+
+
+def without_duplicates(text: str) -> str:
+    """The article text with each duplicated owned key once, where it first appears, holding
+    the value canon reads (the non-empty one); everything else keeps its bytes."""
+    parts = _parts(text)
+    if parts is None or not parts.close:
+        return text
+    nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
+    lines = list(parts.lines)
+    meta = parse(text, "").meta
+    for key in owned_duplicates("".join(lines).replace("\r\n", "\n")):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip():
+            shown = format_scalar(value) if key == "capsule" else value
+            _set_key(lines, key, f"{key}: {shown}{nl}", ())
+        else:
+            _drop_key(lines, key)
+    return parts.head + "".join(lines) + parts.close + parts.body
 
 
 SHARED_CHARS = 32  # keys and values this short (dates, scopes, tags) are one string in memory
@@ -411,6 +481,7 @@ def parse(
             meta = parse_front_matter(front[0])
         except ValueError as exc:
             problems.append(f"malformed front matter: {exc}")
+        problems += [DUPLICATE_KEY.format(key) for key in owned_duplicates(front[0])]
     capsule = meta.get("capsule", "")
     if not isinstance(capsule, str):
         problems.append("malformed front matter: capsule is not a single line of text")

@@ -279,6 +279,10 @@ def _position(body: str, offset: int, body_line: int) -> tuple[int, int]:
     return body_line + line, column
 
 
+def _duplicate_message(problem: str) -> str:
+    return f"{problem[0].upper()}{problem[1:]}; `canon check --fix` keeps that one."
+
+
 def article_findings(
     article: Article, exists: Callable[[str], bool], schema: Schema | None = None
 ) -> list[Finding]:
@@ -291,6 +295,9 @@ def article_findings(
     a = article.address
     found: list[Finding] = []
     for problem in article.problems:
+        if problem.startswith("duplicate key"):
+            found.append(Finding(a, "duplicate-key", "warning", _duplicate_message(problem)))
+            continue
         code = "malformed-front-matter" if problem.startswith("malformed") else "bad-file"
         found.append(Finding(a, code, "error", problem[0].upper() + problem[1:] + "."))
     for message in capsule_missing(article.capsule):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from canon_ls.core import article as art
@@ -217,21 +217,26 @@ class Store(StoreIndex):
         date = date or clock.today()
         if not _ISO.fullmatch(date):
             raise BadInput(f"reviewed must be a date YYYY-MM-DD, not {date!r}.")
+        self.edit(address, lambda text: art.set_meta(text, "reviewed", date), "mark reviewed")
+
+    def edit(self, address: str, change: Callable[[str], str], what: str = "edit") -> bool:
+        """Rewrite an article's text by `change` under the store lock, `updated` untouched
+        (`reviewed`, `canon check --fix`); False when the text stays as it was."""
         with self._lock:
             name, rest = self._mount_of(address)
             if name:
-                self._subs[name].set_reviewed(rest, date)
+                changed = self._subs[name].edit(rest, change, what)
                 self._set(address, self._subs[name].article(rest))
-                return
+                return changed
             file = self.path_of(address)
             if not self.exists():
-                raise BadInput(f"There is no article {address} to mark reviewed.")
+                raise BadInput(f"There is no article {address} to {what}.")
             with self._locked_root(create=False):
                 parent_fd = self._parent_fd(file, create=False)
                 try:
                     found = self._read_article(file, parent_fd, address, False)
                     if found is None or parent_fd is None:
-                        raise BadInput(f"There is no article {address} to mark reviewed.")
+                        raise BadInput(f"There is no article {address} to {what}.")
                     data, truncated, mode = found
                     try:
                         text = data.decode("utf-8")
@@ -241,14 +246,15 @@ class Store(StoreIndex):
                         ) from None
                     if truncated:
                         raise BadInput(f"The article file for {address} is too large to edit.")
-                    marked = art.set_meta(text, "reviewed", date)
-                    if marked == text:
-                        return  # already reviewed on that date: the file keeps its bytes, mtime
-                    fsio.replace_in(parent_fd, file.name, marked.encode("utf-8"), mode)
+                    edited = change(text)
+                    if edited == text:
+                        return False  # the file keeps its bytes and mtime
+                    fsio.replace_in(parent_fd, file.name, edited.encode("utf-8"), mode)
                 finally:
                     if parent_fd is not None:
                         os.close(parent_fd)
             self.reload_file(file)
+            return True
 
     def move(self, old: str, new: str) -> list[str]:
         """`canon mv`: move the article at `old` to `new` (paths or addresses) and point the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,12 @@ def on_code_action(
             )
         )
     if where.kind == "article":
+        findings = folder.signals.findings.get(where.address, [])
+        if any(f.code == "duplicate-key" for f in findings):
+            data = {"op": "dedupe", "folder": folder.uri, "address": where.address}
+            out.append(
+                _edit_action(ls, "Keep the non-empty value of the key given twice", QUICKFIX, data)
+            )
         out.extend(_orphan_actions(ls, folder, where.address))
         out.extend(_link_actions(ls, folder, uri, params.range))
     return out or None
@@ -215,6 +222,8 @@ def build_edit(ls: CanonLanguageServer, data: dict[str, Any]) -> types.Workspace
             return _set_key(ls, folder, address, "reviewed", today())
         if op == "rule":
             return _set_key(ls, folder, address, "scope", "rule")
+        if op == "dedupe":
+            return _rewrite(ls, folder, address, core_article.without_duplicates, "no key twice")
         if op == "move":
             return _move(ls, folder, address, str(data.get("to", "")))
         if op == "merge":
@@ -241,14 +250,23 @@ def create_article(folder: Folder, address: str) -> types.WorkspaceEdit | str:
 def _set_key(
     ls: CanonLanguageServer, folder: Folder, address: str, key: str, value: str
 ) -> types.WorkspaceEdit | str:
+    return _rewrite(
+        ls, folder, address, lambda text: core_article.set_meta(text, key, value), f"{key}: {value}"
+    )
+
+
+def _rewrite(
+    ls: CanonLanguageServer, folder: Folder, address: str, change: Callable[[str], str], has: str
+) -> types.WorkspaceEdit | str:
+    """An edit of the article's text (the editor's, unsaved lines included) by `change`."""
     uri = folder.article_uri(address)
     text = ls.text_of(uri)
     if text is None:
         return f"The article {address} cannot be read as UTF-8 text."
-    change = edits.replace_text(ls, uri, text, core_article.set_meta(text.source, key, value))
-    if change is None:
-        return f"{address} already has {key}: {value}."
-    return edits.workspace_edit([change])
+    edit = edits.replace_text(ls, uri, text, change(text.source))
+    if edit is None:
+        return f"{address} already has {has}."
+    return edits.workspace_edit([edit])
 
 
 def _move(

@@ -1,0 +1,82 @@
+"""SPEC §5 reading what pi-canon wrote (issue 22 item 8). pi-canon 0.3.0 quotes a capsule only
+when it holds one of `: # [ ] { } " ' ` , & * ! | > % @ \\` or edge blanks, so `- x`, `? x`,
+`yes`, `42` and dates are written plain; and a blank `capsule:` it read as a foreign line rides
+along beside the `capsule:` it writes. canon reads the text after `capsule: `, keeps every
+other key, and `canon check` reports a duplicate owned key that `canon check --fix` mends.
+The fixtures are hand-written in pi-canon's bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.agent.test_cli import TODAY, canon, write_article
+
+PLAIN_CAPSULES = ["- starts like a list item", "? x marks it", "yes", "42", "2026-01-01", "~"]
+
+
+def pi_canon_article(capsule: str) -> str:
+    # pi-canon writes owned keys first, then the foreign ones it carried, then the body
+    return (
+        f"---\ncapsule: {capsule}\nupdated: 2026-11-20\nowner: data-team\n"
+        "tags:\n  - config\n  - startup\n---\n# Config\n\nEnv beats file.\n"
+    )
+
+
+@pytest.mark.parametrize("capsule", PLAIN_CAPSULES)
+def test_a_plain_capsule_reads_as_the_text_after_the_key(project: Path, capsule: str) -> None:
+    write_article(project, "src/core/config", pi_canon_article(capsule))
+    read = canon("read", "src/core/config", cwd=project)
+    lines = read.out.splitlines()
+    assert lines[1:3] == [f"capsule: {capsule}", "updated: 2026-11-20"], read.out
+    assert not [line for line in lines if line.startswith("problem:")], read.out
+    assert f"src/core/config: {capsule}" in canon("map", cwd=project).out.splitlines()
+    rows = json.loads(canon("check", "--format", "json", cwd=project).out)
+    assert not [r for r in rows if r["code"] == "malformed-front-matter"], rows
+    # a body-only write keeps the capsule (now quoted where YAML needs it) and the other keys
+    assert canon("write", "src/core/config", "--body", "# Config\n\nNew.", cwd=project).code == 0
+    text = (project / ".canon/articles/src/core/config.md").read_text()
+    assert "owner: data-team\ntags:\n  - config\n  - startup\n" in text
+    assert (
+        canon("read", "src/core/config", cwd=project).out.splitlines()[1] == f"capsule: {capsule}"
+    )
+
+
+DUPLICATE = (
+    "---\ncapsule:\nupdated: 2026-11-20\nowner: data-team\ncapsule: Loads layered config.\n"
+    "---\n# Config\n"
+)
+
+
+def test_a_blank_capsule_beside_a_second_one_reads_the_non_empty_value(project: Path) -> None:
+    write_article(project, "src/core/config", DUPLICATE)
+    assert canon("read", "src/core/config", cwd=project).out.splitlines()[1] == (
+        "capsule: Loads layered config."
+    )
+    write_article(
+        project,
+        "src/b",
+        DUPLICATE.replace("capsule:\n", "capsule: Kept.\n", 1).replace(
+            "capsule: Loads layered config.\n", "capsule:\n"
+        ),
+    )
+    assert canon("read", "src/b", cwd=project).out.splitlines()[1] == "capsule: Kept."
+
+
+def test_check_reports_a_duplicate_owned_key_and_fix_keeps_the_value(project: Path) -> None:
+    path = write_article(project, "src/core/config", DUPLICATE)
+    rows = json.loads(canon("check", "--format", "json", cwd=project).out)
+    dup = [r for r in rows if r["code"] == "duplicate-key"]
+    assert len(dup) == 1 and dup[0]["address"] == "src/core/config", rows
+    assert "capsule" in dup[0]["message"]
+    assert "[duplicate-key]" in canon("check", cwd=project).out
+    fixed = canon("check", "--fix", cwd=project)
+    assert "[duplicate-key]" not in fixed.out, fixed.out
+    assert "Fixed src/core/config" in fixed.out + fixed.err
+    assert path.read_text() == (
+        "---\ncapsule: Loads layered config.\nupdated: 2026-11-20\nowner: data-team\n---\n"
+        "# Config\n"
+    )
+    assert TODAY not in path.read_text(), "a fix is not an update"
