@@ -182,6 +182,8 @@ def check(key: str, value: object, project: Path | None = None) -> Any:
     if key == "root":
         if not isinstance(value, str | Path) or not str(value).strip():
             raise bad
+        if _too_long(str(value)):
+            raise OptionError("Option 'root' is a path longer than the file system allows.")
         return str(value)
     if key == "mounts":
         if isinstance(value, str | Path) or not isinstance(value, list | tuple):
@@ -189,6 +191,8 @@ def check(key: str, value: object, project: Path | None = None) -> Any:
         if not all(isinstance(m, str | Path) and str(m) for m in value):
             raise OptionError("Option 'mounts' must be a list of non-empty directory paths.")
         mounts = tuple(str(m) for m in value)
+        if any(_too_long(m) for m in mounts):
+            raise OptionError("Option 'mounts' holds a path longer than the file system allows.")
         if project is not None:
             for mount in mounts:
                 path = Path(mount).expanduser()
@@ -207,6 +211,14 @@ def check(key: str, value: object, project: Path | None = None) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value < _INF:
         raise bad  # standout; the comparison also refuses NaN and infinity (TOML's nan, inf)
     return float(value)
+
+
+def _too_long(path: str) -> bool:
+    """Past what any file system takes (255-byte names, 4096-byte paths): every open would
+    fail with ENAMETOOLONG, so it is a bad value, not an error at each use."""
+    data = os.fsencode(path)
+    parts = data.replace(b"\\", b"/").split(b"/")
+    return len(data) > 4000 or any(len(part) > 255 for part in parts)
 
 
 def parse_text(key: str, text: str) -> Any:

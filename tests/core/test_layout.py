@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +231,21 @@ def test_spec_12_huge_option_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "canon.toml").write_text("# pad\n" * 300_000)
     [problem] = resolve(tmp_path, env=_env(tmp_path)).problems
     assert "larger than" in problem
+
+
+def test_issue_24_a_root_or_mount_past_the_path_limit_is_a_bad_value(tmp_path: Path) -> None:
+    """A 5,000-character `root` (or mount) failed every command with "unexpected OSError";
+    it is a bad value naming the file, the key and the fix, and the default applies."""
+    toml = tmp_path / "canon.toml"
+    toml.write_text(f'root = "{"a" * 5000}"\nmounts = ["{"b/" * 2100}"]\n')
+    options = resolve(tmp_path, env=_env(tmp_path))
+    assert options["root"] == ".canon" and options["mounts"] == ()
+    assert [p.key for p in options.issues] == ["root", "mounts"]
+    assert all(str(toml) in p and "longer than" in p and "fix" in p for p in options.problems)
+    status = subprocess.run(
+        [sys.executable, "-m", "canon_ls.agent.cli", "status"],
+        cwd=tmp_path, env={**os.environ, **_env(tmp_path)}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert status.returncode == 0 and "OSError" not in status.stderr, status.stderr
+    with pytest.raises(OptionError, match="longer than"):
+        resolve(tmp_path, {"root": "x" * 300}, env=_env(tmp_path))

@@ -28,14 +28,16 @@ log = logging.getLogger(__name__)
 TIMEOUT = 120.0  # seconds for the child (a first history pass on a big repository)
 
 
-async def run_cli(folder: Folder, *args: str) -> tuple[int, str]:
-    """Run `canon <args>` for the folder's project and options; (exit code, text)."""
+async def run_cli(folder: Folder, command: str, path: str, *flags: str) -> tuple[int, str]:
+    """Run `canon <command> <flags> -- <path>` for the folder's project and options (`--`: a
+    file named `-x.py` is a path, not an option); (exit code, text)."""
     options = folder.store_options()
-    argv = python_module("canon_ls.agent.cli", *args, "--project", str(folder.project))
+    argv = python_module("canon_ls.agent.cli", command, "--project", str(folder.project))
     if options.get("root"):
         argv += ["--root", str(options["root"])]
     for mount in options.get("mounts", ()):
         argv += ["--mount", str(mount)]
+    argv += [*flags, "--", path]
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
