@@ -16,7 +16,7 @@ Events (in → out; `cwd` and `session` ride on every event):
 - `prompt {prompt}`: the user's words (quick capture, the lane): a prompt that starts a run, or
   a steering/follow-up message typed while Pi works. Out `{"message"}` or nothing.
 - `turn_end {calls: [{id, tool, input, isError}], projection}`: the turn's tool calls, in the
-  model's order, and the text of the last model request's messages (Pi's `context` event):
+  model's order, and the messages of the last model request (Pi's `context` event):
   delivered lines no longer in it are forgotten first (agent/presence.py).
   Out `{"message": text, "surfaced": [address, …]}`: one batched message for the turn.
 - `stop {again}`: the agent is about to settle. Out `{"message": reminder}` once when edited
@@ -79,7 +79,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             reply = {"message": text} if text else None
         elif event == "turn_end":
             projection = payload.get("projection")
-            if isinstance(projection, str) and hook.options["resurface"]:
+            if projection is not None and hook.options["resurface"]:
                 from canon_ls.agent.presence import observe
 
                 hook._record("turn_end", observe(hook.state, projection))

@@ -46,9 +46,22 @@ def mark_read(state: SessionState, address: str) -> None:
     state.marks[address] = [fingerprint(address), ""]
 
 
-def observe(state: SessionState, projection: str) -> list[dict[str, Any]]:
-    """Forget every marked article no longer in the projection; their trace decisions."""
-    present = fingerprint(projection)
+def text_of(value: object) -> str:
+    """Every string of a JSON value (the request's messages), in order, as one text."""
+    out, stack = [], [value]
+    while stack:  # a loop, not recursion: a deep projection is no RecursionError
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, (dict, list)):
+            stack.extend(reversed(list(item.values()) if isinstance(item, dict) else item))
+    return "\n".join(out)
+
+
+def observe(state: SessionState, projection: object) -> list[dict[str, Any]]:
+    """Forget every marked article no longer in the projection (the messages of the last
+    model request, or their text); their trace decisions."""
+    present = fingerprint(text_of(projection))
     departed = []
     for address, (ident, tail) in list(state.marks.items()):
         if ident in present and tail in present:

@@ -244,7 +244,7 @@ def test_huge_turn_is_bounded(hook: Hook, project: Path) -> None:
 HEADER = "canon project memory for the files this turn touched:"
 
 
-def read_config(hook: Hook, project: Path, projection: str | None) -> str:
+def read_config(hook: Hook, project: Path, projection: object) -> str:
     """One turn reading the config, with the last request's text as the bridge sends it."""
     fields: dict[str, Any] = {"calls": [call("read", path="src/core/config.py")]}
     if projection is not None:
@@ -262,6 +262,8 @@ def test_a_line_folded_out_of_the_projection_surfaces_again(hook: Hook, project:
     assert first == f"{HEADER}\n{CONFIG}"
     quoted = json.dumps({"role": "user", "content": [{"type": "text", "text": first}]})
     assert read_config(hook, project, f"Read the config.\n{quoted}\nx = 1") == ""
+    messages = [{"role": "user", "content": "Read it."}, {"role": "custom", "content": first}]
+    assert read_config(hook, project, messages) == ""  # the shape the bridge sends
     rewrapped = first.replace(" ", "\n  ").upper()
     assert read_config(hook, project, rewrapped) == ""
     assert read_config(hook, project, "Read the config.\n[folded: 2 messages]") == first

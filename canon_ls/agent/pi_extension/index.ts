@@ -42,7 +42,7 @@ export default function canon(pi: ExtensionAPI) {
   let active = false; // this project has a store: surface, remind
   let again = false; // the last stop check asked for a continuation
   let calls: Call[] = [];
-  let projection: string | undefined; // the text of the last model request's messages
+  let projection: unknown; // the messages of the last model request (canon judges presence on them)
   const surfaced = new Set<string>();
 
   function warn(ctx: ExtensionContext | undefined, text: string): void {
@@ -67,10 +67,7 @@ export default function canon(pi: ExtensionAPI) {
   /** One event to `canon hook pi`; its reply, or null (and a single warning) on any failure. */
   async function bridge(ctx: ExtensionContext, event: Record<string, unknown>): Promise<Reply> {
     if (broken) return null;
-    if (!bin) {
-      warn(ctx, INSTALL);
-      return null;
-    }
+    if (!bin) return (warn(ctx, INSTALL), null);
     const session = ctx.sessionManager.getSessionId();
     try {
       const done = await run(["hook", "pi"], JSON.stringify({ ...event, cwd: ctx.cwd, session }), ctx.cwd);
@@ -80,16 +77,6 @@ export default function canon(pi: ExtensionAPI) {
       warn(ctx, `canon: \`${bin} hook pi\` failed (${(error as Error).message}); canon stays off in this session.`);
       return null;
     }
-  }
-
-  /** Every string of the messages, in order: what the provider receives, as plain text. */
-  function texts(value: unknown, out: string[] = [], seen = new Set<unknown>()): string[] {
-    if (typeof value === "string") out.push(value);
-    else if (value && typeof value === "object" && !seen.has(value)) {
-      seen.add(value);
-      for (const inner of Array.isArray(value) ? value : Object.values(value)) texts(inner, out, seen);
-    }
-    return out;
   }
 
   function note(content: string) {
@@ -102,10 +89,7 @@ export default function canon(pi: ExtensionAPI) {
   }
 
   pi.on("session_start", async (event, ctx) => {
-    active = false;
-    again = false;
-    calls = [];
-    projection = undefined;
+    [active, again, calls, projection] = [false, false, [], undefined];
     surfaced.clear();
     // A stored conversation (e.g. `pi --continue`) still holds what surfaced before.
     const resumed = ctx.sessionManager.getBranch().some((entry) => entry.type === "message");
@@ -132,12 +116,8 @@ export default function canon(pi: ExtensionAPI) {
     if (active) await bridge(ctx, { event: "session_compact", presence: true });
   });
 
-  // What the model is about to receive, after folding and compaction: canon decides from it
-  // at the turn's end which delivered lines are gone (they may surface again). Read only.
-  // `context_with_system` runs after every extension's `context` handler (a fold included).
-  const observe = async (event: { messages: unknown }) => {
-    if (active) projection = texts(event.messages).join("\n");
-  };
+  // What the model receives, after any fold or compaction (the later phase sees every fold).
+  const observe = async (event: { messages: unknown }) => void (projection = active ? event.messages : undefined);
   pi.on("context", observe);
   pi.on("context_with_system", observe);
 
@@ -195,8 +175,7 @@ export default function canon(pi: ExtensionAPI) {
   pi.registerCommand("canon-settings", {
     description: "canon: show and change the settings (or `set KEY VALUE` directly)",
     handler: async (args, ctx) => {
-      if (broken) return;
-      if (!bin) return warn(ctx, INSTALL);
+      if (broken || !bin) return warn(ctx, INSTALL); // warns once, and never when broken
       const settings = (words: string[]) => run(["settings", ...words], "", ctx.cwd);
       try {
         const words = args.trim() ? args.trim().split(/\s+/) : [];
