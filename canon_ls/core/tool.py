@@ -334,7 +334,6 @@ def _values_missing(store: Store, body: str, subjects: list[str]) -> list[str]:
     """§6.1 item 8: the values this entry records that the articles it is about lack (the
     article is what a touch shows; the journal is read only when asked)."""
     named: list[str] = []
-    store.refresh()
     for address in dict.fromkeys(store.address_of(s) for s in subjects):
         article = store.article(address) if address else None
         if article is not None:
