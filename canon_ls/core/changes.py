@@ -355,6 +355,10 @@ class ChangeTimes:
         mtime (dirty, untracked, or no git)."""
         return self.git and relpath not in self._dirty and relpath in self._history.newest
 
+    def tracked(self, relpath: str) -> bool:
+        """Whether git tracks the file at HEAD (a file new since then is not)."""
+        return self.git and relpath in self._history.newest
+
     def state(self) -> tuple[History, set[str]]:
         """The history pass and the dirty files as they are, for a caller that lays the
         listing over the history's paths itself (core/dated.py)."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import lint
 from canon_ls.core import schema as schema_mod
+from canon_ls.core.article import parse
 from canon_ls.core.assets import Assets, Survey, address_of_path
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
@@ -41,6 +42,7 @@ from canon_ls.core.relations import (
     unreferenced,
     unreferenced_message,
 )
+from canon_ls.core.renames import renamed_in_place
 from canon_ls.core.staleness import (
     Governed,
     evidence_of,
@@ -132,10 +134,15 @@ class Context:
 # The per-article checker
 
 
-def findings_of(ctx: Context, address: str, *, staleness: bool = True) -> list[Finding]:
-    """Every finding of one article, in check()'s order for it (SPEC §6.1, §7, §9)."""
+def findings_of(
+    ctx: Context, address: str, *, staleness: bool = True, text: str | None = None
+) -> list[Finding]:
+    """Every finding of one article, in check()'s order for it (SPEC §6.1, §7, §9). `text`:
+    the article as an editor holds it (unsaved), checked instead of the stored file."""
     store = ctx.store
     art = store.article(address)
+    if text is not None:
+        art = parse(text, art.address if art is not None else address.partition(":")[2] or address)
     if art is None:
         return []
     schema = ctx.schema if ":" not in address else store.schema_for(address)
@@ -377,9 +384,11 @@ def article_findings(
     address: str,
     assets: Assets | None = None,
     times: ChangeTimes | None = None,
+    text: str | None = None,
 ) -> list[Finding]:
-    """check() for one article (cheap): orphan needs `assets`, stale needs both."""
-    return findings_of(Context(store, store.schema(), assets, times), address)
+    """check() for one article (cheap): orphan needs `assets`, stale needs both; `text`: the
+    unsaved article an editor holds, checked instead of the file."""
+    return findings_of(Context(store, store.schema(), assets, times), address, text=text)
 
 
 @dataclass
@@ -468,8 +477,30 @@ def run(
         if judged:
             result.evidence = evidence_of(dates, governed, times, result.newest)
             result.findings = _flat(head or [], _with_stale(result.evidence, per), order)
+    if orphaned:  # after git's pass: it tells which files are new since HEAD
+        result.moves = _with_in_place(project, result.moves, orphaned, assets, order, box)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _with_in_place(
+    project: Path,
+    moves: dict[str, list[str]],
+    orphaned: list[str],
+    assets: Assets,
+    order: list[str],
+    box: dict[str, Any],
+    limit: int = 3,
+) -> dict[str, list[str]]:
+    """`moves` with the renames in place (core/renames.py) first, for each orphan."""
+    times: ChangeTimes | None = box.get("times")
+    known = frozenset(order)
+    tracked = times.tracked if times is not None and times.git else None
+    found = renamed_in_place(project, orphaned, assets.under, known.__contains__, tracked)
+    out = dict(moves)
+    for orphan, guesses in found.items():
+        out[orphan] = list(dict.fromkeys([*guesses, *moves.get(orphan, ())]))[:limit]
+    return out
 
 
 def _yield_cpu() -> None:
@@ -514,17 +545,21 @@ def recheck(
     newest: tuple[float, str] | None = None,
     evidence: Evidence | None = None,
     staleness: bool = False,
+    text: str | None = None,
 ) -> Rechecked | None:
     """One article's findings from what the last whole pass measured, or None when it is
     gone. Lints, links, schema and relations are computed now; the orphan verdict is carried
     over from `previous` (assets did not move; asset events re-run the whole pass); staleness
     (when asked) comes from the article's `newest` governed change, so an updated or reviewed
     article stops being stale at once, with the last pass's `evidence` re-dated to the new
-    reference date (SPEC §9.1)."""
+    reference date (SPEC §9.1). `text`: the article as an editor holds it, unsaved (SPEC §10
+    diagnostics as you type): checked instead of the file, which is not touched."""
     article = store.article(address)
+    if text is not None:
+        article = parse(text, article.address if article is not None else address)
     if article is None:
         return None
-    found = article_findings(store, address)
+    found = article_findings(store, address, text=text)
     orphan = [f for f in previous or [] if f.code == "orphan"]
     if orphan and article.scope != "rule":
         found += orphan

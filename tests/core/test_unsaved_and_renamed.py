@@ -1,0 +1,99 @@
+"""SPEC §10 diagnostics from an article's unsaved text, and "Move article to …" after a rename
+in place (§6.1 item 5): real stores in real git repositories, real check passes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from canon_ls.core.check import article_findings, recheck, run
+from canon_ls.core.project import open_store
+
+ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"
+
+
+def git(repo: Path, *args: str) -> None:
+    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+
+
+def write(root: Path, rel: str, text: str = "x\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write(root, "src/auth/login.ts", "export function login() {\n  return 1;\n}\n" * 5)
+    write(root, "src/auth/other.ts")
+    write(root, ".canon/articles/src/auth/login.md", ARTICLE)
+    write(root, ".canon/articles/src/auth/other.md", ARTICLE.replace("login", "other"))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    return root
+
+
+def test_findings_from_unsaved_text_leave_the_file_alone(tmp_path: Path):
+    """A broken link typed into the buffer is found from the text; the stored file is not
+    read for it nor written; deleting the link clears it."""
+    root = project(tmp_path)
+    store = open_store(root, {})
+    typed = ARTICLE + "See [[src/not/there]].\n"
+    found = article_findings(store, "src/auth/login", text=typed)
+    broken = [f for f in found if f.code == "broken-link"]
+    assert [(f.line, f.start, f.end) for f in broken] == [(7, 4, 21)]
+    assert article_findings(store, "src/auth/login", text=ARTICLE) == []
+    assert article_findings(store, "src/auth/login") == []
+    assert (root / ".canon/articles/src/auth/login.md").read_text() == ARTICLE
+    done = recheck(store, "src/auth/login", text="---\ncapsule: x\n")
+    assert done is not None
+    assert "malformed-front-matter" in [f.code for f in done.findings]
+
+
+def test_unsaved_text_of_an_article_not_yet_on_disk(tmp_path: Path):
+    root = project(tmp_path)
+    store = open_store(root, {})
+    found = article_findings(store, "src/auth/new", text=ARTICLE + "[[nowhere]]\n")
+    assert [f.code for f in found] == ["broken-link"]
+
+
+def orphan_moves(root: Path) -> dict[str, list[str]]:
+    done = run(root, {}, staleness=True)
+    assert "src/auth/login" in [f.address for f in done.findings if f.code == "orphan"]
+    return done.moves
+
+
+def test_a_committed_rename_in_place_is_offered(tmp_path: Path):
+    """git's rename detection: login.ts became signin.ts in a commit; nothing named login
+    exists anywhere else, so the name-alike guesses find nothing."""
+    root = project(tmp_path)
+    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
+    git(root, "commit", "-qm", "rename")
+    write(root, "src/auth/unrelated.ts")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "later")
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"]
+
+
+def test_an_uncommitted_rename_in_place_is_offered(tmp_path: Path):
+    """The work tree: login.ts is gone and signin.ts, new since HEAD, has no article."""
+    root = project(tmp_path)
+    (root / "src/auth/login.ts").rename(root / "src/auth/signin.ts")
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"]
+
+
+def test_a_renamed_file_that_has_an_article_is_no_guess(tmp_path: Path):
+    root = project(tmp_path)
+    (root / "src/auth/login.ts").rename(root / "src/auth/signin.ts")
+    write(root, ".canon/articles/src/auth/signin.md", ARTICLE.replace("login", "signin"))
+    assert "src/auth/login" not in orphan_moves(root)
