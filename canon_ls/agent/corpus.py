@@ -33,9 +33,10 @@ from canon_ls.core import layout
 from canon_ls.core.freshness import RACY_NS  # core's one freshness rule
 from canon_ls.core.freshness import Key as _Key
 from canon_ls.core.freshness import key as _file_key
+from canon_ls.core.seal import sealed, unsealed
 from canon_ls.core.search import SearchIndex
 
-VERSION = 3  # 3: the lane's own tokens (core/search.py lane_tokens)
+VERSION = 4  # 3: the lane's own tokens (core/search.py lane_tokens); 4: sealed (core/seal.py)
 
 
 class Corpus:
@@ -108,8 +109,8 @@ def load(options: layout.Options, deep: bool = False) -> Corpus:
 
 def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
     try:
-        data = file.read_bytes()
-        version, root, dirs, files, members, index_bytes = marshal.loads(data)
+        data = unsealed(file.read_bytes())  # damaged, cut short or extended: built again
+        version, root, dirs, files, members, index_bytes = marshal.loads(data or b"")
     except (OSError, ValueError, TypeError, EOFError):
         return None
     if version != VERSION or root != articles:
@@ -164,7 +165,8 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
     if file is not None:
         from canon_ls.core.cache import write_file  # the writer every cache of canon-ls shares
 
-        write_file(file, marshal.dumps((VERSION, articles, dirs, files, members, index.snapshot())))
+        state = (VERSION, articles, dirs, files, members, index.snapshot())
+        write_file(file, sealed(marshal.dumps(state)))
     return Corpus(index, members, options.project, "built")
 
 

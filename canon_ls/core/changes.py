@@ -26,6 +26,7 @@ from canon_ls.core.gitlog import (
     parse_outputs,
 )
 from canon_ls.core.pathtable import Table, encode
+from canon_ls.core.seal import sealed, unsealed
 
 __all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
 
@@ -146,7 +147,7 @@ class ChangeTimes:
     dirty files on every refresh.
     """
 
-    VERSION = 5  # 4 was a short-lived variant; 5: paths as a sorted blob with int arrays
+    VERSION = 6  # 5: paths as a sorted blob with int arrays; 6: sealed (length and CRC-32)
 
     def __init__(
         self,
@@ -301,8 +302,10 @@ class ChangeTimes:
             return
         try:
             with open(file, "rb") as f:
-                state = marshal.loads(f.read())
-            version, head, commits, blob, starts, first, at, extra, gone = state
+                payload = unsealed(f.read())
+            if payload is None:  # damaged (checksum), cut short or extended: rebuilt
+                return
+            version, head, commits, blob, starts, first, at, extra, gone = marshal.loads(payload)
             if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
                 return
             table = Table(
@@ -312,7 +315,7 @@ class ChangeTimes:
                 array("I", at),
                 array("i", extra),
             )
-            if not isinstance(blob, bytes) or not table.valid():
+            if not isinstance(blob, bytes) or not table.valid(len(commits)):
                 return
             self.head = head
             self._history = History([Commit(*c) for c in commits], table, gone)
@@ -327,7 +330,7 @@ class ChangeTimes:
         blob, *arrays = h.newest.parts()
         parts = [a.tobytes() for a in arrays]
         state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
-        cache.write_file(file, marshal.dumps(state))
+        cache.write_file(file, sealed(marshal.dumps(state)))
 
     # -- queries --------------------------------------------------------------------------
     def committed(self) -> dict[str, int]:

@@ -90,14 +90,18 @@ class Table:
     def parts(self) -> tuple[Blob, array, array, array, array]:
         return self._blob, self._starts, self._first, self._at, self._extra
 
-    def valid(self) -> bool:
-        """Whether the parts agree (a cache file read back)."""
+    def valid(self, limit: int) -> bool:
+        """Whether the parts agree and every int lies in [0, limit) (a cache file read back:
+        an int past the end once failed every later run)."""
         n = len(self._first)
+        ints = [part for part in (self._first, self._extra) if part]
         return (
             len(self._starts) == n + 1
             and len(self._at) == n + 1
+            and self._starts[0] == 0 == self._at[0]
             and self._starts[n] == len(self._blob)
             and self._at[n] == len(self._extra)
+            and all(min(part) >= 0 and max(part) < limit for part in ints)
         )
 
     def __len__(self) -> int:

@@ -278,3 +278,52 @@ def test_spec_9_2_history_without_git_says_so(tmp_path: Path):
     run = canon("history", "src/a.py", "--diff", cwd=root)
     assert run.code == 2 and run.out == ""
     assert run.err.strip() == f"{root} is not a git work tree; there is no history to diff."
+
+
+def _run(repo: Repo, cache: Path, *args: str) -> tuple[int, str]:
+    """One `canon` run with the cache under `cache`; it must end within 60 s (a damaged cache
+    once made it spin forever)."""
+    import os
+    import subprocess
+
+    from test_cli import TODAY, canon_command
+
+    env = dict(os.environ, CANON_TODAY=TODAY, XDG_CACHE_HOME=str(cache))
+    env.pop("CANON_NO_CACHE", None)
+    done = subprocess.run(
+        [*canon_command(), *args], cwd=repo.root, env=env, capture_output=True, timeout=60
+    )
+    return done.returncode, done.stdout.decode() + done.stderr.decode()
+
+
+def _damaged(data: bytes) -> list[tuple[str, bytes]]:
+    """The change-times cache cut short, extended, and with one byte flipped: in its head, in
+    its list of paths (out of order: once a spin), and at each of the next 120 bytes (the paths'
+    offsets and commit indices: once an IndexError)."""
+    size = len(data)
+    paths_end = data.index(b"src/feed/util.py\0") + len("src/feed/util.py\0")
+    places = [0, 5, 9, paths_end - 8, paths_end - 3, *range(paths_end + 1, paths_end + 120, 6)]
+    out = []
+    for at in places:
+        flipped = bytearray(data)
+        flipped[at] ^= 0x5A
+        out.append((f"flip-{at}", bytes(flipped)))
+    out += [("empty", b""), ("cut-8", data[:8]), ("cut-half", data[: size // 2])]
+    return [*out, ("cut-1", data[:-1]), ("extended", data + b"\0junk" * 100)]
+
+
+@pytest.mark.timeout(900)
+def test_a_damaged_change_times_cache_is_rebuilt(repo: Repo, tmp_path: Path) -> None:
+    """SPEC §9.2: the change-times cache (changes-*.bin under the user's cache directory)
+    damaged in any way (cut short, bytes flipped, extended) is discarded and rebuilt: `status`
+    and `check` end promptly with the same answer as over a sound cache."""
+    cache = tmp_path / "cache"
+    want = {args: _run(repo, cache, *args) for args in (("check",), ("status",))}
+    assert "stale: 3 commits" in want[("check",)][1], want
+    [file] = (cache / "canon-ls").glob("changes-*.bin")
+    sound = file.read_bytes()
+    for name, data in _damaged(sound):
+        file.write_bytes(data)
+        for args, answer in want.items():
+            assert _run(repo, cache, *args) == answer, (name, args)
+        assert file.read_bytes() == sound, (name, "the cache is written again")

@@ -447,3 +447,31 @@ def test_a_new_topic_does_not_reopen_the_old_topics_tail(tmp_path: Path, claude:
     assert "pay/weak" not in context(claude(bash))
     assert not any("pay/weak" in json.dumps(d["sent"]) for d in ranked(tmp_path / "trace.jsonl")
                    if d["decision"] == "ranking")  # fmt: skip
+
+
+def test_a_damaged_corpus_snapshot_is_rebuilt(tmp_path: Path, claude: Hook) -> None:
+    """The lane's snapshot cut short, with a byte flipped (in its head, its middle, its end) or
+    extended is discarded and built again (never ranked from), and the rule still rides."""
+    project = lane_project(tmp_path / "proj")
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "canon-ls"
+    before = set(cache.glob("lane-*.bin")) if cache.is_dir() else set()
+    claude(prompt(project, "How does money rounding work?"))
+    [file] = set(cache.glob("lane-*.bin")) - before
+    deadline = time.monotonic() + 30  # files written this instant are not trusted for 3 s
+    words = iter(f"logging question {n}?" for n in range(10_000))
+    while ranked(tmp_path / "trace.jsonl")[-1]["index"] != "snapshot":
+        assert time.monotonic() < deadline, "the snapshot was never used"
+        time.sleep(0.25)
+        claude(prompt(project, next(words)))
+    sound = file.read_bytes()
+    damaged = [sound[: len(sound) // 2], sound + b"\0" * 64]
+    for at in (2, 9, len(sound) // 3, len(sound) // 2, len(sound) - 40, len(sound) - 3):
+        flipped = bytearray(sound)
+        flipped[at] ^= 0x01
+        damaged.append(bytes(flipped))
+    for n, data in enumerate(damaged):
+        file.write_bytes(data)
+        ask = prompt(project, f"So how does money rounding work, {n}?", session=f"d{n}")
+        text = said(claude(ask))
+        assert ranked(tmp_path / "trace.jsonl")[-1]["index"] == "built", n
+        assert RULE_LINE in text, n
