@@ -452,6 +452,23 @@ def _split(text: str) -> tuple[tuple[str, str] | None, str, int]:
     return (block, close), body, body_line
 
 
+PASTED = "The body began with a front matter block of its own; it was removed"
+
+
+def without_pasted(body: str) -> tuple[str, dict[str, Any]] | None:
+    """A body that opens with a front matter block of its own (an agent pasting a whole
+    article or entry file), as (the body after it, the block's keys); None for any other
+    body. Only a closed block whose text reads as keys counts, so a Markdown rule does not."""
+    front = _front(body)
+    if front is None or not front[2]:
+        return None
+    try:
+        meta = parse_front_matter(front[1])
+    except ValueError:
+        return None
+    return (front[3].lstrip("\n"), meta) if meta else None
+
+
 def body_from(data: bytes) -> str:
     """The body `parse` finds in these bytes (a lean article's body, read again)."""
     return _split(decode(data)[0])[1]

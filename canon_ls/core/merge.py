@@ -14,6 +14,11 @@ from canon_ls.core import schema as sch
 from canon_ls.core.article import Article
 
 
+def _pasted_value(meta: dict[str, object], key: str) -> bool:
+    value = meta.get(key)
+    return isinstance(value, str) and bool(value.strip()) and (key != "scope" or value == "rule")
+
+
 class BadInput(ValueError):
     """A request the store cannot act on; the message is one sentence saying what to do."""
 
@@ -51,6 +56,18 @@ def merge(
     refused or unchanged) and the file mode to keep."""
     capsule, body, scope = request.capsule, request.body, request.scope
     capsule_given, body_given = request.capsule_given, request.body_given
+    notes: list[str] = []
+    pasted = art.without_pasted(body) if body_given and body else None
+    if pasted is not None:  # its owned values count only where the call gave none
+        body, meta = pasted
+        body_given = bool(body.strip())
+        kept = [k for k in ("capsule", "scope") if _pasted_value(meta, k)]
+        kept = [k for k in kept if not (capsule_given if k == "capsule" else scope)]
+        if "capsule" in kept:
+            capsule, capsule_given = str(meta["capsule"]), True
+        if "scope" in kept:
+            scope = str(meta["scope"])
+        notes.append(f"{art.PASTED}" + (f" (its {' and '.join(kept)} kept)." if kept else "."))
     prev_text: str | None = None
     prev: Article | None = None
     mode = 0o644
@@ -83,7 +100,7 @@ def merge(
     tail = [schema.malformed_line] if schema.error else []
     nothing = not (capsule_changed or body_changed or scope_changed)
     if prev is not None and prev_text is not None and nothing:
-        return WriteOutcome(address, "unchanged", tail), None, mode
+        return WriteOutcome(address, "unchanged", notes + tail), None, mode
     created = prev is None
     new_title = art.title_of(new_body)
     changed = set()
@@ -111,7 +128,7 @@ def merge(
         scope=new_scope,
         body=new_body,
     )
-    lines = list(judgement.warnings)
+    lines = notes + judgement.warnings
     lines += lint.write_lints(
         address,
         capsule=new_capsule,

@@ -327,6 +327,8 @@ class Store(StoreIndex):
                 "The journal entry is empty; say what happened (decisions, findings, changes)."
             )
         body = _valid_text(body) or body
+        pasted = art.without_pasted(body)  # the tool's reply says so; other callers strip too
+        body = pasted[0] if pasted is not None and pasted[0].strip() else body
         date = clock.today()
         stem = sanitise_slug(slug) if isinstance(slug, str) and slug else ""
         stem = stem or slug_from_body(body)

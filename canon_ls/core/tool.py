@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from canon_ls.core import article as art
 from canon_ls.core import lint
 from canon_ls.core import schema as sch
 from canon_ls.core.address import OutsideStore
@@ -312,6 +313,9 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
         raise _Bad('"subject" must be an array of paths (or one path as a string).')
     if isinstance(subject, list) and not all(isinstance(s, str) for s in subject):
         raise _Bad('"subject" must be an array of path strings.')
+    pasted = art.without_pasted(body) if body else None
+    if pasted is not None:
+        body = pasted[0]
     if not body or not body.strip():
         return ToolResult(
             "The journal entry is empty; what happened? Give a body (decisions, findings, "
@@ -327,7 +331,8 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
     )
     head = f"Journaled {path.parent.name}/{path.name}."
     missing = _values_missing(store, body, subjects_of(subject))
-    return ToolResult("\n".join([head, *missing]), 0)
+    noted = [f"{art.PASTED}."] if pasted is not None else []
+    return ToolResult("\n".join([head, *noted, *missing]), 0)
 
 
 def _values_missing(store: Store, body: str, subjects: list[str]) -> list[str]:
