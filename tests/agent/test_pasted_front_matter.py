@@ -15,7 +15,10 @@ from canon_ls.core.article import parse
 from tests.agent.test_cli import TODAY, canon
 from tests.agent.test_mcp import server_params, text_of
 
-PASTED = "---\ncapsule: Loads layered config.\nupdated: 2026-01-01\ntags: [config]\n---\n# Config\n\nEnv beats file.\n"
+PASTED = (
+    "---\ncapsule: Loads layered config.\nupdated: 2026-01-01\ntags: [config]\n---\n"
+    "# Config\n\nEnv beats file.\n"
+)
 
 
 def stored(project: Path, address: str) -> str:
