@@ -5,6 +5,7 @@ wired to its handler. One cohesive table, kept apart from the handlers so each r
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from canon_ls.agent.cli_common import DOCS, PROG, _Parser
@@ -341,6 +342,8 @@ def _add_settings(add: Any) -> None:
         "options: surface, resurface, retrieval, standout) or, with --project, into canon.toml "
         "(also root and mounts). Nothing is written when the value is bad.",
     )
+    # `-inf`, `-1e3`, `-0.5` are values to judge, not flags (argparse knows only `-2`, `-.5`)
+    s._negative_number_matcher = re.compile(r"^-(\d*\.?\d+(e[-+]?\d+)?|inf(inity)?|nan)$", re.I)
     s.add_argument("--project", dest="in_project", action="store_true", help=where)
     s.add_argument("key", metavar="KEY", help=keys)
     s.add_argument(

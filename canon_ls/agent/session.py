@@ -10,6 +10,7 @@ an exclusive lock and replaced atomically.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -93,8 +94,11 @@ class SessionState:
 
 
 def _safe_name(agent: str, session: str) -> str:
-    clean = re.sub(r"[^A-Za-z0-9_.-]", "_", session)[:120].lstrip(".") or "default"
-    return f"{re.sub(r'[^a-z0-9-]', '_', agent)}-{clean}"
+    """`<agent>-<readable part of the id>-<hash of the whole id>`: ids that clean or cut to the
+    same text (`.`, `..`, two ids sharing their first 60 characters) keep their own state."""
+    readable = re.sub(r"[^A-Za-z0-9_-]", "_", session)[:60]
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{re.sub(r'[^a-z0-9-]', '_', agent)}-{readable}-{digest}"
 
 
 @contextlib.contextmanager

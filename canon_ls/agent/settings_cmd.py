@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from canon_ls.core.layout import BAD_OPTION, DEFAULT_SOURCE, Options, show
+from canon_ls.core.layout import BAD_OPTION, DEFAULT_SOURCE, UNTRUSTED_OPTION, Options, show
 from canon_ls.core.optionview import describe, dumps, home, locate, source_kind
 
 __all__ = ["change", "describe", "dumps", "finding_lines", "findings", "trust"]
@@ -82,7 +82,13 @@ def change(project: Path, key: str, words: list[str] | None, in_project: bool) -
     sentence = f"{verb} {home(where)}"
     kind = source_kind(options, key)
     if words is not None and options.sources[key] != str(where):
-        sentence += f"; your {_layer(kind)} sets {show(options[key])}, which wins"
+        held = any(p.code == UNTRUSTED_OPTION and p.key == key for p in options.issues)
+        if held:
+            sentence += "; it applies once you run `canon trust` here"
+        elif kind == DEFAULT_SOURCE:
+            sentence += f"; the default {show(options[key])} still applies"
+        else:
+            sentence += f"; {_layer(kind)} sets {show(options[key])}, which wins"
     elif words is None:
         sentence += f"; now {now} ({_layer(kind)})"
     return sentence + "."
@@ -90,8 +96,8 @@ def change(project: Path, key: str, words: list[str] | None, in_project: bool) -
 
 def _layer(kind: str) -> str:
     return {
-        "user": "settings.json",
-        "project": "canon.toml",
+        "user": "your settings.json",
+        "project": "the project's canon.toml",
         DEFAULT_SOURCE: "the default",
     }.get(kind, kind)
 

@@ -205,9 +205,9 @@ def test_spec_13_set_says_when_a_higher_layer_wins_and_unset(project: Path, xdg:
     assert run(project, xdg, "settings", "set", "resurface", "true").code == 0
     result = run(project, xdg, "settings", "set", "--project", "resurface", "false")
     assert result.code == 0
-    assert "settings.json sets true, which wins" in result.out
+    assert "; your settings.json sets true, which wins." in result.out
     result = run(project, xdg, "settings", "unset", "resurface")
-    assert result.code == 0 and "now resurface = false (canon.toml)" in result.out
+    assert result.code == 0 and "now resurface = false (the project's canon.toml)" in result.out
     assert json.loads((xdg / "canon" / "settings.json").read_text(encoding="utf-8")) == {}
     assert run(project, xdg, "settings", "unset", "--project", "resurface").code == 0
     assert (project / "canon.toml").read_text(encoding="utf-8") == ""
@@ -320,3 +320,23 @@ def test_spec_12_a_fifo_option_file_is_refused_not_waited_on(
     sentence = one_sentence(run(project, xdg, "settings", change[0], *flag, *change[1:]))
     assert str(fifo) in sentence and "not a regular file" in sentence
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_issue_24_set_names_what_keeps_a_project_value_from_applying(
+    project: Path, xdg: Path, tmp_path: Path
+) -> None:
+    """Never "your the default sets …, which wins": mounts written to canon.toml wait for
+    `canon trust`, and the sentence says so."""
+    (tmp_path / "lake").mkdir()
+    result = run(project, xdg, "settings", "set", "--project", "mounts", "../lake")
+    assert result.code == 0, result.err
+    assert result.out.strip().endswith("; it applies once you run `canon trust` here.")
+    assert "your the" not in result.out
+
+
+@pytest.mark.parametrize("value", ["-inf", "-1e3", "-0.5", "nan"])
+def test_issue_24_a_negative_or_odd_number_is_a_value_not_a_flag(
+    project: Path, xdg: Path, value: str
+) -> None:
+    sentence = one_sentence(run(project, xdg, "settings", "set", "standout", value))
+    assert "must be a number of at least 1" in sentence, sentence

@@ -60,3 +60,18 @@ def test_pi_hook_surfaces_nothing_through_a_store_linked_outside(tmp_path: Path,
     assert start is not None and not start.get("active"), start
     end = hook(event(project, "turn_end", calls=[call("read", path="src/core/config.py")]))
     assert "SECRET" not in json.dumps(end)
+
+
+def test_odd_session_ids_keep_their_own_state(tmp_path: Path) -> None:
+    """Issue 24 item 12: `.`, `..` and a missing id shared one state file, and ids cut at 120
+    characters collided, so one session's surfaced capsule was withheld from another. Each id
+    now has its own state (named by a hash of the whole id)."""
+    from hookrun import context, isolated_hook
+
+    claude = isolated_hook("claude-code", tmp_path)
+    project = make_project(tmp_path / "proj")
+    long = "s" * 130
+    for session in (None, ".", "..", long + "1", long + "2", "a/b", "a_b"):
+        read = payload("claude-code", "post_tool_use_read", project)
+        read["session_id"] = session
+        assert "Source root" in context(claude(read)), session
