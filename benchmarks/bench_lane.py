@@ -89,6 +89,7 @@ TOPIC_WORDS = ["rounding", "logging", "backoff", "timestamps", "cursors", "crede
 class Prompt:
     text: str
     decisive: str | None = None  # the article this prompt calls for (None: nothing in the store)
+    calls: tuple[tuple[str, dict[str, str]], ...] = ()  # tool calls made after it (PostToolUse)
 
 
 @dataclass
@@ -142,6 +143,12 @@ def sessions(rng: random.Random, small: bool) -> list[Session]:
             Prompt("Bump the version number to 2.4.1 and push the tag."),
         ], silent=True),
         Session("Chinese", [Prompt("金额怎么四舍五入？", "conventions/jine")]),
+        Session("tool calls, the words elsewhere", [
+            Prompt("Rename zeta to omega in the parser.", calls=(
+                ("Read", {"file_path": "src/mod00.py"}),
+                ("Grep", {"pattern": "zeta", "path": "src"}),
+            )),
+        ], silent=True),
         Session("new topic after a drained one", [
             Prompt("How should the invoice total handle money rounding?",
                    "conventions/money-rounding"),
@@ -191,6 +198,7 @@ def build_store(root: Path, small: bool, seed: int) -> int:
     rules = RULES[:SMALL_RULES] + [RULES[5]] if small else RULES
     for address, capsule, body in rules:
         article(root, address, capsule, body, scope="rule")
+    article(root, "notes/reading", "How we read large inputs: in chunks.", "Read in chunks.")
     notes, assets, tail = (3, 3, 1) if small else (200, 90, 20)
     vocab = pseudo_words(rng, 400)
     glue = ["the", "with", "at", "of", "a", "to", "and", "it", "in", "for", "about", "that"]
@@ -207,7 +215,7 @@ def build_store(root: Path, small: bool, seed: int) -> int:
         words = " ".join(rng.choice(vocab) for _ in range(8))
         topic = TOPIC_WORDS[n % len(TOPIC_WORDS)]
         article(root, f"src/mod{n:02d}", f"Module {n}: {words}; {topic} here.", f"{topic} {words}")
-    return len(rules) + notes + assets
+    return len(rules) + 1 + notes + assets
 
 
 def content_words(text: str) -> set[str]:
@@ -228,6 +236,19 @@ class Figures:
     log: list[str] = field(default_factory=list)  # every prompt's deliveries
 
 
+def ranked(event: dict[str, object], env: dict[str, str], project: Path) -> list[str]:
+    """The addresses the lane delivered in the reply to one hook event."""
+    done = subprocess.run(
+        [sys.executable, "-m", "canon_ls.agent.hooks", "claude-code"],
+        input=json.dumps(event), capture_output=True, text=True, env=env, cwd=project,
+        timeout=120,
+    )  # fmt: skip
+    reply = json.loads(done.stdout) if done.stdout.strip() else {}
+    lines = reply.get("hookSpecificOutput", {}).get("additionalContext", "").split("\n")
+    after = lines[lines.index(HEADER) + 1 :] if HEADER in lines else []
+    return [line[2:].split(":", 1)[0] for line in after if line.startswith("- ")]
+
+
 def replay(tree: Path, project: Path, work: Path, plan: list[Session]) -> Figures:
     """Every session through `canon hook claude-code` of `tree`; the figures."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CANON_", "CLAUDE_"))}
@@ -246,25 +267,21 @@ def replay(tree: Path, project: Path, work: Path, plan: list[Session]) -> Figure
             shared = content_words(prompt.text) & store_words
             if session.silent and shared:  # the fixture must not call an overlap irrelevant
                 print(f"warning: {session.name!r} shares {sorted(shared)} with the store")
-            event = {"session_id": f"bench-{number}", "cwd": str(project),
-                     "hook_event_name": "UserPromptSubmit", "prompt": prompt.text}  # fmt: skip
-            done = subprocess.run(
-                [sys.executable, "-m", "canon_ls.agent.hooks", "claude-code"],
-                input=json.dumps(event), capture_output=True, text=True, env=env, cwd=project,
-                timeout=120,
-            )  # fmt: skip
-            reply = json.loads(done.stdout) if done.stdout.strip() else {}
-            said = reply.get("hookSpecificOutput", {}).get("additionalContext", "")
-            lines = said.split("\n")
-            ranked = lines[lines.index(HEADER) + 1 :] if HEADER in lines else []
-            addresses = [line[2:].split(":", 1)[0] for line in ranked if line.startswith("- ")]
+            base = {"session_id": f"bench-{number}", "cwd": str(project)}
+            events = [{**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt.text}]
+            events += [
+                {**base, "hook_event_name": "PostToolUse", "tool_name": name, "tool_input": args,
+                 "tool_response": "ok"}
+                for name, args in prompt.calls
+            ]  # fmt: skip
+            addresses = [a for event in events for a in ranked(event, env, project)]
             figures.log.append(f"{session.name}: {prompt.text[-60:]!r} -> {addresses}")
             figures.deliveries += len(addresses)
             delivered_here += addresses
             if prompt.decisive:  # delivered now, or earlier in the session (still in context)
                 figures.decisive += 1
                 figures.decisive_hit += prompt.decisive in delivered_here
-            asked = content_words(prompt.text)
+            asked = content_words(" ".join([prompt.text, *(str(c[1]) for c in prompt.calls)]))
             for address in addresses:
                 if address != prompt.decisive:
                     figures.extra += 1

@@ -13,10 +13,10 @@ articles) with core's BM25 and delivers through a gate:
 - drained-store floor: with a cutoff in force (`standout` > 1; 1 is the measuring setting,
   no cutoff), the competitor is at least the best score this same query gives an article the
   lane already delivered, so the near-zero tail of a drained store never rides. Only a
-  delivered article the newest words (the newest prompt and this turn's calls) still match
-  raises it: a new topic is not held back by what older prompts asked for;
-- the newest words must call for a rider: an article only older prompts match does not ride
-  (the old topic's tail stays out when a new topic lowers the floor);
+  delivered article the newest words (the newest prompt and the arguments of this turn's
+  calls) still match raises it: a new topic is not held back by what older prompts asked for;
+- the newest words must call for a rider: an article only older prompts (or a tool's name)
+  match does not ride (the old topic's tail stays out when a new topic lowers the floor);
 - tokens (core/search.py `lane_tokens`): content words of four or more ASCII characters
   outside a fixed stopword list, and CJK bigrams; a prompt of function words ranks nothing;
 - at most three ranked articles per message, best first; articles already in the context by
@@ -106,8 +106,10 @@ def intent(state: SessionState) -> str:
 
 
 def newest_intent(state: SessionState) -> str:
-    """What this turn is about: the newest prompt and this turn's calls."""
-    return "\n".join([*state.prompts[:1], *state.turn[:TURN_CALLS]]).strip()
+    """What this turn is about: the newest prompt and the arguments of this turn's calls (a
+    tool's name, `Read`, says nothing about the task)."""
+    calls = [call.partition(" ")[2] for call in state.turn[:TURN_CALLS]]
+    return "\n".join([*state.prompts[:1], *calls]).strip()
 
 
 class Lane:

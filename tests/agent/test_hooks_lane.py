@@ -475,3 +475,16 @@ def test_a_damaged_corpus_snapshot_is_rebuilt(tmp_path: Path, claude: Hook) -> N
         text = said(claude(ask))
         assert ranked(tmp_path / "trace.jsonl")[-1]["index"] == "built", n
         assert RULE_LINE in text, n
+
+
+def test_a_tool_name_alone_brings_nothing(tmp_path: Path, claude: Hook) -> None:
+    """`Read` is in the intent (it ranks), but an article that only the tool's name matches
+    does not ride: the newest prompt or the call's argument must call for it."""
+    project = lane_project(tmp_path / "proj")
+    article(project, "notes/reading", "Stream large inputs in chunks.", "How we read inputs.")
+    assert claude(prompt(project, "Rename zeta to omega in the parser.")) is None
+    read = payload("claude-code", "post_tool_use_read", project)
+    assert "notes/reading" not in context(claude(read))
+    grep = payload("claude-code", "post_tool_use_read", project, session="s-2")
+    grep["tool_name"], grep["tool_input"] = "Grep", {"pattern": "read inputs", "path": "src"}
+    assert "- notes/reading: Stream large inputs in chunks." in context(claude(grep))
