@@ -314,3 +314,27 @@ async def test_issue_24_paths_outside_the_project_or_in_git_are_refused(project:
             )
             assert result.is_error and text_of(result).startswith("Refused: "), path
     assert not (project / ".canon").exists()
+
+
+@pytest.mark.timeout(120)
+async def test_issue_24_an_untrusted_canon_toml_cannot_move_the_mcp_store(
+    project: Path, tmp_path: Path
+) -> None:
+    """canon.toml pointing at another project's store: the MCP server serves the project's
+    own store until `canon trust` (a cloned repository cannot read another's memory)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    Store(other).write("src", capsule="PRIVATE capsule.")
+    (project / "canon.toml").write_text(f'root = "{other / ".canon"}"\n', encoding="utf-8")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    async with Client(server_params(project, env=env)) as client:
+        mapped = text_of(await client.call_tool("canon", {"action": "map"}))
+    assert "PRIVATE" not in mapped
+    params = server_params(project, env=env)
+    trusted = subprocess.run(
+        [params.command, *params.args[:-1], "trust"],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert trusted.returncode == 0, trusted.stderr
+    async with Client(params) as client:
+        assert "PRIVATE" in text_of(await client.call_tool("canon", {"action": "map"}))
