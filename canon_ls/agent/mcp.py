@@ -24,8 +24,11 @@ editor or by another agent are seen.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from canon_ls.core import tool
 from canon_ls.core.project import open_store
@@ -162,10 +166,62 @@ def _version() -> str:
 
 
 async def serve(store: Store) -> None:
-    """Serve over stdin/stdout until the client closes the pipe."""
+    """Serve over stdin/stdout until the client closes the pipe. The SDK's transport writes;
+    the lines are read here (`_message`), so that every request gets an answer."""
     server = build_server(store)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with stdio_server(stdin=_NoLines()) as (_, write_stream):  # type: ignore[arg-type]
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_read_lines, send, write_stream)
+            await server.run(receive, write_stream, server.create_initialization_options())
+
+
+class _NoLines:
+    """The SDK transport's stdin: nothing (the lines are read by `_read_lines`)."""
+
+    def __aiter__(self) -> _NoLines:
+        return self
+
+    async def __anext__(self) -> str:
+        raise StopAsyncIteration
+
+
+async def _read_lines(out: Any, answer: Any) -> None:
+    """Each stdin line to the server as a message, or answered at once when it cannot be."""
+    lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with out:
+        async for line in lines:
+            message = _message(line)
+            if isinstance(message, types.JSONRPCError):
+                await answer.send(SessionMessage(message))
+            else:
+                await out.send(message)
+
+
+def _message(line: str) -> SessionMessage | Exception | types.JSONRPCError:
+    """One line as the SDK reads it, but parsed by Python's json: the SDK's parser rejects a
+    lone surrogate escape ("\\ud800") and nesting past 200 levels, and the request then went
+    unanswered. A request that still cannot be read is answered with an error that says why."""
+    try:
+        data: Any = json.loads(line)
+    except RecursionError:
+        data = None
+    except ValueError as exc:  # not JSON at all: no id to answer, as with the SDK's reader
+        return exc
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(data, by_name=False))
+    except Exception as exc:
+        found = data.get("id") if isinstance(data, dict) else _ID.search(line[:4096])
+        request_id = json.loads(found.group(1)) if isinstance(found, re.Match) else found
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+            return exc
+        why = "nested too deeply" if data is None else "not a request canon can read"
+        text = f"This request is {why}; send the action object as plain JSON."
+        error = types.ErrorData(code=types.INVALID_REQUEST, message=text)
+        return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 def main(project: Path, options: Mapping[str, Any] | None = None) -> int:

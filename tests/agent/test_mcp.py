@@ -338,3 +338,75 @@ async def test_issue_24_an_untrusted_canon_toml_cannot_move_the_mcp_store(
     assert trusted.returncode == 0, trusted.stderr
     async with Client(params) as client:
         assert "PRIVATE" in text_of(await client.call_tool("canon", {"action": "map"}))
+
+
+class RawMcp:
+    """The real `canon mcp` process spoken to line by line (JSON-RPC as bytes), for requests
+    the SDK's client would never send."""
+
+    def __init__(self, project: Path) -> None:
+        params = server_params(project)
+        self.proc = subprocess.Popen(
+            [params.command, *params.args],
+            cwd=params.cwd,
+            env={**os.environ, **(params.env or {})},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+        self.call(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw"}},
+        )
+        self.send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 30) -> dict:
+        """The next line the server writes, within `timeout` seconds."""
+        import select
+
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, "no answer"
+        return json.loads(self.proc.stdout.readline())
+
+    def call(self, method: str, params: dict | None = None, raw_params: str = "") -> dict:
+        self.next_id += 1
+        body = raw_params or json.dumps(params or {})
+        self.send(
+            f'{{"jsonrpc": "2.0", "id": {self.next_id}, "method": "{method}", "params": {body}}}'
+        )
+        got = self.answer()
+        assert got.get("id") == self.next_id, got
+        return got
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+@pytest.mark.timeout(120)
+def test_every_request_gets_an_answer(project: Path) -> None:
+    """SPEC §6, §11.2: a tools/call whose arguments hold a lone surrogate escape, or nest 250
+    or 50,000 levels deep, is answered (as `canon tool` answers it, or with one sentence), and
+    the server keeps serving."""
+    raw = RawMcp(project)
+    try:
+        call = '{"name": "canon", "arguments": {"action": "journal", "body": %s}}'
+        lone = raw.call("tools/call", raw_params=call % '"\\ud800 lone surrogate"')
+        assert "Journaled" in lone["result"]["content"][0]["text"], lone
+        deep = raw.call("tools/call", raw_params=call % ("[" * 250 + "]" * 250))
+        assert deep["result"]["isError"], deep
+        assert '"body" must be a string' in deep["result"]["content"][0]["text"], deep
+        deeper = raw.call("tools/call", raw_params=call % ("[" * 50_000 + "]" * 50_000))
+        assert "nested too deeply" in deeper["error"]["message"], deeper
+        mapped = raw.call("tools/call", {"name": "canon", "arguments": {"action": "map"}})
+        assert not mapped["result"].get("isError"), mapped
+    finally:
+        raw.close()
