@@ -19,12 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from canon_ls import INSTALL
 from canon_ls.agent import initfiles
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
-VERSION = "0.1.0"
 
 
 def main(target: str, project: Path, directory: Path | None, user: bool = False) -> int:
@@ -192,46 +190,11 @@ def init_codex(root: Path) -> list[str]:
 
 
 def init_claude_plugin(directory: Path) -> list[str]:
-    """A marketplace holding the `canon` plugin (hooks + MCP server), for `claude plugin`."""
-    plugin = directory / "plugins" / "canon"
-    author = {"name": "canon-ls contributors"}
-    files: dict[Path, str] = {
-        directory / ".claude-plugin" / "marketplace.json": _json(
-            {
-                "$schema": "https://json.schemastore.org/claude-code-marketplace.json",
-                "name": "canon-tools",
-                "description": "canon: project memory in the repository for coding agents",
-                "owner": author,
-                "plugins": [
-                    {
-                        "name": "canon",
-                        "source": "./plugins/canon",
-                        "description": PLUGIN_DESCRIPTION,
-                        "version": VERSION,
-                        "category": "development",
-                    }
-                ],
-            }
-        ),
-        plugin / ".claude-plugin" / "plugin.json": _json(
-            {
-                "name": "canon",
-                "version": VERSION,
-                "description": PLUGIN_DESCRIPTION,
-                "author": author,
-                "license": "MIT",
-            }
-        ),
-        plugin / "hooks" / "hooks.json": _json(
-            {
-                "description": "canon: surface governing articles; remind to update them",
-                "hooks": hook_groups("canon hook claude-code"),
-            }
-        ),
-        plugin / ".mcp.json": _json({"mcpServers": {"canon": dict(MCP_SERVER)}}),
-        plugin / "README.md": PLUGIN_README.replace("{install}", INSTALL),
-        directory / "README.md": MARKETPLACE_README,
-    }
+    """The marketplaces holding the `canon` plugin for Claude Code and Codex (agent/plugin.py,
+    the files this repository ships at its root)."""
+    from canon_ls.agent import plugin
+
+    files = plugin.files(directory)
     _check_all(directory, list(files))
     lines = []
     for path, text in files.items():
@@ -376,44 +339,6 @@ def _rel(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-PLUGIN_DESCRIPTION = (
-    "Project memory in the repository: surfaces the article governing each file the agent "
-    "touches and reminds it to update articles before it stops"
-)
-
-PLUGIN_README = """\
-# canon plugin for Claude Code
-
-canon keeps a project memory inside the repository: one Markdown article per asset under
-`.canon/articles/`, plus an append-only journal under `.canon/journal/`. This plugin wires it
-into Claude Code:
-
-- a `PostToolBatch` hook shows the capsule of the article governing each file a batch of
-  tool calls names, in one message per batch, once per compaction cycle;
-- a `UserPromptSubmit` hook journals `remember:` notes and, with `retrieval = "lexical"` in
-  `canon.toml`, brings in the articles no file path reaches when the request calls for them;
-- a `Stop` hook reminds the agent, once, to update the articles of files it changed;
-- the MCP server `canon` (tool `canon`: read, write, journal, map, search).
-
-The hooks and the server run the `canon` command, so install it first
-(`{install}`) and make sure `canon` is on the PATH Claude Code sees. Projects
-without a `.canon/articles` folder are left alone.
-"""
-
-MARKETPLACE_README = """\
-# canon marketplace
-
-A Claude Code plugin marketplace holding one plugin, `canon`, which connects Claude Code to
-the canon project memory kept in your repository (`.canon/`). Add it and install the plugin:
-
-    claude plugin marketplace add ./path/to/this/folder
-    claude plugin install canon@canon-tools
-
-The plugin needs the `canon` command from the `canon-ls` Python package on your PATH. See
-`plugins/canon/README.md` for what the hooks and the MCP server do.
-"""
 
 
 if __name__ == "__main__":  # pragma: no cover - manual use

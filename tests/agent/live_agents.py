@@ -69,7 +69,7 @@ def run_claude(
     """`claude -p PROMPT --output-format json EXTRA...` against a scripted fake Messages API;
     the run must succeed."""
     home, state, trace = tmp_path / "home", tmp_path / "state", tmp_path / "trace.jsonl"
-    home.mkdir()
+    home.mkdir(exist_ok=True)  # a test may have installed a plugin there first
     with FakeAnthropic(script) as fake:
         run = subprocess.run(
             [claude_bin, "-p", prompt, "--output-format", "json", *extra],
@@ -83,7 +83,8 @@ def run_claude(
 
 def codex_home(tmp_path: Path, base_url: str, project: Path) -> Path:
     home = tmp_path / "codex-home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)  # a test may have installed a plugin there first
+    installed = (home / "config.toml").read_text() if (home / "config.toml").exists() else ""
     (home / "config.toml").write_text(
         'model = "gpt-5.5"\n'
         'model_provider = "fake"\n\n'
@@ -95,7 +96,7 @@ def codex_home(tmp_path: Path, base_url: str, project: Path) -> Path:
         "request_max_retries = 0\n"
         "stream_max_retries = 0\n\n"
         f'[projects."{project}"]\n'
-        'trust_level = "trusted"\n'
+        'trust_level = "trusted"\n\n' + installed  # the plugins' tables after the provider
     )
     return home
 
@@ -112,7 +113,7 @@ def run_codex(
     """`codex exec PROMPT` (trusted project, hooks unreviewed-ok, no sandbox) against a
     scripted fake Responses API; the run must succeed."""
     state, trace, home = tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)  # a test may have installed a plugin there first
     with FakeOpenAI(script) as fake:
         env = {
             "PATH": agent_path(),

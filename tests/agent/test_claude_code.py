@@ -48,6 +48,37 @@ def test_generated_plugin_passes_strict_validation(claude_bin: Path, tmp_path: P
         assert check.returncode == 0, check.stdout + check.stderr
 
 
+def test_plugin_installed_from_the_repository_surfaces_the_capsule(
+    claude_bin: Path, tmp_path: Path
+) -> None:
+    """Issue 27 item 1: `claude plugin marketplace add <this repository>` and `claude plugin
+    install canon@canon-ls` into a temporary home, then a session in a project that has a
+    store but no `canon init claude-code`: the plugin's hooks run the installed `canon`, and
+    the capsule of the file read reaches the model's next request."""
+    repo = Path(__file__).resolve().parents[2]
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}
+    for args in (["marketplace", "add", str(repo)], ["install", "canon@canon-ls"]):
+        done = subprocess.run([claude_bin, "plugin", *args], capture_output=True, text=True,
+                              timeout=300, env=env)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    project = make_project(tmp_path / "proj")
+    assert not (project / ".claude").exists()
+    config = project / "src/core/config.py"
+    steps = [tool_use("Read", {"file_path": str(config)}, "toolu_01"), text("Read it.")]
+
+    def script(turn: int, rec: Recorded) -> list[dict]:
+        return steps[turn] if turn < len(steps) else text("Nothing left.")
+
+    run, requests, _ = run_claude(
+        claude_bin, project, tmp_path, script, "Read the config.", "--allowedTools", "Read"
+    )
+    assert len(requests) == 2, [r.flat()[-300:] for r in requests]
+    assert CONFIG_CAPSULE not in requests[0].flat()
+    assert CONFIG_CAPSULE in requests[1].flat()
+
+
 CONFIG_CAPSULE = "Loads layered config; env beats file."
 SRC_CAPSULE = "Source root, one module per concern."
 STOP_MARK = "canon: these articles govern files you changed"

@@ -10,10 +10,13 @@ automation). The requests the fake API receives are what reached the model.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from fake_openai import Request, apply_patch, mcp_call, message, shell, tool_search
+from hookrun import make_project
 from live_agents import initialised_project, run_codex
 from npm_agents import CODEX, checked, install
 
@@ -99,6 +102,34 @@ def test_live_codex_session_surfaces_reminds_and_sees_tool_writes(
     ]
     assert [d["decision"] for d in decisions].count("remind") == 1
     assert (project / "src/core/config.py").read_text() == "x = 2\n"
+
+
+def test_plugin_installed_from_the_repository_surfaces_the_capsule(
+    codex_bin: Path, tmp_path: Path
+) -> None:
+    """Issue 27 item 1: `codex plugin marketplace add <this repository>` and `codex plugin add
+    canon@canon-ls` into a temporary home, then a session in a project with a store but no
+    `canon init codex`: the capsule of the file read reaches the model's next request."""
+    repo = Path(__file__).resolve().parents[2]
+    home, codex = tmp_path / "home", tmp_path / "codex-home"
+    home.mkdir()
+    codex.mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CODEX_HOME": str(codex)}
+    for args in (["marketplace", "add", str(repo)], ["add", "canon@canon-ls"]):
+        done = subprocess.run([codex_bin, "plugin", *args], capture_output=True, text=True,
+                              timeout=300, env=env, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    project = make_project(tmp_path / "proj")
+    assert not (project / ".codex").exists()
+    steps = [shell("cat src/core/config.py", "call_1"), message("Read it.")]
+
+    def script(turn: int, req: Request) -> list[dict]:
+        return steps[turn] if turn < len(steps) else message("Nothing left.")
+
+    run, requests, _ = run_codex(codex_bin, project, tmp_path, script, "Read the config.")
+    assert len(requests) == 2, run.stderr[-3000:]
+    assert CONFIG_CAPSULE not in requests[0].flat()
+    assert CONFIG_CAPSULE in requests[1].flat()
 
 
 def test_live_codex_remember_prompt_is_journaled_once(codex_bin: Path, tmp_path: Path) -> None:

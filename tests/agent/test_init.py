@@ -169,8 +169,9 @@ def test_claude_plugin_layout(tmp_path: Path) -> None:
     plugin = out / "plugins/canon"
     assert json.loads((plugin / ".claude-plugin/plugin.json").read_text())["name"] == "canon"
     hooks = json.loads((plugin / "hooks/hooks.json").read_text())["hooks"]
-    assert hooks["Stop"][0]["hooks"][0]["command"] == "canon hook claude-code"
-    assert json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["canon"]["args"] == ["mcp"]
+    assert "exec canon hook claude-code;" in hooks["Stop"][0]["hooks"][0]["command"]
+    mcp = json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["canon"]
+    assert "exec canon mcp;" in mcp["args"][-1]
     assert (plugin / "README.md").read_text().startswith("# canon plugin")
     before = snapshot(out)
     assert init("claude-plugin", str(out), cwd=tmp_path).returncode == 0

@@ -26,7 +26,10 @@ PLUGIN_FILES = [
     "plugins/canon/hooks/hooks.json",
     "plugins/canon/.mcp.json",
     "plugins/canon/README.md",
-    "README.md",
+    ".agents/plugins/marketplace.json",
+    "plugins/canon-codex/.codex-plugin/plugin.json",
+    "plugins/canon-codex/hooks/hooks.json",
+    "plugins/canon-codex/README.md",
 ]
 WRITTEN = {  # target -> files it writes, relative to the directory it configures
     "claude-code": [".claude/settings.json", ".mcp.json"],

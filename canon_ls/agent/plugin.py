@@ -1,0 +1,161 @@
+"""The canon plugin for Claude Code and Codex, as files: a marketplace for each host
+(`.claude-plugin/marketplace.json`, `.agents/plugins/marketplace.json`), each listing its own
+plugin folder (`plugins/canon/` for Claude Code, `plugins/canon-codex/` for Codex: both hosts
+read a plugin's `hooks/hooks.json`, so one folder cannot hold a hook list for each).
+
+`canon init claude-plugin DIR` writes them; this repository ships the same files at its root
+(tests/agent/test_plugin.py holds the two equal). The hook list is `init.hook_groups`, the one
+`canon init claude-code|codex` writes, each command guarded: the plugin runs the installed
+`canon`, and when there is none it says once, at the session's start, how to install it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from canon_ls import INSTALL
+
+VERSION = "0.1.0"
+NAME = "canon"  # the plugin; `canon-ls` names the marketplace (the project)
+MARKETPLACE = "canon-ls"
+AUTHOR = {"name": "canon-ls contributors"}
+HOMEPAGE = "https://github.com/canon-ls/canon-ls"
+DESCRIPTION = (
+    "Project memory in the repository: surfaces the article governing each file the agent "
+    "touches and reminds it to update articles before it stops"
+)
+MISSING = (
+    "canon: the canon command is not installed (or not on PATH), so the canon plugin does "
+    f"nothing; install it with {INSTALL}"
+)
+
+
+def guarded(command: str, say: bool) -> str:
+    """`command` when `canon` is on PATH; otherwise nothing, or (`say`: the session's first
+    event) one message to the user saying how to install it."""
+    head = f"command -v canon >/dev/null 2>&1 && exec {command};"
+    if not say:
+        return f"{head} exit 0"
+    message = json.dumps({"systemMessage": MISSING})
+    return f"{head} printf '%s\\n' {shlex.quote(message)}"
+
+
+def plugin_hooks(agent: str) -> dict[str, Any]:
+    """The hooks file of `agent`: init.hook_groups with each command guarded."""
+    from canon_ls.agent.init import hook_groups
+
+    groups = hook_groups(f"canon hook {agent}")
+    for event, entries in groups.items():
+        for group in entries:
+            for handler in group["hooks"]:
+                handler["command"] = guarded(handler["command"], event == "SessionStart")
+    return {
+        "description": "canon: surface governing articles; remind to update them",
+        **{"hooks": groups},
+    }
+
+
+def mcp_server() -> dict[str, Any]:
+    """`canon mcp`, or a one-line reason on stderr when canon is not installed."""
+    script = f"command -v canon >/dev/null 2>&1 && exec canon mcp; echo {shlex.quote(MISSING)} >&2"
+    return {"command": "sh", "args": ["-c", f"{script}; exit 1"]}
+
+
+def files(directory: Path) -> dict[Path, str]:
+    """Every file of the two marketplaces and the plugin under `directory`, with its text."""
+    plugin, codex = directory / "plugins" / NAME, directory / "plugins" / f"{NAME}-codex"
+    manifest = {
+        "name": NAME,
+        "version": VERSION,
+        "description": DESCRIPTION,
+        "author": AUTHOR,
+        "homepage": HOMEPAGE,
+        "repository": HOMEPAGE,
+        "license": "MIT",
+        "keywords": ["memory", "journal", "mcp", "canon"],
+    }
+    return {
+        directory / ".claude-plugin" / "marketplace.json": _json(
+            {
+                "$schema": "https://json.schemastore.org/claude-code-marketplace.json",
+                "name": MARKETPLACE,
+                "description": "canon: project memory in the repository for coding agents",
+                "owner": AUTHOR,
+                "plugins": [
+                    {
+                        "name": NAME,
+                        "source": f"./plugins/{NAME}",
+                        "description": DESCRIPTION,
+                        "version": VERSION,
+                        "category": "development",
+                    }
+                ],
+            }
+        ),
+        directory / ".agents" / "plugins" / "marketplace.json": _json(
+            {
+                "name": MARKETPLACE,
+                "interface": {"displayName": "canon-ls"},
+                "plugins": [
+                    {
+                        "name": NAME,
+                        "source": {"source": "local", "path": f"./plugins/{NAME}-codex"},
+                        "policy": {"installation": "AVAILABLE", "authentication": "ON_INSTALL"},
+                        "category": "Productivity",
+                    }
+                ],
+            }
+        ),
+        plugin / ".claude-plugin" / "plugin.json": _json(manifest),
+        plugin / "hooks" / "hooks.json": _json(plugin_hooks("claude-code")),
+        plugin / ".mcp.json": _json({"mcpServers": {"canon": mcp_server()}}),
+        plugin / "README.md": README.replace("{install}", INSTALL),
+        codex / ".codex-plugin" / "plugin.json": _json(
+            {
+                **manifest,
+                "mcpServers": {"canon": mcp_server()},
+                "interface": {
+                    "displayName": "canon",
+                    "shortDescription": "Project memory in the repository for coding agents.",
+                    "developerName": AUTHOR["name"],
+                    "category": "Productivity",
+                    "capabilities": ["MCP", "Hooks"],
+                    "websiteURL": HOMEPAGE,
+                },
+            }
+        ),
+        codex / "hooks" / "hooks.json": _json(plugin_hooks("codex")),
+        codex / "README.md": README.replace("{install}", INSTALL),
+    }
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+README = """\
+# canon plugin for Claude Code and Codex
+
+canon keeps a project memory inside the repository: one Markdown article per asset under
+`.canon/articles/`, plus an append-only journal under `.canon/journal/`. This plugin wires it
+into Claude Code and Codex:
+
+- after each tool call (Claude Code: each batch of calls) a hook shows the capsule of the
+  article governing each file the calls name, once per compaction cycle;
+- a `UserPromptSubmit` hook journals `remember:` notes and, with `retrieval = "lexical"` in
+  `canon.toml`, brings in the articles no file path reaches when the request calls for them;
+- a `Stop` hook reminds the agent, once, to update the articles of files it changed;
+- the MCP server `canon` (tool `canon`: read, write, journal, map, search).
+
+The hooks and the server run the installed `canon` command: install it first
+(`{install}`) so that `canon` is on the PATH the agent sees; until then the plugin says so once
+when a session starts and does nothing else. Projects without a `.canon/articles` folder are
+left alone.
+
+Claude Code: `claude plugin marketplace add <this repository or its path>`, then
+`claude plugin install canon@canon-ls`. Codex: `codex plugin marketplace add <the same>`, then
+`codex plugin add canon@canon-ls`.
+"""
