@@ -12,6 +12,7 @@ imported only when a prompt is a capture, so ordinary prompts cost a regular exp
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from typing import Any
@@ -64,18 +65,20 @@ def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
         return "", None
     import hashlib
 
-    digest = hashlib.sha256(body.encode("utf-8", "replace")).hexdigest()[:16]
+    options = hook.options
+    journal = os.path.realpath(options.journal_dir)  # one store's guard: never another's
+    digest = hashlib.sha256(f"{journal}\0{body}".encode("utf-8", "replace")).hexdigest()[:16]
     stats = hook.state.stats
     last = stats.get("last_capture")
     if isinstance(last, dict) and last.get("hash") == digest:
-        stamp = last.get("at")
-        if isinstance(stamp, (int, float)) and time.time() - stamp < REPEAT_SECONDS:
+        stamp, entry = last.get("at"), last.get("path")
+        recent = isinstance(stamp, (int, float)) and time.time() - stamp < REPEAT_SECONDS
+        if recent and isinstance(entry, str) and os.path.isfile(entry):  # said only if there
             name = str(last.get("file") or "")
             return _said(name), {"decision": "captured", "file": name, "repeat": True}
     named = subjects(hook.resolver, body)
     from canon_ls.core.store import Store
 
-    options = hook.options
     try:
         store = Store(options.project, root=options["root"], mounts=options["mounts"] or ())
         path = store.journal(body, named or None, None, source=hook.agent, session=hook.session)
@@ -87,7 +90,7 @@ def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
         )
         return line, {"decision": "capture-failed", "problem": problem, "chars": len(line)}
     name = f"{path.parent.name}/{path.name}"
-    stats["last_capture"] = {"hash": digest, "at": time.time(), "file": name}
+    stats["last_capture"] = {"hash": digest, "at": time.time(), "file": name, "path": str(path)}
     line = _said(name)
     return line, {"decision": "captured", "file": name, "subject": named, "chars": len(line)}
 

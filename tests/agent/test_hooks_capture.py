@@ -122,6 +122,24 @@ def test_the_same_prompt_seen_twice_at_once_is_one_entry(tmp_path: Path, project
     assert len(_entries(project)) == 3
 
 
+@pytest.mark.parametrize("agent", ["claude-code", "pi"])
+def test_the_same_note_in_a_second_project_is_written_there(tmp_path: Path, agent: str) -> None:
+    """The repeat guard is one store's: the same note in the same session, seconds later, in
+    another project is journaled there too; and a note whose entry is gone (deleted by hand)
+    is written again, never claimed as journaled."""
+    hook = _hook(tmp_path, agent)
+    first, second = make_project(tmp_path / "one"), make_project(tmp_path / "two")
+    said_one = _said(agent, hook(_prompt(agent, first, "remember: deploys go out on Tuesdays")))
+    said_two = _said(agent, hook(_prompt(agent, second, "remember: deploys go out on Tuesdays")))
+    [one], [two] = _entries(first), _entries(second)
+    assert one.name in said_one and two.name in said_two
+    assert "Tuesdays" in two.read_text("utf-8")
+    one.unlink()
+    again = _said(agent, hook(_prompt(agent, first, "remember: deploys go out on Tuesdays")))
+    [rewritten] = _entries(first)
+    assert rewritten.name in again and "Tuesdays" in rewritten.read_text("utf-8")
+
+
 def test_no_store_no_capture_and_nothing_created(tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
