@@ -42,7 +42,7 @@ def test_spec_6_journal_front_matter(store: Store, project: Path) -> None:
     [
         ("src/a.ts", ["src/a"]),
         ("./src//b.py", ["src/b"]),
-        ("file:///nowhere/../src/c.ts", ["src/c"]),
+        ("{project-uri}/x/../src/c.ts", ["src/c"]),
         ("", None),
         ([], None),
         (["src/a.ts", "src/a"], ["src/a"]),
@@ -52,12 +52,22 @@ def test_spec_6_journal_string_subject_is_one_element_array(
     store: Store, project: Path, subject: object, expected: list[str] | None
 ) -> None:
     """SPEC §6 journal: a bare string subject is a one-element array, never dropped."""
+    if isinstance(subject, str):  # a file:// URI of a file in the project is decoded too
+        subject = subject.replace("{project-uri}", project.as_uri())
     r = j(store, body="About one file.", subject=subject, slug="s")
     assert r.code == 0, r.text
     entry = art.parse((project / f".canon/journal/{TODAY}-s.md").read_text(), "s")
     assert entry.meta.get("subject") == expected
     if expected:
         assert Store(project).journal_index(expected[0]) == [f"{TODAY}-s.md"]
+
+
+def test_spec_6_journal_subject_outside_the_project_is_refused(store: Store, project: Path) -> None:
+    """SPEC §3, §12: a subject outside the project (an absolute path or file:// URI) is refused
+    with a sentence, and no entry is written."""
+    r = j(store, body="About a file elsewhere.", subject="file:///nowhere/../src/c.ts")
+    assert r.code == 2 and "outside the project" in r.text
+    assert not (project / ".canon/journal").exists()
 
 
 def test_spec_6_journal_slugs() -> None:
