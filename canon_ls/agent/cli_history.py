@@ -80,6 +80,10 @@ def _cmd_review(args: argparse.Namespace) -> int:
         raise UsageError(_sentence(str(exc))) from None
     article = store.article(governing)
     updated = article.updated if article is not None and article.updated else "unset"
+    if args.format == "json":
+        from canon_ls.agent import cli_json
+
+        return cli_json.review(store, governing, before.to_json() if before else None)
     lines = [f"Marked {governing} reviewed on {today()}; updated stays {updated}."]
     after = _quiet_evidence(evidence_for, store, governing)
     if after is not None:
@@ -107,6 +111,10 @@ def _cmd_links(args: argparse.Namespace) -> int:
     store = _store(args)
     _refuse_outside(store)
     asked, governing = _governing(store, _path(args, args.path))
+    if args.format == "json":
+        from canon_ls.agent import cli_json
+
+        return cli_json.links(store, asked, governing)
     article = store.article(governing)
     targets: list[str] = []
     for target in article.targets if article is not None else ():
@@ -140,6 +148,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
     _refuse_outside(store)
     path = _path(args, args.path)
     try:
+        if args.format == "json":
+            if args.diff:
+                raise UsageError("--diff prints a diff; it has no JSON form (drop --format json).")
+            from canon_ls.agent import cli_json
+
+            return cli_json.emit(history.history_data(store, path, args.since_updated))
         if args.diff:
             text = history.changes(store, path)
         else:

@@ -36,6 +36,8 @@ from canon_ls.agent.cli_store import (
     _cmd_write,
 )
 
+JSON_COMMANDS = ("tool", "read", "map", "search", "status", "review", "links", "history")
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; `--project` is accepted before or after the subcommand."""
@@ -78,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
         p.set_defaults(func=func)
+        if name in JSON_COMMANDS:
+            p.add_argument(
+                "--format",
+                choices=("text", "json"),
+                default="text",
+                help="text (default) or json: one JSON value, its shape in docs/FORMAT.md",
+            )
         return p
 
     p = add("help", _cmd_help, "show the help of canon or of one COMMAND")

@@ -40,10 +40,32 @@ def _cmd_tool(args: argparse.Namespace) -> int:
         ) from None
     except RecursionError:
         raise UsageError("The tool argument is nested too deeply to be an action object.") from None
+    if args.format == "json":  # the tool's text and exit code as one object
+        from canon_ls.agent import cli_json
+        from canon_ls.core import dialect, tool
+
+        result = tool.run(_store(args), action, source="cli", dialect=dialect.JSON)
+        cli_json.emit({"text": result.text, "code": result.code})
+        return result.code
     return _run(args, action, json_tool=True)
 
 
+def _json_store(args: argparse.Namespace) -> Store:
+    """The store for a `--format json` answer (a store leading outside: one sentence)."""
+    store = _store(args)
+    _refuse_outside(store)
+    return store
+
+
 def _cmd_read(args: argparse.Namespace) -> int:
+    if args.format == "json":
+        from canon_ls.agent import cli_json
+        from canon_ls.core.address import OutsideStore
+
+        try:
+            return cli_json.read(_json_store(args), _path(args, args.path))
+        except OutsideStore as exc:
+            raise UsageError(f"Refused: {exc}; canon only reads inside its store.") from None
     return _run(args, {"action": "read", "path": _path(args, args.path)})
 
 
@@ -78,6 +100,10 @@ def _cmd_journal(args: argparse.Namespace) -> int:
 
 
 def _cmd_map(args: argparse.Namespace) -> int:
+    if args.format == "json":
+        from canon_ls.agent import cli_json
+
+        return cli_json.map_(_json_store(args), _path(args, args.prefix or ""))
     action: dict[str, Any] = {"action": "map"}
     if args.prefix:
         action["path"] = _path(args, args.prefix)
@@ -85,6 +111,10 @@ def _cmd_map(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    if args.format == "json":
+        from canon_ls.agent import cli_json
+
+        return cli_json.search(_json_store(args), " ".join(args.query), args.journal)
     action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
     if args.journal:
         action["journal"] = True
@@ -216,6 +246,12 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
 def _cmd_status(args: argparse.Namespace) -> int:
     store = _store(args)
     _refuse_outside(store)
+    if args.format == "json":
+        if not store.exists():
+            raise UsageError(_missing(store))
+        from canon_ls.agent import cli_json
+
+        return cli_json.status(store)
     print(_status_line(store) if store.exists() else _missing(store))
     return 0
 

@@ -151,6 +151,41 @@ def history(
     return "\n".join(lines)
 
 
+def history_data(store: Store, path: str, since_updated: bool = False) -> dict[str, object]:
+    """`canon history PATH --format json`: the same facts as history() as plain data."""
+    about = subject(store, path)
+    times = _times(store, about)
+    reference, basis = reference_of(about.article)
+    cut = _cut(store, about, times)
+    listed = [e for e in entries(about, times) if not since_updated or e.time >= cut]
+    journal = [
+        {"date": e.date, "name": e.name}
+        for e in store.journal_entries()
+        if about.address in e.subject and not (since_updated and reference and e.date <= reference)
+    ]
+    return {
+        "address": about.address,
+        "asked": about.asked,
+        "files": about.files,
+        "git": times.git,
+        "reference": reference,
+        "reference_key": basis,
+        "changes": [
+            {
+                "hash": e.hash or None,
+                "date": e.date,
+                "side": e.side,
+                "author": e.author,
+                "subject": e.subject,
+                "paths": list(e.paths),
+                "after_reference": e.time >= cut,
+            }
+            for e in listed
+        ],
+        "journal": journal,
+    }
+
+
 def _cut(store: Store, about: Subject, times: ChangeTimes) -> float:
     """Where "after the reference date" starts: the staleness cut (SPEC §9), the article's own
     last change when it falls on that day."""
