@@ -117,7 +117,7 @@ def _cmd_links(args: argparse.Namespace) -> int:
         return cli_json.links(store, asked, governing)
     article = store.article(governing)
     targets: list[str] = []
-    for target in article.targets if article is not None else ():
+    for target in map(store.link_target, article.targets if article is not None else ()):
         if target not in targets:
             targets.append(target)
     backlinks = store.backlinks(governing)

@@ -54,7 +54,7 @@ def graph_data(store: Store) -> dict[str, Any]:
                 "problems": list(art.problems),
             }
         )
-        for target in art.targets:
+        for target in map(store.link_target, art.targets):
             if target in known:
                 edges.append({"source": "a:" + address, "target": "a:" + target, "kind": "link"})
             else:

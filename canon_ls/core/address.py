@@ -138,7 +138,12 @@ def argument(
 def link_target(target: str, is_article: Callable[[str], bool]) -> str:
     """The article a wikilink's (already clean) target names: the same rule as `argument`, so
     `[[src/x.ts]]` names `src/x` unless an article `src/x.ts` exists."""
-    return target if not target or is_article(target) else _strip_ext(target.split("/"))
+    return target if not target or is_article(target) else link_stem(target)
+
+
+def link_stem(target: str) -> str:
+    """A link target with its one extension dropped (`src/x.ts` -> `src/x`), as for any path."""
+    return _strip_ext(target.split("/"))
 
 
 def _bases(project: Path | None, mounts: Mapping[str, Path] | None) -> list[tuple[list[str], str]]:

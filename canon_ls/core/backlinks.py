@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from canon_ls.core.address import link_stem
 from canon_ls.core.article import Article
 
 
@@ -33,6 +34,7 @@ class LinkIndex:
 
     def __init__(self, pending: Iterable[str] = ()) -> None:
         self._in: dict[str, set[str]] = {}
+        self._stems: dict[str, set[str]] = {}  # 'src/x' -> {'src/x.ts'}: targets with an extension
         self._out: dict[str, frozenset[str]] = {}
         self.pending: list[str] = list(pending)
 
@@ -51,8 +53,12 @@ class LinkIndex:
                 sources.discard(source)
                 if not sources:
                     del self._in[target]
+                    self._stems.get(link_stem(target), set()).discard(target)
         for target in targets - old:
             self._in.setdefault(target, set()).add(source)
+            stem = link_stem(target)
+            if stem != target:
+                self._stems.setdefault(stem, set()).add(target)
         if targets:
             self._out[source] = targets
         else:
@@ -66,9 +72,16 @@ class LinkIndex:
             self.set(source, targets_of(lookup(source)))
         return bool(pending)
 
-    def sources(self, target: str) -> list[str]:
-        """Articles linking to `target`, sorted, the target itself excluded."""
-        return sorted(s for s in self._in.get(target, ()) if s != target)
+    def sources(self, target: str, is_article: Callable[[str], bool] | None = None) -> list[str]:
+        """Articles linking to `target`, sorted, the target itself excluded; with `is_article`,
+        links naming it by a path (`[[src/x.ts]]` for `src/x`, when no article `src/x.ts`
+        exists: address.link_target) count too."""
+        found = set(self._in.get(target, ()))
+        if is_article is not None:
+            for named in self._stems.get(target, ()):
+                if not is_article(named):
+                    found |= self._in.get(named, set())
+        return sorted(s for s in found if s != target)
 
     def targets(self, source: str) -> frozenset[str]:
         return self._out.get(source, frozenset())

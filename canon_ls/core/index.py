@@ -34,6 +34,7 @@ from canon_ls.core.address import (
     article_file,
     contained,
     governing_in,
+    link_target,
     normalise,
     parent,
     place,
@@ -524,6 +525,12 @@ class StoreIndex:
             return f"{name}:{rest}" if name and rest else rest
         return address
 
+    def link_target(self, target: str) -> str:
+        """The article a wikilink's target names (address.link_target: `[[src/x.ts]]` is
+        `src/x` unless an article `src/x.ts` exists)."""
+        self._ensure()
+        return link_target(target, self._index.__contains__)
+
     def is_article_file(self, address: str) -> bool:
         """Whether an article file exists at exactly this address, asked of the disk (the
         index may not have seen a file another process wrote a moment ago)."""
@@ -560,7 +567,7 @@ class StoreIndex:
         with self._lock:
             links = self._link_index()
             links.step(len(links.pending), self._index.get)
-            return links.sources(address)
+            return links.sources(address, self._index.__contains__)
 
     def build_backlinks(self, step: int = 25) -> Iterator[int]:
         """Build the backlinks index `step` articles at a time, yielding how many are left

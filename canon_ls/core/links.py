@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from canon_ls.core.address import OutsideStore, clean
@@ -112,21 +113,33 @@ _SIMPLE = re.compile(r"[A-Za-z0-9_-]+(?:/[A-Za-z0-9_-]+)*")
 _clean_target = functools.lru_cache(maxsize=8192)(clean)
 
 
-def new_target(link: Link, moves: dict[str, str], anchors: dict[str, str] | None) -> str:
+def new_target(
+    link: Link,
+    moves: dict[str, str],
+    anchors: dict[str, str] | None,
+    named: Callable[[str], str] = str,
+) -> str:
     """What replaces the link's target text: the new address, plus `#heading` when the link
-    named none and the old article became a section."""
-    moved = moves[link.target]
-    anchor = (anchors or {}).get(link.target)
+    named none and the old article became a section. `named`: the article a target names
+    (Store.link_target: `[[src/x.ts]]` names `src/x`)."""
+    old = named(link.target)
+    moved = moves[old]
+    anchor = (anchors or {}).get(old)
     if anchor and not link.names_heading:
         return f"{moved}#{anchor}"
     return moved
 
 
-def rewrite_links(source: str, moves: dict[str, str], anchors: dict[str, str] | None = None) -> str:
+def rewrite_links(
+    source: str,
+    moves: dict[str, str],
+    anchors: dict[str, str] | None = None,
+    named: Callable[[str], str] = str,
+) -> str:
     """`source` with the targets of its links to `moves` replaced: the editor's rename and
     merge (lsp/edits.py) and `canon mv` (Store.move) rewrite links through it."""
     for link in reversed(wikilinks(source)):
-        if link.target in moves:
-            replacement = new_target(link, moves, anchors)
+        if named(link.target) in moves:
+            replacement = new_target(link, moves, anchors, named)
             source = source[: link.target_start] + replacement + source[link.target_end :]
     return source

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from canon_ls.core.address import parent
+from canon_ls.core.address import link_stem, parent
 from canon_ls.core.article import Article
 from canon_ls.core.links import wikilinks
 from canon_ls.core.schema import Schema
@@ -128,12 +128,18 @@ def journal_address(address: str) -> list[str]:
     return []
 
 
+def names_article(target: str, exists: Callable[[str], bool]) -> bool:
+    """Whether a link target names an article: exactly, or as a path (`[[src/x.ts]]` names
+    `src/x`), by address.link_target's rule."""
+    return exists(target) or exists(link_stem(target))
+
+
 def broken_links(body: str, exists: Callable[[str], bool]) -> list[str]:
     """§6.1 item 4: one line per broken [[target]]."""
     lines: list[str] = []
     seen: set[str] = set()
     for link in wikilinks(body):
-        if link.target in seen or exists(link.target):
+        if link.target in seen or names_article(link.target, exists):
             continue
         seen.add(link.target)
         lines.append(f"Broken wikilink [[{link.raw}]]: no article {link.target} exists.")
@@ -310,11 +316,11 @@ def article_findings(
         found.append(Finding(a, "body-long", "warning", message, article.body_line))
     for message in journal_address(a):
         found.append(Finding(a, "journal-address", "warning", message))
-    if all(map(exists, article.targets)):
+    if all(names_article(target, exists) for target in article.targets):
         return found
     body = article.body  # read once, only for an article with a broken link: where it is
     for link in wikilinks(body):
-        if exists(link.target):
+        if names_article(link.target, exists):
             continue
         line, start = _position(body, link.start, article.body_line)
         end_line, end = _position(body, link.end, article.body_line)

@@ -10,6 +10,8 @@ import bisect
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from canon_ls.core.address import link_target
+
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
     from canon_ls.core.store import Store
@@ -22,7 +24,7 @@ def inbound(store: Store, addresses: Iterable[str]) -> dict[str, set[str]]:
         art = store.article(source)
         if art is None:
             continue
-        for target in art.targets:
+        for target in map(store.link_target, art.targets):
             if target != source:
                 inbound.setdefault(target, set()).add(source)
     return inbound
@@ -54,7 +56,7 @@ def unlisted(address: str, art: Article, addresses: list[str]) -> list[str]:
     children = _children(address, addresses)
     if not children:
         return []
-    targets = set(art.targets)
+    targets = {link_target(t, lambda a: _holds(addresses, a, None)) for t in art.targets}
     return [c for c in children if c not in targets]
 
 

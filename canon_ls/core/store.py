@@ -309,7 +309,7 @@ class Store(StoreIndex):
             text = found[0].decode("utf-8")
         except UnicodeDecodeError:
             raise BadInput(f"The article file for {address} is not UTF-8 text.") from None
-        return rewrite_links(text, moves).encode("utf-8"), found[2]
+        return rewrite_links(text, moves, named=self.link_target).encode("utf-8"), found[2]
 
     def journal(
         self,

@@ -92,10 +92,10 @@ def link_rewrites(
         edits = [
             types.TextEdit(
                 range=convert.offsets(codec, text, link.target_start, link.target_end),
-                new_text=new_target(link, moves, anchors),
+                new_text=new_target(link, moves, anchors, store.link_target),
             )
             for link in wikilinks(text.source)
-            if link.target in moves
+            if store.link_target(link.target) in moves
         ]
         if edits:
             out.append(

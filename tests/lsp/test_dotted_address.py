@@ -40,3 +40,40 @@ async def test_hover_on_a_dotted_address_shows_that_article(s: Session) -> None:
     s.open(TESTS_DOC, "markdown")
     hover = await s.hover(TESTS_DOC, s.pos_of(TESTS_DOC, DOTTED, 4))
     assert "Tests for the config loader." in text_of(hover)
+
+
+GUIDE = ".canon/articles/docs/guide.md"
+
+
+async def test_a_path_link_is_a_link_to_that_path_s_article(s: Session) -> None:
+    """Issue 22 item 6a: `[[src/core/config.ts]]` names `src/core/config`: a document link to
+    it, no broken-link diagnostic, and a reference of that article."""
+    from lsprotocol import types
+
+    write(
+        s.root,
+        GUIDE,
+        "---\ncapsule: The guide.\nupdated: 2026-11-20\n---\n# Guide\n\n"
+        "See [[src/core/config.ts]] and [[src/core/config.test]].\n",
+    )
+    await s.checked()
+    s.open(GUIDE, "markdown")
+    links = await s.client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=s.uri(GUIDE)))
+    )
+    targets = {link.target for link in links or []}
+    assert s.uri(".canon/articles/src/core/config.md") in targets
+    assert s.uri(f".canon/articles/{DOTTED}.md") in targets
+    await s.until(lambda: s.root.joinpath(GUIDE).exists(), what="the guide")
+    diagnostics = await s.diagnostics(GUIDE)
+    assert not [d for d in diagnostics if d.code == "broken-link"], diagnostics
+    refs = await s.client.text_document_references_async(
+        types.ReferenceParams(
+            text_document=types.TextDocumentIdentifier(
+                uri=s.uri(".canon/articles/src/core/config.md")
+            ),
+            position=types.Position(line=0, character=0),
+            context=types.ReferenceContext(include_declaration=False),
+        )
+    )
+    assert s.uri(GUIDE) in {r.uri for r in refs or []}

@@ -158,7 +158,7 @@ def _link_actions(
     seen = set()
     for line_no in range(rng.start.line, min(rng.end.line, rng.start.line + 50) + 1):
         for link in wikilinks(text.line(line_no)):
-            if link.target in seen or store.has(link.target):
+            if link.target in seen or store.has(store.link_target(link.target)):
                 continue
             seen.add(link.target)
             out.append(

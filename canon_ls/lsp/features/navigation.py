@@ -39,7 +39,8 @@ def on_document_link(
     out = []
     taken: list[tuple[int, int]] = []
     for link in wikilinks(text.source):
-        governing = link.target if store.has(link.target) else store.governing(link.target)
+        named = store.link_target(link.target)
+        governing = named if store.has(named) else store.governing(named)
         if not governing:
             continue
         taken.append((link.start, link.end))
@@ -99,7 +100,7 @@ def on_references(
     for source in sorted(sources):
         source_uri = folder.article_uri(source)
         for linked, rng in link_ranges(ls, folder, source, source_uri):
-            if linked == address:
+            if linked == address or store.link_target(linked) == address:
                 out.append(types.Location(uri=source_uri, range=rng))
     for name in folder.journal_names(address):
         out.append(types.Location(uri=edits.path_uri(store.journal_dir / name), range=convert.TOP))
