@@ -38,6 +38,22 @@ fi
 # The agent-CLI tests install Claude Code and Codex with npm: the installer's Node serves when
 # the machine has none.
 export PATH="$PWD/.venv/bin:$PATH:$cache/bin"
+if [ "$quick" -eq 0 ]; then
+  # Fetched here, each named as it comes, so an unreachable registry shows in 30 s, not minutes.
+  echo "== agent CLIs (Claude Code, Codex, Copilot, Pi) from npm, once, into ${CANON_NPM_CACHE:-~/.cache/canon-tests}"
+  if ! python tests/agent/npm_agents.py; then
+    if [ -n "${CI:-}" ]; then
+      echo "the agent CLIs could not be installed (output above)" >&2
+      exit 1
+    fi
+    echo "== left out: the agent-CLI tests (the agent CLIs could not be installed: output above)"
+    if [ "${select[0]:-}" = "-m" ]; then
+      select[1]="${select[1]} and not agent_cli"
+    else
+      select+=(-m "not agent_cli")
+    fi
+  fi
+fi
 echo "== setup took $(( $(date +%s) - start )) s"
 echo "== ruff check";  ruff check .
 echo "== ruff format"; ruff format --check .

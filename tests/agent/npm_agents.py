@@ -33,6 +33,10 @@ PI = (
 PI_NODE = "22.23.5"
 
 
+PING_TIMEOUT = 30  # seconds for the registry to answer before anything is fetched
+INSTALL_TIMEOUT = int(os.environ.get("CANON_NPM_TIMEOUT") or 600)  # seconds per install
+
+
 def cache_root() -> Path:
     return Path(os.environ.get("CANON_NPM_CACHE") or os.path.expanduser("~/.cache/canon-tests"))
 
@@ -46,12 +50,18 @@ def install(package: str, version: str, binary_glob: str, *extra: str) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.fail(f"npm is not installed; it is needed to install {package}@{version}.")
+        _reachable(npm, f"{package}@{version}")
+        print(f"fetching {package}@{version} {' '.join(extra)} from npm into {prefix} "
+              f"(up to {INSTALL_TIMEOUT} s)", file=sys.stderr, flush=True)  # fmt: skip
         prefix.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-             f"{package}@{version}", *extra],
-            capture_output=True, text=True, timeout=1200,
-        )  # fmt: skip
+        try:
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                 f"{package}@{version}", *extra],
+                capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"npm install of {package}@{version} took over {INSTALL_TIMEOUT} s.")
         found = sorted(prefix.glob(f"node_modules/{binary_glob}"))
         if done.returncode != 0 or not found:
             pytest.fail(
@@ -59,6 +69,18 @@ def install(package: str, version: str, binary_glob: str, *extra: str) -> Path:
                 f"the agent_cli tests need it:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
             )
     return found[0]
+
+
+def _reachable(npm: str, wanted: str) -> None:
+    """Fail within PING_TIMEOUT seconds, saying so, when the npm registry does not answer
+    (an unreachable registry otherwise keeps `npm install` waiting for many minutes)."""
+    try:
+        done = subprocess.run([npm, "ping"], capture_output=True, text=True, timeout=PING_TIMEOUT)
+        ok, why = done.returncode == 0, (done.stderr.strip().splitlines() or [""])[-1]
+    except subprocess.TimeoutExpired:
+        ok, why = False, f"no answer in {PING_TIMEOUT} s"
+    if not ok:
+        pytest.fail(f"the npm registry is unreachable ({why}); {wanted} cannot be fetched.")
 
 
 def checked(binary: Path, version: str) -> Path:
@@ -85,7 +107,11 @@ def pi_command() -> list[str]:
     return command
 
 
-if __name__ == "__main__":  # pre-install for CI: python tests/agent/npm_agents.py
-    for spec in (CLAUDE_CODE, CODEX, COPILOT_CLI):
-        print(checked(install(*spec), spec[1]))
-    print(" ".join(pi_command()))
+if __name__ == "__main__":  # pre-install (scripts/test.sh, CI): python tests/agent/npm_agents.py
+    try:
+        for spec in (CLAUDE_CODE, CODEX, COPILOT_CLI):
+            print(checked(install(*spec), spec[1]))
+        print(" ".join(pi_command()))
+    except pytest.fail.Exception as exc:
+        print(exc.msg, file=sys.stderr)
+        sys.exit(1)
