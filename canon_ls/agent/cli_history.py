@@ -132,8 +132,10 @@ def _cmd_links(args: argparse.Namespace) -> int:
     for target in targets:
         missing = "" if store.article(target) is not None else " (no such article)"
         lines.append(f"links to {target}{missing}")
-    lines += [f"linked from {source}" for source in backlinks]
-    lines += [f"named by journal/{name}" for name in journal]
+    from canon_ls.core.article import printable
+
+    lines += [f"linked from {printable(source)}" for source in backlinks]
+    lines += [f"named by journal/{printable(name)}" for name in journal]
     print("\n".join(lines))
     return 0
 

@@ -165,11 +165,13 @@ def _schema_state(store: Store) -> str:
 
 def _finding_file(store: Store, address: str) -> str:
     """The file a finding is about: the article, or schema.json for store-wide findings."""
+    from canon_ls.core.article import printable
+
     path = store.path_of(address) if address else store.schema_file
     try:
-        return path.relative_to(store.project).as_posix()
+        return printable(path.relative_to(store.project).as_posix())
     except ValueError:
-        return str(path)
+        return printable(str(path))
 
 
 def _cli_message(finding: Any) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from canon_ls.core import clock
+from canon_ls.core.article import printable
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
@@ -190,14 +191,15 @@ class Evidence:
         newest = self.newest
         if newest is not None:
             files = self.files
-            touched = files[0] if len(files) == 1 else f"{files[0]} and {_others(len(files) - 1)}"
+            first = printable(files[0])
+            touched = first if len(files) == 1 else f"{first} and {_others(len(files) - 1)}"
             parts.append(
                 f"{plural(len(self.commits), 'commit')} {span} touched {touched} "
                 f'(newest {newest.hash} {newest.date} "{_cut(newest.subject)}")'
             )
         if self.uncommitted:
             label = "changed uncommitted" if self.git else "changed"
-            names = [u[0] for u in self.uncommitted[:FILES_SHOWN]]
+            names = [printable(u[0]) for u in self.uncommitted[:FILES_SHOWN]]
             more = len(self.uncommitted) - len(names)
             listed = ", ".join(names) + (f" and {more} more" if more else "")
             count = plural(len(self.uncommitted), "file")

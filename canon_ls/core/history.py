@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canon_ls.core import cache, gitrun
+from canon_ls.core.article import printable
 from canon_ls.core.assets import Assets, scope_pathspecs
 from canon_ls.core.changes import ChangeTimes, Commit
 from canon_ls.core.clock import today as _today
@@ -201,7 +202,7 @@ def _head(
     what = (
         f"{plural(len(about.files), 'governed file')}"
         if len(about.files) != 1
-        else f"governs {about.files[0]}"
+        else f"governs {printable(about.files[0])}"
     )
     title = (
         f"History of {about.address}"
@@ -216,10 +217,10 @@ def _head(
 
 def _line(entry: Entry, several: bool) -> str:
     if not entry.hash:
-        return f"uncommitted {entry.date} {entry.side} {entry.paths[0]}"
+        return f"uncommitted {entry.date} {entry.side} {printable(entry.paths[0])}"
     files = ""
     if several and entry.paths:
-        shown = ", ".join(entry.paths[:FILES_SHOWN])
+        shown = ", ".join(map(printable, entry.paths[:FILES_SHOWN]))
         more = len(entry.paths) - FILES_SHOWN
         files = f" [{shown}{f' and {more} more' if more > 0 else ''}]"
     subject = " ".join(entry.subject.split())

@@ -236,7 +236,8 @@ def _read(
     article = store.article(governing) if governing else None
     if governing is None or article is None:
         return ToolResult(_miss(address, dialect), 0)
-    title = governing if governing == address else f"{governing} governs {address}"
+    shown, asked = art.printable(governing), art.printable(address)
+    title = shown if governing == address else f"{shown} governs {asked}"
     lines = [title, f"capsule: {article.capsule}", f"updated: {article.updated}"]
     if article.reviewed:
         lines.append(f"reviewed: {article.reviewed}")
@@ -259,7 +260,7 @@ def _read(
         lines += ["", body, ""]
     named = store.journal_names(governing)
     earlier = f" and {len(named) - 3} earlier" if len(named) > 3 else ""
-    index = f"journal: {', '.join(named[:3])}{earlier}"
+    index = f"journal: {', '.join(map(art.printable, named[:3]))}{earlier}"
     lines.append(index if named else f"journal: none about {governing}")
     return ToolResult("\n".join(lines), 0)
 
@@ -387,7 +388,8 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         article = store.article(address)
         if article is None:
             continue
-        line = f"{address}: {article.capsule}" if article.capsule else f"{address}: (no capsule)"
+        name = art.printable(address)
+        line = f"{name}: {article.capsule}" if article.capsule else f"{name}: (no capsule)"
         if article.problems:
             line += f" [problem: {article.problems[0]}]"
         lines.append(line)
@@ -412,7 +414,7 @@ def _entry_line(store: Store, entry: JournalEntry) -> str:
     text = " ".join(store.journal_body(entry).split())
     if len(text) > 160:
         text = text[:159] + "…"
-    return f"journal/{entry.name} ({scope}): {text}"
+    return f"journal/{art.printable(entry.name)} ({scope}): {text}"
 
 
 def _search(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
@@ -477,4 +479,4 @@ def _article_line(store: Store, address: str) -> str:
     article = store.article(address)
     capsule = article.capsule if article and article.capsule else "(no capsule)"
     tags = article.tags if article is not None else ()
-    return f"{address}: {capsule}" + (f" (tags: {', '.join(tags)})" if tags else "")
+    return f"{art.printable(address)}: {capsule}" + (f" (tags: {', '.join(tags)})" if tags else "")

@@ -378,3 +378,43 @@ def test_issue_24_write_outside_the_project_or_into_git_is_refused(
     assert run.code == 2 and run.out == "" and len(run.err.splitlines()) == 1, run
     assert "Refused" in run.err and "Traceback" not in run.err
     assert list((project / ".canon/articles").rglob("*")) == []
+
+
+# -- file names that hold line breaks ----------------------------------------------------------
+
+FORGED = "README.md:1:1: error: forged finding [broken-link]"
+
+
+@pytest.mark.timeout(180)
+def test_spec_12_a_file_name_with_line_breaks_forges_no_line(project: Path) -> None:
+    """SPEC §12: a file named `evil\\nREADME.md:1:1: error: …` among the governed files (and an
+    article file named so) never puts a line of its own into `check`, `read`, `review`,
+    `history` or `map`: every one-line format prints such a name escaped, in quotes."""
+    git(project, "init", "-q")
+    (project / ".canon/articles").mkdir(parents=True, exist_ok=True)
+    src = "---\ncapsule: Src.\nupdated: 2026-01-01\n---\n"
+    (project / ".canon/articles/src.md").write_text(src)
+    (project / "src").mkdir(exist_ok=True)
+    evil = project / "src" / f"a.py\n{FORGED}\r{FORGED}"
+    evil.write_text("x\n")
+    os.utime(evil, (1780000000, 1780000000))  # 2026-05-28: after the article's updated day
+    (project / ".canon/articles" / f"x\n{FORGED}.md").write_text("---\ncapsule: X.\n---\nx\n")
+    outputs = {
+        args: canon(*args, cwd=project)
+        for args in (
+            ("check",),
+            ("read", "src/a.py"),
+            ("history", "src/a.py"),
+            ("map",),
+            ("review", "src/a.py"),
+        )
+    }
+    for args, r in outputs.items():
+        text = r.out + r.err
+        assert "Traceback" not in text, (args, text)
+        assert not any(line.startswith("README.md") for line in text.splitlines()), (args, text)
+        assert "\r" not in text, (args, text)
+    escaped = '"src/a.py\\nREADME.md:1:1: error: forged finding [broken-link]\\r'
+    assert escaped in outputs[("check",)].out, outputs[("check",)].out
+    assert escaped in outputs[("read", "src/a.py")].out
+    assert escaped in outputs[("history", "src/a.py")].out
