@@ -390,14 +390,25 @@ def test_check_text_lists_broken_link_with_file_and_line(project: Path) -> None:
 
 
 def test_module_is_runnable_with_python_m(project: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "canon_ls.agent.cli", "map"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    """`python -m canon_ls.agent.cli` is the CLI itself: it writes, and it maps what it wrote
+    exactly as the `canon` script does."""
+
+    def module(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "canon_ls.agent.cli", *args],
+            cwd=project,
+            env=dict(os.environ, CANON_TODAY=TODAY),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    wrote = module("write", "src/core/config.py", "--capsule", "Layered config.")
+    assert wrote.returncode == 0 and wrote.stdout.startswith("Wrote src/core/config"), wrote
+    mapped = module("map")
+    assert mapped.returncode == 0, mapped.stderr
+    assert mapped.stdout == "src/core/config: Layered config.\n", mapped.stdout
+    assert mapped.stdout == canon("map", cwd=project).out
 
 
 def test_cli_import_stays_light() -> None:

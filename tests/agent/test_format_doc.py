@@ -276,7 +276,10 @@ def test_exit_codes_as_documented(
 
 
 def test_the_environment_variables_exist() -> None:
+    """Every variable the reference lists is read by the code, and the table is the one the
+    reference means (it names those canon can least do without)."""
     names = [code(r[0]).split("=")[0] for r in table(section("Environment variables"))]
+    assert {"CANON_TODAY", "CANON_NO_CACHE", "XDG_CACHE_HOME", "CANON_DEBUG"} <= set(names), names
     source = "".join(p.read_text("utf-8") for p in (ROOT / "canon_ls").rglob("*.py"))
     for name in names:
         assert f'"{name}"' in source, name

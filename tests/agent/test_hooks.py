@@ -322,16 +322,25 @@ def test_bad_input_exits_zero_silently(tmp_path: Path, agent: str, stdin: str | 
 
 
 def test_odd_tool_inputs_exit_zero(claude: Hook, project: Path) -> None:
+    """Odd tool inputs never break the hook (it exits 0, see Hook), and each gets the reply
+    its paths call for: the argv form names src/a.py and surfaces its article once; the
+    others name no file (or only the one already shown this session) and say nothing."""
     data = payload("claude-code", "post_tool_use_bash", project)
-    for tool_input in (
-        {"command": "echo 'unbalanced"},
-        {"command": ["bash", "-lc", "cat src/a.py"]},
-        {"command": "x" * 100_000},
-        {"nested": {"deep": [[["src/a.py"]]]}},
-        None,
+    surfaced = "- src (governs src/a.py): Source root, one module per concern."
+    for tool_input, says in (
+        ({"command": "echo 'unbalanced"}, None),
+        ({"command": ["bash", "-lc", "cat src/a.py"]}, surfaced),
+        ({"command": "x" * 100_000}, None),
+        ({"nested": {"deep": [[["src/a.py"]]]}}, None),
+        (None, None),
     ):
         data["tool_input"] = tool_input
-        claude(data)
+        reply = claude(data)
+        if says is None:
+            assert reply is None, (tool_input, reply)
+        else:
+            assert reply is not None, tool_input
+            assert says in reply["hookSpecificOutput"]["additionalContext"], reply
 
 
 def test_unknown_agent_is_a_sentence(tmp_path: Path) -> None:
