@@ -225,7 +225,7 @@ def test_vscode_extension_in_code_server(
     detail += (
         f"\n--- code-server log (tail)\n{(data / 'server.log').read_text(errors='replace')[-3000:]}"
     )
-    for channel in sorted((data / "user" / "logs").glob("**/Canon.log")):
+    for channel in sorted((data / "user" / "logs").glob("**/canon.log")):
         detail += f"\n--- {channel.name} (tail)\n{channel.read_text(errors='replace')[-3000:]}"
     if os.environ.get("CANON_UPDATE_SCREENSHOT") and shot.exists():
         shutil.copyfile(shot, REPO / "docs" / "vscode.png")

@@ -32,12 +32,12 @@ let extensionPath = '';
 let statusGeneration = 0;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  log = vscode.window.createOutputChannel('Canon', { log: true });
+  log = vscode.window.createOutputChannel('canon', { log: true });
   statusItem = vscode.window.createStatusBarItem('canon.governing', vscode.StatusBarAlignment.Left, 50);
-  statusItem.name = 'Canon governing article';
+  statusItem.name = 'canon governing article';
   statusItem.command = 'canon.client.openArticle';
   serverItem = vscode.window.createStatusBarItem('canon.server', vscode.StatusBarAlignment.Left, 49);
-  serverItem.name = 'Canon server';
+  serverItem.name = 'canon server';
   serverItem.command = 'canon.client.showLog';
   extensionPath = context.extensionPath;
   context.subscriptions.push(log, statusItem, serverItem);
@@ -210,7 +210,7 @@ async function startClient(): Promise<LanguageClient | undefined> {
   try {
     server = await findServer();
   } catch (e) {
-    const message = e instanceof ServerNotFound ? e.message : `Canon: ${String(e)}`;
+    const message = e instanceof ServerNotFound ? e.message : `canon: ${String(e)}`;
     serverMissing = true;
     log.error(message);
     const choice = await vscode.window.showErrorMessage(message, 'Open Settings');
@@ -237,12 +237,12 @@ async function startClient(): Promise<LanguageClient | undefined> {
       untrustedWorkspace: !vscode.workspace.isTrusted,
     },
   };
-  const created = new LanguageClient('canon', 'Canon', serverOptions, clientOptions);
+  const created = new LanguageClient('canon', 'canon', serverOptions, clientOptions);
   try {
     await created.start();
   } catch (e) {
     log.error(`the server did not start: ${String(e)}`);
-    void vscode.window.showErrorMessage(`Canon: the server did not start (${String(e)}); see the Canon output.`);
+    void vscode.window.showErrorMessage(`canon: the server did not start (${String(e)}); see the canon output.`);
     return undefined;
   }
   client = created;
@@ -261,7 +261,7 @@ const SOURCE_LABEL: Record<ServerCommand['source'], string> = {
 /** The status bar says which server runs (bundled, from PATH, or the setting's). */
 function showServer(server: ServerCommand, version?: string): void {
   serverItem.text = `$(server-process) canon-ls (${SOURCE_LABEL[server.source]})`;
-  serverItem.tooltip = `Canon: ${version ? `canon-ls ${version}, ` : ''}${server.description}. Click for the server log.`;
+  serverItem.tooltip = `canon: ${version ? `canon-ls ${version}, ` : ''}${server.description}. Click for the server log.`;
   serverItem.show();
 }
 
@@ -310,7 +310,7 @@ async function callServer(
   } catch (e) {
     log.error(`${command} failed: ${String(e)}`);
     if (!opts.quiet) {
-      void vscode.window.showErrorMessage(`Canon: ${command} failed (${String(e)}).`);
+      void vscode.window.showErrorMessage(`canon: ${command} failed (${String(e)}).`);
     }
     return undefined;
   }
@@ -378,7 +378,7 @@ async function updateStatus(): Promise<void> {
 async function openArticle(): Promise<void> {
   const active = activeFile();
   if (!active) {
-    void vscode.window.showInformationMessage('Canon: open a file of a workspace folder first.');
+    void vscode.window.showInformationMessage('canon: open a file of a workspace folder first.');
     return;
   }
   const resolved = await resolveWith({ uri: active.uri.toString() });
@@ -468,7 +468,7 @@ async function openAddress(address: string): Promise<void> {
 
 async function search(): Promise<void> {
   const pick = vscode.window.createQuickPick<ArticleItem>();
-  pick.title = 'Canon: search articles';
+  pick.title = 'canon: search articles';
   pick.placeholder = 'words to search for (BM25 over address, title, capsule, body)';
   pick.matchOnDetail = true;
   let timer: NodeJS.Timeout | undefined;
@@ -509,11 +509,11 @@ async function showMap(): Promise<void> {
   }
   const items = articleItems(text).filter((i) => i.address);
   if (items.length === 0) {
-    void vscode.window.showInformationMessage(`Canon: ${text.trim()}`);
+    void vscode.window.showInformationMessage(`canon: ${text.trim()}`);
     return;
   }
   const chosen = await vscode.window.showQuickPick(items, {
-    title: `Canon map: ${items.length} articles`,
+    title: `canon map: ${items.length} articles`,
     matchOnDetail: true,
   });
   if (chosen?.address) {
@@ -526,12 +526,12 @@ async function showStatus(): Promise<void> {
   const text = await runServer('canon.status', active ? { path: active.file } : {});
   if (text) {
     log.info(text);
-    void vscode.window.showInformationMessage(`Canon: ${text.trim()}`);
+    void vscode.window.showInformationMessage(`canon: ${text.trim()}`);
   }
 }
 
-/** "Canon: Show Settings": each of the six options, its value and where it comes from (these
- * settings, your settings.json, the project's canon.toml, the default), in the Canon output. */
+/** "canon: Show Settings": each of the six options, its value and where it comes from (these
+ * settings, your settings.json, the project's canon.toml, the default), in the canon output. */
 async function showSettings(): Promise<void> {
   const active = activeFile();
   const text = await runServer('canon.settings', active ? { path: active.file } : {});
@@ -541,11 +541,11 @@ async function showSettings(): Promise<void> {
   }
 }
 
-/** "Canon: Show History": the governing article's history (canon.history) in a read-only tab. */
+/** "canon: Show History": the governing article's history (canon.history) in a read-only tab. */
 async function showHistory(): Promise<void> {
   const active = activeFile();
   if (!active) {
-    void vscode.window.showInformationMessage('Canon: open a file of a workspace folder first.');
+    void vscode.window.showInformationMessage('canon: open a file of a workspace folder first.');
     return;
   }
   const text = await runServer('canon.history', { path: active.file });

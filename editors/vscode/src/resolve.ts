@@ -39,13 +39,13 @@ export function statusFor(r: Resolved | undefined): { text: string; tooltip: str
       text: `$(book) ${r.governing}`,
       tooltip:
         r.governing === r.address
-          ? `Canon: ${r.governing} governs this file. Click to open the article.`
-          : `Canon: ${r.governing} governs ${r.address}. Click to open the article.`,
+          ? `canon: ${r.governing} governs this file. Click to open the article.`
+          : `canon: ${r.governing} governs ${r.address}. Click to open the article.`,
     };
   }
   return {
     text: '$(book) no article',
-    tooltip: 'Canon: no article governs this file. Click to create one.',
+    tooltip: 'canon: no article governs this file. Click to create one.',
   };
 }
 

@@ -95,7 +95,7 @@ function fromSetting(setting: string, deps: ResolveDeps): ServerCommand {
     // A relative path belongs to the workspace folder, never to the extension host's cwd.
     if (!deps.workspaceFolder) {
       throw new ServerNotFound(
-        `Canon: "canon.server.path" is the relative path ${setting}, and there is no workspace ` +
+        `canon: "canon.server.path" is the relative path ${setting}, and there is no workspace ` +
           'folder to resolve it against; use an absolute path.',
       );
     }
@@ -105,7 +105,7 @@ function fromSetting(setting: string, deps: ResolveDeps): ServerCommand {
   }
   if (!found || !deps.isExecutable(found)) {
     throw new ServerNotFound(
-      `Canon: "canon.server.path" is set to ${setting}, which is not an executable file` +
+      `canon: "canon.server.path" is set to ${setting}, which is not an executable file` +
         (found && found !== setting ? ` (${found})` : '') +
         '; fix or clear the setting.',
     );
@@ -116,7 +116,7 @@ function fromSetting(setting: string, deps: ResolveDeps): ServerCommand {
 export function notFoundMessage(skipped: string[] = []): string {
   const why = skipped.length ? ` Tried: ${skipped.join('; ')}.` : '';
   return (
-    'Canon: no way to run the canon-ls language server was found. Install Python 3.11 or newer ' +
+    'canon: no way to run the canon-ls language server was found. Install Python 3.11 or newer ' +
     '(python3 on PATH, or select it in the Python extension), or install canon-ls ' +
     '(pipx install git+https://github.com/canon-ls/canon-ls) so canon-ls is on PATH, or set ' +
     '"canon.server.path" in your user ' +

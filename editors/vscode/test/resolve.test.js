@@ -19,7 +19,7 @@ test('parseResolved takes the object and refuses null, sentences and other shape
 test('statusFor names the governing article, "no article" otherwise, nothing for store files', () => {
   assert.deepStrictEqual(statusFor(governed), {
     text: '$(book) src/feed',
-    tooltip: 'Canon: src/feed governs src/feed/x. Click to open the article.',
+    tooltip: 'canon: src/feed governs src/feed/x. Click to open the article.',
   });
   const own = { ...governed, address: 'src/feed' };
   assert.match(statusFor(own).tooltip, /src\/feed governs this file/);

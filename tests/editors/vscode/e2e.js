@@ -254,12 +254,12 @@ async function hoverUntil(page, text, want, attempts) {
       fs.existsSync(article) && /^---\n[\s\S]*\n---\n# src\/util/.test(fs.readFileSync(article, 'utf8')),
       fs.existsSync(article) && fs.readFileSync(article, 'utf8'));
 
-    // 6. "Canon: New Journal Entry" from the command palette lands an entry (SPEC §6 journal)
+    // 6. "canon: New Journal Entry" from the command palette lands an entry (SPEC §6 journal)
     const JOURNAL_TEXT = 'Chose a queue consumer over polling for the feed.';
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
     await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
-    await page.keyboard.type('Canon: New Journal Entry', { delay: 10 });
+    await page.keyboard.type('canon: New Journal Entry', { delay: 10 });
     await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="New Journal Entry"]', { timeout: 20000 });
     await page.keyboard.press('Enter');
     await waitFor(page, () => {
@@ -279,7 +279,7 @@ async function hoverUntil(page, text, want, attempts) {
       }
     }
     note('journal');
-    check('"Canon: New Journal Entry" writes a journal entry about the active file', !!entry && /harness: lsp/.test(entry), entry);
+    check('"canon: New Journal Entry" writes a journal entry about the active file', !!entry && /harness: lsp/.test(entry), entry);
 
     // 7. a click on the status bar item opens the governing article
     await page.keyboard.press('Escape');
@@ -312,11 +312,11 @@ async function hoverUntil(page, text, want, attempts) {
       await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.innerText)));
     await page.keyboard.press('Escape');
 
-    // 9. "Canon: Show History" opens the governing article's history (SPEC §9.2) in a tab
+    // 9. "canon: Show History" opens the governing article's history (SPEC §9.2) in a tab
     await openFile(page, 'src/feed.py');
     await page.keyboard.press('F1');
     await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
-    await page.keyboard.type('Canon: Show History', { delay: 10 });
+    await page.keyboard.type('canon: Show History', { delay: 10 });
     await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="Show History"]', { timeout: 20000 });
     await page.keyboard.press('Enter');
     const historyText = await waitFor(page, () => {
@@ -326,7 +326,7 @@ async function hoverUntil(page, text, want, attempts) {
       return tab && tab.textContent.includes('history') && lines.includes('History of src/feed') ? lines : false;
     }, null, 30000);
     note('history');
-    check('"Canon: Show History" opens the history of src/feed', !!historyText && historyText.includes('Retry on 429'),
+    check('"canon: Show History" opens the history of src/feed', !!historyText && historyText.includes('Retry on 429'),
       historyText || await page.evaluate(() => document.querySelector('.tabs-container .tab.active')?.textContent));
   } catch (e) {
     check('no exception', false, String((e && e.stack) || e));
