@@ -203,3 +203,49 @@ def test_spec_6_a_replaced_entry_of_the_same_size_and_mtime_is_read_again(
     os.replace(fresh, path)
     assert store.journal_names("src/b") == [path.name]
     assert store.journal_names("src/a") == []
+
+
+def _synced(monkeypatch: pytest.MonkeyPatch) -> set[tuple[int, int]]:
+    """Watch os.fsync (it still runs): the (device, inode) of everything synced from now."""
+    import os
+
+    synced: set[tuple[int, int]] = set()
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        synced.add((st.st_dev, st.st_ino))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino
+
+
+def test_spec_12_a_journal_entry_is_synced_with_its_directory(
+    store: Store, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §12 durability: an entry survives a crash once journal() returns: its bytes are
+    synced (the file) and so is its name (the journal directory)."""
+    store.journal("Before.", ["src/a"])  # the directory exists before the watch starts
+    synced = _synced(monkeypatch)
+    path = store.journal("Env now beats file.", ["src/a"])
+    assert _identity(path) in synced, "the entry's bytes were not synced"
+    assert _identity(path.parent) in synced, "the journal directory was not synced"
+
+
+def test_spec_12_an_article_write_is_synced_with_its_directory(
+    store: Store, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SPEC §12 durability: a written article (new, then replaced) is synced, file and
+    directory, before write() returns."""
+    synced = _synced(monkeypatch)
+    for capsule in ("First.", "Second."):
+        store.write("src/core/config.py", capsule=capsule)
+        path = project / ".canon/articles/src/core/config.md"
+        assert _identity(path) in synced, capsule
+        assert _identity(path.parent) in synced, capsule
