@@ -26,6 +26,7 @@ from canon_ls.core.store import BadInput, sanitise_slug
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
+    from canon_ls.core.journal import JournalEntry
     from canon_ls.core.store import Store
 
 FILES_SHOWN = 3  # files named on an asset line of a directory article
@@ -141,15 +142,21 @@ def history(
         )
     if not since_updated:
         lines += [_line(e, several) for e in before]
-    journal = [
-        e
-        for e in store.journal_entries()
-        if about.address in e.subject and not (since_updated and reference and e.date <= reference)
-    ]
+    journal = _journal(store, about.address, reference if since_updated else "")
     lines += [f"journal {e.date or 'undated'} {e.name}" for e in journal]
     if not journal:
         lines.append(f"journal: no entry names {about.address}")
     return "\n".join(lines)
+
+
+def _journal(store: Store, address: str, after: str) -> list[JournalEntry]:
+    """The entries naming `address`; with `after` (a reference day), only those dated later:
+    an entry of the reference day itself came before the article's update or review."""
+    return [
+        e
+        for e in store.journal_entries()
+        if address in e.subject and not (after and e.date <= after)
+    ]
 
 
 def history_data(store: Store, path: str, since_updated: bool = False) -> dict[str, object]:
@@ -159,11 +166,8 @@ def history_data(store: Store, path: str, since_updated: bool = False) -> dict[s
     reference, basis = reference_of(about.article)
     cut = _cut(store, about, times)
     listed = [e for e in entries(about, times) if not since_updated or e.time >= cut]
-    journal = [
-        {"date": e.date, "name": e.name}
-        for e in store.journal_entries()
-        if about.address in e.subject and not (since_updated and reference and e.date <= reference)
-    ]
+    since = reference if since_updated else ""
+    journal = [{"date": e.date, "name": e.name} for e in _journal(store, about.address, since)]
     return {
         "address": about.address,
         "asked": about.asked,

@@ -147,6 +147,28 @@ def test_spec_9_2_history_since_updated_keeps_what_came_after(repo: Repo):
     assert feed[3].startswith("-- reviewed 2026-11-05:")
 
 
+def test_spec_9_2_since_updated_drops_a_journal_entry_of_the_reference_day(repo: Repo):
+    """SPEC §9.2 --since-updated: an entry dated on the reference day itself (fetch's updated
+    2026-10-21) is not after it; the day after is. Text and JSON agree; the full history
+    keeps both."""
+    import json
+
+    journal = repo.root / ".canon/journal"
+    for day in ("2026-10-21", "2026-10-22"):
+        (journal / f"{day}-boundary.md").write_text(
+            f"---\ndate: {day}\nsubject:\n  - src/feed/fetch\nsource: cli\n---\nOn {day}.\n"
+        )
+    after = "journal 2026-10-22 2026-10-22-boundary.md"
+    same_day = "journal 2026-10-21 2026-10-21-boundary.md"
+    since = canon("history", "src/feed/fetch", "--since-updated", cwd=repo.root).out
+    assert after in since.splitlines() and same_day not in since, since
+    whole = canon("history", "src/feed/fetch", cwd=repo.root).out.splitlines()
+    assert after in whole and same_day in whole, whole
+    run = canon("history", "src/feed/fetch", "--since-updated", "--format", "json", cwd=repo.root)
+    named = json.dumps(json.loads(run.out)["journal"])
+    assert "2026-10-22-boundary" in named and "2026-10-21-boundary" not in named, named
+
+
 def test_spec_9_2_history_diff_shows_what_changed_since_the_reference(repo: Repo):
     """SPEC §9.2: the diff of the governed files since the last commit at or before the
     reference date, against the working tree."""
