@@ -202,8 +202,9 @@ def scope_question(
 
 
 def body_growth(old_body: str, new_body: str) -> list[str]:
-    """§6.1 item 6."""
-    old, new = len(old_body.encode()), len(new_body.encode())
+    """§6.1 item 6, in bytes without trailing blanks (pi-canon's count: both tools say the same
+    numbers, and a trailing newline alone is not growth)."""
+    old, new = len(old_body.rstrip().encode()), len(new_body.rstrip().encode())
     if new <= old:
         return []
     return [

@@ -238,7 +238,8 @@ def _read(
         return ToolResult(_miss(address, dialect), 0)
     shown, asked = art.printable(governing), art.printable(address)
     title = shown if governing == address else f"{shown} governs {asked}"
-    lines = [title, f"capsule: {article.capsule}", f"updated: {article.updated}"]
+    heads = (("capsule", article.capsule), ("updated", article.updated))
+    lines = [title] + [f"{key}: {value}" for key, value in heads if value]  # as pi-canon: no blanks
     if article.reviewed:
         lines.append(f"reviewed: {article.reviewed}")
     if article.scope == "rule":
