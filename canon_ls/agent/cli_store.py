@@ -210,11 +210,12 @@ def _findings_text(
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
     option files' findings first, generated rule files' warnings last."""
     from canon_ls.agent.settings_cmd import finding_lines
+    from canon_ls.core.article import printable  # a message never spans two lines
     from canon_ls.core.tool import plural
 
     lines = finding_lines(option_rows) + [
         f"{_finding_file(store, f.address)}:{f.line + 1}:"
-        f"{f.start + 1}: {f.severity}: {_cli_message(f)} [{f.code}]"
+        f"{f.start + 1}: {f.severity}: {printable(_cli_message(f))} [{f.code}]"
         for f in findings
     ]
     lines += [f"{r['file']}:1:1: warning: {r['message']} [{r['code']}]" for r in exported]

@@ -309,7 +309,7 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     if not about.files:
         head.append(f"# {about.address} governs no file at the moment.")
     if untracked:
-        head.append("# untracked, not in the diff: " + ", ".join(untracked))
+        head.append("# untracked, not in the diff: " + ", ".join(map(printable, untracked)))
     diff = _diff(store.project, base, tracked) if tracked else ""
     if len(diff) > DIFF_MAX:
         diff = diff[:DIFF_MAX] + f"\n# … cut at {DIFF_MAX:,} characters.\n"

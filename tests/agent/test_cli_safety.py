@@ -399,6 +399,8 @@ def test_spec_12_a_file_name_with_line_breaks_forges_no_line(project: Path) -> N
     evil.write_text("x\n")
     os.utime(evil, (1780000000, 1780000000))  # 2026-05-28: after the article's updated day
     (project / ".canon/articles" / f"x\n{FORGED}.md").write_text("---\ncapsule: X.\n---\nx\n")
+    (project / ".canon/articles/src" / f"y\n{FORGED}.md").parent.mkdir(exist_ok=True)
+    (project / ".canon/articles/src" / f"y\n{FORGED}.md").write_text("---\ncapsule: Y.\n---\n")
     outputs = {
         args: canon(*args, cwd=project)
         for args in (
