@@ -300,15 +300,13 @@ def test_a_raising_retriever_loses_only_that_turn(tmp_path: Path, claude: Hook) 
     assert RULE_LINE in said(claude(prompt(project, "So how does money rounding work?")))
 
 
-def test_the_index_is_persisted_and_follows_article_changes(tmp_path: Path, claude: Hook) -> None:
-    """The corpus snapshot lives beside the parse cache and the next hooks rank from it (once
-    the store's files are old enough to trust their times); a rule written through the tool
-    (an atomic rename in articles/) makes the next hook rebuild and rank it."""
-    project = lane_project(tmp_path / "proj")
+def _snapshot_in_use(project: Path, claude: Hook, tmp_path: Path) -> Path:
+    """Build the lane's snapshot with one prompt, then prompt until a hook ranks from it (the
+    store's files must first be old enough to trust their times); the snapshot's file."""
     cache = Path(os.environ["XDG_CACHE_HOME"]) / "canon-ls"
     before = set(cache.glob("lane-*.bin")) if cache.is_dir() else set()
     claude(prompt(project, "How does money rounding work?"))
-    assert len(set(cache.glob("lane-*.bin")) - before) == 1
+    [file] = set(cache.glob("lane-*.bin")) - before
     assert ranked(tmp_path / "trace.jsonl")[-1]["index"] == "built"
     deadline = time.monotonic() + 30  # files written this instant are not trusted for 3 s
     words = iter(f"logging question {n}?" for n in range(10_000))
@@ -316,6 +314,15 @@ def test_the_index_is_persisted_and_follows_article_changes(tmp_path: Path, clau
         assert time.monotonic() < deadline, "the snapshot was never used"
         time.sleep(0.25)
         claude(prompt(project, next(words)))
+    return file
+
+
+def test_the_index_is_persisted_and_follows_article_changes(tmp_path: Path, claude: Hook) -> None:
+    """The corpus snapshot lives beside the parse cache and the next hooks rank from it (once
+    the store's files are old enough to trust their times); a rule written through the tool
+    (an atomic rename in articles/) makes the next hook rebuild and rank it."""
+    project = lane_project(tmp_path / "proj")
+    _snapshot_in_use(project, claude, tmp_path)
     done = subprocess.run(
         [*canon_command(), "write", "conventions/dates", "--capsule",
          "Dates are ISO 8601 in UTC.", "--body", "Timestamps and dates: ISO 8601, UTC."],
@@ -453,16 +460,7 @@ def test_a_damaged_corpus_snapshot_is_rebuilt(tmp_path: Path, claude: Hook) -> N
     """The lane's snapshot cut short, with a byte flipped (in its head, its middle, its end) or
     extended is discarded and built again (never ranked from), and the rule still rides."""
     project = lane_project(tmp_path / "proj")
-    cache = Path(os.environ["XDG_CACHE_HOME"]) / "canon-ls"
-    before = set(cache.glob("lane-*.bin")) if cache.is_dir() else set()
-    claude(prompt(project, "How does money rounding work?"))
-    [file] = set(cache.glob("lane-*.bin")) - before
-    deadline = time.monotonic() + 30  # files written this instant are not trusted for 3 s
-    words = iter(f"logging question {n}?" for n in range(10_000))
-    while ranked(tmp_path / "trace.jsonl")[-1]["index"] != "snapshot":
-        assert time.monotonic() < deadline, "the snapshot was never used"
-        time.sleep(0.25)
-        claude(prompt(project, next(words)))
+    file = _snapshot_in_use(project, claude, tmp_path)
     sound = file.read_bytes()
     damaged = [sound[: len(sound) // 2], sound + b"\0" * 64]
     for at in (2, 9, len(sound) // 3, len(sound) // 2, len(sound) - 40, len(sound) - 3):
