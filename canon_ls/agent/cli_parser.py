@@ -228,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="AGENT",
         nargs="?",
         choices=("claude-code", "codex", "claude-plugin", "pi"),
-        help="claude-code, codex, claude-plugin (needs DIR) or pi",
+        help="claude-code, codex, claude-plugin (needs DIR: the Claude Code and Codex plugin "
+        "marketplaces this repository ships) or pi",
     )
     p.add_argument("dir", metavar="DIR", nargs="?", help="where to write (default: the project)")
     p.add_argument(
