@@ -390,7 +390,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         if article is None:
             continue
         name = art.printable(address)
-        line = f"{name}: {article.capsule}" if article.capsule else f"{name}: (no capsule)"
+        line = f"{name}: {article.capsule}" if article.capsule else name  # as pi-canon
         if article.problems:
             line += f" [problem: {article.problems[0]}]"
         lines.append(line)
@@ -412,10 +412,13 @@ def _entry_line(store: Store, entry: JournalEntry) -> str:
     scope = entry.date or "undated"
     if entry.subject:
         scope += "; subject: " + ", ".join(entry.subject)
-    text = " ".join(store.journal_body(entry).split())
-    if len(text) > 160:
-        text = text[:159] + "…"
-    return f"journal/{art.printable(entry.name)} ({scope}): {text}"
+    return f"journal/{art.printable(entry.name)} ({scope}): {_excerpt(store.journal_body(entry))}"
+
+
+def _excerpt(text: str) -> str:
+    """A body as one line of at most 160 characters (a search result's text)."""
+    text = " ".join(text.split())
+    return text if len(text) <= 160 else text[:159] + "…"
 
 
 def _search(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
@@ -477,7 +480,8 @@ def _head(query: str, shown: int, total: int, noun: tuple[str, str], note: str =
 
 
 def _article_line(store: Store, address: str) -> str:
+    """`address: capsule`, or the body's opening words without a capsule (as pi-canon)."""
     article = store.article(address)
-    capsule = article.capsule if article and article.capsule else "(no capsule)"
+    capsule = (article.capsule or _excerpt(article.body)) if article else ""
     tags = article.tags if article is not None else ()
     return f"{art.printable(address)}: {capsule}" + (f" (tags: {', '.join(tags)})" if tags else "")

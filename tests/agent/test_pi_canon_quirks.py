@@ -82,9 +82,13 @@ def test_check_reports_a_duplicate_owned_key_and_fix_keeps_the_value(project: Pa
     assert TODAY not in path.read_text(), "a fix is not an update"
 
 
-def test_an_article_without_capsule_reads_without_a_capsule_line(project: Path) -> None:
+def test_an_article_without_capsule_is_listed_without_one(project: Path) -> None:
     """pi-canon writes no `capsule:` key for an empty capsule and its read prints no line for
     it; canon's read of that article says the same (no blank `capsule: ` line)."""
     write_article(project, "src/core/config", "---\nupdated: 2026-11-20\n---\n# Config\n")
     lines = canon("read", "src/core/config", cwd=project).out.splitlines()
     assert lines[:2] == ["src/core/config", "updated: 2026-11-20"], lines
+    # map names it bare and search shows the body's opening words, as pi-canon lists them
+    assert canon("map", cwd=project).out.splitlines() == ["src/core/config"]
+    found = canon("search", "config", cwd=project).out.splitlines()
+    assert "src/core/config: # Config" in found, found

@@ -52,7 +52,7 @@ def test_spec_12_map_and_search_still_work(bad_store: Store) -> None:
     lines = m.text.splitlines()
     assert len(lines) == 5
     assert "good: Good words." in lines
-    assert any(line.startswith("bad/yaml: (no capsule) [problem: malformed") for line in lines)
+    assert any(line.startswith("bad/yaml [problem: malformed") for line in lines)
     s = tool.run(bad_store, {"action": "search", "query": "words"})
     assert s.code == 0 and "good" in s.text
 
