@@ -165,7 +165,7 @@ def entry_of(
 
     logged = text("logged")
     date = next((d for d in (text("date"), logged[:10], name[:10]) if _ISO.fullmatch(d)), "")
-    subject = tuple(subjects_of(meta.get("subject")))
+    subject = tuple(dict.fromkeys(subjects_of(meta.get("subject"))))  # pi-canon keeps repeats
     source = text("harness") or text("source")
     entry = JournalEntry(name, path, date, subject, source, text("session"), mtime_ns, size, logged)
     return entry, parsed.body

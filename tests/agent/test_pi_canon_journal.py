@@ -215,3 +215,15 @@ def test_spec_6_journal_front_matter_yaml_refuses_is_read_as_pi_canon_reads_it(
     (entry,) = Store(project).journal_entries()
     assert (entry.subject, entry.source, entry.date) == (("a", "- x"), "pi", "2026-11-20")
     assert PiReader(journal).mentions("- x") == ["2026-11-20-odd.md"]
+
+
+def test_spec_6_journal_a_subject_named_twice_counts_once(project: Path) -> None:
+    """pi-canon writes a subject list as given, so `a.py` and `a` make `subject: [a, a]`; its
+    read lists that entry once, and so do canon's read, links and search."""
+    journal = _pi_store(project)
+    pi_entry(journal, "2026-11-23-twice.md", ["a", "a"], "2026-11-23T07:00:00.000Z", "Two egrets.")
+    read = canon("read", "a.py", cwd=project).out
+    assert "journal: 2026-11-23-twice.md, 2026-11-22-odd.md, 2026-11-21-dup.md and 2" in read
+    assert "5 journal entries" in canon("links", "a.py", cwd=project).out
+    found = canon("search", "egrets", "--journal", cwd=project).out
+    assert "subject: a)" in found, found
