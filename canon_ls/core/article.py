@@ -356,8 +356,7 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
     found: list[tuple[int, str, str]] = []
     for i, line in enumerate(lines):
         m = _OWNED_LINE.fullmatch(line.rstrip("\r"))
-        following = next((x for x in lines[i + 1 :] if x.strip()), "")
-        if m and not _continues(following):
+        if m and not _continues(next((x for x in lines[i + 1 :] if x.strip()), "")):
             found.append((i, m.group(1), (m.group(2) or "").strip()))
     given = {key for _, key, value in found if value}
     apart: set[int] = set()
