@@ -368,10 +368,12 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
             continue
         try:
             _scalar(value)
+            if _BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
+                raise _Fail
         except _Fail:
             if not _PI_QUOTES.search(value):
                 apart.add(i)
-                owned[key] = value
+                owned[key] = one_line(value)
     return "\n".join(x for i, x in enumerate(lines) if i not in apart), owned
 
 

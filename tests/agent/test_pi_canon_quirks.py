@@ -92,3 +92,18 @@ def test_an_article_without_capsule_is_listed_without_one(project: Path) -> None
     assert canon("map", cwd=project).out.splitlines() == ["src/core/config"]
     found = canon("search", "config", cwd=project).out.splitlines()
     assert "src/core/config: # Config" in found, found
+
+
+def test_a_capsule_holding_a_unicode_line_separator_keeps_the_other_keys(project: Path) -> None:
+    """pi-canon folds only "\\n" out of a capsule, so a pasted U+2028 is written plain, and
+    YAML breaks the line there. canon reads the capsule with the break as a blank (as canon
+    writes it) and loses no other key."""
+    write_article(
+        project,
+        "src/core/config",
+        "---\ncapsule: Loads\u2028layered config.\nupdated: 2026-11-20\nowner: data-team\n---\n"
+        "# Config\n",
+    )
+    read = canon("read", "src/core/config", cwd=project).out.splitlines()
+    assert read[1:3] == ["capsule: Loads layered config.", "updated: 2026-11-20"], read
+    assert not [line for line in read if line.startswith("problem:")], read
