@@ -132,7 +132,7 @@ def _cmd_links(args: argparse.Namespace) -> int:
     for target in targets:
         missing = "" if store.article(target) is not None else " (no such article)"
         lines.append(f"links to {target}{missing}")
-    from canon_ls.core.article import printable
+    from canon_ls.core.address import printable
 
     lines += [f"linked from {printable(source)}" for source in backlinks]
     lines += [f"named by journal/{printable(name)}" for name in journal]

@@ -165,7 +165,7 @@ def _schema_state(store: Store) -> str:
 
 def _finding_file(store: Store, address: str) -> str:
     """The file a finding is about: the article, or schema.json for store-wide findings."""
-    from canon_ls.core.article import printable
+    from canon_ls.core.address import printable
 
     path = store.path_of(address) if address else store.schema_file
     try:
@@ -210,7 +210,7 @@ def _findings_text(
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
     option files' findings first, generated rule files' warnings last."""
     from canon_ls.agent.settings_cmd import finding_lines
-    from canon_ls.core.article import printable  # a message never spans two lines
+    from canon_ls.core.address import printable  # a message never spans two lines
     from canon_ls.core.tool import plural
 
     lines = finding_lines(option_rows) + [

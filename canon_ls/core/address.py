@@ -7,6 +7,7 @@ containment on the resolved path, so symlinks cannot lead outside either.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Container, Iterator, Mapping
@@ -265,3 +266,16 @@ def place(
         return "asset", normalise(full, project, mounts)
     except ValueError:
         return "", ""
+
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def printable(name: str) -> str:
+    """A file name or address as printed on one line of output: as it is, or double-quoted
+    with JSON-style escapes when it holds a line break, a tab or another control character,
+    so a name can never forge a line of its own (a finding, a stale line, a hook's line)."""
+    if not _UNPRINTABLE.search(name):
+        return name
+    text = json.dumps(name, ensure_ascii=False)  # escapes U+0000-U+001F, quotes, backslashes
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)

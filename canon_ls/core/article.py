@@ -681,16 +681,6 @@ def quote(value: str) -> str:
     return _UNSAFE.sub(lambda m: _escape(m.group(0)), text)
 
 
-def printable(name: str) -> str:
-    """A file name or address as printed on one line of output: as it is, or double-quoted
-    with escapes when it holds a line break, a tab or another control character, so a name
-    can never forge a line of its own (a finding, a stale line)."""
-    return quote(name) if _UNSAFE.search(name) or _LINE_BREAKING.search(name) else name
-
-
-_LINE_BREAKING = re.compile("[\t\n\r]")
-
-
 def format_scalar(value: str) -> str:
     """The value as written after 'key: ': plain when safe, else double-quoted."""
     return quote(value) if needs_quotes(value) else value

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from canon_ls.core import clock
-from canon_ls.core.article import printable
+from canon_ls.core.address import printable
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article

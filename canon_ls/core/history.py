@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canon_ls.core import cache, gitrun
-from canon_ls.core.article import printable
+from canon_ls.core.address import printable
 from canon_ls.core.assets import Assets, scope_pathspecs
 from canon_ls.core.changes import ChangeTimes, Commit
 from canon_ls.core.clock import today as _today

@@ -14,7 +14,7 @@ from typing import Any
 from canon_ls.core import article as art
 from canon_ls.core import lint
 from canon_ls.core import schema as sch
-from canon_ls.core.address import OutsideStore
+from canon_ls.core.address import OutsideStore, printable
 from canon_ls.core.dialect import JSON, Dialect
 from canon_ls.core.evidence import Evidence
 from canon_ls.core.journal import subjects_of
@@ -236,7 +236,7 @@ def _read(
     article = store.article(governing) if governing else None
     if governing is None or article is None:
         return ToolResult(_miss(address, dialect), 0)
-    shown, asked = art.printable(governing), art.printable(address)
+    shown, asked = printable(governing), printable(address)
     title = shown if governing == address else f"{shown} governs {asked}"
     heads = (("capsule", article.capsule), ("updated", article.updated))
     lines = [title] + [f"{key}: {value}" for key, value in heads if value]  # as pi-canon: no blanks
@@ -261,7 +261,7 @@ def _read(
         lines += ["", body, ""]
     named = store.journal_names(governing)
     earlier = f" and {len(named) - 3} earlier" if len(named) > 3 else ""
-    index = f"journal: {', '.join(map(art.printable, named[:3]))}{earlier}"
+    index = f"journal: {', '.join(map(printable, named[:3]))}{earlier}"
     lines.append(index if named else f"journal: none about {governing}")
     return ToolResult("\n".join(lines), 0)
 
@@ -389,7 +389,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         article = store.article(address)
         if article is None:
             continue
-        name = art.printable(address)
+        name = printable(address)
         line = f"{name}: {article.capsule}" if article.capsule else name  # as pi-canon
         if article.problems:
             line += f" [problem: {article.problems[0]}]"
@@ -412,7 +412,7 @@ def _entry_line(store: Store, entry: JournalEntry) -> str:
     scope = entry.date or "undated"
     if entry.subject:
         scope += "; subject: " + ", ".join(entry.subject)
-    return f"journal/{art.printable(entry.name)} ({scope}): {_excerpt(store.journal_body(entry))}"
+    return f"journal/{printable(entry.name)} ({scope}): {_excerpt(store.journal_body(entry))}"
 
 
 def _excerpt(text: str) -> str:
@@ -484,4 +484,4 @@ def _article_line(store: Store, address: str) -> str:
     article = store.article(address)
     capsule = (article.capsule or _excerpt(article.body)) if article else ""
     tags = article.tags if article is not None else ()
-    return f"{art.printable(address)}: {capsule}" + (f" (tags: {', '.join(tags)})" if tags else "")
+    return f"{printable(address)}: {capsule}" + (f" (tags: {', '.join(tags)})" if tags else "")
