@@ -77,3 +77,16 @@ async def test_a_path_link_is_a_link_to_that_path_s_article(s: Session) -> None:
         )
     )
     assert s.uri(GUIDE) in {r.uri for r in refs or []}
+
+
+async def test_a_broken_path_link_offers_the_article_of_that_path(s: Session) -> None:
+    """`[[src/nope.ts]]` names `src/nope` (no article either way): the quick fix creates
+    `src/nope`, the article a later `[[src/nope.ts]]` resolves to."""
+    from test_actions import actions
+
+    write(
+        s.root, GUIDE, "---\ncapsule: The guide.\nupdated: 2026-11-20\n---\nSee [[src/nope.ts]].\n"
+    )
+    s.open(GUIDE, "markdown")
+    titles = [a.title for a in await actions(s, GUIDE, 4)]
+    assert "Create article src/nope" in titles, titles

@@ -158,15 +158,16 @@ def _link_actions(
     seen = set()
     for line_no in range(rng.start.line, min(rng.end.line, rng.start.line + 50) + 1):
         for link in wikilinks(text.line(line_no)):
-            if link.target in seen or store.has(store.link_target(link.target)):
+            named = store.link_target(link.target)  # `[[src/x.ts]]` is created as src/x
+            if named in seen or store.has(named):
                 continue
-            seen.add(link.target)
+            seen.add(named)
             out.append(
                 _edit_action(
                     ls,
-                    f"Create article {link.target}",
+                    f"Create article {named}",
                     QUICKFIX,
-                    {"op": "create", "folder": folder.uri, "address": link.target},
+                    {"op": "create", "folder": folder.uri, "address": named},
                 )
             )
     return out
