@@ -142,7 +142,7 @@ def broken_links(body: str, exists: Callable[[str], bool]) -> list[str]:
         if link.target in seen or names_article(link.target, exists):
             continue
         seen.add(link.target)
-        lines.append(f"Broken wikilink [[{link.raw}]]: no article {link.target} exists.")
+        lines.append(f"Broken wikilink [[{link.raw}]]: no article {link_stem(link.target)} exists.")
     return lines
 
 
@@ -332,7 +332,7 @@ def article_findings(
                 a,
                 "broken-link",
                 "warning",
-                f"Broken wikilink [[{link.raw}]]: no article {link.target} exists.",
+                f"Broken wikilink [[{link.raw}]]: no article {link_stem(link.target)} exists.",
                 line,
                 start,
                 end,

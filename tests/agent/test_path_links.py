@@ -20,7 +20,7 @@ def test_a_path_link_names_the_article_of_that_path(project: Path) -> None:
     body = "# Notes\n\nSee [[src/core/config.py]] and [[src/core/config.md]]; [[src/nope.ts]].\n"
     wrote = canon("write", "docs/notes", "--capsule", "Notes.", "--body", body, cwd=project)
     broken = [line for line in wrote.out.splitlines() if line.startswith("Broken wikilink")]
-    assert broken == ["Broken wikilink [[src/nope.ts]]: no article src/nope.ts exists."], wrote.out
+    assert broken == ["Broken wikilink [[src/nope.ts]]: no article src/nope exists."], wrote.out
     write_article(project, "docs/guide", GUIDE)
     rows = json.loads(canon("check", "--format", "json", cwd=project).out)
     assert [r["address"] for r in rows if r["code"] == "broken-link"] == ["docs/notes"], rows
