@@ -13,7 +13,7 @@ Layout (native byte order; the trailer records it, a file from another machine i
   documents  lengths u32[N] · stamps i64[5N] · key offsets u64[N+1] · keys · key order u32[L]
   postings   per term, sorted by its UTF-8 bytes: doc ids u32[n] then frequencies u16[n]
   terms      term offsets u64[V+1] · terms · postings offsets u64[V] · postings counts u32[V]
-  trailer    TRAILER, then END
+  trailer    TRAILER (figures, section offsets, the CRC-32 of all before it), then END
 A document slot with an empty key is a hole (removed when the file was written): no posting
 names it. Files are replaced by rename, never rewritten in place, so a mapping stays valid.
 
@@ -31,6 +31,7 @@ import os
 import struct
 import tempfile
 import weakref
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -39,7 +40,7 @@ from typing import IO, Any
 
 from canon_ls.core.search import _TF_MAX, SearchIndex, best, bm25, tokenize
 
-END = b"canon-ls search file 1\n"
+END = b"canon-ls search file 2\n"  # 2: the trailer carries the CRC-32 of all before it
 _ORDER = 0x0102030405060708  # reads back as itself only in the byte order that wrote it
 _SECTIONS = (
     "lengths",
@@ -54,7 +55,7 @@ _SECTIONS = (
     "post_counts",
     "end",
 )
-TRAILER = struct.Struct("=dd6q" + "q" * len(_SECTIONS))
+TRAILER = struct.Struct("=dd7q" + "q" * len(_SECTIONS))
 _UTF8 = ("utf-8", "surrogatepass")  # byte order of the encoding is the order of the strings
 _NONE_STAMP = (-1, 0, 0, 0, 0)
 _BUFFER = 1 << 20  # bytes gathered before each write
@@ -220,11 +221,20 @@ class IndexFile:
             yield self.key_bytes(doc).decode(*_UTF8), doc
 
 
+_CRC_AT = 64  # where the trailer keeps its CRC (after two doubles and six ints)
+
+
+def _sealed(body_crc: int, trailer: bytes) -> int:
+    """The CRC-32 of the body and of the trailer with its own CRC field as zeros."""
+    blank = trailer[:_CRC_AT] + bytes(8) + trailer[_CRC_AT + 8 :]
+    return zlib.crc32(blank, body_crc)
+
+
 def _head(mm: mmap.mmap, at: int) -> dict[str, Any] | None:
     """The trailer's figures, checked against the file's size; None when they do not fit."""
     if mm[at + TRAILER.size :] != END:
         return None
-    k1, b, version, order, n_docs, n_live, total, n_terms, *offs = TRAILER.unpack_from(mm, at)
+    k1, b, version, order, n_docs, n_live, total, n_terms, crc, *offs = TRAILER.unpack_from(mm, at)
     if version != SearchIndex.SNAPSHOT_VERSION or order != _ORDER:
         return None
     where = dict(zip(_SECTIONS, offs, strict=True))
@@ -246,6 +256,9 @@ def _head(mm: mmap.mmap, at: int) -> dict[str, Any] | None:
         last = where[name] + sizes.get(name, 0)
     if last > at:
         return None
+    with memoryview(mm) as view, view[:at] as body:  # a flipped byte would index past an end
+        if _sealed(zlib.crc32(body), bytes(mm[at : at + TRAILER.size])) != crc:
+            return None
     return {
         "k1": k1,
         "b": b,
@@ -428,6 +441,7 @@ class _Out:
 
     def __init__(self) -> None:
         self.pos = 0
+        self.crc = 0  # CRC-32 of every byte put so far
         self.buf = bytearray()
         self.at: dict[str, int] = {}
 
@@ -435,6 +449,7 @@ class _Out:
         piece = bytes(data) if isinstance(data, array) else data
         self.buf += piece
         self.pos += len(piece)
+        self.crc = zlib.crc32(piece, self.crc)
         if len(self.buf) >= _BUFFER:
             yield bytes(self.buf)
             self.buf.clear()
@@ -517,8 +532,9 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
         yield from out.section(name)
         yield from out.put(data)
     yield from out.section("end")
-    figures = (SearchIndex.SNAPSHOT_VERSION, _ORDER, slots, n_live, total, len(post_offs))
+    figures = [SearchIndex.SNAPSHOT_VERSION, _ORDER, slots, n_live, total, len(post_offs), 0]
     offsets = [out.at[name] for name in _SECTIONS]
+    figures[-1] = _sealed(out.crc, TRAILER.pack(index.k1, index.b, *figures, *offsets))
     yield from out.put(TRAILER.pack(index.k1, index.b, *figures, *offsets) + END)
     yield from out.flush()
 

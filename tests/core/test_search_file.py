@@ -95,6 +95,24 @@ def test_a_damaged_or_foreign_file_is_rebuilt(tmp_path: Path):
     assert IndexFile.open(cache) is not None  # rewritten whole
 
 
+def test_a_flipped_byte_anywhere_is_a_rebuild_never_a_wrong_or_failed_answer(tmp_path: Path):
+    """Every byte of the file flipped in turn (postings, offsets, keys, the trailer): the file
+    is refused and rebuilt, and the answers stay those of the sound index (a flipped doc id
+    in the postings once failed every later search with IndexError)."""
+    cache = tmp_path / "search.idx"
+    texts = {k: f"alpha {k} beta {k * 3}" for k in "abcdef"}
+    docs = {k: (1, lambda t=t: t) for k, t in texts.items()}
+    cached_index(cache, docs)
+    sound = cache.read_bytes()
+    for at in range(len(sound)):
+        flipped = bytearray(sound)
+        flipped[at] ^= 0x5A
+        cache.write_bytes(bytes(flipped))
+        assert IndexFile.open(cache) is None, at
+        _same(cached_index(cache, docs), texts)
+        assert cache.read_bytes() == sound, at
+
+
 def test_many_holes_start_a_fresh_file(tmp_path: Path):
     cache = tmp_path / "search.idx"
     texts = {f"k{i}": f"w{i}" for i in range(300)}
