@@ -418,6 +418,11 @@ class StoreIndex:
     def _cache_file(self) -> Path | None:
         return cache.cache_file(self.root, self.project)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the articles have been read (the store loads on first use, or in steps)."""
+        return self._loaded
+
     def cache_usable(self) -> bool:
         """Whether a parse cache for this store is there to load from (its contents unread)."""
         return cache.usable(self._cache_file(), self.root)

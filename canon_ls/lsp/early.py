@@ -23,58 +23,174 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import cache, freshness
-from canon_ls.core.disk_view import JOURNAL_MAX, DiskView
-
-from .state import Where
+from canon_ls.core.disk_view import DiskView
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
     from canon_ls.core.store import Store
 
-    from .state import CanonLanguageServer
-
 log = logging.getLogger(__name__)
-
-_loads: dict[int, asyncio.Task[None]] = {}  # id(store) -> its load under way
-# id(store) -> (the store, done once its check child's store has loaded or the child ended)
-_coming: dict[int, tuple[Store, asyncio.Future[None]]] = {}
-_deferred: dict[int, list[Path]] = {}  # id(store) -> files changed while it loads (`defer`)
 
 STEP = 20  # articles per step of core's load (a parse is ~40 µs, a cached one ~10 µs)
 # seconds of loading between two turns of the loop: a hover waits one (at 50k, hover p99 during
 # the start-up check was 3.7 ms with 1 ms, 2.9 ms with 0.5 ms)
 SLICE = 0.0005
 FREEZE_EVERY = 40  # turns between two freezes of what the load has built (~20 ms of it)
-
-
-def loaded(store: Store) -> bool:
-    """Whether the store has read its articles (it does on first use; `_loaded` says so) and
-    no load of ours is still reading its journal."""
-    return bool(getattr(store, "_loaded", True)) and id(store) not in _loads
-
-
-def where(ls: CanonLanguageServer, uri: str) -> Where | None:
-    """`ls.where(uri)`, answering from disk while the store is not loaded yet (and starting
-    its load); a mount or a store leading outside waits for the store."""
-    found = ls.where(uri)
-    if found is None or found.kind not in ("asset", "article") or found.folder.store is None:
-        return found
-    store = found.folder.store
-    if loaded(store) or store.mounts or store.layout_problem():
-        return found
-    load_soon(ls, store, journal=True)
-    return DiskWhere(found.folder, found.path, found.kind, found.address, KeptView(store))
-
-
-# article file -> (its stat key, its article) as a KeptView read it, while stores load
-_kept: dict[str, tuple[freshness.Key, Article]] = {}
 KEPT_MAX = 256
+
+RunTask = Callable[[Coroutine[Any, Any, Any], str], "asyncio.Task[Any]"]
+
+
+class Load:
+    """One store's load, owned by its folder (a reopened store gets a new one): the task
+    loading it in steps, the wait for the check child's parse cache, the files changed
+    meanwhile, and the articles read from disk for requests until it is done."""
+
+    def __init__(self, store: Store, run_task: RunTask) -> None:
+        self.store = store
+        self.run_task = run_task
+        self.task: asyncio.Task[None] | None = None  # the load under way
+        self.coming: asyncio.Future[None] | None = None  # done once the child's cache is there
+        self.deferred: list[Path] | None = None  # files changed while it loads (`defer`)
+        # article file -> (its stat key, its article) as a KeptView read it
+        self.kept: dict[str, tuple[freshness.Key, Article]] = {}
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the store has read its articles (core loads on first use) and no load of
+        ours is still reading its journal."""
+        return self.store.loaded and self.task is None
+
+    def early(self) -> bool:
+        """Whether requests answer from the article files for now (and the load starts): not
+        for a mount or a store leading outside, which wait for the store."""
+        store = self.store
+        if self.loaded or store.mounts or store.layout_problem():
+            return False
+        self.soon(journal=True)
+        return True
+
+    def soon(self, journal: bool = False) -> asyncio.Task[None] | None:
+        """Start loading the store in steps on the event loop (once); None when it is loaded
+        or no loop runs (a handler called outside a session loads on first use instead).
+        `journal`: read the journal in steps too (for hovers; nothing else needs it early)."""
+        if self.task is not None or self.store.loaded:
+            return self.task
+        try:
+            task = self.run_task(self._steps(journal=journal), "canon-store-load")
+        except RuntimeError:
+            return None
+        self.task = task
+        task.add_done_callback(lambda _: setattr(self, "task", None))
+        return task
+
+    def expect_cache(self) -> Callable[[], None] | None:
+        """A check child is starting: when the store is not loaded yet and has no parse cache
+        to load from, its load is to wait for the one the child writes. Returns what to call
+        once the child's store has loaded or the child has ended (either ends the wait), or
+        None when the load goes ahead on its own (loaded or loading already, a mount, a store
+        leading outside, no cache directory or CANON_NO_CACHE)."""
+        store = self.store
+        if store.loaded or self.task is not None:
+            return None
+        if store.mounts or store.layout_problem() or store.cache_usable():
+            return None
+        if cache.cache_file(store.root, store.project) is None:
+            return None
+        try:
+            coming = self.coming = asyncio.get_running_loop().create_future()
+        except RuntimeError:
+            return None
+
+        def release() -> None:
+            if not coming.done():
+                coming.set_result(None)
+            if self.coming is coming:
+                self.coming = None
+
+        return release
+
+    def defer(self, path: Path, then: Callable[[list[Path]], None]) -> bool:
+        """A file event while the store is not loaded yet: instead of loading the store in one
+        go on the loop (seconds at 50k articles) to re-read one file, the file waits for the
+        load in steps (started now) and `then` gets the paths once it is done. False when the
+        store is loaded or no load can run here (the caller handles the file now)."""
+        if self.loaded:
+            return False
+        task = self.soon()
+        if task is None:
+            return False
+        if self.deferred is None:
+            log.info(
+                "canon reads the files changed meanwhile once the store of %s has loaded",
+                self.store.project,
+            )
+            pending = self.deferred = []
+
+            def done(_: object) -> None:
+                self.deferred = None
+                then(pending)
+
+            task.add_done_callback(done)
+        self.deferred.append(path)
+        return True
+
+    async def ready(self) -> None:
+        """Wait until the store is loaded, loading it in steps meanwhile (not in one go on the
+        loop): what needs the whole store awaits this first."""
+        if self.loaded:
+            return
+        task = self.soon()
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def _steps(self, step: int = STEP, slice_s: float = SLICE, journal: bool = False) -> None:
+        """core's step-wise load, yielding to the loop after each `slice_s` of work.
+
+        What was loaded leaves the collector's scans as it goes (young garbage collected, the
+        rest frozen, as the check does once it lands): a full collection over a half-loaded
+        store took 20-25 ms in one step at 10k articles."""
+        store, coming = self.store, self.coming
+        if coming is not None and not coming.done():
+            log.info("canon waits for the parse cache of the check of %s", store.project)
+            waited = time.perf_counter()
+            await coming
+            log.info("canon waited %.2fs for the check's parse cache", time.perf_counter() - waited)
+        started = resume = time.perf_counter()
+        turns = 0
+        gc.freeze()
+        try:
+            # no parse cache written here: one long step, and the check child writes it; then
+            # the journal, which the first hover on the loaded store would read in one go
+            steps = itertools.chain(
+                store.load_steps(step, save=False),
+                store.journal_steps(max(1, step // 4)) if journal else (),  # ~70 µs an entry
+            )
+            for _ in steps:
+                if time.perf_counter() - resume >= slice_s:
+                    turns += 1
+                    if turns % FREEZE_EVERY == 0:
+                        gc.collect(1)
+                        gc.freeze()
+                    await asyncio.sleep(0)
+                    resume = time.perf_counter()
+        except Exception:  # the next request loads it again and reports what went wrong
+            log.exception("loading the store failed")
+            return
+        self.kept.clear()  # the store answers from now on
+        gc.collect(1)
+        gc.freeze()
+        log.info(
+            "canon loaded the store of %s in %.2fs (%d turns of the loop)",
+            store.project,
+            time.perf_counter() - started,
+            turns,
+        )
 
 
 class KeptView(DiskView):
@@ -82,6 +198,10 @@ class KeptView(DiskView):
     stat key holds (and was settled when read, core/freshness.py): until the store loads
     (at 50k articles, after the check child's store), every hover read and parsed its
     governing article again (0.2 ms a hover, more while git keeps the disk busy)."""
+
+    def __init__(self, load: Load) -> None:
+        super().__init__(load.store)
+        self.kept = load.kept
 
     def _parse(self, address: str) -> Article | None:
         if not address or ":" in address or ".." in address.split("/"):
@@ -91,7 +211,7 @@ class KeptView(DiskView):
             before: freshness.Key | None = freshness.key(os.stat(path))
         except OSError:
             before = None
-        kept = _kept.get(path)
+        kept = self.kept.get(path)
         if kept is not None and kept[0] == before:
             return kept[1]
         now = time.time_ns()
@@ -102,171 +222,7 @@ class KeptView(DiskView):
             and (article.mtime_ns, article.size) == before[:2]
             and freshness.settled(before, now)
         ):
-            if len(_kept) >= KEPT_MAX:
-                _kept.clear()
-            _kept[path] = (before, article)
+            if len(self.kept) >= KEPT_MAX:
+                self.kept.clear()
+            self.kept[path] = (before, article)
         return article
-
-
-def load_soon(
-    ls: CanonLanguageServer, store: Store, journal: bool = False
-) -> asyncio.Task[None] | None:
-    """Start loading the store in steps on the event loop (once); None when it is loaded
-    or no loop runs (a handler called outside a session loads on first use instead).
-    `journal`: read the journal in steps too (for hovers; nothing else needs it early)."""
-    task = _loads.get(id(store))
-    if task is not None or getattr(store, "_loaded", True):
-        return task
-    try:
-        task = ls.run_task(load(store, journal=journal), "canon-store-load")
-    except RuntimeError:
-        return None
-    _loads[id(store)] = task
-    task.add_done_callback(lambda _: _loads.pop(id(store), None))
-    return task
-
-
-def expect_cache(store: Store | None) -> Callable[[], None] | None:
-    """A check child is starting for `store`: when the store is not loaded yet and has no
-    parse cache to load from, its load is to wait for the one the child writes. Returns what
-    to call once the child's store has loaded or the child has ended (either ends the wait),
-    or None when the load goes ahead on its own (loaded or loading already, a mount, a store
-    leading outside, no cache directory or CANON_NO_CACHE)."""
-    if store is None or getattr(store, "_loaded", True) or id(store) in _loads:
-        return None
-    if store.mounts or store.layout_problem() or store.cache_usable():
-        return None
-    if cache.cache_file(store.root, store.project) is None:
-        return None
-    try:
-        coming = asyncio.get_running_loop().create_future()
-    except RuntimeError:
-        return None
-    _coming[id(store)] = (store, coming)
-
-    def release() -> None:
-        if not coming.done():
-            coming.set_result(None)
-        if _coming.get(id(store), (None, None))[1] is coming:
-            del _coming[id(store)]
-
-    return release
-
-
-def defer(
-    ls: CanonLanguageServer, store: Store, path: Path, then: Callable[[list[Path]], None]
-) -> bool:
-    """A file event for a store not loaded yet: instead of loading the store in one go on the
-    loop (seconds at 50k articles) to re-read one file, the file waits for the load in steps
-    (started now) and `then` gets the paths once it is done. False when the store is loaded
-    or no load can run here (the caller handles the file now)."""
-    if loaded(store):
-        return False
-    task = load_soon(ls, store)
-    if task is None:
-        return False
-    pending = _deferred.get(id(store))
-    if pending is None:
-        log.info(
-            "canon reads the files changed meanwhile once the store of %s has loaded", store.project
-        )
-        pending = _deferred[id(store)] = []
-        task.add_done_callback(lambda _: then(_deferred.pop(id(store), [])))
-    pending.append(path)
-    return True
-
-
-async def ready(ls: CanonLanguageServer, store: Store | None) -> None:
-    """Wait until the store is loaded, loading it in steps meanwhile (not in one go on the
-    loop): what needs the whole store awaits this first."""
-    if store is None or loaded(store):
-        return
-    task = load_soon(ls, store)
-    if task is not None:
-        await asyncio.shield(task)
-
-
-async def load(
-    store: Store, step: int = STEP, slice_s: float = SLICE, journal: bool = False
-) -> None:
-    """core's step-wise load, yielding to the loop after each `slice_s` of work.
-
-    What was loaded leaves the collector's scans as it goes (young garbage collected, the
-    rest frozen, as the check does once it lands): a full collection over a half-loaded
-    store took 20-25 ms in one step at 10k articles."""
-    coming = _coming.get(id(store))
-    if coming is not None and coming[0] is store and not coming[1].done():
-        log.info("canon waits for the parse cache of the check of %s", store.project)
-        waited = time.perf_counter()
-        await coming[1]
-        log.info("canon waited %.2fs for the check's parse cache", time.perf_counter() - waited)
-    started = resume = time.perf_counter()
-    turns = 0
-    gc.freeze()
-    try:
-        # no parse cache written here: one long step, and the check child writes it; then
-        # the journal, which the first hover on the loaded store would read in one go
-        steps = itertools.chain(
-            store.load_steps(step, save=False),
-            store.journal_steps(max(1, step // 4)) if journal else (),  # ~70 µs an entry
-        )
-        for _ in steps:
-            if time.perf_counter() - resume >= slice_s:
-                turns += 1
-                if turns % FREEZE_EVERY == 0:
-                    gc.collect(1)
-                    gc.freeze()
-                await asyncio.sleep(0)
-                resume = time.perf_counter()
-    except Exception:  # the next request loads it again and reports what went wrong
-        log.exception("loading the store failed")
-        return
-    _kept.clear()  # the store answers from now on
-    gc.collect(1)
-    gc.freeze()
-    log.info(
-        "canon loaded the store of %s in %.2fs (%d turns of the loop)",
-        store.project,
-        time.perf_counter() - started,
-        turns,
-    )
-
-
-@dataclass
-class DiskWhere(Where):
-    """A `Where` whose store is a DiskView (hover and inlay read only what Where offers)."""
-
-    view: Any = None
-
-    @property
-    def store(self) -> Any:
-        return self.view
-
-    def governing(self) -> str | None:
-        if self.kind == "article":
-            return self.address
-        if self.kind != "asset" or not self.address:
-            return None
-        governing: str | None = self.view.governing(self.address)
-        return governing
-
-
-def journal_names(where: Where, address: str) -> list[str]:
-    """Journal entries naming `address`, from the view when the store is not loaded yet."""
-    if isinstance(where, DiskWhere):
-        names: list[str] = where.view.journal_names(address)
-        return names
-    return where.folder.journal_names(address)
-
-
-def journal_read(where: Where) -> bool:
-    """Whether `journal_names` reads the journal for this place (not a long one early)."""
-    return not isinstance(where, DiskWhere) or where.view.store.journal_count() <= JOURNAL_MAX
-
-
-def article_uri(where: Where, address: str) -> str:
-    if isinstance(where, DiskWhere):
-        from pygls.uris import from_fs_path
-
-        return from_fs_path(f"{where.view.articles_dir}{os.sep}{address}.md") or ""
-    return where.folder.article_uri(address)

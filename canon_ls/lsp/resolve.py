@@ -36,7 +36,7 @@ def at_cursor(
     own_on_first_line: bool = True,
     where: Where | None = None,
 ) -> Target | None:
-    """`where`: the document's place when the caller located it already (early.where)."""
+    """`where`: the document's place when the caller located it already (`ls.view`)."""
     where = where or ls.where(uri)
     if where is None or where.folder.store is None or where.kind == "store":
         return None

@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from .state import CanonLanguageServer, Folder
-
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
 from canon_ls.lsp.child import give_way, python_module
@@ -69,16 +67,6 @@ REEXEC = "CANON_SEARCH_REEXEC"  # set for the one start again after a build
 REEXEC_READS = 1000  # articles read at start above which the worker starts again
 FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
 IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
-
-
-def ensure(ls: CanonLanguageServer, folder: Folder) -> Searcher:
-    """The folder's searcher, started now if nothing started it yet (a first question before
-    the startup check ends, which otherwise starts it once it no longer competes)."""
-    if folder.searcher is None:
-        folder.searcher = Searcher(folder.project, folder.store_options(), ls.run_task)
-        folder.searcher.start()
-    searcher: Searcher = folder.searcher
-    return searcher
 
 
 class Searcher:

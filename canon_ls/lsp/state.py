@@ -1,46 +1,66 @@
-"""Server state: one `Folder` (project + Store + whole-store signals) per workspace folder.
-
-The server owns its folders; features only read them and ask core for answers. Nothing here
-writes a file.
+"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store
+check and what that check found (`Signals`); the server keeps the folders, the notifier and
+the watcher. Read requests get a `Where`, a read-only view of one document's place that hides
+whether the store has loaded. Nothing here writes a file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol.types import DiagnosticOptions, Range
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core import address as core_address
+from canon_ls.core import check as core_check
 from canon_ls.core import fsio
+from canon_ls.core.disk_view import JOURNAL_MAX
 from canon_ls.core.layout import Options, resolve
 from canon_ls.core.project import open_store
 
 from .convert import Text
+from .early import KeptView, Load
 from .protocol import CanonProtocol
+from .searcher import Searcher
 from .settings import Settings
 
 if TYPE_CHECKING:
     from canon_ls.core.assets import Finding
+    from canon_ls.core.check import Rechecked
     from canon_ls.core.evidence import Evidence
     from canon_ls.core.store import Store
 
-    from .features.checks import Checker
-    from .features.sync import Notifier
-    from .features.watch import Watcher
     from .logs import ClientLogHandler
-    from .searcher import Searcher
 
 log = logging.getLogger(__name__)
 
 MAX_DISK_BYTES = 8 * 1024 * 1024  # files read from disk for edits/links beyond this are skipped
+RERUN_DELAY = 0.5  # seconds between a finished check and a queued one
+
+
+class Watching(Protocol):
+    """The file watcher as the server keeps it (features/watch.py)."""
+
+    async def start(self) -> None: ...
+    def update(self) -> None: ...
+    def git_moved(self, folder: Folder) -> None: ...
+    def close(self) -> None: ...
+
+
+class Notifying(Protocol):
+    """The client notifier as the server keeps it (features/sync.py)."""
+
+    published: set[str]  # uris with pushed, non-empty diagnostics
+
+    def schedule(self, uris: Iterable[str] = ()) -> None: ...
 
 
 @dataclass
@@ -62,13 +82,55 @@ class Where:
             return self.address
         if self.kind != "asset" or not self.address or self.folder.store is None:
             return None
-        return self.folder.store.governing(self.address)
+        governing: str | None = self.store.governing(self.address)
+        return governing
+
+    def refresh(self, address: str) -> None:
+        """Re-read `address`'s governing article if disk moved on since (a stat or two); what
+        changed is queued to the folder, never re-checked or notified from a read."""
+        self.folder.revalidate(address)
+
+    def journal_names(self, address: str) -> list[str]:
+        """Entry file names whose subject names `address`, newest first."""
+        return self.folder.journal_names(address)
+
+    def journal_read(self) -> bool:
+        """Whether `journal_names` reads the journal here (a long one is not read early)."""
+        return True
+
+    def article_uri(self, address: str) -> str:
+        return self.folder.article_uri(address)
+
+
+@dataclass
+class DiskWhere(Where):
+    """A `Where` answering from the article files while the store loads (SPEC §10 hover: the
+    same answers, read from where they are); nothing there is stale yet."""
+
+    view: KeptView = field(kw_only=True)
+
+    @property
+    def store(self) -> Any:
+        return self.view
+
+    def refresh(self, address: str) -> None:
+        pass  # just read from disk
+
+    def journal_names(self, address: str) -> list[str]:
+        return self.view.journal_names(address)
+
+    def journal_read(self) -> bool:
+        return self.view.store.journal_count() <= JOURNAL_MAX
+
+    def article_uri(self, address: str) -> str:
+        return from_fs_path(f"{self.view.articles_dir}{os.sep}{address}.md") or ""
 
 
 @dataclass
 class Signals:
     """What the whole-store check found for one folder, kept current between checks by the
-    incremental re-checks (`checks` lands a check, `sync.recheck` one article)."""
+    incremental re-checks. Written only through its methods: `land_partial` and `land` (a
+    check's answer), `record` (one article re-checked), `forget` (the store reopened)."""
 
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
@@ -90,18 +152,113 @@ class Signals:
         self.checked = False
         self.generation += 1
 
+    def land_partial(self, findings: dict[str, list[Finding]], moves: dict[str, list[str]]) -> None:
+        """A check's first answer, all but staleness (git is still running in its child)."""
+        self.findings, self.moves = findings, moves
+        self.generation += 1
 
-@dataclass
+    def land(
+        self, findings: dict[str, list[Finding]], snapshot: Any, known: set[str], staleness: bool
+    ) -> None:
+        """A check's whole answer (a `background.Snapshot`); `known`: the articles it saw."""
+        self.findings = findings
+        self.stale = snapshot.stale if staleness else {}
+        self.evidence = snapshot.evidence if staleness else {}
+        self.evidence_pending = False
+        self.newest, self.moves, self.asset_dirs = snapshot.newest, snapshot.moves, snapshot.dirs
+        self.known = known
+        self.checked = True
+        self.generation += 1
+
+    def record(self, address: str, done: Rechecked | None, staleness: bool) -> None:
+        """One article re-checked in-process (None: it is gone)."""
+        if done is None:
+            self.findings.pop(address, None)
+            self.stale.pop(address, None)
+            return
+        if staleness:
+            _put(self.stale, address, done.stale)
+            _put(self.evidence, address, done.evidence)
+            self.evidence_pending = self.evidence_pending or done.pending
+        _put(self.findings, address, done.findings or None)
+
+    def changed(self) -> bool:
+        """Something changed (pull diagnostics' result ids move on). True when an edit made a
+        verdict the last check has no evidence for (a new check is due); that is then taken."""
+        self.generation += 1
+        pending = self.evidence_pending and self.checked
+        self.evidence_pending = self.evidence_pending and not pending
+        return pending
+
+
+def _put(table: dict[str, Any], key: str, value: Any) -> None:
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
+
+
+class Check:
+    """One folder's whole-store check (features/checks.py does the work): at most one runs,
+    and one more asked for meanwhile runs after it (never a cancel: a stream of events must
+    not starve the check); what was re-checked in-process while it runs."""
+
+    def __init__(self, folder: Folder) -> None:
+        self.folder = folder
+        self.task: asyncio.Task[None] | None = None
+        self.asked = False  # a check was asked for the folder's current store (reset on open)
+        self.again = False  # another check was asked for while one runs
+        self.meanwhile: set[str] | None = None  # re-checked in-process while one runs
+        self.stopped = False
+
+    def schedule(self, delay: float = 0.0) -> None:
+        self.asked = True
+        if self.task is not None and not self.task.done():
+            self.again = True
+            return
+        if self.stopped:
+            return
+        server = self.folder.server
+        work = server.check_work(self.folder, delay)
+        self.task = server.run_task(work, f"canon-check {self.folder.project.name}")
+        self.task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        if self.again and not task.cancelled():
+            self.again = False
+            self.schedule(RERUN_DELAY)
+
+    @property
+    def running(self) -> bool:
+        """Whether a check is under way (its answer yet to land)."""
+        return self.meanwhile is not None
+
+    def changed(self, addresses: set[str]) -> None:
+        """Addresses re-checked in-process: a running check re-checks them once it lands."""
+        if self.meanwhile is not None:
+            self.meanwhile.update(addresses)
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.task is not None:
+            self.task.cancel()
+
+
+@dataclass(eq=False)
 class Folder:
-    """One project: its Store, settings, what the last check found (`signals`) and the request
-    caches. The check's own bookkeeping is the Checker's (features/checks.py)."""
+    """One project: its Store and the store's load, settings, its whole-store check, what the
+    last check found (`signals`) and the request caches."""
 
     uri: str
     project: Path
+    server: CanonLanguageServer
     settings: Settings = field(default_factory=Settings)
     store: Store | None = None
+    load: Load | None = None  # the store's load, while it has one
     signals: Signals = field(default_factory=lambda: Signals())
+    check: Check = field(init=False)
     searcher: Searcher | None = None  # the BM25 worker once started
+    queued: set[str] = field(default_factory=set)  # changes found by reads, for the owner
     # source uri -> ((encoding, 'open' | 'disk', text or stat identity), [(target, range)],
     # file path): references' link ranges (navigation.link_ranges)
     link_ranges: dict[
@@ -110,6 +267,9 @@ class Folder:
     _uris: dict[str, str] = field(default_factory=dict)
     error: str | None = None  # why the store could not be opened
     problems_shown: set[str] = field(default_factory=set)  # option-file sentences already shown
+
+    def __post_init__(self) -> None:
+        self.check = Check(self)
 
     def open(self) -> None:
         """(Re)open the store with the current settings; a bad option becomes `error`."""
@@ -123,6 +283,8 @@ class Folder:
             self.store = None
             self.error = f"canon could not open the store in {self.project}: {exc}"
             log.warning(self.error)
+        self.load = Load(self.store, self.server.run_task) if self.store is not None else None
+        self.check.asked = False  # none was asked for the new store yet
         if self.searcher is not None:
             self.searcher.stop()
             self.searcher = None
@@ -149,6 +311,85 @@ class Folder:
     @property
     def serving(self) -> bool:
         return self.store is not None and self.store.exists()
+
+    def close(self) -> None:
+        """The folder leaves (removed, or the server shuts down): its check and search stop."""
+        self.check.stop()
+        if self.searcher is not None:
+            self.searcher.stop()
+
+    def search(self) -> Searcher:
+        """The folder's searcher, started now if nothing started it yet (a first question
+        before the start-up check ends, which otherwise starts it once it no longer competes)."""
+        if self.searcher is None:
+            self.searcher = Searcher(self.project, self.store_options(), self.server.run_task)
+            self.searcher.start()
+        return self.searcher
+
+    def view(self, where: Where) -> Where:
+        """The read view of `where`: from the article files while the store is not loaded
+        (starting its load), for the places that can be answered so (an article, a file)."""
+        load = self.load
+        if where.kind not in ("asset", "article") or load is None or not load.early():
+            return where
+        return DiskWhere(self, where.path, where.kind, where.address, view=KeptView(load))
+
+    def revalidate(self, address: str) -> None:
+        """Re-read `address`'s article (and any nearer one that appeared) if disk moved on:
+        core's one freshness rule (`Store.revalidate`), a stat per ancestor when nothing did.
+        What changed goes to the owner on the next turn of the loop (`queue`)."""
+        store = self.store
+        if store is None:
+            return
+        changed: set[str] = set()
+        try:
+            for candidate in core_address.ancestors(address):
+                changed |= store.revalidate([self.article_path(candidate)])
+                if store.article(candidate) is not None:
+                    break
+        except Exception:  # a freshness probe must never fail the request it serves
+            log.exception("freshness check failed for %s", address)
+            return
+        self.queue(changed)
+
+    def queue(self, addresses: set[str]) -> None:
+        """Changes a read found: the server's change pipeline takes them on the next turn."""
+        if not addresses:
+            return
+        first = not self.queued
+        self.queued |= addresses
+        if first:
+            with contextlib.suppress(RuntimeError):  # no loop: the watcher brings them later
+                asyncio.get_running_loop().call_soon(self._take_queued)
+
+    def _take_queued(self) -> None:
+        addresses, self.queued = self.queued, set()
+        if self.server.folders.get(self.uri) is self:
+            self.server.store_changed(self, addresses)
+
+    def recheck(self, address: str, *, checking: bool) -> bool:
+        """Recompute one article's findings in-process (core's `check.recheck`, from what the
+        last whole-store check measured); True when the article is new (never while
+        `checking`: the whole-store check under way sees it anyway)."""
+        store, signals = self.store, self.signals
+        if store is None:
+            return False
+        staleness = signals.checked and self.settings.staleness_enabled and ":" not in address
+        try:
+            done = core_check.recheck(
+                store,
+                address,
+                previous=signals.findings.get(address),
+                newest=signals.newest.get(address),
+                evidence=signals.evidence.get(address),
+                staleness=staleness,
+            )
+        except Exception:
+            log.exception("checking %s failed", address)
+            return False
+        signals.record(address, done, staleness)
+        # New since the last whole-store check (one running now will see it anyway).
+        return done is not None and address not in signals.known and not checking
 
     def where(self, path: Path) -> Where | None:
         """What a file is to this folder's store: core's one rule (`Store.place`, honouring
@@ -239,10 +480,12 @@ class CanonLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()
         # (method, options, guarded handler) registered at initialize when the client pulls
         self.pull_features: list[tuple[str, DiagnosticOptions | None, Callable[..., Any]]] = []
-        # The features owning state of their own, created together by `lifecycle.create`.
-        self.watcher: Watcher
-        self.checker: Checker
-        self.notifier: Notifier
+        # The features owning state of their own and the work a folder asks for, wired
+        # together by `lifecycle.create`.
+        self.watcher: Watching
+        self.notifier: Notifying
+        self.check_work: Callable[[Folder, float], Coroutine[Any, Any, None]]  # checks.run
+        self.store_changed: Callable[[Folder, set[str]], None]  # sync.store_changed
 
     # -- background work ------------------------------------------------------------------
     def run_task(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
@@ -268,7 +511,8 @@ class CanonLanguageServer(LanguageServer):
         path = to_fs_path(uri)
         if not path:
             return None
-        folder = Folder(uri=uri, project=Path(path).resolve(), settings=settings or Settings())
+        project = Path(path).resolve()
+        folder = Folder(uri=uri, project=project, server=self, settings=settings or Settings())
         folder.open()
         self.folders[uri] = folder
         self._where.clear()  # a nested folder may own some paths now
@@ -315,6 +559,12 @@ class CanonLanguageServer(LanguageServer):
                 self._where.clear()
             self._where[uri] = (folder.store, found)
         return found
+
+    def view(self, uri: str) -> Where | None:
+        """`where(uri)` as a read request sees it: from the article files while its store
+        loads (`Folder.view`)."""
+        found = self.where(uri)
+        return found.folder.view(found) if found is not None else None
 
     # -- documents ------------------------------------------------------------------------
     def open_articles(self, folder: Folder) -> set[str]:

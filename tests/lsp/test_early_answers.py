@@ -20,8 +20,8 @@ from lsp_harness import article as article_text
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
+from canon_ls.core.disk_view import DiskView
 from canon_ls.core.project import open_store
-from canon_ls.lsp.early import DiskView, loaded
 
 
 def test_the_disk_view_resolves_as_the_loaded_store(tmp_path: Path):
@@ -43,12 +43,12 @@ def test_the_disk_view_resolves_as_the_loaded_store(tmp_path: Path):
     ]
     answers = {a: (view.governing(a), view.article(a)) for a in addresses}
     names = view.journal_names("src/core/config")
-    assert not loaded(store)  # nothing above read the whole store
+    assert not store.loaded  # nothing above read the whole store
     for address, (governing, article) in answers.items():
         assert governing == store.governing(address), address
         assert article == store.article(address), address
     assert names == store.journal_names("src/core/config") == ["2026-01-02-config.md"]
-    assert loaded(store)
+    assert store.loaded
 
 
 async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
@@ -155,7 +155,7 @@ def test_opening_a_file_before_the_check_reads_no_article(tmp_path: Path):
     folder = ls.add_folder(root.as_uri())
     assert folder is not None and folder.store is not None
     assert diagnostics.for_uri(ls, (root / "src/core/config.ts").as_uri()) == []
-    assert not loaded(folder.store)
+    assert not folder.store.loaded
 
 
 def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
@@ -166,7 +166,7 @@ def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
     from canon_ls.lsp.features import lens
     from canon_ls.lsp.state import CanonLanguageServer
 
-    monkeypatch.setattr(early, "load_soon", lambda ls, store, journal=False: None)
+    monkeypatch.setattr(early.Load, "soon", lambda self, journal=False: None)
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
     folder = ls.add_folder(root.as_uri())
@@ -178,7 +178,7 @@ def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
     assert [x.command.title for x in lenses if x.command] == [
         "canon: src/core/config · updated 2026-01-01 · 1 journal"
     ]
-    assert not loaded(folder.store)
+    assert not folder.store.loaded
 
 
 LOADED = "canon loaded the store of"
@@ -235,18 +235,18 @@ async def test_hovers_while_the_store_loads_in_steps(tmp_path: Path):
 
 
 def test_what_awaits_the_load_does_not_read_the_journal(tmp_path: Path):
-    """Issue 15: the check's landing awaits the store's load (early.ready), which then leaves
+    """Issue 15: the check's landing awaits the store's load (`Load.ready`), which then leaves
     the journal unread (only a hover reads it early, in steps): a quiet start holds no
     journal in memory."""
-    from canon_ls.lsp import early
     from canon_ls.lsp.state import CanonLanguageServer
 
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
     folder = ls.add_folder(root.as_uri())
     assert folder is not None and folder.store is not None
-    asyncio.run(early.ready(ls, folder.store))
-    assert loaded(folder.store)
+    assert folder.load is not None
+    asyncio.run(folder.load.ready())
+    assert folder.store.loaded
     assert folder.store._journal._entries == {}  # nothing read
     assert folder.store.journal_names("src/core/config") == ["2026-01-02-config.md"]
 
@@ -257,9 +257,9 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     file's stat key holds (settled); an edit is read again at once."""
     from canon_ls.core import disk_view
     from canon_ls.lsp import early
-    from canon_ls.lsp.state import CanonLanguageServer
+    from canon_ls.lsp.state import CanonLanguageServer, DiskWhere
 
-    monkeypatch.setattr(early, "load_soon", lambda ls, store, journal=False: None)
+    monkeypatch.setattr(early.Load, "soon", lambda self, journal=False: None)
     monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every file settled
     parsed: list[str] = []
     parse = disk_view.art.parse
@@ -276,8 +276,8 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     uri = (root / "src/core/config.ts").as_uri()
 
     def capsule() -> str:
-        where = early.where(ls, uri)
-        assert isinstance(where, early.DiskWhere)
+        where = ls.view(uri)
+        assert isinstance(where, DiskWhere)
         article = where.store.article("src/core/config")
         return article.capsule if article is not None else ""
 
@@ -291,4 +291,4 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     )
     assert capsule() == "Edited on disk."
     assert parsed.count("src/core/config") == 2
-    assert not loaded(folder.store)
+    assert not folder.store.loaded

@@ -19,7 +19,7 @@ from pygls.capabilities import get_capability
 
 from canon_ls.core import check as core_check
 
-from .. import background, early, searcher
+from .. import background, early
 from ..state import CanonLanguageServer, Folder
 from . import diagnostics, sync
 
@@ -28,81 +28,26 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RERUN_DELAY = 0.5  # seconds between a finished check and a queued one
 ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout, a build) re-checks once
 PUSH_SLICE = 0.00025  # seconds of publishing between yields (10 articles took ~3 ms: p99)
 
 
-class Checker:
-    """The whole-store checks: one task per folder, at most one more queued behind it, and
-    each folder's check bookkeeping (all keyed by folder uri). Created once per server
-    (`lifecycle.create`)."""
-
-    def __init__(self, ls: CanonLanguageServer) -> None:
-        self.ls = ls
-        self.tasks: dict[str, asyncio.Task[None]] = {}  # folder uri -> its running check
-        # folder uri -> the Store a whole-store check was started for: reopening the store
-        # (a new Store object) means no check was asked for the new one yet
-        self._requested: dict[str, object] = {}
-        self._rerun: set[str] = set()  # folder uris: another check was asked for while one ran
-        # folder uri -> addresses changed in-process while its whole-store check runs
-        self._changed: dict[str, set[str]] = {}
-
-    def schedule(self, folder: Folder, delay: float = 0.0) -> None:
-        """Start the whole-store check for a folder. While one runs, another is queued to run
-        after it (never a cancel: a stream of events must not starve the check)."""
-        self._requested[folder.uri] = folder.store
-        running = self.tasks.get(folder.uri)
-        if running is not None and not running.done():
-            self._rerun.add(folder.uri)
-            return
-        self.tasks[folder.uri] = self.ls.run_task(
-            _check(self.ls, folder, delay), f"canon-check {folder.project.name}"
-        )
-
-    def requested(self, folder: Folder) -> bool:
-        """Whether a whole-store check was started for the folder's current store."""
-        return folder.uri in self._requested and self._requested[folder.uri] is folder.store
-
-    def running(self, folder: Folder) -> bool:
-        """Whether a whole-store check of the folder is under way (its answer yet to land)."""
-        return folder.uri in self._changed
-
-    def changed(self, folder: Folder, addresses: set[str]) -> None:
-        """Addresses re-checked in-process: a running check re-checks them once it lands."""
-        meanwhile = self._changed.get(folder.uri)
-        if meanwhile is not None:
-            meanwhile.update(addresses)
-
-    def forget(self, folder: Folder) -> None:
-        """A folder left the workspace: its check stops and its bookkeeping goes."""
-        task = self.tasks.pop(folder.uri, None)
-        if task is not None:
-            task.cancel()
-        self._requested.pop(folder.uri, None)
-        self._rerun.discard(folder.uri)
-        self._changed.pop(folder.uri, None)
-
-    def busy(self) -> bool:
-        return any(not task.done() for task in self.tasks.values())
-
-
-async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
+async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
+    """One whole-store check of `folder` (`folder.check` schedules it): its child, the
+    progress shown meanwhile, the partial answer and then the whole one landed."""
     if delay:
         await asyncio.sleep(delay)  # debounce bursts of file events
-    if not folder.serving:
+    if not folder.serving or folder.load is None:
         return
-    changed_meanwhile: set[str] = set()
-    checker = ls.checker
-    checker._changed[folder.uri] = changed_meanwhile
-    store, options = folder.store, folder.store_options()
+    meanwhile = folder.check.meanwhile = set()
+    load, options = folder.load, folder.store_options()
     staleness = folder.settings.staleness_enabled
 
     def current() -> bool:
         """False when the store was reopened or staleness toggled meanwhile (a re-run is
         queued): this check's answer no longer applies."""
         return (
-            folder.store is store
+            folder.load is load
             and folder.store_options() == options
             and folder.settings.staleness_enabled == staleness
         )
@@ -111,10 +56,10 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
 
     async def on_partial(partial: background.Snapshot) -> None:
         nonlocal first
-        await early.ready(ls, store)  # landing reads the store: not in one go on the loop
+        await load.ready()  # landing reads the store: not in one go on the loop
         grouped = await _carry_stale(folder, await _grouped(partial.findings))
         if current():
-            _land_partial(folder, grouped, partial.moves)
+            folder.signals.land_partial(grouped, partial.moves)
             first = {}  # what was published, kept apart from later re-checks
             async for part in _in_turns(list(grouped.items())):
                 first.update((a, list(f)) for a, f in part)
@@ -122,72 +67,71 @@ async def _check(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
 
     # The child starts before the progress round trip: its git pass is the long pole. With
     # no parse cache yet, the store's own load waits for the one the child writes.
-    cached = early.expect_cache(store)
-    run = ls.run_task(
+    cached = load.expect_cache()
+    child = ls.run_task(
         background.run(folder.project, options, staleness, on_partial, cached),
         "canon-check-child",
     )
     if cached is not None:
-        run.add_done_callback(lambda _: cached())  # the child failed: the load goes ahead
+        child.add_done_callback(lambda _: cached())  # the child failed: the load goes ahead
     token = None
     try:
         token = await _begin(ls, f"canon: checking {folder.project.name}")
-        snapshot = await run
+        snapshot = await child
         if snapshot.error:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
             return
-        await early.ready(ls, store)
+        await load.ready()
         grouped = await _grouped(snapshot.findings)
-        known = await _in_turns_set(store.addresses() if store is not None else [])
-        if not current():
-            return
-        folder.signals.findings = grouped
-        folder.signals.stale = snapshot.stale if folder.settings.staleness_enabled else {}
-        folder.signals.evidence = snapshot.evidence if folder.settings.staleness_enabled else {}
-        folder.signals.evidence_pending = False
-        folder.signals.newest = snapshot.newest
-        folder.signals.moves = snapshot.moves
-        folder.signals.asset_dirs = snapshot.dirs
-        ls.watcher.update()  # the own watcher follows the listed asset directories
-        folder.signals.known = known | {a for a in changed_meanwhile if store and store.has(a)}
-        folder.signals.checked = True
-        ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
-        searcher.ensure(ls, folder)  # the BM25 worker starts once the check no longer competes
-        folder.signals.generation += 1
-        for address in changed_meanwhile:
-            sync.recheck(folder, address, checking=True)
-        pushed = time.perf_counter()
-        if first is None:
-            await _publish(ls, folder)
-        else:  # only what staleness (or an edit meanwhile) changed since the partial push
-            only = await _differing(first, folder.signals.findings)
-            await _publish(ls, folder, only | changed_meanwhile)
-        log.info(
-            "canon checked %s: %d findings in %.2fs (child; git pass %.2fs alongside), "
-            "sent in %.2fs",
-            folder.project,
-            len(snapshot.findings),
-            snapshot.seconds,
-            snapshot.git_seconds,
-            time.perf_counter() - pushed,
-        )
-        await sync.refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
-        await sync.refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
+        known = await _in_turns_set(load.store.addresses())
+        if current():
+            await _land(ls, folder, snapshot, grouped, known, first)
     except asyncio.CancelledError:
         raise
     except Exception:
         log.exception("whole-store check of %s failed", folder.project)
     finally:
-        run.cancel()  # a no-op once it finished; else the child is killed
-        if checker._changed.get(folder.uri) is changed_meanwhile:
-            del checker._changed[folder.uri]
+        child.cancel()  # a no-op once it finished; else the child is killed
+        if folder.check.meanwhile is meanwhile:
+            folder.check.meanwhile = None
         _end(ls, token)
         gc.freeze()  # the store's long-lived objects leave the collector's scans (p99)
-        current_folder = ls.folders.get(folder.uri) is folder
-        if folder.uri in checker._rerun and not ls.shutting_down and current_folder:
-            checker._rerun.discard(folder.uri)
-            checker.tasks.pop(folder.uri, None)
-            checker.schedule(folder, RERUN_DELAY)
+
+
+async def _land(
+    ls: CanonLanguageServer,
+    folder: Folder,
+    snapshot: background.Snapshot,
+    grouped: dict[str, list[Finding]],
+    known: set[str],
+    first: dict[str, list[Finding]] | None,
+) -> None:
+    """The whole answer: into the folder's signals, what an edit changed meanwhile re-checked
+    on top, the watcher and the searcher started, the client told what differs."""
+    store, meanwhile = folder.store, folder.check.meanwhile or set()
+    known |= {a for a in meanwhile if store is not None and store.has(a)}
+    folder.signals.land(grouped, snapshot, known, folder.settings.staleness_enabled)
+    ls.watcher.update()  # the own watcher follows the listed asset directories
+    ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
+    folder.search()  # the BM25 worker starts once the check no longer competes
+    for address in meanwhile:
+        folder.recheck(address, checking=True)
+    pushed = time.perf_counter()
+    if first is None:
+        await _publish(ls, folder)
+    else:  # only what staleness (or an edit meanwhile) changed since the partial push
+        only = await _differing(first, folder.signals.findings)
+        await _publish(ls, folder, only | meanwhile)
+    log.info(
+        "canon checked %s: %d findings in %.2fs (child; git pass %.2fs alongside), sent in %.2fs",
+        folder.project,
+        len(snapshot.findings),
+        snapshot.seconds,
+        snapshot.git_seconds,
+        time.perf_counter() - pushed,
+    )
+    await sync.refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
+    await sync.refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
 
 
 T = TypeVar("T")
@@ -246,16 +190,6 @@ async def _carry_stale(
                 found.append(core_check.carried_stale(address, reason, evidence))
                 found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
     return grouped
-
-
-def _land_partial(
-    folder: Folder, grouped: dict[str, list[Finding]], moves: dict[str, list[str]]
-) -> None:
-    """Take everything but staleness now (git is still running in the child): the findings
-    by article and the move guesses."""
-    folder.signals.findings = grouped
-    folder.signals.moves = moves
-    folder.signals.generation += 1
 
 
 async def _publish(ls: CanonLanguageServer, folder: Folder, only: set[str] | None = None) -> None:

@@ -50,8 +50,8 @@ def tool_command(action: str) -> Callable[..., str]:
         if action in ("write", "journal"):
             sync.store_changed(ls, folder, folder.store.refresh())
             ls.notifier.schedule()
-            if not ls.checker.requested(folder):
-                ls.checker.schedule(folder)  # the first write just created the store
+            if not folder.check.asked:
+                folder.check.schedule()  # the first write just created the store
         return result.text
 
     run.__name__ = f"canon_{action}"

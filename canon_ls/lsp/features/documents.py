@@ -36,7 +36,7 @@ def on_did_save(ls: CanonLanguageServer, params: types.DidSaveTextDocumentParams
             ls.notifier.schedule()
     elif where.kind == "asset" and where.folder.serving and where.governing():
         # Client file events cover creations and deletions; content changes arrive as saves.
-        ls.checker.schedule(where.folder, SAVE_DEBOUNCE)
+        where.folder.check.schedule(SAVE_DEBOUNCE)
 
 
 def on_did_close(ls: CanonLanguageServer, params: types.DidCloseTextDocumentParams) -> None:

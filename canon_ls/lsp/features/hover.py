@@ -9,22 +9,20 @@ from lsprotocol import types
 from canon_ls.core import rules_import
 from canon_ls.core.article import Article
 
-from .. import early, resolve
+from .. import resolve
 from ..state import CanonLanguageServer, Where
-from . import freshness
 
 
 def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
-    where = early.where(ls, uri)  # from the article files while the store loads
+    where = ls.view(uri)  # from the article files while the store loads
     origin = _rule_file(ls, uri, where, params.position)
     if origin is not None:
         return origin
     target = resolve.at_cursor(ls, uri, params.position, where=where)
     if target is None:
         return None
-    if not isinstance(target.where, early.DiskWhere):  # (those were just read from disk)
-        freshness.check_article(ls, target.where.folder, target.address)
+    target.where.refresh(target.address)
     governing = target.where.store.governing(target.address)
     if governing is None:
         return None
@@ -63,7 +61,7 @@ def _rule_file(
         else f"`canon import` files this into the article `{address}`"
     )
     capsule = _escape(article.capsule) if article.capsule else "_no capsule yet_"
-    link = f"[Open {address}]({early.article_uri(where, address)})"
+    link = f"[Open {address}]({where.article_uri(address)})"
     value = f"**{head}**\n\n{capsule}\n\n{link}"
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
 
@@ -88,12 +86,12 @@ def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) ->
     if evidence is not None:  # SPEC §9.1: how many commits, since when, which was newest
         lines.append("")
         lines.append("**stale**: " + _escape(evidence.line().removeprefix("stale: ")))
-    journal = early.journal_names(target.where, governing)[:3]
+    journal = target.where.journal_names(governing)[:3]
     if journal:
         lines.append("")
         lines.append("journal: " + ", ".join(f"`{name}`" for name in journal))
     lines.append("")
-    lines.append(f"[Open {governing}]({early.article_uri(target.where, governing)})")
+    lines.append(f"[Open {governing}]({target.where.article_uri(governing)})")
     return "\n".join(lines)
 
 

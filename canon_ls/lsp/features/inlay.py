@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .. import convert, early
+from .. import convert
 from ..state import CanonLanguageServer
-from . import freshness
 
 
 def on_inlay_hint(
@@ -15,11 +14,10 @@ def on_inlay_hint(
     uri = params.text_document.uri
     if params.range.start.line > 0:
         return None
-    where = early.where(ls, uri)  # from the article files while the store loads
+    where = ls.view(uri)  # from the article files while the store loads
     if where is None or where.kind != "asset" or not where.folder.settings.inlay_hints_enabled:
         return None
-    if not isinstance(where, early.DiskWhere):
-        freshness.check_article(ls, where.folder, where.address)
+    where.refresh(where.address)
     governing = where.governing()
     if not governing:
         return None

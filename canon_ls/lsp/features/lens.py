@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from .. import convert, early
+from .. import convert
 from ..state import CanonLanguageServer, Folder
-from . import freshness
 
 
 def on_code_lens(
     ls: CanonLanguageServer, params: types.CodeLensParams
 ) -> list[types.CodeLens] | None:
     uri = params.text_document.uri
-    where = early.where(ls, uri)  # from the article files while the store loads
+    where = ls.view(uri)  # from the article files while the store loads
     if where is None or where.kind not in ("asset", "article") or not where.address:
         return None
     if not where.folder.settings.code_lens_enabled:
@@ -22,8 +21,7 @@ def on_code_lens(
     if where.kind == "article":
         stale = stale_lens(where.folder, where.address)
         return [stale] if stale is not None else None
-    if not isinstance(where, early.DiskWhere):
-        freshness.check_article(ls, where.folder, where.address)
+    where.refresh(where.address)
     governing = where.governing()
     if not governing:
         command = types.Command(
@@ -36,10 +34,10 @@ def on_code_lens(
     if article is None:
         return None
     title = f"canon: {governing} · updated {article.updated or 'never'}"
-    if early.journal_read(where):  # a long journal is counted once the store has loaded
-        title += f" · {len(early.journal_names(where, governing))} journal"
+    if where.journal_read():  # a long journal is counted once the store has loaded
+        title += f" · {len(where.journal_names(governing))} journal"
     command = types.Command(
-        title=title, command="canon.open", arguments=[early.article_uri(where, governing)]
+        title=title, command="canon.open", arguments=[where.article_uri(governing)]
     )
     lenses = [types.CodeLens(range=convert.TOP, command=command)]
     stale = stale_lens(where.folder, governing)

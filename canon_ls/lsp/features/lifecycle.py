@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 
 from lsprotocol import types
@@ -19,10 +20,12 @@ log = logging.getLogger(__name__)
 
 
 def create(ls: CanonLanguageServer) -> None:
-    """The features that own state of their own, created in this one place."""
+    """The features that own state of their own and the work a folder asks of the server,
+    wired in this one place."""
     ls.watcher = watch.Watcher(ls)
-    ls.checker = checks.Checker(ls)
     ls.notifier = sync.Notifier(ls)
+    ls.check_work = functools.partial(checks.run, ls)
+    ls.store_changed = functools.partial(sync.store_changed, ls)
 
 
 def on_initialize(ls: CanonLanguageServer, params: types.InitializeParams) -> None:
@@ -56,7 +59,7 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
     # or staleness setting from workspace/configuration re-runs it (`apply`).
     for folder in list(ls.folders.values()):
         if folder.serving:
-            ls.checker.schedule(folder)
+            folder.check.schedule()
     await load_configuration(ls)
     for folder in ls.folders.values():
         if folder.error:
@@ -64,8 +67,8 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
         options.show_problems(ls, folder)  # a bad canon.toml / settings.json key (SPEC §13)
     await ls.watcher.start()
     for folder in list(ls.folders.values()):
-        if folder.serving and not ls.checker.requested(folder):
-            ls.checker.schedule(folder)
+        if folder.serving and not folder.check.asked:
+            folder.check.schedule()
     ls.started = True
 
 
@@ -102,7 +105,7 @@ async def load_configuration(ls: CanonLanguageServer) -> None:
 def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings) -> None:
     reopen = parsed.store_options() != folder.settings.store_options()
     restale = parsed.staleness_enabled != folder.settings.staleness_enabled
-    requested = ls.checker.requested(folder)  # not after `open`: a new Store
+    requested = folder.check.asked  # not after `open`: a new Store
     folder.settings = parsed
     if reopen:
         folder.open()
@@ -111,7 +114,7 @@ def apply(ls: CanonLanguageServer, folder: Folder, parsed: settings_mod.Settings
         if ls.started:
             options.show_problems(ls, folder)
     if (reopen or restale) and (ls.started or requested) and folder.serving:
-        ls.checker.schedule(folder)  # a running check with the old settings is discarded
+        folder.check.schedule()  # a running check with the old settings is discarded
 
 
 async def on_did_change_configuration(
@@ -127,14 +130,14 @@ def on_did_change_workspace_folders(
     for removed in params.event.removed or []:
         folder = ls.folders.pop(removed.uri, None)
         if folder is not None:
-            ls.checker.forget(folder)
+            folder.close()
             for uri in list(ls.notifier.published):
                 if uri.startswith(folder.uri):
                     diagnostics.publish(ls, uri, [])
     for added in params.event.added or []:
         folder = ls.add_folder(added.uri, ls.global_settings)
         if folder is not None and folder.serving:
-            ls.checker.schedule(folder)
+            folder.check.schedule()
 
 
 def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
@@ -143,8 +146,7 @@ def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
     ls.watcher.close()
     ls.cancel_tasks()
     for folder in ls.folders.values():
-        if folder.searcher is not None:
-            folder.searcher.stop()
+        folder.close()
 
 
 def _cancel_pending_requests(ls: CanonLanguageServer) -> None:

@@ -56,7 +56,7 @@ def reread_options(ls: CanonLanguageServer, folder: Folder) -> None:
                 types.ShowMessageParams(type=types.MessageType.Warning, message=folder.error)
             )
         if folder.serving:
-            ls.checker.schedule(folder)
+            folder.check.schedule()
         ls.watcher.update()  # a moved root is watched instead
         ls.notifier.schedule()
     elif store is not None:

@@ -12,7 +12,7 @@ import bisect
 
 from lsprotocol import types
 
-from .. import convert, searcher
+from .. import convert
 from ..state import CanonLanguageServer, Folder
 
 LIMIT = 50  # symbols per answer; the client asks again as the query grows
@@ -86,7 +86,7 @@ async def ranked(ls: CanonLanguageServer, folder: Folder, query: str) -> list[st
     if not query:
         return names.addresses[:LIMIT]
     lowered = query.lower()
-    hits = await searcher.ensure(ls, folder).query(query, LIMIT)
+    hits = await folder.search().query(query, LIMIT)
     if hits is None:  # no full text: capsules stand in (the person is told, see above)
         hits = capsules_containing(folder, lowered.split(), LIMIT)
     ranked = names.starting_with(lowered, 5)

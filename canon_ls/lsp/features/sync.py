@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from canon_ls.core import check as core_check
 from canon_ls.core.address import parent
 
 from ..state import CanonLanguageServer, Folder
@@ -40,58 +39,15 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
             if governing:
                 affected.add(governing)
     new = False
-    checking = ls.checker.running(folder)
+    checking = folder.check.running
     for address in affected:
-        new = recheck(folder, address, checking=checking) or new
-    ls.checker.changed(folder, affected)
-    folder.signals.generation += 1
+        new = folder.recheck(address, checking=checking) or new
+    folder.check.changed(affected)
+    pending = folder.signals.changed()
     ls.notifier.schedule(folder.finding_uri(a) for a in affected)
-    if (new or folder.signals.evidence_pending) and folder.signals.checked:
-        folder.signals.evidence_pending = False
+    if (new or pending) and folder.signals.checked:
         # a new article (orphan? governs?) or a verdict without its evidence yet
-        ls.checker.schedule(folder, NEW_ARTICLE_DEBOUNCE)
-
-
-def recheck(folder: Folder, address: str, *, checking: bool) -> bool:
-    """Recompute one article's findings in-process (core's `check.recheck`, from what the
-    last whole-store check measured); True when the article is new (never while `checking`:
-    the whole-store check under way sees it anyway)."""
-    store = folder.store
-    if store is None:
-        return False
-    staleness = folder.signals.checked and folder.settings.staleness_enabled and ":" not in address
-    try:
-        done = core_check.recheck(
-            store,
-            address,
-            previous=folder.signals.findings.get(address),
-            newest=folder.signals.newest.get(address),
-            evidence=folder.signals.evidence.get(address),
-            staleness=staleness,
-        )
-    except Exception:
-        log.exception("checking %s failed", address)
-        return False
-    if done is None:
-        folder.signals.findings.pop(address, None)
-        folder.signals.stale.pop(address, None)
-        return False
-    if staleness:
-        if done.stale is None:
-            folder.signals.stale.pop(address, None)
-        else:
-            folder.signals.stale[address] = done.stale
-        if done.evidence is None:
-            folder.signals.evidence.pop(address, None)
-        else:
-            folder.signals.evidence[address] = done.evidence
-        folder.signals.evidence_pending = folder.signals.evidence_pending or done.pending
-    if done.findings:
-        folder.signals.findings[address] = done.findings
-    else:
-        folder.signals.findings.pop(address, None)
-    # New since the last whole-store check (one running now will see it anyway).
-    return address not in folder.signals.known and not checking
+        folder.check.schedule(NEW_ARTICLE_DEBOUNCE)
 
 
 class Notifier:

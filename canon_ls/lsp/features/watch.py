@@ -29,7 +29,6 @@ from pygls.uris import to_fs_path
 
 from canon_ls.core import layout
 
-from .. import early
 from ..child import python_module
 from ..state import CanonLanguageServer, Folder
 
@@ -272,8 +271,8 @@ class Watcher:
         Not `.git/index`: the check's own `git status` refreshes it."""
         mark = _git_mark(folder)
         known = self.git_marks.get(folder.uri, mark)  # a folder added since: from now on
-        if known != mark and self.ls.checker.requested(folder):
-            self.ls.checker.schedule(folder, checks.ASSET_DEBOUNCE)
+        if known != mark and folder.check.asked:
+            folder.check.schedule(checks.ASSET_DEBOUNCE)
         self.git_marks[folder.uri] = mark
 
     def close(self) -> None:
@@ -301,7 +300,7 @@ def on_did_change_watched_files(
 
 def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = True) -> None:
     """Changed files on disk (client or own events): re-read articles, re-check assets. A
-    store file of a store still loading is handled once the load is done (`early.defer`)."""
+    store file of a store still loading is handled once the load is done (`Load.defer`)."""
     assets: set[str] = set()
     git_moved: set[str] = set()
     for path in paths:
@@ -331,7 +330,8 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
             continue
         if path.name.endswith(".tmp"):
             continue  # canon's atomic writes rename these into place
-        if defer and early.defer(ls, folder.store, path, lambda p: handle_paths(ls, p, False)):
+        load = folder.load
+        if defer and load and load.defer(path, lambda p: handle_paths(ls, p, False)):
             continue
         try:
             changed = _reload(folder.store, path)
@@ -341,12 +341,12 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
         sync.store_changed(ls, folder, changed)
         if where.kind != "article":
             ls.notifier.schedule()  # journal entries change lens counts and hovers
-        if folder.serving and not ls.checker.requested(folder):
-            ls.checker.schedule(folder)  # the folder just gained a store
+        if folder.serving and not folder.check.asked:
+            folder.check.schedule()  # the folder just gained a store
     for uri in assets:
         folder = ls.folders.get(uri)
         if folder is not None and folder.serving:
-            ls.checker.schedule(folder, checks.ASSET_DEBOUNCE)
+            folder.check.schedule(checks.ASSET_DEBOUNCE)
 
 
 def _articles_below(top: Path) -> list[Path]:
