@@ -6,7 +6,7 @@ set (VmRSS, VmHWM) and what `tracemalloc` attributes to the stage's objects:
 - server: the imports of the language server, then the Store loaded (per part of an Article:
   bodies, front matter, the objects themselves), then core's backlinks index;
 - check: the whole-store child's pass (`background.compute`: Store, Assets, ChangeTimes);
-- search: the search worker's index (`corpus.Corpus`), built cold and loaded from its snapshot.
+- search: the search worker's index (`SearchCorpus`), built cold and loaded from its snapshot.
 
     .venv/bin/python benchmarks/bench_memory.py --repo benchmarks/repos/m10k/repo
 """
@@ -142,10 +142,10 @@ def stage_search(repo: Path) -> dict[str, Any]:
     import tracemalloc
 
     from canon_ls.core.project import open_store
-    from canon_ls.core.search_corpus import Corpus
+    from canon_ls.core.search_corpus import SearchCorpus
 
     tracemalloc.start()
-    corpus = Corpus(open_store(repo, {}))
+    corpus = SearchCorpus(open_store(repo, {}))
     corpus.build()
     current, peak = tracemalloc.get_traced_memory()
     return {"traced_peak_mb": mb(peak), "traced_index_mb": mb(current), **status()}

@@ -54,7 +54,7 @@ def spec_of(store: Store) -> Spec:
     return {"roots": roots, "cache": str(cache) if cache is not None else None}
 
 
-class Corpus:
+class SearchCorpus:
     """Article files -> one index file (core/search_file.py). `build()` once, then
     `update(addresses)` as the server reports changes; `query` answers like
     `Store.search_articles`."""

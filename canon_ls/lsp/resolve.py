@@ -1,6 +1,6 @@
 """From what the cursor touches to an address the store can answer for.
 
-Adapter logic only: which text is a path (tokens.py) and which base it is relative to. The
+Adapter logic only: which text is a path (cursor.py) and which base it is relative to. The
 address itself always comes from `Store.address_of` and resolution from `Store.governing`.
 """
 
@@ -13,8 +13,8 @@ from lsprotocol import types
 
 from . import convert
 from .convert import Text
+from .cursor import CursorToken, token_at
 from .state import CanonLanguageServer, Where
-from .tokens import Token, token_at
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Target:
     where: Where  # the document the cursor is in
     address: str  # what the token names
     governing: str  # the article answering for it (§4)
-    token: Token | None  # None when the answer is the document's own article (line 1)
+    token: CursorToken | None  # None when the answer is the document's own article (line 1)
     path: Path | None  # the file on disk the token names, if it exists
     line: int = 0  # the cursor's line
     text: Text | None = None  # the document's text, for ranges
@@ -58,7 +58,7 @@ def at_cursor(
     return None
 
 
-def resolve_token(where: Where, token: Token) -> Target | None:
+def resolve_token(where: Where, token: CursorToken) -> Target | None:
     """The governed address a token names; None for words that name nothing (no empty hovers)."""
     store = where.store
     if token.wikilink:

@@ -37,10 +37,10 @@ log = logging.getLogger(__name__)
 def serve(spec: dict[str, Any]) -> None:
     """Answer questions on stdin; `spec` is search_corpus.spec_of the store (plain data, so
     this process never imports the Store's modules)."""
-    from canon_ls.core.search_corpus import Corpus
+    from canon_ls.core.search_corpus import SearchCorpus
 
     give_way()
-    corpus = Corpus(spec=spec)  # the index only: no articles kept
+    corpus = SearchCorpus(spec=spec)  # the index only: no articles kept
     if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
         # Articles were read and the index file rewritten: the memory that took stays with
         # this process (freed, not returned). The same worker started again maps the new

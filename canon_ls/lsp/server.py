@@ -21,7 +21,7 @@ from .features import (
     completion,
     diagnostics,
     documents,
-    history,
+    history_view,
     hover,
     inlay,
     lens,
@@ -150,6 +150,6 @@ def create_server() -> CanonLanguageServer:
     ls.command("canon.createArticle")(guard(commands.create_article, False))
     ls.command("canon.journalAbout")(guard(commands.journal_about, _command_failed))
     ls.command("canon.applyAction")(guard(commands.apply_action, False))
-    ls.command("canon.history")(guard(history.history, _command_failed))
-    ls.command("canon.showChanges")(guard(history.show_changes, _command_failed))
+    ls.command("canon.history")(guard(history_view.history, _command_failed))
+    ls.command("canon.showChanges")(guard(history_view.show_changes, _command_failed))
     return ls

@@ -13,7 +13,7 @@ import pytest
 from lsp_harness import build_workspace
 
 from canon_ls.core.project import open_store
-from canon_ls.core.search_corpus import Corpus
+from canon_ls.core.search_corpus import SearchCorpus
 
 QUERIES = ["config", "widget loader", "the", "retry", "cache entry", "zanzibar", ""]
 
@@ -40,7 +40,7 @@ def test_the_corpus_ranks_as_the_store_does(project: Path, tmp_path: Path, monke
     # files written a moment ago are "racy" (never stamped): trust them here, as after 3 s
     monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)
     store = open_store(project, options(tmp_path))
-    corpus = Corpus(open_store(project, options(tmp_path)))
+    corpus = SearchCorpus(open_store(project, options(tmp_path)))
     corpus.build()
     assert "lake:prices/daily" in corpus.index
     assert sorted(corpus.index.keys()) == store.addresses()
@@ -48,7 +48,7 @@ def test_the_corpus_ranks_as_the_store_does(project: Path, tmp_path: Path, monke
         assert corpus.query(query, 20) == store.search_articles(query, 20), query
     # the snapshot the corpus writes is the store's: a fresh store re-tokenizes nothing (the
     # store never trusts a mount article's stamp, so this part is about the project's own)
-    Corpus(open_store(project)).build()
+    SearchCorpus(open_store(project)).build()
     snapshots = list((tmp_path / "cache").rglob("search-articles-*.idx"))
     assert len(snapshots) == 1
     before = snapshots[0].stat().st_mtime_ns
@@ -58,7 +58,7 @@ def test_the_corpus_ranks_as_the_store_does(project: Path, tmp_path: Path, monke
 
 def test_the_corpus_follows_the_edits_it_is_told_about(project: Path, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("CANON_NO_CACHE", "1")
-    corpus = Corpus(open_store(project, options(tmp_path)))
+    corpus = SearchCorpus(open_store(project, options(tmp_path)))
     corpus.build()
     articles = project / ".canon" / "articles"
     (articles / "quokka.md").write_text(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from .. import convert
+from ..cursor import wikilink_open_before
 from ..state import CanonLanguageServer
-from ..tokens import wikilink_open_before
 
 LIMIT = 200  # items per answer; the list is marked incomplete so typing narrows it
 

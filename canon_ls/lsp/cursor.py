@@ -16,14 +16,14 @@ _TRIM = ".,;:!?-"
 
 
 @dataclass(frozen=True)
-class Token:
+class CursorToken:
     text: str  # the path or the wikilink target (no |label, no #heading)
     start: int  # code-point columns of the whole token on the line
     end: int
     wikilink: bool
 
 
-def token_at(line: str, column: int) -> Token | None:
+def token_at(line: str, column: int) -> CursorToken | None:
     """The wikilink or path token touching `column`, or None."""
     lo = max(0, column - WINDOW)
     window = line[lo : column + WINDOW]
@@ -33,7 +33,7 @@ def token_at(line: str, column: int) -> Token | None:
             target = m.group(1).split("|", 1)[0].split("#", 1)[0].strip()
             if not target:
                 return None
-            return Token(target, m.start() + lo, m.end() + lo, True)
+            return CursorToken(target, m.start() + lo, m.end() + lo, True)
     start = col
     while start > 0 and _PATH_CHAR.match(window[start - 1]):
         start -= 1
@@ -50,7 +50,7 @@ def token_at(line: str, column: int) -> Token | None:
         start += 1
     if not text or "://" in window[start : end + 3] or not (start <= col <= end):
         return None
-    return Token(text, start + lo, end + lo, False)
+    return CursorToken(text, start + lo, end + lo, False)
 
 
 def wikilink_open_before(line: str, column: int) -> int | None:
