@@ -14,7 +14,7 @@ from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-_MOUNT_PREFIX = re.compile(r"([^/:\\]+):(.*)", re.DOTALL)
+_MOUNT_PREFIX = re.compile(r"([^/:\\]+):(.*)", re.DOTALL)  # `name:rest`, the one mount rule
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -101,11 +101,10 @@ def normalise(
 def _address(
     text: str, project: Path | None, mounts: Mapping[str, Path] | None, strip: bool
 ) -> str:
-    if mounts:
-        m = _MOUNT_PREFIX.fullmatch(text)
-        if m and m.group(1) in mounts:
-            rest = _strip_ext(_segments(m.group(2)), strip)
-            return f"{m.group(1)}:{rest}" if rest else ""
+    name, rest = split_mount(text, mounts or ())
+    if name:
+        rest = _strip_ext(_segments(rest), strip)
+        return f"{name}:{rest}" if rest else ""
     segs = _segments(text)
     if text.startswith("/"):
         for base_segs, prefix in _bases(project, mounts):
@@ -212,6 +211,42 @@ def address_of_file(articles_dir: Path, file: Path) -> str | None:
     if any(seg.startswith(".") and seg.endswith(".tmp") for seg in text.split("/")):
         return None
     return text[:-3]
+
+
+def split_mount(address: str, mounts: Container[str]) -> tuple[str, str]:
+    """('lake', 'prices') for 'lake:prices' when lake is a mount, else ('', address): a colon
+    that names no mount is part of the address."""
+    if ":" in address:
+        m = _MOUNT_PREFIX.fullmatch(address)
+        if m and m.group(1) in mounts:
+            return m.group(1), m.group(2)
+    return "", address
+
+
+class StorePaths:
+    """One store's path rule (SPEC §3, §8): an address's article file and back, and the `name:`
+    prefix of its mounts. Lexical (no disk access) except `checked`."""
+
+    def __init__(self, articles_dir: Path, mounts: Container[str] = ()) -> None:
+        self.articles_dir = articles_dir
+        self.mounts = mounts
+        self._prefix = f"{articles_dir}{os.sep}"
+
+    def file(self, address: str) -> str:
+        """The article file of a normalised project address (one the index holds or a
+        request already checked), as a string: hovers stat it on every request."""
+        return f"{self._prefix}{address}.md"
+
+    def checked(self, address: str) -> Path:
+        """The article file of any address: refused when it is not normalised or leads out."""
+        return article_file(self.articles_dir, address)
+
+    def address(self, file: str | Path) -> str | None:
+        """The address of an article file; None for anything else."""
+        return address_of_file(self.articles_dir, Path(file))
+
+    def split(self, address: str) -> tuple[str, str]:
+        return split_mount(address, self.mounts)
 
 
 def governing_in(address: str, articles: Container[str]) -> str | None:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canon_ls.core import article as art
-from canon_ls.core.address import OutsideStore
+from canon_ls.core.address import OutsideStore, StorePaths
 from canon_ls.core.freshness import Key, key_of
 
 if TYPE_CHECKING:
@@ -28,14 +27,14 @@ class BodyReader:
 
     def __init__(
         self,
-        articles_dir: Path,
+        paths: StorePaths,
         index: Mapping[str, Article],
         stat: Mapping[str, Key],
         racy: set[str],
         read: Callable[[str, int, str], tuple[bytes, bool]],
         refused: Callable[[], str],
     ) -> None:
-        self.articles_dir = articles_dir
+        self.paths, self.articles_dir = paths, paths.articles_dir
         self._index, self._stat, self._racy = index, stat, racy
         self._refused = refused  # the store's layout problem (SPEC §12): then nothing is read
         self._read = read  # the index's own capped read: the same bytes it parses
@@ -45,7 +44,7 @@ class BodyReader:
     def body_of(self, article: Article) -> str:
         """The body of the article's file as it is now ('' when it is gone or unreadable)."""
         address = article.address
-        path = f"{self.articles_dir}{os.sep}{address}.md"
+        path = self.paths.file(address)
         if self._refused():  # articles/ now leads outside the project: read nothing there
             self.changed(path)
             return ""

@@ -48,7 +48,7 @@ class DiskView:
     def _parse(self, address: str) -> Article | None:
         if not address or ":" in address or ".." in address.split("/"):
             return None
-        path = f"{self.articles_dir}{os.sep}{address}.md"
+        path = self.store.paths.file(address)
         try:
             st = os.stat(path)
             data, _ = fsio.read_regular(path, _max_bytes(), st.st_size, inside=self._inside)

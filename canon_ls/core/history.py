@@ -73,7 +73,7 @@ def subject(store: Store, path: str) -> Subject:
     article = store.article(governing) if governing else None
     if governing is None or article is None:
         raise BadInput(f"No article governs {asked} yet, so it has no history to show.")
-    if ":" in governing and governing.partition(":")[0] in store.mounts:
+    if store.paths.split(governing)[0]:
         raise BadInput(f"{governing} lives in a mount; its history is in that directory's git.")
     try:
         rel = store.path_of(governing).relative_to(store.project).as_posix()

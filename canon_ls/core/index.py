@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,8 +29,8 @@ from canon_ls.core import cache, freshness, fsio, layout
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
     OutsideStore,
+    StorePaths,
     argument,
-    article_file,
     contained,
     governing_in,
     link_target,
@@ -58,9 +57,6 @@ from canon_ls.core.search_file import FileIndex, cached_index
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 _Key = Key
 _key = key
-
-
-_MOUNT = re.compile(r"([^/:]+):(.*)", re.DOTALL)
 
 
 def _read_capped(
@@ -100,6 +96,7 @@ class StoreIndex:
             self.mounts: dict[str, Path] = layout.mount_dirs(self.project, mounts)
         except layout.OptionError as exc:
             raise BadInput(str(exc)) from None
+        self.paths = StorePaths(self.articles_dir, self.mounts)  # address <-> file, mounts
         # each mount's own store, of this class (a Store's mounts can be written to)
         self._subs: dict[str, Self] = {n: cast(Self, type(self)(d)) for n, d in self.mounts.items()}
         self._lock = threading.RLock()
@@ -113,7 +110,7 @@ class StoreIndex:
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
         # where this store's lean articles read their bodies (DiskView's early articles too)
         self.bodies = BodyReader(
-            self.articles_dir,
+            self.paths,
             self._index,
             self._stat,
             self._racy,
@@ -299,7 +296,7 @@ class StoreIndex:
             if directory == sub.articles_dir or sub.articles_dir in directory.parents:
                 changed = {f"{name}:{a}" for a in sub._refresh_dir(directory)}
                 for address in changed:
-                    self._set(address, sub._index.get(address.split(":", 1)[1]))
+                    self._set(address, sub._index.get(self.paths.split(address)[1]))
                 return changed
         if directory == self.articles_dir:
             return self._refresh_all()
@@ -312,7 +309,7 @@ class StoreIndex:
         inside = os.path.realpath(self.articles_dir)
         changed = {a for a, (path, k) in found.items() if self._consider(a, path, k, inside)}
         for address in [a for a in self._index if a.startswith(prefix) and a not in found]:
-            if not self._mount_of(address)[0]:
+            if not self.paths.split(address)[0]:
                 self._set(address, None)
                 changed.add(address)
         return changed
@@ -320,7 +317,7 @@ class StoreIndex:
     def _refresh_all(self) -> set[str]:
         with self._lock:
             changed: set[str] = set()
-            own = {a for a in self._index if not self._mount_of(a)[0]}
+            own = {a for a in self._index if not self.paths.split(a)[0]}
             # §12: a store whose directories lead outside is not read at all (no articles)
             found = {} if self._own_layout_problem() else self._scan()
             if found and not self._loaded:
@@ -377,7 +374,7 @@ class StoreIndex:
             if self._loaded:
                 return
             problem = self._own_layout_problem()
-            before = {a for a in self._index if not self._mount_of(a)[0]}  # none, as a rule
+            before = {a for a in self._index if not self.paths.split(a)[0]}  # none, as a rule
         found: dict[str, tuple[str, _Key]] = {}
         if not problem:
             now = time.time()
@@ -455,7 +452,7 @@ class StoreIndex:
                 if sub.articles_dir in path.parents:
                     changed = {f"{name}:{a}" for a in sub.reload_file(path)}
                     for address in changed:
-                        self._set(address, sub._index.get(address.split(":", 1)[1]))
+                        self._set(address, sub._index.get(self.paths.split(address)[1]))
                     return changed
             if self.journal_dir in path.parents:
                 self._journal.invalidate()
@@ -479,14 +476,6 @@ class StoreIndex:
             return {address} if self._consider(address, path, _key(st), inside) else set()
 
     # --- lookups -------------------------------------------------------------------------------
-
-    def _mount_of(self, address: str) -> tuple[str, str]:
-        """('lake', 'prices') for 'lake:prices' when lake is a mount, else ('', address)."""
-        if ":" in address:
-            m = _MOUNT.fullmatch(address)
-            if m and m.group(1) in self._subs:
-                return m.group(1), m.group(2)
-        return "", address
 
     def addresses(self) -> list[str]:
         """Every article address, sorted; mount articles as 'name:address'."""
@@ -522,7 +511,7 @@ class StoreIndex:
             address = normalise(path_or_address, self.project, self.mounts)
         else:
             address = argument(path_or_address, self.is_article_file, self.project, self.mounts)
-        name, rest = self._mount_of(address)
+        name, rest = self.paths.split(address)
         owner = self._subs[name] if name else self
         inner = owner._articles_prefix()
         if inner and rest.startswith(inner):
@@ -559,11 +548,11 @@ class StoreIndex:
     def path_of(self, address: str) -> Path:
         """The article file for an address (it may not exist); OutsideStore if it would escape
         or the store's directories lead outside the project (the sentence says which)."""
-        name, rest = self._mount_of(address)
+        name, rest = self.paths.split(address)
         if name:
             return self._subs[name].path_of(rest)
         self._check_layout()
-        return article_file(self.articles_dir, address)
+        return self.paths.checked(address)
 
     def backlinks(self, address: str) -> list[str]:
         """Articles whose wikilinks target `address`, sorted (the article itself excluded).
@@ -611,10 +600,8 @@ class StoreIndex:
     def schema_for(self, address: str) -> sch.Schema:
         """The schema that judges one article: a mount's own `.canon/schema.json` for its
         articles (SPEC §8: each mount has its own `.canon/`), else the project's."""
-        name, sep, _rest = address.partition(":")
-        if sep and name in self._subs:
-            return self._subs[name].schema()
-        return self.schema()
+        name, _rest = self.paths.split(address)
+        return self._subs[name].schema() if name else self.schema()
 
     def _maps(self, address: str) -> bool:
         """Some file or directory of the project has this address (§9 asset set, cheaply)."""
@@ -637,7 +624,7 @@ class StoreIndex:
         directory listing for its own asset, and the whole-store "did any address ever map"
         question answered once per store."""
         with self._lock:
-            name, _rest = self._mount_of(address)
+            name, _rest = self.paths.split(address)
             article = self.article(address)
             if name or article is None:
                 return False

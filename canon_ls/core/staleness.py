@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 
 def mount_of(store: Store, address: str) -> str:
     """The mount name of 'lake:prices' when lake is a mount, else '' (a colon may be a name)."""
-    name, colon, _ = address.partition(":")
-    return name if colon and name in store.mounts else ""
+    return store.paths.split(address)[0]
 
 
 def project_addresses(store: Store) -> list[str]:

@@ -20,7 +20,6 @@ from canon_ls.core import journal as jrn
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
     OutsideStore,
-    article_file,
     contained,
 )
 from canon_ls.core.article import Article
@@ -126,7 +125,7 @@ class Store(StoreIndex):
             raise BadInput(f"{path!r} names the project root, which has no article; give a path.")
         if scope not in (None, "", "rule", "asset"):
             raise BadInput(f'scope must be "rule" or "asset", not {scope!r}.')
-        name, rest = self._mount_of(address)
+        name, rest = self.paths.split(address)
         with self._lock:
             self._ensure()
             if name:
@@ -139,7 +138,7 @@ class Store(StoreIndex):
     def _write_own(
         self, address: str, capsule: str | None, body: str | None, scope: str | None
     ) -> WriteOutcome:
-        file = article_file(self.articles_dir, address)
+        file = self.paths.checked(address)
         capsule = _valid_text(capsule)
         body = _valid_text(body)
         capsule_given = bool(capsule and capsule.strip())
@@ -223,7 +222,7 @@ class Store(StoreIndex):
         """Rewrite an article's text by `change` under the store lock, `updated` untouched
         (`reviewed`, `canon check --fix`); False when the text stays as it was."""
         with self._lock:
-            name, rest = self._mount_of(address)
+            name, rest = self.paths.split(address)
             if name:
                 changed = self._subs[name].edit(rest, change, what)
                 self._set(address, self._subs[name].article(rest))

@@ -206,7 +206,7 @@ class KeptView(DiskView):
     def _parse(self, address: str) -> Article | None:
         if not address or ":" in address or ".." in address.split("/"):
             return super()._parse(address)
-        path = f"{self.articles_dir}{os.sep}{address}.md"
+        path = self.store.paths.file(address)
         try:
             before: freshness.Key | None = freshness.key(os.stat(path))
         except OSError:

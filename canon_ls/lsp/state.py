@@ -123,7 +123,7 @@ class DiskWhere(Where):
         return self.view.store.journal_count() <= JOURNAL_MAX
 
     def article_uri(self, address: str) -> str:
-        return from_fs_path(f"{self.view.articles_dir}{os.sep}{address}.md") or ""
+        return from_fs_path(self.view.store.paths.file(address)) or ""
 
 
 @dataclass
@@ -407,7 +407,7 @@ class Folder:
             store = self.store
             assert store is not None
             if ":" not in address and store.has(address):  # an indexed, normalised address
-                path = f"{store.articles_dir}{os.sep}{address}.md"
+                path = store.paths.file(address)
             else:  # anything else goes through the store's containment check
                 path = str(store.path_of(address))
             uri = from_fs_path(path) or ""
@@ -421,7 +421,7 @@ class Folder:
         store = self.store
         assert store is not None
         if ":" not in address and address and core_address.normalise(address) == address:
-            return f"{store.articles_dir}{os.sep}{address}.md"
+            return store.paths.file(address)
         return str(store.path_of(address))
 
     def journal_names(self, address: str) -> list[str]:

@@ -18,8 +18,6 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from canon_ls.core.address import address_of_file
-
 from .. import edits
 from ..state import CanonLanguageServer, Folder, Where
 
@@ -105,7 +103,7 @@ def _article_moves(folder: Folder, old: Path, new: Path) -> list[tuple[str, str]
                     (address, (new_rel + "/" if new_rel != "." else "") + address[len(prefix) :])
                 )
         return out
-    a, b = address_of_file(base, old), address_of_file(base, new)
+    a, b = store.paths.address(old), store.paths.address(new)
     return [(a, b)] if a and b and a != b else []
 
 
