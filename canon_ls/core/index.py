@@ -584,17 +584,21 @@ class StoreIndex:
         return self._links
 
     def schema(self) -> sch.Schema:
-        """schema.json (defaults when absent), cached by (mtime_ns, size)."""
+        """schema.json (defaults when absent), kept while its stat key holds and is settled
+        (core's racy rule: an edit in the same clock tick is read again)."""
         try:
             st = os.stat(self.schema_file)
-            key: tuple[int, ...] | None = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
+            key: tuple[int, ...] | None = (*freshness.key(st), st.st_mode)
         except OSError:
             key = None
         if self._schema is None or self._schema[0] != key:
+            now = time.time_ns()
             if self._own_layout_problem():  # §12: nothing is read through such a store
-                self._schema = (key, sch.absent())
+                schema = sch.absent()
             else:
-                self._schema = (key, sch.load(self.schema_file, os.path.realpath(self.root)))
+                schema = sch.load(self.schema_file, os.path.realpath(self.root))
+            settled = key is None or freshness.settled(cast(Key, key[:4]), now)
+            self._schema = (key if settled else (), schema)
         return self._schema[1]
 
     def schema_for(self, address: str) -> sch.Schema:

@@ -33,8 +33,8 @@ class JournalIndex:
         self._text: dict[str, str] = {}
         self._keys: dict[str, freshness.Key] = {}  # each entry's stat key when it was read
         self._search: SearchIndex | None = None
-        self._dir_key: tuple[int, int] | None = None
-        self._count: tuple[tuple[int, int] | None, int] = (None, 0)  # (dir key, entries)
+        self._dir_key: freshness.Key | None = None
+        self._count: tuple[freshness.Key | None, int] = (None, 0)  # (dir key, entries)
 
     def invalidate(self) -> None:
         """The next look-up re-checks every entry (Store.refresh, a watcher's event)."""
@@ -53,7 +53,7 @@ class JournalIndex:
         dir_key = self._key()
         if dir_key is not None and dir_key == self._dir_key:
             return
-        recent = dir_key is not None and time.time_ns() - dir_key[0] < freshness.RACY_NS
+        recent = dir_key is not None and not freshness.settled(dir_key)
         self._dir_key = None
         now = time.time_ns()
         found: dict[str, freshness.Key] = {}
@@ -89,13 +89,13 @@ class JournalIndex:
                 self._search.add(name, f"{' '.join(entry.subject)} {body}")
         self._dir_key = None if recent else dir_key
 
-    def _key(self) -> tuple[int, int] | None:
-        """What a new, removed or renamed entry changes: the directory's mtime and inode."""
+    def _key(self) -> freshness.Key | None:
+        """What a new, removed or renamed entry changes: the directory's stat key (its
+        mtime), trusted once settled by core's one racy rule."""
         try:
-            st = os.stat(self.directory)
+            return freshness.key(os.stat(self.directory))
         except OSError:
             return None
-        return (st.st_mtime_ns, st.st_ino)
 
     def _listing_steps(self, now: int, found: dict[str, freshness.Key], step: int) -> Iterator[int]:
         """Entry file name -> stat key into `found`, yielding after every `step` entries (a
@@ -136,7 +136,7 @@ class JournalIndex:
                 n = sum(1 for e in it if e.name.endswith(".md"))
         except OSError:
             return 0
-        recent = key is not None and time.time_ns() - key[0] < freshness.RACY_NS
+        recent = key is not None and not freshness.settled(key)
         self._count = (None if recent else key, n)
         return n
 
