@@ -179,9 +179,9 @@ def _rank_bm25_top(bm: Any, tokens: list[str], k: int) -> tuple[list[int], int]:
 
 
 def stage_search(store: Store, queries: list[dict[str, str]], rounds: int, rank: bool) -> None:
-    from canon_ls.core.store import _search_text
+    from canon_ls.core.search import article_text
 
-    docs = [(a, _search_text(store.article(a))) for a in store.addresses()]  # type: ignore[arg-type]
+    docs = [(a, article_text(store.article(a))) for a in store.addresses()]  # type: ignore[arg-type]
     keys = [a for a, _ in docs]
     print(f"search: {len(docs)} articles, {len(queries)} queries x{rounds} rounds")
     t_tok, toks = timed(lambda: [tokenize(t) for _, t in docs])
@@ -264,7 +264,7 @@ def stage_search(store: Store, queries: list[dict[str, str]], rounds: int, rank:
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "search.bin"
         stamped = {
-            a: ((art.mtime_ns, art.size), (lambda art=art: _search_text(art)))
+            a: ((art.mtime_ns, art.size), (lambda art=art: article_text(art)))
             for a in store.addresses()
             if (art := store.article(a)) is not None
         }

@@ -46,7 +46,6 @@ from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
 from canon_ls.core.merge import BadInput
 from canon_ls.core.search import (
-    article_text,
     article_tokens,
     boosted,
     default_cache_file,
@@ -244,7 +243,7 @@ class StoreIndex:
                 self._links.set(address, frozenset())
             return
         if self._search is not None:  # from the body in hand, if it is (written, parsed)
-            self._search.add_tokens(address, _search_tokens(article))
+            self._search.add_tokens(address, article_tokens(article))
         if article.held is not None:
             article = art.lean(article, self.bodies)
         self._index[address] = article
@@ -700,7 +699,7 @@ class StoreIndex:
                 docs = {
                     address: (
                         None if address in self._racy else self._stat.get(address),
-                        functools.partial(_search_tokens, article),
+                        functools.partial(article_tokens, article),
                     )
                     for address, article in self._index.items()
                 }
@@ -713,7 +712,3 @@ class StoreIndex:
         """BM25 over journal entries (subject and body)."""
         with self._lock:
             return self._journal.search(query, limit)
-
-
-_search_text = article_text  # one definition, shared with the search worker (search.py)
-_search_tokens = article_tokens

@@ -23,7 +23,7 @@ from canon_ls.core.address import (
     contained,
 )
 from canon_ls.core.article import Article
-from canon_ls.core.index import MAX_BYTES, StoreIndex, _search_text, _search_tokens
+from canon_ls.core.index import MAX_BYTES, StoreIndex
 from canon_ls.core.journal import JournalEntry, sanitise_slug, slug_from_body
 from canon_ls.core.links import rewrite_links
 from canon_ls.core.merge import BadInput, WriteOutcome
@@ -35,8 +35,6 @@ __all__ = [
     "JournalEntry",
     "Store",
     "WriteOutcome",
-    "_search_text",
-    "_search_tokens",
     "iter_addresses",
     "sanitise_slug",
 ]

@@ -66,9 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
-        from .state import _version
+        from .state import version
 
-        print(f"canon-ls {_version()}")
+        print(f"canon-ls {version()}")
         return
     import gc
 

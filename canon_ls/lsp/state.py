@@ -468,7 +468,7 @@ class CanonLanguageServer(LanguageServer):
     """pygls server holding one Folder per workspace folder, plus session-wide flags."""
 
     def __init__(self) -> None:
-        super().__init__(name="canon-ls", version=_version(), protocol_cls=CanonProtocol)
+        super().__init__(name="canon-ls", version=version(), protocol_cls=CanonProtocol)
         self.folders: dict[str, Folder] = {}
         self.global_settings = Settings()
         self.pull_diagnostics = False  # decided at initialize from the client's capabilities
@@ -597,7 +597,8 @@ class CanonLanguageServer(LanguageServer):
         return read_text(Path(fs))
 
 
-def _version() -> str:
+def version() -> str:
+    """canon-ls's installed version ('0' when it runs from a bare checkout)."""
     try:
         from importlib.metadata import version
 
