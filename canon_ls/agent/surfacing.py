@@ -34,6 +34,7 @@ from canon_ls.core.address import (
     governing_in,
     normalise,
     place,
+    within,
 )
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
@@ -63,10 +64,6 @@ class _OnDisk:
 
     def __contains__(self, address: object) -> bool:
         return isinstance(address, str) and os.path.isfile(os.path.join(self.base, address + ".md"))
-
-
-def _inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
 
 
 class Resolver:
@@ -127,7 +124,7 @@ class Resolver:
         return hit._replace(governing=self.governing(address))
 
     def _display(self, full: str) -> str:
-        if _inside(full, self.project):
+        if within(full, self.project):
             return os.path.relpath(full, self.project).replace(os.sep, "/")
         return full
 
@@ -181,7 +178,7 @@ class Resolver:
         text = value.strip()
         if os.path.isabs(text):
             full = os.path.normpath(text)
-            if not any(_inside(full, b) for b in self._bases) or full in self._bases:
+            if not any(within(full, b) for b in self._bases) or full in self._bases:
                 return None
         try:
             return argument(text, self._is_article, Path(self.project), self.mounts) or None

@@ -262,7 +262,9 @@ def governing_in(address: str, articles: Container[str]) -> str | None:
     return None
 
 
-def _within(path: str, base: str) -> bool:
+def within(path: str | Path, base: str | Path) -> bool:
+    """Whether `path` is `base` or lies under it, lexically (both absolute and normalised)."""
+    path, base = str(path), str(base)
     return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
 
 
@@ -283,17 +285,16 @@ def place(
     ]
     for store_dir, prefix in store_dirs:
         articles = os.path.join(store_dir, ARTICLES_DIR)
-        if _within(full, articles):
+        if within(full, articles):
             address = address_of_file(Path(articles), Path(full))
             return ("store", "") if address is None else ("article", prefix + address)
-    if _within(full, os.path.join(root, JOURNAL_DIR)):
+    if within(full, os.path.join(root, JOURNAL_DIR)):
         return "journal", ""
-    if any(_within(full, store_dir) for store_dir, _ in store_dirs):
+    if any(within(full, store_dir) for store_dir, _ in store_dirs):
         return "store", ""
-    in_project = _within(full, str(project)) and not _within(full, os.path.join(project, ".git"))
+    in_project = within(full, str(project)) and not within(full, os.path.join(project, ".git"))
     in_mount = any(
-        _within(full, str(d)) and not _within(full, os.path.join(d, ".git"))
-        for d in mounts.values()
+        within(full, str(d)) and not within(full, os.path.join(d, ".git")) for d in mounts.values()
     )
     if not in_project and not in_mount:
         return "", ""

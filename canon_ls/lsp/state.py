@@ -451,17 +451,8 @@ class Folder:
         return self.article_uri(address)
 
     def contains(self, path: Path) -> bool:
-        if _under(path, self.project):
-            return True
-        return self.store is not None and any(_under(path, m) for m in self.store.mounts.values())
-
-
-def _under(path: Path, base: Path) -> bool:
-    try:
-        path.relative_to(base)
-        return True
-    except ValueError:
-        return False
+        bases = [self.project, *(self.store.mounts.values() if self.store is not None else ())]
+        return any(core_address.within(path, base) for base in bases)
 
 
 class CanonLanguageServer(LanguageServer):
@@ -522,7 +513,7 @@ class CanonLanguageServer(LanguageServer):
         """The folder owning `path`: the deepest project containing it, else a mount owner."""
         best: Folder | None = None
         for folder in self.folders.values():
-            if _under(path, folder.project) and (
+            if core_address.within(path, folder.project) and (
                 best is None or len(folder.project.parts) > len(best.project.parts)
             ):
                 best = folder
