@@ -209,14 +209,11 @@ class Check:
         self.asked = False  # a check was asked for the folder's current store (reset on open)
         self.again = False  # another check was asked for while one runs
         self.meanwhile: set[str] | None = None  # re-checked in-process while one runs
-        self.stopped = False
 
     def schedule(self, delay: float = 0.0) -> None:
         self.asked = True
         if self.task is not None and not self.task.done():
             self.again = True
-            return
-        if self.stopped:
             return
         server = self.folder.server
         work = server.check_work(self.folder, delay)
@@ -239,7 +236,7 @@ class Check:
             self.meanwhile.update(addresses)
 
     def stop(self) -> None:
-        self.stopped = True
+        self.again = False
         if self.task is not None:
             self.task.cancel()
 

@@ -153,11 +153,7 @@ async def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:
     grouped: dict[str, list[Finding]] = {}
     async for part in _in_turns(findings):
         for finding in part:
-            found = grouped.get(finding.address)
-            if found is None:
-                grouped[finding.address] = [finding]
-            else:
-                found.append(finding)
+            grouped.setdefault(finding.address, []).append(finding)
     return grouped
 
 
