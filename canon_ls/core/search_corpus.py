@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import article as art
 from canon_ls.core import fsio
-from canon_ls.core.address import OutsideStore
+from canon_ls.core.address import OutsideStore, split_mount
 from canon_ls.core.freshness import Key, key, scan, settled
 from canon_ls.core.search import (
     article_tokens,
@@ -66,6 +66,7 @@ class SearchCorpus:
             str(prefix): (str(pair[0]), str(pair[1]))
             for prefix, pair in dict(spec.get("roots") or {}).items()
         }
+        self.mounts = {prefix[:-1] for prefix in self.roots if prefix}
         cache = spec.get("cache")
         self.cache = Path(cache) if isinstance(cache, str) else None
         self.index = FileIndex(None)
@@ -98,10 +99,7 @@ class SearchCorpus:
         """(address in its own store, file path, real articles directory), as the Store
         reads it: a `name:` prefix naming a mount is that mount's article, anything else the
         project's."""
-        name, colon, rest = address.partition(":")
-        prefix = name + colon
-        if not colon or "/" in name or prefix not in self.roots:
-            prefix, rest = "", address
+        prefix, rest = _split(address, self.mounts)
         root = self.roots.get(prefix)
         if root is None or not rest or rest.startswith("/") or ".." in rest.split("/"):
             return None
@@ -120,18 +118,13 @@ class _Docs(Mapping[str, tuple[object, "_Tokens"]]):
 
     def __init__(self, scans: dict[str, dict[str, tuple[str, Key]]]) -> None:
         self.scans = scans
+        self.mounts = {prefix[:-1] for prefix in scans if prefix}
         self.reals: dict[str, str] = {}
         self.now = time.time_ns()
         self.read = 0  # thunks called
 
-    def _split(self, address: str) -> tuple[str, str]:
-        name, colon, rest = address.partition(":")
-        if colon and name + colon in self.scans:
-            return name + colon, rest
-        return "", address
-
     def __getitem__(self, address: str) -> tuple[object, _Tokens]:
-        prefix, own = self._split(address)
+        prefix, own = _split(address, self.mounts)
         found = self.scans.get(prefix, {}).get(own)
         if found is None:
             raise KeyError(address)
@@ -142,7 +135,7 @@ class _Docs(Mapping[str, tuple[object, "_Tokens"]]):
     def __iter__(self) -> Iterator[str]:
         for prefix, found in self.scans.items():
             for address in found:
-                if prefix or self._split(address)[0] == "":  # a mount's name wins, as before
+                if prefix or _split(address, self.mounts)[0] == "":  # a mount wins, as before
                     yield prefix + address
 
     def __len__(self) -> int:
@@ -169,3 +162,9 @@ class _Tokens:
             data = b""
         article = art.parse(data, self.address, self.key[0], self.key[1])
         return article_tokens(article)
+
+
+def _split(address: str, mounts: set[str]) -> tuple[str, str]:
+    """('lake:', 'x') for 'lake:x' when lake is a mount, else ('', address)."""
+    name, rest = split_mount(address, mounts)
+    return (f"{name}:" if name else ""), rest
