@@ -292,3 +292,45 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     assert capsule() == "Edited on disk."
     assert parsed.count("src/core/config") == 2
     assert not folder.store.loaded
+
+
+def test_a_hover_reads_and_queues_what_it_found_to_the_folder(tmp_path: Path):
+    """Issue 26 (read requests cannot write): a hover whose article changed on disk answers
+    from the new file, but the re-check and the client's notice wait for the folder's owner,
+    which takes the change on a later turn of the loop."""
+    from canon_ls.lsp.features import hover, lifecycle
+    from canon_ls.lsp.state import CanonLanguageServer
+
+    root = build_workspace(tmp_path / "proj")
+    ls = CanonLanguageServer()
+    lifecycle.create(ls)
+    list(  # pygls' own initialize (a generator): the workspace a handler reads documents from
+        ls.protocol.lsp_initialize(
+            types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri())
+        )
+    )
+    folder = ls.add_folder(root.as_uri())
+    assert folder is not None and folder.load is not None
+    load = folder.load
+    params = types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=(root / "src/core/config.ts").as_uri()),
+        position=types.Position(line=0, character=3),
+    )
+
+    async def scenario() -> None:
+        await load.ready()
+        write(
+            root,
+            ".canon/articles/src/core/config.md",
+            article_text("Edited on disk.", "2026-01-01", "# Config\n"),
+        )
+        before = folder.signals.generation
+        answer = hover.on_hover(ls, params)
+        assert answer is not None and "Edited on disk." in text_of(answer)
+        assert folder.signals.generation == before  # nothing re-checked from the read
+        assert folder.queued == {"src/core/config"}
+        async with asyncio.timeout(10):
+            while folder.queued or folder.signals.generation == before:
+                await asyncio.sleep(0)
+
+    asyncio.run(scenario())
