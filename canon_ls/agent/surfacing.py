@@ -29,8 +29,8 @@ from canon_ls.agent.tokens import (
 from canon_ls.core import freshness, fsio, layout
 from canon_ls.core.address import (
     OutsideStore,
+    StorePaths,
     argument,
-    article_file,
     governing_in,
     normalise,
     place,
@@ -149,7 +149,7 @@ class Resolver:
     def article_path(self, address: str) -> Path:
         """The article file of an address (OutsideStore if it would escape)."""
         name, rest = self._split(address)
-        return article_file(Path(self._articles[name]), rest)
+        return StorePaths(Path(self._articles[name])).checked(rest)
 
     def article_stamp(self, address: str) -> list[int] | None:
         """The article file's stat key (core's one freshness rule), JSON-ready; None when

@@ -188,31 +188,6 @@ def contained(path: Path, base: Path) -> Path:
     return real
 
 
-def article_file(articles_dir: Path, address: str) -> Path:
-    """articles_dir/<address>.md, refused when empty or when it resolves outside articles_dir."""
-    if not address:
-        raise OutsideStore("an empty address names no article")
-    if "\x00" in address or any(seg in ("", ".", "..") for seg in address.split("/")):
-        raise OutsideStore(f"{address!r} is not a normalised address")
-    path = articles_dir / (address + ".md")
-    contained(path, articles_dir)
-    return path
-
-
-def address_of_file(articles_dir: Path, file: Path) -> str | None:
-    """The inverse of article_file (lexical); None when `file` is not an article file."""
-    try:
-        rel = Path(os.path.abspath(file)).relative_to(os.path.abspath(articles_dir))
-    except ValueError:
-        return None
-    text = rel.as_posix()
-    if not text.endswith(".md") or text.rsplit("/", 1)[-1] == ".md":
-        return None
-    if any(seg.startswith(".") and seg.endswith(".tmp") for seg in text.split("/")):
-        return None
-    return text[:-3]
-
-
 def split_mount(address: str, mounts: Container[str]) -> tuple[str, str]:
     """('lake', 'prices') for 'lake:prices' when lake is a mount, else ('', address): a colon
     that names no mount is part of the address."""
@@ -238,12 +213,28 @@ class StorePaths:
         return f"{self._prefix}{address}.md"
 
     def checked(self, address: str) -> Path:
-        """The article file of any address: refused when it is not normalised or leads out."""
-        return article_file(self.articles_dir, address)
+        """The article file of any address: refused (OutsideStore) when it is empty, not
+        normalised, or resolves outside the articles directory."""
+        if not address:
+            raise OutsideStore("an empty address names no article")
+        if "\x00" in address or any(seg in ("", ".", "..") for seg in address.split("/")):
+            raise OutsideStore(f"{address!r} is not a normalised address")
+        path = self.articles_dir / (address + ".md")
+        contained(path, self.articles_dir)
+        return path
 
     def address(self, file: str | Path) -> str | None:
-        """The address of an article file; None for anything else."""
-        return address_of_file(self.articles_dir, Path(file))
+        """The inverse of `checked` (lexical); None when `file` is not an article file."""
+        try:
+            rel = Path(os.path.abspath(file)).relative_to(os.path.abspath(self.articles_dir))
+        except ValueError:
+            return None
+        text = rel.as_posix()
+        if not text.endswith(".md") or text.rsplit("/", 1)[-1] == ".md":
+            return None
+        if any(seg.startswith(".") and seg.endswith(".tmp") for seg in text.split("/")):
+            return None
+        return text[:-3]
 
     def split(self, address: str) -> tuple[str, str]:
         return split_mount(address, self.mounts)
@@ -286,7 +277,7 @@ def place(
     for store_dir, prefix in store_dirs:
         articles = os.path.join(store_dir, ARTICLES_DIR)
         if within(full, articles):
-            address = address_of_file(Path(articles), Path(full))
+            address = StorePaths(Path(articles)).address(full)
             return ("store", "") if address is None else ("article", prefix + address)
     if within(full, os.path.join(root, JOURNAL_DIR)):
         return "journal", ""

@@ -8,9 +8,8 @@ import pytest
 
 from canon_ls.core.address import (
     OutsideStore,
-    address_of_file,
+    StorePaths,
     ancestors,
-    article_file,
     clean,
     contained,
     normalise,
@@ -132,26 +131,26 @@ def test_spec_12_article_file_contained(tmp_path: Path) -> None:
     """SPEC §3 step 2 / §12: article files always resolve under articles/."""
     articles = tmp_path / ".canon" / "articles"
     articles.mkdir(parents=True)
-    assert article_file(articles, "src/a") == articles / "src" / "a.md"
+    assert StorePaths(articles).checked("src/a") == articles / "src" / "a.md"
     outside = tmp_path / "outside"
     outside.mkdir()
     (articles / "evil").symlink_to(outside, target_is_directory=True)
     with pytest.raises(OutsideStore):
-        article_file(articles, "evil/x")
+        StorePaths(articles).checked("evil/x")
     with pytest.raises(OutsideStore):
-        article_file(articles, "../x")
+        StorePaths(articles).checked("../x")
     with pytest.raises(OutsideStore):
-        article_file(articles, "")
+        StorePaths(articles).checked("")
     with pytest.raises(OutsideStore):
         contained(tmp_path / "x", articles)
 
 
 def test_address_of_file(tmp_path: Path) -> None:
     articles = tmp_path / "articles"
-    assert address_of_file(articles, articles / "src" / "a.md") == "src/a"
-    assert address_of_file(articles, articles / ".env.md") == ".env"
-    assert address_of_file(articles, articles / "src" / "a.txt") is None
-    assert address_of_file(articles, tmp_path / "x.md") is None
+    assert StorePaths(articles).address(articles / "src" / "a.md") == "src/a"
+    assert StorePaths(articles).address(articles / ".env.md") == ".env"
+    assert StorePaths(articles).address(articles / "src" / "a.txt") is None
+    assert StorePaths(articles).address(tmp_path / "x.md") is None
 
 
 def test_spec_2_3_8_place_is_the_one_answer_for_a_file(tmp_path: Path) -> None:
