@@ -261,7 +261,7 @@ class Store(StoreIndex):
         a, b = self.address_of(old), self.address_of(new)
         if not a or not b:
             raise BadInput("The project root has no article; give two file paths or addresses.")
-        if self._mount_of(a)[0] or self._mount_of(b)[0]:
+        if self.paths.split(a)[0] or self.paths.split(b)[0]:
             raise BadInput("canon mv moves this project's articles; move a mount's in its own.")
         with self._lock:
             self._ensure()
