@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from canon_ls.core.address import OutsideStore
+from canon_ls.core.address import OutsideStore, within
 
 try:
     import fcntl
@@ -83,11 +83,6 @@ def sweep(path: str, now: float | None = None) -> bool:
 
 
 # --- containment --------------------------------------------------------------------------------
-
-
-def within(path: str, base: str) -> bool:
-    """Lexical: `path` is `base` or lies under it (both already resolved)."""
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def leads_outside(directories: Iterable[str | Path], anchor: str | Path) -> tuple[Path, str] | None:

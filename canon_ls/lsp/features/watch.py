@@ -349,44 +349,15 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
             folder.check.schedule(checks.ASSET_DEBOUNCE)
 
 
-def _articles_below(top: Path) -> list[Path]:
-    """Every `.md` file under `top`, sorted; walked with a stack, not recursion (Path.rglob
-    recurses: a 1,000-deep tree moved in raised RecursionError, SPEC §12). Symlinked
-    directories are not entered here; the next whole-store scan follows those that stay in."""
-    found: list[Path] = []
-    stack = [str(top)]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif entry.name.endswith(".md"):
-                        found.append(Path(entry.path))
-        except OSError:
-            continue
-    return sorted(found)
-
-
 def _reload(store: Store, path: Path) -> set[str]:
     """Re-read one article file; for a directory that appeared or went in the articles tree
-    (moved in or out whole: one event for all it holds), every article below it."""
+    (moved in or out whole: one event for all it holds), every article below it (core's one
+    walk, iterative: a 1,000-deep tree moved in is no RecursionError, SPEC §12)."""
     if path in (store.root, store.articles_dir):
         return store.refresh()  # the whole store (or its articles) moved in or out at once
     if path.name.endswith(".md") or store.articles_dir not in path.parents:
         return store.reload_file(path)
-    changed: set[str] = set()
-    if path.is_dir():
-        for found in _articles_below(path):
-            changed |= store.reload_file(found)
-        return changed
-    if path.exists():
-        return changed
-    prefix = path.relative_to(store.articles_dir).as_posix() + "/"
-    for address in store.addresses():
-        if address.startswith(prefix):
-            changed |= store.reload_file(store.path_of(address))
-    return changed
+    return store.refresh(dirs=[path])
 
 
 def _noise(name: str) -> bool:
