@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.agent import initfiles
+from canon_ls.agent.plugin import hook_groups
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
@@ -92,25 +93,6 @@ class ConfigError(ValueError):
 
 
 # --------------------------------------------------------------------------- hook tables
-
-
-def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
-    """The `hooks` table canon needs, for settings.json / hooks.json of either agent: Claude
-    Code surfaces once per batch of parallel calls (PostToolBatch), Codex, which has no batch
-    event, after each call. No PreToolUse: the hook does nothing there (agent/hooks.py)."""
-    handler = {"type": "command", "command": command, "timeout": 30}
-    batch = command.endswith("claude-code")
-    return {
-        "SessionStart": [{"hooks": [dict(handler)]}],
-        # the user's words: quick capture and the retrieval lane's intent
-        "UserPromptSubmit": [{"hooks": [dict(handler)]}],
-        **(
-            {"PostToolBatch": [{"hooks": [dict(handler)]}]}
-            if batch
-            else {"PostToolUse": [{"matcher": "*", "hooks": [dict(handler)]}]}
-        ),
-        "Stop": [{"hooks": [dict(handler)]}],
-    }
 
 
 def merge_hooks(config: dict[str, Any], command: str) -> bool:

@@ -4,7 +4,7 @@ plugin folder (`plugins/canon/` for Claude Code, `plugins/canon-codex/` for Code
 read a plugin's `hooks/hooks.json`, so one folder cannot hold a hook list for each).
 
 `canon init claude-plugin DIR` writes them; this repository ships the same files at its root
-(tests/agent/test_plugin.py holds the two equal). The hook list is `init.hook_groups`, the one
+(tests/agent/test_plugin.py holds the two equal). The hook list is `hook_groups` (here), the one
 `canon init claude-code|codex` writes, each command guarded: the plugin runs the installed
 `canon`, and when there is none it says once, at the session's start, how to install it.
 """
@@ -43,10 +43,27 @@ def guarded(command: str, say: bool) -> str:
     return f"{head} printf '%s\\n' {shlex.quote(message)}"
 
 
-def plugin_hooks(agent: str) -> dict[str, Any]:
-    """The hooks file of `agent`: init.hook_groups with each command guarded."""
-    from canon_ls.agent.init import hook_groups
+def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
+    """The `hooks` table canon needs, for settings.json / hooks.json of either agent: Claude
+    Code surfaces once per batch of parallel calls (PostToolBatch), Codex, which has no batch
+    event, after each call. No PreToolUse: the hook does nothing there (agent/hooks.py)."""
+    handler = {"type": "command", "command": command, "timeout": 30}
+    batch = command.endswith("claude-code")
+    return {
+        "SessionStart": [{"hooks": [dict(handler)]}],
+        # the user's words: quick capture and the retrieval lane's intent
+        "UserPromptSubmit": [{"hooks": [dict(handler)]}],
+        **(
+            {"PostToolBatch": [{"hooks": [dict(handler)]}]}
+            if batch
+            else {"PostToolUse": [{"matcher": "*", "hooks": [dict(handler)]}]}
+        ),
+        "Stop": [{"hooks": [dict(handler)]}],
+    }
 
+
+def plugin_hooks(agent: str) -> dict[str, Any]:
+    """The hooks file of `agent`: hook_groups with each command guarded."""
     groups = hook_groups(f"canon hook {agent}")
     for event, entries in groups.items():
         for group in entries:
