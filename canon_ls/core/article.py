@@ -351,15 +351,22 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
     """Read owned keys as pi-canon meant them, the rest of the block left for YAML (so no
     other key is lost): a one-line value pi-canon writes plain although YAML misreads it
     (`capsule: - x`, `capsule: ? x`) is the text after `key: `, and a blank owned line beside
-    a non-blank one of the same key (pi-canon carries it along as a foreign line) is nothing."""
+    a non-blank one of the same key (pi-canon carries it along as a foreign line, with the
+    indented block under it when there is one) is nothing."""
     lines = block.split("\n")
     found: list[tuple[int, str, str]] = []
+    blocks: list[tuple[str, range]] = []  # a blank owned key and the indented lines under it
     for i, line in enumerate(lines):
         m = _OWNED_LINE.fullmatch(line.rstrip("\r"))
         if m and not _continues(next((x for x in lines[i + 1 :] if x.strip()), "")):
             found.append((i, m.group(1), (m.group(2) or "").strip()))
+        elif m and not (m.group(2) or "").strip():
+            end = i + 1
+            while end < len(lines) and (_continues(lines[end]) or not lines[end].strip()):
+                end += 1
+            blocks.append((m.group(1), range(i, end)))
     given = {key for _, key, value in found if value}
-    apart: set[int] = set()
+    apart = {j for key, span in blocks if key in given for j in span}
     owned: dict[str, str] = {}
     for i, key, value in found:
         if not value:

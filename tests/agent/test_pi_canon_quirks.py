@@ -107,3 +107,26 @@ def test_a_capsule_holding_a_unicode_line_separator_keeps_the_other_keys(project
     read = canon("read", "src/core/config", cwd=project).out.splitlines()
     assert read[1:3] == ["capsule: Loads layered config.", "updated: 2026-11-20"], read
     assert not [line for line in read if line.startswith("problem:")], read
+
+
+def test_a_capsule_block_pi_canon_carried_beside_its_capsule_reads_the_capsule(
+    project: Path,
+) -> None:
+    """pi-canon reads `capsule:` with an indented list under it (Obsidian's shape) as foreign
+    lines and carries them along after the `capsule:` it writes. canon reads that capsule,
+    keeps the other keys, reports one duplicate key, and `check --fix` leaves one capsule."""
+    path = write_article(
+        project,
+        "src/core/config",
+        "---\ncapsule: Loads layered config.\nupdated: 2026-11-20\ncapsule:\n  - one\n  - two\n"
+        "owner: data-team\n---\n# Config\n",
+    )
+    read = canon("read", "src/core/config", cwd=project).out.splitlines()
+    assert read[1:3] == ["capsule: Loads layered config.", "updated: 2026-11-20"], read
+    codes = [r["code"] for r in json.loads(canon("check", "--format", "json", cwd=project).out)]
+    assert codes.count("duplicate-key") == 1 and "malformed-front-matter" not in codes, codes
+    assert "capsule-missing" not in codes, codes
+    assert canon("check", "--fix", cwd=project).code in (0, 1)
+    text = path.read_text()
+    assert text.count("capsule:") == 1 and "capsule: Loads layered config.\n" in text, text
+    assert "owner: data-team\n" in text, text
