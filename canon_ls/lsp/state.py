@@ -1,31 +1,41 @@
-"""Server state: the server keeps one `Folder` per workspace folder (folder.py: each owns its
-store's load, its whole-store check and what that check found), the notifier and the
-watcher. Read requests get `view(uri)`, a read-only `Where` that hides whether the store has
-loaded. Nothing here writes a file.
+"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store
+check (`Check`) and what that check found (`Signals`); the server keeps the folders, the
+notifier and the watcher. Read requests get `view(uri)`, a read-only `Where` that hides
+whether the store has loaded. Nothing here writes a file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lsprotocol.types import DiagnosticOptions
+from lsprotocol.types import DiagnosticOptions, Range
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core import address as core_address
+from canon_ls.core import check as core_check
 from canon_ls.core import fsio
+from canon_ls.core.disk_view import JOURNAL_MAX
+from canon_ls.core.layout import Options, resolve
+from canon_ls.core.project import open_store
 
 from .convert import Text
-from .folder import Folder, Where
+from .early import KeptView, Load
 from .protocol import CanonProtocol
+from .searcher import Searcher
 from .settings import Settings
 
 if TYPE_CHECKING:
+    from canon_ls.core.assets import Finding
+    from canon_ls.core.check import Rechecked
+    from canon_ls.core.evidence import Evidence
     from canon_ls.core.store import Store
 
     from .logs import ClientLogHandler
@@ -33,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_DISK_BYTES = 8 * 1024 * 1024  # files read from disk for edits/links beyond this are skipped
+RERUN_DELAY = 0.5  # seconds between a finished check and a queued one
 
 
 class Watching(Protocol):
@@ -50,6 +61,395 @@ class Notifying(Protocol):
     published: set[str]  # uris with pushed, non-empty diagnostics
 
     def schedule(self, uris: Iterable[str] = ()) -> None: ...
+
+
+@dataclass
+class Where:
+    """What a document is to canon: an article, a journal entry, or a (possibly governed) file."""
+
+    folder: Folder
+    path: Path
+    kind: str  # 'article' | 'journal' | 'store' (other files under .canon) | 'asset'
+    address: str  # the article's address, or the asset's address ('' for the project root)
+
+    @property
+    def store(self) -> Store:
+        assert self.folder.store is not None
+        return self.folder.store
+
+    def governing(self) -> str | None:
+        if self.kind == "article":
+            return self.address
+        if self.kind != "asset" or not self.address or self.folder.store is None:
+            return None
+        governing: str | None = self.store.governing(self.address)
+        return governing
+
+    def refresh(self, address: str) -> None:
+        """Re-read `address`'s governing article if disk moved on since (a stat or two); what
+        changed is queued to the folder, never re-checked or notified from a read."""
+        self.folder.revalidate(address)
+
+    def journal_names(self, address: str) -> list[str]:
+        """Entry file names whose subject names `address`, newest first."""
+        return self.folder.journal_names(address)
+
+    def journal_read(self) -> bool:
+        """Whether `journal_names` reads the journal here (a long one is not read early)."""
+        return True
+
+    def article_uri(self, address: str) -> str:
+        return self.folder.article_uri(address)
+
+
+@dataclass
+class DiskWhere(Where):
+    """A `Where` answering from the article files while the store loads (SPEC §10 hover: the
+    same answers, read from where they are); nothing there is stale yet."""
+
+    view: KeptView = field(kw_only=True)
+
+    @property
+    def store(self) -> Any:
+        return self.view
+
+    def refresh(self, address: str) -> None:
+        pass  # just read from disk
+
+    def journal_names(self, address: str) -> list[str]:
+        return self.view.journal_names(address)
+
+    def journal_read(self) -> bool:
+        return self.view.store.journal_count() <= JOURNAL_MAX
+
+    def article_uri(self, address: str) -> str:
+        return from_fs_path(self.view.store.paths.file(address)) or ""
+
+
+@dataclass
+class Signals:
+    """What the whole-store check found for one folder, kept current between checks by the
+    incremental re-checks. Written only through its methods: `land_partial` and `land` (a
+    check's answer), `record` (one article re-checked), `forget` (the store reopened)."""
+
+    findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
+    stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
+    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
+    evidence_pending: bool = False  # an edit made a verdict the last pass has no facts for
+    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
+    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
+    known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
+    asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
+    checked: bool = False  # the whole-store check has landed
+    generation: int = 0  # bumps on every change; pull diagnostics' result ids
+
+    def forget(self) -> None:
+        """The store was reopened: what was found no longer applies (a new check is queued;
+        the rename guesses, change times and asset directories stay until it lands)."""
+        self.findings.clear()
+        self.stale.clear()
+        self.evidence.clear()
+        self.checked = False
+        self.generation += 1
+
+    def land_partial(self, findings: dict[str, list[Finding]], moves: dict[str, list[str]]) -> None:
+        """A check's first answer, all but staleness (git is still running in its child)."""
+        self.findings, self.moves = findings, moves
+        self.generation += 1
+
+    def land(
+        self, findings: dict[str, list[Finding]], snapshot: Any, known: set[str], staleness: bool
+    ) -> None:
+        """A check's whole answer (a `background.Snapshot`); `known`: the articles it saw."""
+        self.findings = findings
+        self.stale = snapshot.stale if staleness else {}
+        self.evidence = snapshot.evidence if staleness else {}
+        self.evidence_pending = False
+        self.newest, self.moves, self.asset_dirs = snapshot.newest, snapshot.moves, snapshot.dirs
+        self.known = known
+        self.checked = True
+        self.generation += 1
+
+    def record(self, address: str, done: Rechecked | None, staleness: bool) -> None:
+        """One article re-checked in-process (None: it is gone)."""
+        if done is None:
+            self.findings.pop(address, None)
+            self.stale.pop(address, None)
+            return
+        if staleness:
+            _put(self.stale, address, done.stale)
+            _put(self.evidence, address, done.evidence)
+            self.evidence_pending = self.evidence_pending or done.pending
+        _put(self.findings, address, done.findings or None)
+
+    def changed(self) -> bool:
+        """Something changed (pull diagnostics' result ids move on). True when an edit made a
+        verdict the last check has no evidence for (a new check is due); that is then taken."""
+        self.generation += 1
+        pending = self.evidence_pending and self.checked
+        self.evidence_pending = self.evidence_pending and not pending
+        return pending
+
+
+def _put(table: dict[str, Any], key: str, value: Any) -> None:
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
+
+
+class Check:
+    """One folder's whole-store check (features/checks.py does the work): at most one runs,
+    and one more asked for meanwhile runs after it (never a cancel: a stream of events must
+    not starve the check); what was re-checked in-process while it runs."""
+
+    def __init__(self, folder: Folder) -> None:
+        self.folder = folder
+        self.task: asyncio.Task[None] | None = None
+        self.asked = False  # a check was asked for the folder's current store (reset on open)
+        self.again = False  # another check was asked for while one runs
+        self.meanwhile: set[str] | None = None  # re-checked in-process while one runs
+
+    def schedule(self, delay: float = 0.0) -> None:
+        self.asked = True
+        if self.task is not None and not self.task.done():
+            self.again = True
+            return
+        server = self.folder.server
+        work = server.check_work(self.folder, delay)
+        self.task = server.run_task(work, f"canon-check {self.folder.project.name}")
+        self.task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        if self.again and not task.cancelled():
+            self.again = False
+            self.schedule(RERUN_DELAY)
+
+    @property
+    def running(self) -> bool:
+        """Whether a check is under way (its answer yet to land)."""
+        return self.meanwhile is not None
+
+    def changed(self, addresses: set[str]) -> None:
+        """Addresses re-checked in-process: a running check re-checks them once it lands."""
+        if self.meanwhile is not None:
+            self.meanwhile.update(addresses)
+
+    def stop(self) -> None:
+        self.again = False
+        if self.task is not None:
+            self.task.cancel()
+
+
+@dataclass(eq=False)
+class Folder:
+    """One project: its Store and the store's load, settings, its whole-store check, what the
+    last check found (`signals`) and the request caches."""
+
+    uri: str
+    project: Path
+    server: CanonLanguageServer
+    settings: Settings = field(default_factory=Settings)
+    store: Store | None = None
+    load: Load | None = None  # the store's load, while it has one
+    signals: Signals = field(default_factory=lambda: Signals())
+    check: Check = field(init=False)
+    searcher: Searcher | None = None  # the BM25 worker once started
+    queued: set[str] = field(default_factory=set)  # changes found by reads, for the owner
+    # source uri -> ((encoding, 'open' | 'disk', text or stat identity), [(target, range)],
+    # file path): references' link ranges (navigation.link_ranges)
+    link_ranges: dict[
+        str, tuple[tuple[object, str, object], list[tuple[str, Range]], str | None]
+    ] = field(default_factory=dict)
+    _uris: dict[str, str] = field(default_factory=dict)
+    error: str | None = None  # why the store could not be opened
+    problems_shown: set[str] = field(default_factory=set)  # option-file sentences already shown
+
+    def __post_init__(self) -> None:
+        self.check = Check(self)
+
+    def open(self) -> None:
+        """(Re)open the store with the current settings; a bad option becomes `error`."""
+        try:
+            self.store = open_store(
+                self.project, self.settings.store_options(), explicit_source="editor",
+                trust=self.settings.trusted_client or None,
+            )  # fmt: skip
+            self.error = None
+        except Exception as exc:  # OptionError or anything unexpected: stay quiet but say why
+            self.store = None
+            self.error = f"canon could not open the store in {self.project}: {exc}"
+            log.warning(self.error)
+        self.load = Load(self.store, self.server.run_task) if self.store is not None else None
+        self.check.asked = False  # none was asked for the new store yet
+        if self.searcher is not None:
+            self.searcher.stop()
+            self.searcher = None
+        self.link_ranges = {}
+        self._uris = {}
+        self.signals.forget()
+
+    def options(self) -> Options:
+        """SPEC §13 as this folder sees it now: the client's settings (explicit layer) over
+        the user's settings.json, the project's canon.toml and the defaults."""
+        return resolve(
+            self.project, self.settings.options(), explicit_source="editor",
+            trust=self.settings.trusted_client or None,
+        )  # fmt: skip
+
+    def store_options(self) -> dict[str, Any]:
+        """root and mounts for a child process (check, search, `canon` commands): the
+        client's, or where the client vouches for the workspace, those resolved here (a child
+        has no client to vouch)."""
+        if self.settings.trusted_client and self.store is not None and self.store.options:
+            return self.store.options.store_options()
+        return self.settings.store_options()
+
+    @property
+    def serving(self) -> bool:
+        return self.store is not None and self.store.exists()
+
+    def close(self) -> None:
+        """The folder leaves (removed, or the server shuts down): its check and search stop."""
+        self.check.stop()
+        if self.searcher is not None:
+            self.searcher.stop()
+
+    def search(self) -> Searcher:
+        """The folder's searcher, started now if nothing started it yet (a first question
+        before the start-up check ends, which otherwise starts it once it no longer competes)."""
+        if self.searcher is None:
+            self.searcher = Searcher(self.project, self.store_options(), self.server.run_task)
+            self.searcher.start()
+        return self.searcher
+
+    def view(self, where: Where) -> Where:
+        """The read view of `where`: from the article files while the store is not loaded
+        (starting its load), for the places that can be answered so (an article, a file)."""
+        load = self.load
+        if where.kind not in ("asset", "article") or load is None or not load.early():
+            return where
+        return DiskWhere(self, where.path, where.kind, where.address, view=KeptView(load))
+
+    def revalidate(self, address: str) -> None:
+        """Re-read `address`'s article (and any nearer one that appeared) if disk moved on:
+        core's one freshness rule (`Store.revalidate`), a stat per ancestor when nothing did.
+        What changed goes to the owner on the next turn of the loop (`queue`)."""
+        store = self.store
+        if store is None:
+            return
+        changed: set[str] = set()
+        try:
+            for candidate in core_address.ancestors(address):
+                changed |= store.revalidate([self.article_path(candidate)])
+                if store.article(candidate) is not None:
+                    break
+        except Exception:  # a freshness probe must never fail the request it serves
+            log.exception("freshness check failed for %s", address)
+            return
+        self.queue(changed)
+
+    def queue(self, addresses: set[str]) -> None:
+        """Changes a read found: the server's change pipeline takes them on the next turn."""
+        if not addresses:
+            return
+        first = not self.queued
+        self.queued |= addresses
+        if first:
+            with contextlib.suppress(RuntimeError):  # no loop: the watcher brings them later
+                asyncio.get_running_loop().call_soon(self._take_queued)
+
+    def _take_queued(self) -> None:
+        addresses, self.queued = self.queued, set()
+        if self.server.folders.get(self.uri) is self:
+            self.server.store_changed(self, addresses)
+
+    def recheck(self, address: str, *, checking: bool) -> bool:
+        """Recompute one article's findings in-process (core's `check.recheck`, from what the
+        last whole-store check measured); True when the article is new (never while
+        `checking`: the whole-store check under way sees it anyway)."""
+        store, signals = self.store, self.signals
+        if store is None:
+            return False
+        staleness = signals.checked and self.settings.staleness_enabled and ":" not in address
+        try:
+            done = core_check.recheck(
+                store,
+                address,
+                previous=signals.findings.get(address),
+                newest=signals.newest.get(address),
+                evidence=signals.evidence.get(address),
+                staleness=staleness,
+            )
+        except Exception:
+            log.exception("checking %s failed", address)
+            return False
+        signals.record(address, done, staleness)
+        # New since the last whole-store check (one running now will see it anyway).
+        return done is not None and address not in signals.known and not checking
+
+    def where(self, path: Path) -> Where | None:
+        """What a file is to this folder's store: core's one rule (`Store.place`, honouring
+        `root` and mounts); None outside the project and its mounts."""
+        store = self.store
+        if store is None:
+            return None
+        kind, address = store.place(path)
+        return Where(self, path, kind, address) if kind else None
+
+    def article_uri(self, address: str) -> str:
+        """The article file's URI (cached: `path_of` resolves the path on disk, ~80 µs)."""
+        uri = self._uris.get(address)
+        if uri is None:
+            store = self.store
+            assert store is not None
+            if ":" not in address and store.has(address):  # an indexed, normalised address
+                path = store.paths.file(address)
+            else:  # anything else goes through the store's containment check
+                path = str(store.path_of(address))
+            uri = from_fs_path(path) or ""
+            if len(self._uris) < 100_000:
+                self._uris[address] = uri
+        return uri
+
+    def article_path(self, address: str) -> str:
+        """The article file's path as a string, without `Store.path_of`'s on-disk resolve
+        (~80 µs) for indexed-shaped project addresses; hovers stat it on every request."""
+        store = self.store
+        assert store is not None
+        if ":" not in address and address and core_address.normalise(address) == address:
+            return store.paths.file(address)
+        return str(store.path_of(address))
+
+    def journal_names(self, address: str) -> list[str]:
+        """Entry file names whose subject names `address`, newest first (core keeps them)."""
+        return self.store.journal_names(address) if self.store is not None else []
+
+    def backlinks(self, address: str) -> list[str]:
+        """Articles linking to `address`: core's inverse link index (`Store.backlinks`)."""
+        return self.store.backlinks(address) if self.store is not None else []
+
+    async def warm_links(self, step: int = 25) -> None:
+        """Build core's backlinks index in small steps between requests (after startup), so
+        the first references or re-check never pays for the whole build."""
+        store = self.store
+        if store is None:
+            return
+        for _ in store.build_backlinks(step):
+            await asyncio.sleep(0)
+            if self.store is not store:
+                return  # reopened: the old store's half-built index goes with it
+
+    def finding_uri(self, address: str) -> str:
+        """Where a finding is shown: its article, or schema.json for store-wide ones ('')."""
+        assert self.store is not None
+        if not address:
+            return from_fs_path(str(self.store.schema_file)) or ""
+        return self.article_uri(address)
+
+    def contains(self, path: Path) -> bool:
+        bases = [self.project, *(self.store.mounts.values() if self.store is not None else ())]
+        return any(core_address.within(path, base) for base in bases)
 
 
 class CanonLanguageServer(LanguageServer):

@@ -257,8 +257,7 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     file's stat key holds (settled); an edit is read again at once."""
     from canon_ls.core import disk_view
     from canon_ls.lsp import early
-    from canon_ls.lsp.folder import DiskWhere
-    from canon_ls.lsp.state import CanonLanguageServer
+    from canon_ls.lsp.state import CanonLanguageServer, DiskWhere
 
     monkeypatch.setattr(early.Load, "soon", lambda self, journal=False: None)
     monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every file settled
