@@ -125,7 +125,7 @@ def boosted(tokens: list[str]) -> list[str]:
 
 
 _ID, _TF, _TERM = "I", "H", "I"  # doc ids, term frequencies (capped), term ids
-_TF_MAX = 65535
+TF_MAX = 65535  # term frequencies are capped here (a u16 in the index file)
 _LAYOUT = (_ID, array(_ID).itemsize, _TF, array(_TF).itemsize, sys.byteorder, _TERM)
 _NO_TERMS: array[int] = array(_TERM)  # a removed document's terms (shared, never changed)
 
@@ -201,8 +201,8 @@ class SearchIndex:
         for tid, tf in zip(terms, counts.values(), strict=True):
             term = vocab[tid]
             plist = postings.get(term)
-            if tf > _TF_MAX:
-                tf = _TF_MAX  # BM25 saturates long before
+            if tf > TF_MAX:
+                tf = TF_MAX  # BM25 saturates long before
             if plist is None:
                 postings[term] = (array(_ID, (doc,)), array(_TF, (tf,)))
                 continue

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from canon_ls.core.search import _TF_MAX, SearchIndex, best, bm25, tokenize
+from canon_ls.core.search import TF_MAX, SearchIndex, best, bm25, tokenize
 
 END = b"canon-ls search file 2\n"  # 2: the trailer carries the CRC-32 of all before it
 _ORDER = 0x0102030405060708  # reads back as itself only in the byte order that wrote it
@@ -331,7 +331,7 @@ class FileIndex:
         postings = self._postings
         for term, tf in counts.items():
             plist = postings.get(term)
-            tf = min(tf, _TF_MAX)  # BM25 saturates long before
+            tf = min(tf, TF_MAX)  # BM25 saturates long before
             if plist is None:
                 postings[term] = (array("I", (doc,)), array("H", (tf,)))
             else:  # ids only grow: appended in order
