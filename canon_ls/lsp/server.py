@@ -95,6 +95,7 @@ def create_server() -> CanonLanguageServer:
     feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(guard(watch.on_did_change_watched_files))
 
     feature(types.TEXT_DOCUMENT_DID_OPEN)(guard(documents.on_did_open))
+    feature(types.TEXT_DOCUMENT_DID_CHANGE)(guard(documents.on_did_change))
     feature(types.TEXT_DOCUMENT_DID_SAVE)(guard(documents.on_did_save))
     feature(types.TEXT_DOCUMENT_DID_CLOSE)(guard(documents.on_did_close))
 

@@ -198,6 +198,25 @@ def _put(table: dict[str, Any], key: str, value: Any) -> None:
         table[key] = value
 
 
+@dataclass
+class Typing:
+    """One folder's open articles whose text differs from their file: uri -> ((document
+    version, signals generation), its findings, or None until checked), and the timers
+    armed by their changes (features/typed.py)."""
+
+    found: dict[str, tuple[tuple[int, int], list[Finding] | None]] = field(default_factory=dict)
+    timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
+    owed: set[str] = field(default_factory=set)  # pulled before the text could be checked
+
+    def forget(self, uri: str) -> None:
+        """The document was saved or closed: its file's findings apply again."""
+        self.found.pop(uri, None)
+        self.owed.discard(uri)
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+
 class Check:
     """One folder's whole-store check (features/checks.py does the work): at most one runs,
     and one more asked for meanwhile runs after it (never a cancel: a stream of events must
@@ -255,6 +274,7 @@ class Folder:
     signals: Signals = field(default_factory=lambda: Signals())
     check: Check = field(init=False)
     searcher: Searcher | None = None  # the BM25 worker once started
+    typing: Typing = field(default_factory=lambda: Typing())  # articles with unsaved text
     queued: set[str] = field(default_factory=set)  # changes found by reads, for the owner
     # source uri -> ((encoding, 'open' | 'disk', text or stat identity), [(target, range)],
     # file path): references' link ranges (navigation.link_ranges)

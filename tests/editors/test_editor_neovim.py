@@ -95,6 +95,14 @@ def test_neovim_plugin_against_real_server(workspace: Path, tmp_path: Path, cano
     run_nvim(workspace, home, env, install("packadd", home, env), "full")
 
 
+def test_neovim_diagnostics_as_you_type(workspace: Path, tmp_path: Path, canon_ls: Path) -> None:
+    """SPEC §10 diagnostics as you type: a broken link typed into an article Neovim holds
+    unsaved gets its diagnostic, and loses it when the link is deleted; the file is untouched."""
+    home, env = user_home(tmp_path)
+    out = run_nvim(workspace, home, env, install("packadd", home, env), "typing")
+    assert "ok - deleting the link clears the diagnostic" in out
+
+
 @pytest.mark.parametrize("route", ["lazy-clone", "lazy-repository"])
 def test_neovim_lazy_nvim_specs_from_the_readme(
     route: str, workspace: Path, tmp_path: Path, canon_ls: Path

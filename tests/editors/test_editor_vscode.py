@@ -165,6 +165,38 @@ def test_vscode_extension_in_code_server(
     """SPEC §10 in VS Code, with only the .vsix installed (no canon-ls on PATH): the status bar
     says the bundled server runs, hover shows the capsule, the inlay hint is on line 1, Problems
     counts the orphan article (§6.1 item 5), and the "Create article" quick fix creates the file."""
+    shot = tmp_path / "vscode.png"
+    drive(compiled, vsix, workspace, tmp_path, [str(shot)], USER_SETTINGS)
+    if os.environ.get("CANON_UPDATE_SCREENSHOT") and shot.exists():
+        shutil.copyfile(shot, REPO / "docs" / "vscode.png")
+
+
+def test_vscode_diagnostics_as_you_type(
+    compiled: str, vsix: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """SPEC §10 diagnostics as you type, in VS Code (which pulls them): a broken link typed
+    into an article and not saved is in Problems, and leaves it once the line is deleted."""
+    settings = {
+        **USER_SETTINGS,
+        "files.autoSave": "off",
+        "editor.autoClosingBrackets": "never",
+        "editor.suggestOnTriggerCharacters": False,
+        "editor.quickSuggestions": {"other": False, "comments": False, "strings": False},
+    }
+    out = drive(compiled, vsix, workspace, tmp_path, ["", "typing"], settings)
+    assert "ok - deleting the link clears it from Problems" in out
+
+
+def drive(
+    compiled: str,
+    vsix: Path,
+    workspace: Path,
+    tmp_path: Path,
+    args: list[str],
+    settings: dict[str, object],
+) -> str:
+    """Install the .vsix into a fresh code-server, run e2e.js with `args` against it; its
+    output, once every check passed."""
     code_server = need(CACHE / "code-server" / "bin" / "code-server", "code-server")
     playwright = need(CACHE / "pw" / "node_modules" / "playwright-core", "playwright-core")
     need("/usr/bin/chromium", "chromium (apt)")
@@ -178,7 +210,7 @@ def test_vscode_extension_in_code_server(
     env["VSCODE_CLI"] = "1"
     data = tmp_path / "cs"
     (data / "user" / "User").mkdir(parents=True)
-    (data / "user" / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+    (data / "user" / "User" / "settings.json").write_text(json.dumps(settings))
     common = ["--user-data-dir", str(data / "user"), "--extensions-dir", str(data / "ext")]
     run([code_server, *common, "--install-extension", str(vsix)], cwd=tmp_path, env=env)
 
@@ -205,11 +237,10 @@ def test_vscode_extension_in_code_server(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    shot = tmp_path / "vscode.png"
     try:
         wait_healthy(url, server)
         proc = subprocess.run(
-            [compiled, str(E2E), url, str(workspace), str(shot)],
+            [compiled, str(E2E), url, str(workspace), *args],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -227,6 +258,5 @@ def test_vscode_extension_in_code_server(
     )
     for channel in sorted((data / "user" / "logs").glob("**/canon.log")):
         detail += f"\n--- {channel.name} (tail)\n{channel.read_text(errors='replace')[-3000:]}"
-    if os.environ.get("CANON_UPDATE_SCREENSHOT") and shot.exists():
-        shutil.copyfile(shot, REPO / "docs" / "vscode.png")
     assert proc.returncode == 0 and "0 failed" in out, detail
+    return out

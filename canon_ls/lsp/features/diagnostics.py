@@ -12,6 +12,7 @@ from lsprotocol import types
 from .. import convert
 from ..convert import Text
 from ..state import CanonLanguageServer, Folder, Where
+from . import typed
 
 SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -39,10 +40,14 @@ def for_uri(ls: CanonLanguageServer, uri: str) -> list[types.Diagnostic]:
 def for_article(
     ls: CanonLanguageServer, folder: Folder, address: str, uri: str | None = None
 ) -> list[types.Diagnostic]:
+    uri = uri or folder.finding_uri(address)
+    text = ls.text_of(uri) or Text("")
     findings = folder.signals.findings.get(address)
+    if uri in folder.typing.found:  # open with unsaved text: its findings (SPEC §10)
+        found = typed.findings(folder, address, uri, text.source, text.version or 0)
+        findings = findings if found is None else found
     if not findings:
         return []
-    text = ls.text_of(uri or folder.finding_uri(address)) or Text("")
     codec = ls.workspace.position_codec
     out = []
     for f in findings:

@@ -9,8 +9,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..state import CanonLanguageServer
-from . import diagnostics, sync
+from ..state import CanonLanguageServer, read_text
+from . import diagnostics, sync, typed
 
 log = logging.getLogger(__name__)
 
@@ -18,9 +18,30 @@ SAVE_DEBOUNCE = 5.0  # seconds: a saved asset may change staleness; re-check onc
 
 
 def on_did_open(ls: CanonLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    where = ls.where(uri)
+    if where is not None and where.kind == "article":
+        on_disk = read_text(where.path)
+        if on_disk is None or on_disk.source != params.text_document.text:
+            typed.changed(ls, uri, settled)  # opened unsaved (a restored editor session)
     if not ls.pull_diagnostics:
-        uri = params.text_document.uri
         diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
+
+
+def on_did_change(ls: CanonLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    typed.changed(ls, params.text_document.uri, settled)
+
+
+def settled(ls: CanonLanguageServer, uri: str) -> None:
+    """An article's text stopped changing: push its findings; a client that pulls asks for
+    them itself on every change, and is told to ask again only when a pull came too early."""
+    if not ls.pull_diagnostics:
+        diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
+        return
+    where = ls.where(uri)
+    if where is not None and uri in where.folder.typing.owed:
+        where.folder.typing.owed.discard(uri)
+        ls.notifier.schedule()
 
 
 def on_did_save(ls: CanonLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -28,6 +49,7 @@ def on_did_save(ls: CanonLanguageServer, params: types.DidSaveTextDocumentParams
     where = ls.where(uri)
     if where is None or where.folder.store is None:
         return
+    where.folder.typing.forget(uri)  # the file holds the text now: its findings apply
     if where.kind in ("article", "journal", "store"):
         fs = to_fs_path(uri)
         if fs:
@@ -41,8 +63,14 @@ def on_did_save(ls: CanonLanguageServer, params: types.DidSaveTextDocumentParams
 
 def on_did_close(ls: CanonLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
+    where = ls.where(uri)
+    if where is not None and uri in where.folder.typing.found:
+        where.folder.typing.forget(uri)  # closed unsaved: the file's findings again
+        if ls.pull_diagnostics:
+            ls.notifier.schedule()
+        else:
+            diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
     if ls.pull_diagnostics:
         return
-    where = ls.where(uri)
     if where is not None and where.kind == "asset":
         diagnostics.publish(ls, uri, [])

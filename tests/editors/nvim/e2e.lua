@@ -144,12 +144,41 @@ local opened_article = wait(10000, function()
 end)
 check(':CanonOpen opens .canon/articles/src/app.md', opened_article ~= nil, vim.api.nvim_buf_get_name(0))
 vim.cmd.buffer(buf)
-if mode == 'install' then
+local function stop_and_finish()
   client:stop()
   wait(5000, function()
     return client:is_stopped()
   end)
   return finish()
+end
+if mode == 'install' then
+  return stop_and_finish()
+end
+
+-- `typing`: an article's diagnostics follow its unsaved text (SPEC §10 diagnostics as you type)
+if mode == 'typing' then
+  local path = ws .. '/.canon/articles/src/app.md'
+  local saved = table.concat(vim.fn.readfile(path, 'b'), '\n')
+  local art = open('.canon/articles/src/app.md')
+  local function broken()
+    for _, d in ipairs(vim.diagnostic.get(art)) do
+      if d.message:find('[[src/not/there]]', 1, true) then
+        return d
+      end
+    end
+  end
+  local last = vim.api.nvim_buf_line_count(art)
+  vim.api.nvim_buf_set_lines(art, last, last, false, { 'See [[src/not/there]].' })
+  local typed = wait(20000, broken)
+  check('a broken link typed into an unsaved article has its diagnostic',
+    typed ~= nil and typed.lnum == last, vim.diagnostic.get(art))
+  vim.api.nvim_buf_set_lines(art, last, last + 1, false, {})
+  local cleared = wait(20000, function()
+    return broken() == nil
+  end)
+  check('deleting the link clears the diagnostic', cleared ~= nil, vim.diagnostic.get(art))
+  check('the article file was not written', table.concat(vim.fn.readfile(path, 'b'), '\n') == saved, path)
+  return stop_and_finish()
 end
 
 -- 3. inlay hint at the end of line 1 (the plugin's LspAttach turns hints on)

@@ -1,12 +1,13 @@
 // Drives a running code-server (real VS Code) with headless Debian Chromium through playwright-core,
 // as a person would: open a governed file, hover, read the inlay hint, look at Problems, apply the
 // "Create article" quick fix. Prints "ok - name" / "FAIL - name: detail" and "N passed, M failed".
-// usage: node e2e.js <baseUrl> <workspace> <screenshot.png>
+// usage: node e2e.js <baseUrl> <workspace> <screenshot.png> [full|typing]
+// `typing`: only the diagnostics of an article's unsaved text (SPEC §10 diagnostics as you type).
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
 
-const [baseUrl, ws, shot] = process.argv.slice(2);
+const [baseUrl, ws, shot, mode = 'full'] = process.argv.slice(2);
 const APP_CAPSULE = 'Entry point: wires config and routes; never reads the environment directly.';
 const FEED_EVIDENCE = '2 commits in 59 days since updated 2026-10-01 touched src/feed.py';
 const t0 = Date.now();
@@ -120,6 +121,41 @@ async function hoverUntil(page, text, want, attempts) {
   return null;
 }
 
+/** Problems panel text once `fn(text)` holds (the panel is opened first), or null. */
+async function problemsWhen(page, wantIt, timeout = 30000) {
+  if (!(await page.locator('.markers-panel').isVisible().catch(() => false))) {
+    await page.locator('#status\\.problems').click();
+  }
+  return waitFor(page, (want) => {
+    const panel = document.querySelector('.markers-panel');
+    const t = panel ? panel.innerText : '';
+    return t.includes('src/not/there') === want ? t || 'empty' : false;
+  }, wantIt, timeout);
+}
+
+/** A broken link typed into src/app.md (never saved) shows in Problems, and goes when deleted. */
+async function typing(page) {
+  const file = path.join(ws, '.canon/articles/src/app.md');
+  const saved = fs.readFileSync(file, 'utf8');
+  await openFile(page, '.canon/articles/src/app.md');
+  const lens = await waitFor(page, () => [...document.querySelectorAll('.editor-instance .codelens-decoration')]
+    .some((d) => d.textContent.includes('canon: src/app')), null, 60000);
+  note(`the server answers (code lens: ${!!lens})`);
+  await focusEditorLine(page, 'Routes are registered');
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type('See [[src/not/there]].', { delay: 20 });
+  const raised = await problemsWhen(page, true);
+  note('typed');
+  check('a broken link typed into an unsaved article is in Problems', !!raised, raised ||
+    await page.evaluate(() => (document.querySelector('.markers-panel') || {}).innerText));
+  await focusEditorLine(page, 'src/not/there');
+  await page.keyboard.press('Control+Shift+K'); // delete the line
+  const cleared = await problemsWhen(page, false);
+  note('deleted');
+  check('deleting the link clears it from Problems', !!cleared, cleared);
+  check('the article file was not written', fs.readFileSync(file, 'utf8') === saved, file);
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -133,6 +169,10 @@ async function hoverUntil(page, text, want, attempts) {
     await page.waitForSelector('#workbench\\.parts\\.statusbar', { timeout: 90000 });
     note('workbench up');
     await page.locator('.monaco-workbench').click({ position: { x: 600, y: 300 } }).catch(() => {});
+    if (mode === 'typing') {
+      await typing(page);
+      return;
+    }
 
     // 1. open the governed file; the inlay hint (SPEC §10) appears at the end of line 1
     await openFile(page, 'src/app.py');
