@@ -105,6 +105,7 @@ class StoreIndex:
         self._racy: set[str] = set()
         self._parsed = 0  # files parsed since the parse cache was last written
         self._loaded = False
+        self._scanned: list[str] | None = None  # every address the stepped load's scan found
         self._search: FileIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
         # where this store's lean articles read their bodies (DiskView's early articles too)
@@ -380,6 +381,7 @@ class StoreIndex:
             real = os.path.realpath(self.articles_dir)
             sweep = functools.partial(fsio.sweep, now=now)
             yield from freshness.scan_steps(self.articles_dir, real, found, sweep, step * 5)
+        self._scanned = list(found)
         if found:  # the parse cache a record at a time, never whole, restored `step` at a time
             for part in self._cached():
                 entries = list(part.items())
@@ -418,6 +420,14 @@ class StoreIndex:
     def loaded(self) -> bool:
         """Whether the articles have been read (the store loads on first use, or in steps)."""
         return self._loaded
+
+    def held(self) -> tuple[list[str] | None, list[Article]]:
+        """What the store holds now, never loading it: every address (None while a stepped
+        load has not finished its scan) and the articles read so far (all, once loaded)."""
+        with self._lock:
+            if self._loaded:
+                return sorted(self._index), list(self._index.values())
+            return self._scanned, list(self._index.values())
 
     def cache_usable(self) -> bool:
         """Whether a parse cache for this store is there to load from (its contents unread)."""

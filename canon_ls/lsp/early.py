@@ -115,6 +115,12 @@ class Load:
 
         return release
 
+    def hurry(self) -> None:
+        """A person waits for the store (the first symbol query): the load stops waiting for
+        the check's parse cache and reads the articles itself."""
+        if self.coming is not None and not self.coming.done():
+            self.coming.set_result(None)
+
     def defer(self, path: Path, then: Callable[[list[Path]], None]) -> bool:
         """A file event while the store is not loaded yet: instead of loading the store in one
         go on the loop (seconds at 50k articles) to re-read one file, the file waits for the

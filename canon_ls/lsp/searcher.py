@@ -89,6 +89,8 @@ class Searcher:
         self.idle_task: asyncio.Task[None] | None = None
         self.used = time.monotonic()  # the last question (or the moment it became ready)
         self.starts = 0  # workers started so far
+        self.served = False  # it was ready once (a worker retired when idle restarts fast)
+        self.indexing: asyncio.Task[None] | None = None  # its progress, while early answers
 
     def start(self) -> None:
         if self.task is None:
@@ -104,6 +106,7 @@ class Searcher:
             self.failure = "the search worker stopped while building its index"
             return
         self.used = time.monotonic()
+        self.served = True
         if idle_seconds() > 0 and self.idle_task is None:
             self.idle_task = self.run(self._idle(), "canon-search-idle")
 

@@ -46,6 +46,16 @@ async def test_an_idle_worker_exits_and_the_next_question_starts_it_again(
             )
         )
         server = client._server.pid  # type: ignore[union-attr]
+        assert (await names(client, "layered config"))[0] == "src/core/config"  # at once
+
+        def indexed() -> bool:  # BM25 answers from now on
+            return any(
+                token.startswith("canon-index-")
+                and any(isinstance(r, types.WorkDoneProgressEnd) for r in reports)
+                for token, reports in client.progress_reports.items()
+            )
+
+        await poll(indexed, 60, lambda: "the indexing progress did not end")
         before = {q: await names(client, q) for q in ("layered config", "widget", "env file")}
         assert before["layered config"][0] == "src/core/config"
         first = await poll(lambda: worker_pid(server), 30, lambda: "no search worker started")

@@ -1,21 +1,38 @@
 """Workspace symbols: articles by address and capsule, ranked by the store's BM25 (SPEC §10).
 
-The BM25 index lives in a child process (`searcher.py`). The first query waits for it (loaded
-from its on-disk snapshot, or built) rather than answer from addresses alone, which looked
-like a complete answer and was not (issue 9 item 16). Only when the worker cannot answer do
-addresses and capsules containing the query stand in, and the person is told so once.
+The BM25 index lives in a child process (`searcher.py`), ready seconds after a cold start on a
+big store. Until it is (and until the store has loaded), queries are answered at once from
+what the server holds (`early_symbols.py`: addresses, titles, capsules, tags), and a
+work-done progress "indexing" says that answer may miss articles found by their body; the
+next query after it ends is BM25's. Only when the worker cannot answer at all do addresses and
+capsules containing the query stand in, and the person is told so once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 
 from .. import convert
+from ..early import KeptView
+from ..searcher import Searcher
 from ..state import CanonLanguageServer, Folder
+from . import early_symbols
+
+if TYPE_CHECKING:
+    from canon_ls.core.article import Article
+
+log = logging.getLogger(__name__)
 
 LIMIT = 50  # symbols per answer; the client asks again as the query grows
+EARLY_WAIT = 1.0  # seconds an early answer waits for the load while nothing held matches
 
 
 async def on_workspace_symbol(
@@ -27,8 +44,13 @@ async def on_workspace_symbol(
         store = folder.store
         if store is None or not store.exists():
             continue
-        for address in await ranked(ls, folder, query):
-            article = store.article(address)
+        worker = folder.search()
+        if (folder.load is None or folder.load.loaded) and (worker.served or worker.failure):
+            found = [(a, store.article(a)) for a in await ranked(ls, folder, query)]
+        else:
+            found = await early_answer(ls, folder, query)
+            _show_indexing(ls, folder, worker)
+        for address, article in found:
             if article is None:
                 continue
             out.append(
@@ -40,6 +62,65 @@ async def on_workspace_symbol(
             )
         _report_fallback(ls, folder)
     return out
+
+
+async def early_answer(
+    ls: CanonLanguageServer, folder: Folder, query: str
+) -> list[tuple[str, Article | None]]:
+    """The answer from what the store holds, at once (its load starts now if it has not):
+    every address once the load's first step has listed them (a fraction of a second even
+    at 50k articles), the articles read so far; those not read yet are read one by one.
+    While nothing held matches, the load goes on a little longer (`EARLY_WAIT` at most):
+    the words may be in a capsule not read yet. A load waiting for the check's parse cache
+    goes ahead at once: a person waits now."""
+    store, load = folder.store, folder.load
+    assert store is not None
+    task = None
+    if load is not None:
+        load.hurry()
+        task = load.soon()
+    started = time.monotonic()
+    while True:
+        addresses, articles = store.held()
+        loading = task is not None and not task.done()
+        if addresses is not None or not loading:
+            best = early_symbols.rank(
+                query, addresses or [a.address for a in articles], articles, LIMIT
+            )
+            if best or not loading or time.monotonic() - started > EARLY_WAIT:
+                break
+        await asyncio.sleep(0.005 if addresses is None else 0.05)  # the load runs meanwhile
+    held = {a.address: a for a in articles}
+    view = KeptView(load) if load is not None else store
+    return [(a, held.get(a) or view.article(a)) for a in best]
+
+
+def _show_indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:
+    """A work-done progress while BM25 (and the store) get ready: the answers until then may
+    miss articles found by their body. One at a time per folder."""
+    if worker.indexing is not None or ls.shutting_down:
+        return
+    if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
+        return
+    worker.indexing = ls.run_task(_indexing(ls, folder, worker), "canon-indexing")
+
+
+async def _indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:
+    token = f"canon-index-{uuid.uuid4()}"
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=10)
+        ls.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="canon: indexing symbols", cancellable=False)
+        )
+        if folder.load is not None:
+            await folder.load.ready()
+        if worker.task is not None:
+            await asyncio.shield(worker.task)
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    except Exception:  # a client that refuses progress keeps its answers, nothing else
+        log.debug("the indexing progress failed", exc_info=True)
+    finally:
+        worker.indexing = None
 
 
 def _report_fallback(ls: CanonLanguageServer, folder: Folder) -> None:

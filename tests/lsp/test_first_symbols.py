@@ -1,0 +1,61 @@
+"""SPEC §10 workspace symbols: the first query is answered at once from what the server holds
+(addresses, titles, capsules, tags), before the store has loaded and before the BM25 worker
+is ready; never empty for a store with matches, never a wait for the index."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsp_harness import article as article_text
+from lsp_harness import build_workspace, write
+from lsprotocol import types
+
+from canon_ls.lsp import early
+from canon_ls.lsp.features import early_symbols, symbols
+from canon_ls.lsp.state import CanonLanguageServer
+
+
+def test_the_first_query_answers_before_the_store_loads(tmp_path: Path):
+    root = build_workspace(tmp_path / "proj")
+    for i in range(3000):  # enough articles that the load takes many turns of the loop
+        write(root, f".canon/articles/gen/d{i:04}.md", article_text(f"Gen {i}.", "2026-01-01", ""))
+    ls = CanonLanguageServer()
+    ls.protocol.client_capabilities = types.ClientCapabilities()  # a client that says nothing
+    folder = ls.add_folder(root.as_uri())
+    assert folder is not None and folder.store is not None
+    store = folder.store
+
+    async def first() -> tuple[list[str], bool, bool]:
+        try:
+            got = await symbols.on_workspace_symbol(ls, types.WorkspaceSymbolParams(query="config"))
+            worker = folder.searcher
+            return [s.name for s in got or []], early.loaded(store), bool(worker and worker.ready)
+        finally:
+            if folder.searcher is not None:
+                folder.searcher.stop()
+
+    names, loaded, ready = asyncio.run(first())
+    assert "src/core/config — Loads layered config; env beats file." in names
+    assert not loaded and not ready  # answered from what was held, waiting for neither
+
+
+def test_the_early_ranking():
+    """Exact address, then addresses starting with the query (or their last segment), then
+    holding it, then articles holding every word in title, capsule or tags."""
+    from canon_ls.core.article import parse
+
+    held = [
+        parse("---\ncapsule: Reads the env.\ntags: [settings]\n---\n# Config loader\n", "src/env"),
+        parse("---\ncapsule: Nothing here.\n---\n# Other\n", "lib/other"),
+    ]
+    addresses = ["lib/configure", "src/config", "config", "docs/app-config", "src/env", "x/y"]
+    assert early_symbols.rank("config", addresses, held, 10) == [
+        "config",
+        "src/config",
+        "lib/configure",
+        "docs/app-config",
+        "src/env",
+    ]
+    assert early_symbols.rank("settings env", addresses, held, 10) == ["src/env"]
+    assert early_symbols.rank("", addresses, held, 2) == ["x/y", "config"]
