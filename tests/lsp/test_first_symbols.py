@@ -11,7 +11,6 @@ from lsp_harness import article as article_text
 from lsp_harness import build_workspace, write
 from lsprotocol import types
 
-from canon_ls.lsp import early
 from canon_ls.lsp.features import early_symbols, symbols
 from canon_ls.lsp.state import CanonLanguageServer
 
@@ -30,7 +29,7 @@ def test_the_first_query_answers_before_the_store_loads(tmp_path: Path):
         try:
             got = await symbols.on_workspace_symbol(ls, types.WorkspaceSymbolParams(query="config"))
             worker = folder.searcher
-            return [s.name for s in got or []], early.loaded(store), bool(worker and worker.ready)
+            return [s.name for s in got or []], store.loaded, bool(worker and worker.ready)
         finally:
             if folder.searcher is not None:
                 folder.searcher.stop()

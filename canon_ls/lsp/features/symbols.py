@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 import logging
 import time
 import uuid
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.uris import from_fs_path
 
 from .. import convert
 from ..early import KeptView
@@ -28,6 +30,7 @@ from . import early_symbols
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
+    from canon_ls.core.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +48,13 @@ async def on_workspace_symbol(
         if store is None or not store.exists():
             continue
         worker = folder.search()
+        uri_of = folder.article_uri
         if (folder.load is None or folder.load.loaded) and (worker.served or worker.failure):
             found = [(a, store.article(a)) for a in await ranked(ls, folder, query)]
         else:
             found = await early_answer(ls, folder, query)
             _show_indexing(ls, folder, worker)
+            uri_of = functools.partial(_file_uri, store)  # (the folder's would load the store)
         for address, article in found:
             if article is None:
                 continue
@@ -57,11 +62,15 @@ async def on_workspace_symbol(
                 types.SymbolInformation(
                     name=symbol_name(address, article.capsule),
                     kind=types.SymbolKind.File,
-                    location=types.Location(uri=folder.article_uri(address), range=convert.TOP),
+                    location=types.Location(uri=uri_of(address), range=convert.TOP),
                 )
             )
         _report_fallback(ls, folder)
     return out
+
+
+def _file_uri(store: Store, address: str) -> str:
+    return from_fs_path(store.paths.file(address)) or ""
 
 
 async def early_answer(
