@@ -41,6 +41,9 @@ from canon_ls.core.address import (
 NEW_CYCLE = frozenset({"startup", "clear", "compact", "fork"})
 # A write the schema turned away, in our words ("Refused to write") or pi-canon's ("rejected").
 _REFUSED = re.compile(r"refus|rejected", re.I)
+# A path not on disk yet must look like one: a slash inside it, or an extension after a name
+# (`half-up.` ending a sentence has neither).
+_SHAPED = re.compile(r"[^/]/[^/]|[^./]\.[^./]+\Z")
 
 
 class Hit(NamedTuple):
@@ -116,10 +119,10 @@ class Resolver:
             return Hit(token.text, self._display(full), address, address, True, token.mutating)
         if kind != "asset" or not address or full in self._bases:
             return None
-        if not os.path.lexists(full):
-            shaped = "/" in raw or "." in os.path.basename(raw)
-            if not (shaped and os.path.isdir(os.path.dirname(full))):
-                return None
+        if not os.path.lexists(full) and not (
+            _SHAPED.search(raw) and os.path.isdir(os.path.dirname(full))
+        ):
+            return None
         hit = Hit(token.text, self._display(full), address, None, False, token.mutating)
         return hit._replace(governing=self.governing(address))
 

@@ -178,3 +178,14 @@ def test_a_path_that_does_not_exist_yet_is_still_a_subject(
     hook(_prompt(agent, project, "remember: src/refunds.py will hold the refund rules"))
     [entry] = _entries(project)
     assert "subject: [src/refunds]\n" in entry.read_text("utf-8")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_a_word_ending_a_sentence_is_not_a_path(tmp_path: Path, project: Path, agent: str) -> None:
+    """SPEC §11.3/§11.5: a word is path-shaped by a slash or an extension, not by the full stop
+    after it: `half-up.` and `it.` in prose name no file to be created."""
+    hook = _hook(tmp_path, agent)
+    note = "remember: src/core/config.py rounds half-even, never half-up. Keep it."
+    hook(_prompt(agent, project, note))
+    [entry] = _entries(project)
+    assert "subject: [src/core/config]\n" in entry.read_text("utf-8")
