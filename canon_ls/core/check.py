@@ -412,6 +412,33 @@ def run(
     on_partial: Callable[[Pass], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
 ) -> Pass:
+    """The whole-store pass (below), leaving the calling thread's CPU priority as it found
+    it: the pass steps its thread back while git runs, and a caller that lives on (a test
+    run, an editor's process) must not keep that (as far as the system lets it rise again)."""
+    tid = threading.get_native_id()
+    before = _niceness(tid)
+    try:
+        return _whole_pass(project, options, staleness, on_partial, on_loaded)
+    finally:
+        if before is not None and _niceness(tid) != before:
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, tid, before)
+
+
+def _niceness(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except (OSError, AttributeError):  # not on every platform
+        return None
+
+
+def _whole_pass(
+    project: Path,
+    options: dict[str, Any],
+    staleness: bool,
+    on_partial: Callable[[Pass], None] | None,
+    on_loaded: Callable[[], None] | None,
+) -> Pass:
     """The whole-store pass with the one `git log` (the long pole: 2.5-5.6 s at 100k files)
     running from the first moment in a thread while the rest of the check, which does not
     need it, runs: the listing, the parse, lints, links, relations and orphans. Those go to

@@ -89,3 +89,17 @@ def test_the_check_thread_steps_back_relative_to_its_process():
     thread.start()
     thread.join(timeout=10)
     assert seen == [(NICENESS, NICENESS + 5)]
+
+
+def test_the_whole_pass_gives_its_caller_back_its_priority(tmp_path: Path):
+    """core.check.run steps its thread back while git runs; a caller that lives on (a test
+    session, an editor) gets its priority back afterwards, where the system lets it rise again
+    (as root; an unprivileged thread may only step back)."""
+    from canon_ls.core import check
+
+    root = build_workspace(tmp_path / "proj")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    check.run(root, {}, staleness=True)
+    if os.geteuid() == 0:
+        assert os.getpriority(os.PRIO_PROCESS, 0) == before
