@@ -46,7 +46,7 @@ def test_spec_12_sixteen_journal_writers_same_slug(project: Path) -> None:
         entry = parse(f.read_bytes(), f.name)
         assert not entry.problems
         i = int(entry.body.split()[2])
-        assert entry.meta["source"] == f"p{i}"
+        assert entry.meta["harness"] == f"p{i}"
         assert entry.body == f"entry number {i} " + "x" * 2000 + "\n"
         bodies.add(i)
     assert bodies == set(range(16))
