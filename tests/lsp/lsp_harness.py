@@ -253,12 +253,14 @@ class Session:
         return await poll(check, timeout, lambda: f"timed out waiting for {what or check}")
 
     async def checked(self, timeout: float = 30.0) -> None:
-        """Wait for the startup whole-store check (its work-done progress ends)."""
+        """Wait for the startup whole-store check (its work-done progress ends; the symbol
+        indexing progress, `canon-index-…`, is another matter)."""
 
         def ended() -> bool:
             return any(
                 any(isinstance(r, types.WorkDoneProgressEnd) for r in reports)
-                for reports in self.client.progress_reports.values()
+                for token, reports in self.client.progress_reports.items()
+                if str(token).startswith("canon-check-")
             )
 
         await self.until(ended, timeout, "the whole-store check's progress to end")
