@@ -124,9 +124,8 @@ def trust(project: Path, action: str) -> str:
     _, sha = optionfiles.trust(project)
     options = resolve(project)
     held = leading_out(project, {k: options[k] for k in ("root", "mounts")})
-    what = ", ".join(
-        f"{k} = {show(options[k])}" for k in held if source_kind(options, k) == "project"
-    )
-    now = f"{what} now apply" if what else "nothing in it leads outside the project yet"
+    kept = [f"{k} = {show(options[k])}" for k in held if source_kind(options, k) == "project"]
+    verb = "applies" if len(kept) == 1 else "apply"
+    now = f"{', '.join(kept)} now {verb}" if kept else "nothing in it leads outside the project yet"
     again = "Any change to the file needs `canon trust` again."
     return f"Trusted {shown} (sha256 {sha[:12]}): {now}. {again}"
