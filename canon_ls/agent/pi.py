@@ -67,6 +67,8 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
                 source = "resume"  # `pi --continue`: the context still holds what surfaced
             hook.session_start(source)
             reply = {"active": True, "tool": tool_spec(hook.options.lane)}
+            if note := hook.held_back():  # canon.toml keys waiting for `canon trust`
+                reply["notice"] = f"canon: {note}"
         elif event == "session_compact":
             if payload.get("presence") is True:  # what left the context is seen in it
                 hook._record("session_compact", [{"decision": "compacted"}])

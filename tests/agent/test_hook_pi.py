@@ -307,3 +307,15 @@ def test_read_articles_and_resurface_false(hook: Hook, project: Path) -> None:
     assert read_config(hook, project, "nothing") == f"{HEADER}\n{CONFIG}"
     (project / "canon.toml").write_text("resurface = false\n")
     assert read_config(hook, project, "nothing") == ""
+
+
+def test_an_untrusted_canon_toml_is_told_to_the_person(tmp_path: Path, project: Path) -> None:
+    """SPEC §13 / issue 24: a canon.toml leading outside the project waits for `canon trust`;
+    Pi's session start carries the sentence for the extension to show (not the model)."""
+    (project / "canon.toml").write_text(f'root = "{tmp_path / "elsewhere" / ".canon"}"\n')
+    hook = Hook("pi", tmp_path / "state", tmp_path / "trace.jsonl", tmp_path / "config")
+    reply = hook(event(project, "session_start", reason="startup"))
+    assert reply is not None and "canon trust" in reply["notice"]
+    assert str(project / "canon.toml") in reply["notice"]
+    (project / "canon.toml").unlink()
+    assert "notice" not in (hook(event(project, "session_start", reason="startup")) or {})

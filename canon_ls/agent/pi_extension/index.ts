@@ -95,8 +95,8 @@ export default function canon(pi: ExtensionAPI) {
     const resumed = ctx.sessionManager.getBranch().some((entry) => entry.type === "message");
     const reply = await bridge(ctx, { event: "session_start", reason: event.reason, resumed });
     active = reply?.active === true;
-    const tool = reply?.tool;
-    if (!tool) return;
+    if (reply?.notice) say(ctx, String(reply.notice));
+    const tool = reply?.tool; if (!tool) return;
     pi.registerTool({
       name: "canon",
       label: "canon",
