@@ -4,6 +4,7 @@ capsule round-trips through PyYAML (1.1), ruamel.yaml (1.2) and our own parser."
 from __future__ import annotations
 
 import io
+import re
 
 import frontmatter
 import pytest
@@ -397,6 +398,9 @@ def test_spec_5_flat_parser_agrees_with_yaml(lines: list[str]) -> None:
     assert flat == frontmatter_meta(f"---\n{block}---\nbody\n", strings=True), block
 
 
+_YAML_ONLY_BREAK = re.compile("[\x85\u2028\u2029]")
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_LINE, max_size=8))
 def test_spec_5_front_matter_agrees_with_python_frontmatter(lines: list[str]) -> None:
@@ -405,6 +409,8 @@ def test_spec_5_front_matter_agrees_with_python_frontmatter(lines: list[str]) ->
     it fails (a differential oracle beside PyYAML and ruamel)."""
     block = "".join(line + "\n" for line in lines)
     text = f"---\n{block}---\nbody\n"
+    if any(line.split(":")[0] in art.OWNED and _YAML_ONLY_BREAK.search(line) for line in lines):
+        return  # pi-canon writes these plain: canon reads one line, YAML breaks it (quirks tests)
     try:
         expected = frontmatter_meta(text, strings=True)
     except (yaml.YAMLError, ValueError, AttributeError, TypeError):

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lsp_harness import Session, article, write
+from lsp_harness import Session, article, poll, write
 from lsprotocol import types
 
 
@@ -93,9 +93,11 @@ async def test_symbols_match_part_of_an_address_while_typed(s: Session):
 
 
 async def test_first_symbol_queries_answer_full_text(workspace: Path):
-    """Issue 9 item 16, SPEC §10 workspace symbols: the very first queries, sent the moment
-    the session starts (before any index is built), already answer from the article text:
-    generated from words of the bodies and capsules that no address contains, sent together."""
+    """SPEC §10 workspace symbols: the very first queries, sent the moment the session starts
+    (before any index is built), each get an answer that is never empty for a store that has
+    matches: what the server holds when that matches, else the full text (words of bodies and
+    capsules that no address contains, sent together); once the indexing progress ends, the
+    same queries answer from the full text (issue 9 item 16, issue 25 item 1)."""
     import random
 
     from lsp_harness import SERVER_COMMAND, SERVER_ENV
@@ -130,6 +132,10 @@ async def test_first_symbol_queries_answer_full_text(workspace: Path):
             *(client.workspace_symbol_async(types.WorkspaceSymbolParams(query=q)) for q in queries)
         )
         for query, answer in zip(queries, answers, strict=True):
+            assert answer, query  # never empty: the store has a match for each
+        await poll(lambda: _indexed(client), 60, lambda: "the indexing progress to end")
+        for query in queries:
+            answer = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query))
             names = [sym.name.split(" — ")[0] for sym in answer or []]
             assert words[query] in names, (query, names)
     finally:
@@ -152,3 +158,12 @@ async def test_a_failed_search_worker_says_why(tmp_path: Path):
         assert "search worker" in worker.failure
     finally:
         worker.stop()
+
+
+def _indexed(client: Any) -> bool:
+    """The symbol indexing progress (`canon-index-…`), begun by the early answers, has ended."""
+    tokens = [t for t in client.progress_reports if str(t).startswith("canon-index-")]
+    return bool(tokens) and all(
+        any(isinstance(r, types.WorkDoneProgressEnd) for r in client.progress_reports[t])
+        for t in tokens
+    )

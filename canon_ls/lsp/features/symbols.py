@@ -4,8 +4,10 @@ The BM25 index lives in a child process (`searcher.py`), ready seconds after a c
 big store. Until it is (and until the store has loaded), queries are answered at once from
 what the server holds (`early_symbols.py`: addresses, titles, capsules, tags), and a
 work-done progress "indexing" says that answer may miss articles found by their body; the
-next query after it ends is BM25's. Only when the worker cannot answer at all do addresses and
-capsules containing the query stand in, and the person is told so once.
+next query after it ends is BM25's. A query nothing held matches waits for BM25 instead of
+answering empty: a store that has matches never gets an empty answer. Only when the worker
+cannot answer at all do addresses and capsules containing the query stand in, and the person
+is told so once.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ async def on_workspace_symbol(
             found = await early_answer(ls, folder, query)
             _show_indexing(ls, folder, worker)
             uri_of = functools.partial(_file_uri, store)  # (the folder's would load the store)
+            if not found and query:  # only the full text can answer (a word of a body): wait
+                view = KeptView(folder.load) if folder.load is not None else store
+                found = [(a, view.article(a)) for a in await ranked(ls, folder, query)]
         for address, article in found:
             if article is None:
                 continue
