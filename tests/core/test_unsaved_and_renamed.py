@@ -3,9 +3,9 @@ in place (§6.1 item 5): real stores in real git repositories, real check passes
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
+
+from stale_repo import git, write
 
 from canon_ls.core.check import article_findings, recheck, run
 from canon_ls.core.project import open_store
@@ -13,28 +13,10 @@ from canon_ls.core.project import open_store
 ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"
 
 
-def git(repo: Path, *args: str) -> None:
-    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        check=True,
-    )
-
-
-def write(root: Path, rel: str, text: str = "x\n") -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     write(root, "src/auth/login.ts", "export function login() {\n  return 1;\n}\n" * 5)
-    write(root, "src/auth/other.ts")
+    write(root, "src/auth/other.ts", "x\n")
     write(root, ".canon/articles/src/auth/login.md", ARTICLE)
     write(root, ".canon/articles/src/auth/other.md", ARTICLE.replace("login", "other"))
     git(root, "init", "-q")
@@ -79,7 +61,7 @@ def test_a_committed_rename_in_place_is_offered(tmp_path: Path):
     root = project(tmp_path)
     git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
     git(root, "commit", "-qm", "rename")
-    write(root, "src/auth/unrelated.ts")
+    write(root, "src/auth/unrelated.ts", "x\n")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "later")
     assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"]
