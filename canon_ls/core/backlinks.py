@@ -2,7 +2,7 @@
 
 Scanning every article's links per question cost ~13 ms at 10k articles, and references,
 renames, relations checks and each incremental re-check ask it. The Store feeds this index
-from the one place it learns an article changed (`Store._set`), so the CLI, MCP and the
+from the one place it learns an article changed (`StoreIndex._set`), so the CLI, MCP and the
 language server share one answer. Building it touches every article's link targets once (kept
 on the article, so no body is read), and it can be built in steps (`pending`/`step`) between an
 event loop's requests.

@@ -5,7 +5,8 @@ comparing stat keys (core/freshness.py) and re-parses only changed files, so han
 edits are never missed; `revalidate()` and `refresh(dirs=…)` serve watchers and per-request
 checks. The first load of a process takes unchanged files from a parse cache outside the
 project (core/cache.py). Reads go through core/fsio.py (regular files only, bounded,
-containment checked on what was opened). Store (core/store.py) adds the writes.
+containment checked on what was opened). Store (core/store.py) holds one and adds the writes,
+telling it what a write changed through `written`, `take_mount` and `journal_changed`.
 
 One class on purpose (~690 lines): the index, its stat table, the racy set and the indexes
 derived from it (search, backlinks, the journal listing) change together under one lock, and
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from stat import S_ISREG
-from typing import Self, cast
+from typing import cast
 
 from canon_ls.core import article as art
 from canon_ls.core import cache, freshness, fsio, layout
@@ -77,8 +78,8 @@ def _lstat_key(path: Path) -> tuple[int, int, int] | None:
 
 
 class StoreIndex:
-    """One store read: the project's `.canon/` plus its mounts, indexed in memory (Store
-    adds the writes)."""
+    """One store read: the project's `.canon/` plus its mounts, indexed in memory (a Store
+    holds one and adds the writes)."""
 
     def __init__(
         self,
@@ -96,9 +97,9 @@ class StoreIndex:
         except layout.OptionError as exc:
             raise BadInput(str(exc)) from None
         self.paths = StorePaths(self.articles_dir, self.mounts)  # address <-> file, mounts
-        # each mount's own store, of this class (a Store's mounts can be written to)
-        self._subs: dict[str, Self] = {n: cast(Self, type(self)(d)) for n, d in self.mounts.items()}
-        self._lock = threading.RLock()
+        # each mount's own index (the Store wraps each in a Store of its own, for writes)
+        self.mounted = {n: StoreIndex(d) for n, d in self.mounts.items()}
+        self.lock = threading.RLock()  # the Store's writes change the index under it too
         self._index: dict[str, Article] = {}
         self._stat: dict[str, _Key] = {}
         self._digest: dict[str, int] = {}
@@ -118,13 +119,12 @@ class StoreIndex:
             self._own_layout_problem,
         )
         self.bodies.changed = self._body_changed
-        for sub in self._subs.values():  # a mount article read stale: re-read through here
+        for sub in self.mounted.values():  # a mount article read stale: re-read through here
             sub.bodies.changed = self._body_changed
         self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem)
         self._schema: tuple[tuple[int, ...] | None, sch.Schema] | None = None
         self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
         self._mapped = False
-        self.options: layout.Options | None = None  # §13, set by project.open_store
 
     # --- disk -> index -----------------------------------------------------------------------
 
@@ -147,7 +147,7 @@ class StoreIndex:
         own = self._own_layout_problem()
         if own:
             return own
-        for sub in self._subs.values():
+        for sub in self.mounted.values():
             problem = sub._own_layout_problem()
             if problem:
                 return problem
@@ -162,7 +162,7 @@ class StoreIndex:
         outside = fsio.leads_outside(dirs if self.anchor != self.root else dirs[1:], self.anchor)
         if outside is not None:
             directory, real = outside
-            shown = self._shown(directory)
+            shown = self.shown(directory)
             where = "the project" if self.anchor == self.project else str(self.anchor)
             problem = (
                 f"The store directory {shown} is a symbolic link leading outside {where} "
@@ -172,13 +172,15 @@ class StoreIndex:
         self._layout_seen = (key, problem)
         return problem
 
-    def _shown(self, path: Path) -> str:
+    def shown(self, path: Path) -> str:
+        """A store path as messages show it: relative to the project when inside it."""
         try:
             return path.relative_to(self.project).as_posix()
         except ValueError:
             return str(path)
 
-    def _check_layout(self) -> None:
+    def check_layout(self) -> None:
+        """Raise OutsideStore with layout_problem's sentence, if there is one (SPEC §12)."""
         problem = self.layout_problem()
         if problem:
             raise OutsideStore(problem)
@@ -251,6 +253,24 @@ class StoreIndex:
         if self._links is not None:
             self._links.set(address, targets_of(article))
 
+    def written(self, address: str, data: bytes, key: Key) -> Article:
+        """A write (the Store's, under `lock`) just put `data` in this article's file, now at
+        stat key `key`: take it in without reading it back, racy so revalidate reads it once."""
+        article = art.parse(data, address, key[0], key[1])
+        self._stat[address], self._digest[address] = key, hash(data)
+        self._racy.add(address)
+        self._set(address, article)
+        return article
+
+    def take_mount(self, address: str) -> None:
+        """A mount's own index changed `name:rest`: take its article, or its absence, as is."""
+        name, rest = self.paths.split(address)
+        self._set(address, self.mounted[name]._index.get(rest))
+
+    def journal_changed(self) -> None:
+        """A journal entry was written: the next journal look-up re-checks every entry."""
+        self._journal.invalidate()
+
     def refresh(self, dirs: Iterable[str | Path] | None = None) -> set[str]:
         """Re-validate against disk and return the addresses added, changed or removed.
 
@@ -259,8 +279,8 @@ class StoreIndex:
         the files below them, and the articles indexed there that are gone."""
         if dirs is None:
             return self._refresh_all()
-        with self._lock:
-            self._ensure()
+        with self.lock:
+            self.load()
             changed: set[str] = set()
             for directory in dirs:
                 changed |= self._refresh_dir(Path(os.path.abspath(directory)))
@@ -271,8 +291,8 @@ class StoreIndex:
         stat key, core/freshness.py): one stat each when none did. A file that appeared or
         vanished is added or removed; a path outside the articles is handed to reload_file."""
         changed: set[str] = set()
-        with self._lock:
-            self._ensure()
+        with self.lock:
+            self.load()
             for path in paths:
                 if not self._unchanged(str(path)):
                     changed |= self.reload_file(Path(path))
@@ -280,7 +300,7 @@ class StoreIndex:
 
     def _unchanged(self, path: str) -> bool:
         """Whether an article file's stat key is the one it was indexed under (settled)."""
-        for sub in self._subs.values():
+        for sub in self.mounted.values():
             if path.startswith(f"{sub.articles_dir}{os.sep}"):
                 return sub._unchanged(path)
         prefix = f"{self.articles_dir}{os.sep}"
@@ -292,11 +312,11 @@ class StoreIndex:
         return self._stat.get(address) == key_of(path)
 
     def _refresh_dir(self, directory: Path) -> set[str]:
-        for name, sub in self._subs.items():
+        for name, sub in self.mounted.items():
             if directory == sub.articles_dir or sub.articles_dir in directory.parents:
                 changed = {f"{name}:{a}" for a in sub._refresh_dir(directory)}
                 for address in changed:
-                    self._set(address, sub._index.get(self.paths.split(address)[1]))
+                    self.take_mount(address)
                 return changed
         if directory == self.articles_dir:
             return self._refresh_all()
@@ -315,7 +335,7 @@ class StoreIndex:
         return changed
 
     def _refresh_all(self) -> set[str]:
-        with self._lock:
+        with self.lock:
             changed: set[str] = set()
             own = {a for a in self._index if not self.paths.split(a)[0]}
             # §12: a store whose directories lead outside is not read at all (no articles)
@@ -352,10 +372,10 @@ class StoreIndex:
             self._set(address, None)
             changed.add(address)
         self._journal.invalidate()  # the next journal look-up re-checks every entry
-        for name, sub in self._subs.items():
+        for name, sub in self.mounted.items():
             for address in sub.refresh():
                 changed.add(f"{name}:{address}")
-                self._set(f"{name}:{address}", sub._index.get(address))
+                self.take_mount(f"{name}:{address}")
         self._loaded = True
         if self._parsed >= cache.MIN_PARSED:
             self._save_cache()
@@ -370,7 +390,7 @@ class StoreIndex:
         the generator is harmless. Yields progress counts. `save=False`: the parse cache is
         not written (writing it is one long step; the language server leaves it to its check
         child, which loads the same store)."""
-        with self._lock:
+        with self.lock:
             if self._loaded:
                 return
             problem = self._own_layout_problem()
@@ -387,7 +407,7 @@ class StoreIndex:
                 entries = list(part.items())
                 del part
                 for start in range(0, len(entries), step):
-                    with self._lock:
+                    with self.lock:
                         if self._loaded:
                             return
                         self._restore(entries[start : start + step], found, set())
@@ -395,13 +415,13 @@ class StoreIndex:
         inside = os.path.realpath(self.articles_dir)
         items = list(found.items())
         for start in range(0, len(items), step):
-            with self._lock:
+            with self.lock:
                 if self._loaded:
                     return
                 for address, (path, key) in items[start : start + step]:
                     self._consider(address, path, key, inside)
             yield len(items) - start - step
-        with self._lock:
+        with self.lock:
             if not self._loaded:
                 if not save:
                     self._parsed = 0
@@ -424,7 +444,7 @@ class StoreIndex:
     def held(self) -> tuple[list[str] | None, list[Article]]:
         """What the store holds now, never loading it: every address (None while a stepped
         load has not finished its scan) and the articles read so far (all, once loaded)."""
-        with self._lock:
+        with self.lock:
             if self._loaded:
                 return sorted(self._index), list(self._index.values())
             return self._scanned, list(self._index.values())
@@ -442,26 +462,27 @@ class StoreIndex:
         """A body was just read from a file other than the one its article was parsed from:
         re-read the file into the index. Skipped while another thread holds the store (a
         load or refresh in progress sees the file itself) and before the first load."""
-        if self._loaded and self._lock.acquire(blocking=False):
+        if self._loaded and self.lock.acquire(blocking=False):
             try:
                 self.revalidate([path])
             finally:
-                self._lock.release()
+                self.lock.release()
 
-    def _ensure(self) -> None:
+    def load(self) -> None:
+        """Read the store now unless it has been (every look-up does so first)."""
         if not self._loaded:
             self._refresh_all()
 
     def reload_file(self, path: Path) -> set[str]:
         """One article file changed, appeared or vanished (a watcher event); returns addresses."""
-        with self._lock:
-            self._ensure()
+        with self.lock:
+            self.load()
             path = Path(os.path.abspath(path))
-            for name, sub in self._subs.items():
+            for name, sub in self.mounted.items():
                 if sub.articles_dir in path.parents:
                     changed = {f"{name}:{a}" for a in sub.reload_file(path)}
                     for address in changed:
-                        self._set(address, sub._index.get(self.paths.split(address)[1]))
+                        self.take_mount(address)
                     return changed
             if self.journal_dir in path.parents:
                 self._journal.invalidate()
@@ -488,26 +509,26 @@ class StoreIndex:
 
     def addresses(self) -> list[str]:
         """Every article address, sorted; mount articles as 'name:address'."""
-        self._ensure()
+        self.load()
         return sorted(self._index)
 
     def articles(self) -> list[Article]:
         """Every article, sorted by address."""
-        self._ensure()
+        self.load()
         return [self._index[a] for a in sorted(self._index)]
 
     def article(self, address: str) -> Article | None:
-        self._ensure()
+        self.load()
         return self._index.get(address)
 
     def has(self, address: str) -> bool:
         """Whether an article exists at exactly this address (in memory, no disk access)."""
-        self._ensure()
+        self.load()
         return address in self._index
 
     def governing(self, address: str) -> str | None:
         """§4: the exact article, else the nearest ancestor with one, else None."""
-        self._ensure()
+        self.load()
         return governing_in(address, self._index)
 
     def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
@@ -521,7 +542,7 @@ class StoreIndex:
         else:
             address = argument(path_or_address, self.is_article_file, self.project, self.mounts)
         name, rest = self.paths.split(address)
-        owner = self._subs[name] if name else self
+        owner = self.mounted[name] if name else self
         inner = owner._articles_prefix()
         if inner and rest.startswith(inner):
             rest = rest[len(inner) :]
@@ -531,7 +552,7 @@ class StoreIndex:
     def link_target(self, target: str) -> str:
         """The article a wikilink's target names (address.link_target: `[[src/x.ts]]` is
         `src/x` unless an article `src/x.ts` exists)."""
-        self._ensure()
+        self.load()
         return link_target(target, self._index.__contains__)
 
     def is_article_file(self, address: str) -> bool:
@@ -559,15 +580,15 @@ class StoreIndex:
         or the store's directories lead outside the project (the sentence says which)."""
         name, rest = self.paths.split(address)
         if name:
-            return self._subs[name].path_of(rest)
-        self._check_layout()
+            return self.mounted[name].path_of(rest)
+        self.check_layout()
         return self.paths.checked(address)
 
     def backlinks(self, address: str) -> list[str]:
         """Articles whose wikilinks target `address`, sorted (the article itself excluded).
 
         Answered from an inverse index built on first use and kept current by `_set`."""
-        with self._lock:
+        with self.lock:
             links = self._link_index()
             links.step(len(links.pending), self._index.get)
             return links.sources(address, self._index.__contains__)
@@ -579,7 +600,7 @@ class StoreIndex:
         Abandoning the generator is harmless: the next `backlinks()` finishes the build, and
         articles that change meanwhile are indexed at once."""
         while True:
-            with self._lock:
+            with self.lock:
                 links = self._link_index()
                 if not links.step(max(1, step), self._index.get):
                     return
@@ -587,7 +608,7 @@ class StoreIndex:
             yield left
 
     def _link_index(self) -> LinkIndex:
-        self._ensure()
+        self.load()
         if self._links is None:
             self._links = LinkIndex(self._index)
         return self._links
@@ -614,9 +635,9 @@ class StoreIndex:
         """The schema that judges one article: a mount's own `.canon/schema.json` for its
         articles (SPEC §8: each mount has its own `.canon/`), else the project's."""
         name, _rest = self.paths.split(address)
-        return self._subs[name].schema() if name else self.schema()
+        return self.mounted[name].schema() if name else self.schema()
 
-    def _maps(self, address: str) -> bool:
+    def maps(self, address: str) -> bool:
         """Some file or directory of the project has this address (§9 asset set, cheaply)."""
         up, _, stem = address.rpartition("/")
         directory = self.project / up if up else self.project
@@ -636,26 +657,26 @@ class StoreIndex:
         """§6.1 item 5 for an existing article of this store (read says so, SPEC §6): one
         directory listing for its own asset, and the whole-store "did any address ever map"
         question answered once per store."""
-        with self._lock:
+        with self.lock:
             name, _rest = self.paths.split(address)
             article = self.article(address)
             if name or article is None:
                 return False
-            return self._is_orphan(address, article.scope)
+            return self.would_orphan(address, article.scope)
 
-    def _is_orphan(self, address: str, scope: str) -> bool:
-        """§6.1 item 5 as the write path can see it."""
+    def would_orphan(self, address: str, scope: str) -> bool:
+        """§6.1 item 5 for an article of this `scope` at `address`, as a write sees it."""
         if scope == "rule" or "/" not in address:
             return False
-        if not (self.project / parent(address)).is_dir() or self._maps(address):
+        if not (self.project / parent(address)).is_dir() or self.maps(address):
             return False
         if not self._mapped:
-            self._mapped = any(self._maps(a) for a in self._index if a != address and ":" not in a)
+            self._mapped = any(self.maps(a) for a in self._index if a != address and ":" not in a)
         return self._mapped
 
     def journal_entries(self) -> list[JournalEntry]:
         """Every journal entry, newest first (by day, recorded instant, file time, name)."""
-        with self._lock:
+        with self.lock:
             return self._journal.entries()
 
     def journal_steps(self, step: int = 50) -> Iterator[int]:
@@ -664,14 +685,14 @@ class StoreIndex:
         Abandoning it is harmless: the next look-up finishes the work."""
         steps = self._journal.refresh_steps(max(1, step))
         while True:
-            with self._lock:
+            with self.lock:
                 left = next(steps, None)
             if left is None:
                 break
             yield left
         grouping = self._journal.group_steps(max(1, step))  # built once, kept
         while True:
-            with self._lock:
+            with self.lock:
                 left = next(grouping, None)
             if left is None:
                 break
@@ -687,12 +708,12 @@ class StoreIndex:
 
     def journal_names(self, address: str) -> list[str]:
         """Every entry file name whose subject names `address`, newest first (kept grouped)."""
-        with self._lock:
+        with self.lock:
             return self._journal.names(address)
 
     def journal_body(self, entry: JournalEntry) -> str:
         """An entry's body (only search shows journal contents)."""
-        with self._lock:
+        with self.lock:
             return self._journal.body(entry)
 
     # --- search --------------------------------------------------------------------------------
@@ -700,8 +721,8 @@ class StoreIndex:
     def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
         """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,
         total matches)."""
-        with self._lock:
-            self._ensure()
+        with self.lock:
+            self.load()
             if self._search is None:
                 # Reuse the on-disk snapshot for articles whose stat key is unchanged (a racy
                 # file gets no stamp and is always re-tokenized): first search at 10k articles
@@ -720,5 +741,5 @@ class StoreIndex:
         self, query: str, limit: int
     ) -> tuple[list[tuple[JournalEntry, float]], int]:
         """BM25 over journal entries (subject and body)."""
-        with self._lock:
+        with self.lock:
             return self._journal.search(query, limit)

@@ -1,9 +1,10 @@
-"""The store (SPEC §2, §4, §6): the index (core/index.py) plus every write to `.canon/`.
+"""The store (SPEC §2, §4, §6): an index (core/index.py) it holds, plus every write to `.canon/`.
 
 Nothing is created on disk until the first write or journal entry. Every write goes through
 core/fsio.py: atomic replacement (or a new journal file linked whole into place), containment
 checked on what was opened, and the store lock that serialises each write's read-modify-write
-across processes (SPEC §12). A write updates the index in place under the same lock.
+across processes (SPEC §12). A write updates the index in place under the index's lock,
+through the index's small write-side interface (`written`, `take_mount`, `journal_changed`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 from canon_ls.core import article as art
 from canon_ls.core import clock, freshness, fsio, layout, merge
@@ -50,8 +52,86 @@ def _valid_text(text: str | None) -> str | None:
     return _SURROGATES.sub("\ufffd", text)
 
 
-class Store(StoreIndex):
-    """One store: the project's `.canon/` plus its mounts, indexed in memory, and its writes."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _Read(Generic[P, R]):
+    """One of the index's reads offered as the Store's own: bound on first use and kept on
+    the instance, so a hot read (`has`, `article`) costs no extra call."""
+
+    def __init__(self, method: Callable[Concatenate[StoreIndex, P], R]) -> None:
+        self.name, self.__doc__ = method.__name__, method.__doc__
+
+    def __get__(self, store: Store | None, owner: type) -> Callable[P, R]:
+        if store is None:
+            return getattr(StoreIndex, self.name)
+        bound: Callable[P, R] = getattr(store.index, self.name)
+        store.__dict__[self.name] = bound
+        return bound
+
+
+class Store:
+    """One store: the project's `.canon/` plus its mounts, an index of them (`index`), and
+    its writes. The index's reads are the store's own (below); the index never writes."""
+
+    def __init__(
+        self,
+        project: Path,
+        root: str | Path | None = None,
+        mounts: Sequence[str | Path] = (),
+        *,
+        index: StoreIndex | None = None,
+    ) -> None:
+        self.index = StoreIndex(project, root, mounts) if index is None else index
+        ix = self.index
+        self.project, self.root, self.mounts, self.paths = ix.project, ix.root, ix.mounts, ix.paths
+        self.articles_dir, self.journal_dir = ix.articles_dir, ix.journal_dir
+        self.schema_file, self.bodies = ix.schema_file, ix.bodies
+        self.options: layout.Options | None = None  # §13, set by project.open_store
+        # each mount's own store over the index's own index of it (a mount can be written to)
+        self._mounts = {name: Store(sub.project, index=sub) for name, sub in ix.mounted.items()}
+
+    exists = _Read(StoreIndex.exists)
+    layout_problem = _Read(StoreIndex.layout_problem)
+    refresh = _Read(StoreIndex.refresh)
+    revalidate = _Read(StoreIndex.revalidate)
+    reload_file = _Read(StoreIndex.reload_file)
+    load_steps = _Read(StoreIndex.load_steps)
+    held = _Read(StoreIndex.held)
+    cache_usable = _Read(StoreIndex.cache_usable)
+    addresses = _Read(StoreIndex.addresses)
+    articles = _Read(StoreIndex.articles)
+    article = _Read(StoreIndex.article)
+    has = _Read(StoreIndex.has)
+    governing = _Read(StoreIndex.governing)
+    address_of = _Read(StoreIndex.address_of)
+    link_target = _Read(StoreIndex.link_target)
+    place = _Read(StoreIndex.place)
+    path_of = _Read(StoreIndex.path_of)
+    backlinks = _Read(StoreIndex.backlinks)
+    build_backlinks = _Read(StoreIndex.build_backlinks)
+    schema = _Read(StoreIndex.schema)
+    schema_for = _Read(StoreIndex.schema_for)
+    is_orphan = _Read(StoreIndex.is_orphan)
+    journal_entries = _Read(StoreIndex.journal_entries)
+    journal_steps = _Read(StoreIndex.journal_steps)
+    journal_count = _Read(StoreIndex.journal_count)
+    journal_index = _Read(StoreIndex.journal_index)
+    journal_names = _Read(StoreIndex.journal_names)
+    journal_body = _Read(StoreIndex.journal_body)
+    search_articles = _Read(StoreIndex.search_articles)
+    search_journal = _Read(StoreIndex.search_journal)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the articles have been read (the store loads on first use, or in steps)."""
+        return self.index.loaded
+
+    @property
+    def anchor(self) -> Path:
+        """The trusted directory the store must stay inside (StoreIndex.anchor)."""
+        return self.index.anchor
 
     @contextlib.contextmanager
     def _locked_root(self, create: bool) -> Iterator[int]:
@@ -65,10 +145,11 @@ class Store(StoreIndex):
             os.close(fd)
 
     def _open_root(self, create: bool) -> int:
-        self._check_layout()
+        self.index.check_layout()
         if create and self.anchor == self.root:
             self.root.mkdir(parents=True, exist_ok=True)  # a configured root outside the project
-        return fsio.open_dir(self.root, self.anchor, create=create, what=self._shown(self.root))
+        shown = self.index.shown(self.root)
+        return fsio.open_dir(self.root, self.anchor, create=create, what=shown)
 
     def _open_within(self, directory: Path, base: Path, create: bool) -> int:
         """A descriptor of `directory`, which must lie in `base` (articles/ or journal/),
@@ -77,7 +158,7 @@ class Store(StoreIndex):
         if not fsio.within(inside, os.path.realpath(self.anchor)):
             raise OutsideStore(self.layout_problem() or f"{base} leads outside the project")
         return fsio.open_dir(
-            directory, self.anchor, create=create, inside=inside, what=self._shown(directory)
+            directory, self.anchor, create=create, inside=inside, what=self.index.shown(directory)
         )
 
     def _create_store(self, root_fd: int, articles: bool) -> None:
@@ -100,7 +181,7 @@ class Store(StoreIndex):
         (articles/, journal/, schema.json order); nothing when the store is complete."""
         before = {p: os.path.lexists(p) for p in (self.articles_dir, self.schema_file)}
         journal_before = os.path.lexists(self.journal_dir)
-        with self._lock:
+        with self.index.lock:
             with self._locked_root(create=True) as root_fd:
                 self._create_store(root_fd, articles=not before[self.articles_dir])
             os.close(self._open_within(self.journal_dir, self.journal_dir, create=True))
@@ -124,12 +205,12 @@ class Store(StoreIndex):
         if scope not in (None, "", "rule", "asset"):
             raise BadInput(f'scope must be "rule" or "asset", not {scope!r}.')
         name, rest = self.paths.split(address)
-        with self._lock:
-            self._ensure()
+        with self.index.lock:
+            self.index.load()
             if name:
-                outcome = self._subs[name].write(rest, capsule, body, scope)
+                outcome = self._mounts[name].write(rest, capsule, body, scope)
                 outcome.address = address
-                self._set(address, self._subs[name].article(rest))
+                self.index.take_mount(address)
                 return outcome
             return self._write_own(address, capsule, body, scope or None)
 
@@ -155,8 +236,8 @@ class Store(StoreIndex):
                     merge.Request(capsule, body, scope, capsule_given, body_given),
                     self.schema(),
                     exists=self.has,
-                    orphan=self._is_orphan,
-                    governs=self._maps if self.options and self.options.lane else None,
+                    orphan=self.index.would_orphan,
+                    governs=self.index.maps if self.options and self.options.lane else None,
                 )
                 if data is None:
                     return outcome
@@ -169,11 +250,7 @@ class Store(StoreIndex):
             finally:
                 if parent_fd is not None:
                     os.close(parent_fd)
-        key = freshness.key(st)
-        written = art.parse(data, address, key[0], key[1])
-        self._stat[address], self._digest[address] = key, hash(data)
-        self._racy.add(address)
-        self._set(address, written)
+        written = self.index.written(address, data, freshness.key(st))
         for problem in written.problems:
             outcome.lines.append(f"The front matter is still wrong ({problem}); fix it by hand.")
         return outcome
@@ -219,11 +296,11 @@ class Store(StoreIndex):
     def edit(self, address: str, change: Callable[[str], str], what: str = "edit") -> bool:
         """Rewrite an article's text by `change` under the store lock, `updated` untouched
         (`reviewed`, `canon check --fix`); False when the text stays as it was."""
-        with self._lock:
+        with self.index.lock:
             name, rest = self.paths.split(address)
             if name:
-                changed = self._subs[name].edit(rest, change, what)
-                self._set(address, self._subs[name].article(rest))
+                changed = self._mounts[name].edit(rest, change, what)
+                self.index.take_mount(address)
                 return changed
             file = self.path_of(address)
             if not self.exists():
@@ -263,8 +340,8 @@ class Store(StoreIndex):
             raise BadInput("The project root has no article; give two file paths or addresses.")
         if self.paths.split(a)[0] or self.paths.split(b)[0]:
             raise BadInput("canon mv moves this project's articles; move a mount's in its own.")
-        with self._lock:
-            self._ensure()
+        with self.index.lock:
+            self.index.load()
             if not self.has(a) or a == b:
                 raise BadInput(f"There is no article {a} to move." if a != b else "Same address.")
             if self.has(b) or os.path.lexists(self.path_of(b)):
@@ -333,7 +410,7 @@ class Store(StoreIndex):
         text += body.strip() + "\n"  # as pi-canon stores it: no blank lines around the text
         data = text.encode("utf-8", errors="replace")
         names = jrn.names(date, stem)
-        with self._lock:
+        with self.index.lock:
             created = not self.exists()
             root_fd = self._open_root(create=True)
             try:
@@ -349,7 +426,7 @@ class Store(StoreIndex):
                 ) from None
             finally:
                 os.close(journal_fd)
-            self._journal.invalidate()
+            self.index.journal_changed()
             return self.journal_dir / name
 
     def journal_draft(
@@ -358,7 +435,7 @@ class Store(StoreIndex):
         """The file an editor would create for a new entry it lets a person write: the next free
         name under journal/ and the entry's front matter (the same header `journal` writes).
         Nothing is written here; the editor creates the file through an undoable edit."""
-        self._check_layout()
+        self.index.check_layout()
         date = clock.today()
         stem = (sanitise_slug(slug) if isinstance(slug, str) and slug else "") or "entry"
         for name in jrn.names(date, stem):

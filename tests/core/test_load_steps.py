@@ -34,7 +34,7 @@ def test_a_stepped_load_is_a_load(project: Path):
     stepped = Store(project)
     steps = list(stepped.load_steps(step=4, save=False))
     assert len(steps) >= N // 4  # the parse alone takes that many steps
-    assert stepped._loaded
+    assert stepped.loaded
     assert stepped.articles() == whole
 
 
@@ -42,11 +42,11 @@ def test_the_cache_loads_in_steps_and_is_written_only_when_asked(project: Path):
     first = Store(project)
     for _ in first.load_steps(step=4, save=False):
         pass
-    assert cache.load(first._cache_file(), first.root, 0) == {}  # not written
+    assert cache.load(cache.cache_file(first.root, first.project), first.root, 0) == {}  # not written
     second = Store(project)
     for _ in second.load_steps(step=4):
         pass
-    file = second._cache_file()
+    file = cache.cache_file(second.root, second.project)
     assert len(cache.load(file, second.root, 0)) == N
     out: dict = {}
     assert len(list(cache.load_steps(file, second.root, 0, out))) == -(-N // 7)
@@ -62,7 +62,7 @@ def test_an_abandoned_load_is_finished_by_the_next_use(project: Path):
     steps = half.load_steps(step=4)
     for _ in range(8):
         next(steps)
-    assert not half._loaded
+    assert not half.loaded
     (project / ".canon/articles/d0/a0.md").unlink()  # changed meanwhile
     steps.close()
     assert half.articles() == [a for a in whole if a.address != "d0/a0"]

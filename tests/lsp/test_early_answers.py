@@ -247,7 +247,7 @@ def test_what_awaits_the_load_does_not_read_the_journal(tmp_path: Path):
     assert folder.load is not None
     asyncio.run(folder.load.ready())
     assert folder.store.loaded
-    assert folder.store._journal._entries == {}  # nothing read
+    assert folder.store.index._journal._entries == {}  # nothing read
     assert folder.store.journal_names("src/core/config") == ["2026-01-02-config.md"]
 
 
