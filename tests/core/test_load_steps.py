@@ -42,7 +42,8 @@ def test_the_cache_loads_in_steps_and_is_written_only_when_asked(project: Path):
     first = Store(project)
     for _ in first.load_steps(step=4, save=False):
         pass
-    assert cache.load(cache.cache_file(first.root, first.project), first.root, 0) == {}  # not written
+    file = cache.cache_file(first.root, first.project)
+    assert cache.load(file, first.root, 0) == {}  # not written
     second = Store(project)
     for _ in second.load_steps(step=4):
         pass
