@@ -337,19 +337,29 @@ def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) ->
     return tmp
 
 
-def replace_in(dir_fd: int, name: str, data: Data, mode: int = 0o644, durable: bool = True) -> None:
+def replace_in(
+    dir_fd: int, name: str, data: Data, mode: int = 0o644, durable: bool = True, keep: bool = False
+) -> int | None:
     """Atomically replace (or create) `name` in the opened directory: temp file, fsync,
     rename, fsync the directory. A reader sees the old or the new bytes, never a mix, and a
-    crash leaves one of them (plus, at worst, a temp file the next listing sweeps)."""
+    crash leaves one of them (plus, at worst, a temp file the next listing sweeps). `keep`:
+    return a read descriptor of the new file, opened before the rename, so the caller holds
+    exactly what it wrote even if another process replaces `name` at once (the search file)."""
     tmp = _write_temp(dir_fd, name, data, mode, durable)
+    kept = None
     try:
+        if keep:
+            kept = os.open(tmp, _READ | _NOFOLLOW, dir_fd=dir_fd)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
+        if kept is not None:
+            os.close(kept)
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
     if durable:
         _fsync_dir_fd(dir_fd)
+    return kept
 
 
 def link_new_in(dir_fd: int, names: Iterator[str], data: bytes, mode: int = 0o644) -> str:
@@ -380,14 +390,16 @@ def atomic_write(
     anchor: str | Path | None = None,
     follow: bool = True,
     durable: bool = True,
-) -> None:
+    keep: bool = False,
+) -> int | None:
     """Replace `path` atomically with `data` (temp file, fsync, rename, fsync directory).
 
     `anchor`: the trusted directory `path` must lie under (default: its own directory); the
     parent is opened with `open_dir` (created as needed), so no symlink swapped in can
     redirect the write. `follow=False` refuses any symlink on the way and a symlink as the
     target itself (OutsideStore), for writers that must never write through a link.
-    `durable=False` skips the fsyncs (caches, which are rebuilt when lost).
+    `durable=False` skips the fsyncs (caches, which are rebuilt when lost). `keep`: return a
+    read descriptor of the file written (replace_in), which the caller closes.
     """
     path = Path(os.path.abspath(path))
     fd = open_dir(path.parent, anchor or path.parent, create=True, follow=follow)
@@ -395,9 +407,9 @@ def atomic_write(
         if not follow and _is_link(path, fd):
             raise OutsideStore(f"{path} is a symbolic link")
         if DIR_FD:
-            replace_in(fd, path.name, data, mode, durable)
-        else:
-            _atomic_by_path(path, data, mode, durable)
+            return replace_in(fd, path.name, data, mode, durable, keep)
+        _atomic_by_path(path, data, mode, durable)
+        return os.open(path, _READ) if keep else None
     finally:
         os.close(fd)
 

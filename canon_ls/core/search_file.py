@@ -577,19 +577,13 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
     unnamed temporary file, in `scratch` if given) and map it; None when no file could be
     written at all."""
     if path is not None:
-        from canon_ls.core.fsio import temp_name
+        from canon_ls.core import fsio  # the one atomic writer, keeping what it wrote open
 
-        tmp = path.parent / temp_name(path.name)
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-            with os.fdopen(fd, "w+b") as fh:
-                try:
-                    _fill(fh, index)
-                    os.replace(tmp, path)
-                except BaseException:
-                    _unlink(tmp)
-                    raise
+            fd = fsio.atomic_write(path, pieces(index), 0o600, durable=False, keep=True)
+            assert fd is not None
+            with os.fdopen(fd, "rb") as fh:
                 found = IndexFile.of_handle(fh)
             if found is not None:
                 return found
