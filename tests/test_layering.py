@@ -64,3 +64,41 @@ def test_only_fsio_renames_a_file_into_place() -> None:
             ):
                 bad.append(f"{path.relative_to(package)}:{node.lineno} os.{node.attr}")
     assert not bad, bad
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    """A `_name` belongs to its module (issue 26): what modules share has a public name, so no
+    `from canon_ls.x import _y` (one line or several) and no `x._y` on an imported module."""
+    package = Path(canon_ls.__file__).parent
+    modules = {
+        ".".join(("canon_ls", *p.relative_to(package).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
+        for p in package.rglob("*.py")
+    }
+    bad = []
+    for path in sorted(package.rglob("*.py")):
+        here = ".".join(("canon_ls", *path.relative_to(package).with_suffix("").parts))
+        parts = here.split(".")[: None if path.name == "__init__.py" else -1]
+        tree, aliases = _tree(path), {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                up = parts[: len(parts) - node.level + 1] if node.level else []
+                base = ".".join([*up, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    elif _private(alias.name) and base.startswith("canon_ls"):
+                        bad.append(f"{here}: from {base} import {alias.name}")
+            elif isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name for a in node.names if a.asname})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                module = aliases.get(node.value.id)
+                if module in modules and module != here and _private(node.attr):
+                    bad.append(f"{here}:{node.lineno} {module}.{node.attr}")
+    assert not bad, bad

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from canon_ls.agent.cli_common import PROG, UsageError, _sentence
+from canon_ls.agent.cli_common import PROG, UsageError, as_sentence
 from canon_ls.agent.cli_parser import build_parser
 
 __all__ = ["build_parser", "main"]
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return int(args.func(args))
     except UsageError as exc:
-        print(_sentence(str(exc)), file=sys.stderr)
+        print(as_sentence(str(exc)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("CANON_DEBUG"):
             raise
         print(
-            _sentence(f"{PROG}: unexpected {type(exc).__name__}: {exc}")
+            as_sentence(f"{PROG}: unexpected {type(exc).__name__}: {exc}")
             + " Set CANON_DEBUG=1 to see the traceback.",
             file=sys.stderr,
         )

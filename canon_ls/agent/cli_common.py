@@ -24,7 +24,7 @@ class UsageError(Exception):
     """A bad command line or unreadable input: printed as one sentence, exit 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse that reports errors as one sentence instead of usage + message + exit."""
 
     def error(self, message: str) -> NoReturn:
@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------- helpers
 
 
-def _project(args: argparse.Namespace) -> Path:
+def project_of(args: argparse.Namespace) -> Path:
     """SPEC §2: --project, else the nearest ancestor holding .canon/, else the cwd."""
     cached: Path | None = getattr(args, "_project_dir", None)
     if cached is not None:
@@ -52,19 +52,19 @@ def _project(args: argparse.Namespace) -> Path:
     return project
 
 
-def _path(args: argparse.Namespace, raw: str) -> str:
+def path_arg(args: argparse.Namespace, raw: str) -> str:
     """A PATH typed in a subdirectory of the project is relative to that subdirectory (as in
     git); from the project root, or given as an absolute path or URI, it passes unchanged."""
     if not raw or raw.startswith("file:") or os.path.isabs(raw):
         return raw
     cwd = Path.cwd().resolve()
-    project = _project(args)
+    project = project_of(args)
     if cwd == project or project not in cwd.parents:
         return raw
     return os.path.normpath(cwd / raw)
 
 
-def _options(args: argparse.Namespace) -> dict[str, Any]:
+def options_of(args: argparse.Namespace) -> dict[str, Any]:
     """SPEC §2/§8 store options from --root and --mount (the CLI's stand-in for the options
     object pi-canon takes in code and the language server takes from workspace/configuration)."""
     options: dict[str, Any] = {}
@@ -81,38 +81,38 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def _store(args: argparse.Namespace, *, warn: bool = True) -> Store:
+def store_of(args: argparse.Namespace, *, warn: bool = True) -> Store:
     """The store by the resolved options; a canon.toml key held back until `canon trust` is
     said once on stderr (`warn=False`: the caller reports it itself)."""
     from canon_ls.core.layout import UNTRUSTED_OPTION
     from canon_ls.core.project import OptionError, open_store
 
     try:
-        store = open_store(_project(args), _options(args))
+        store = open_store(project_of(args), options_of(args))
     except OptionError as exc:
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     for problem in store.options.issues if warn and store.options is not None else ():
         if problem.code == UNTRUSTED_OPTION:
             print(f"canon: {problem.sentence}", file=sys.stderr)
     return store
 
 
-def _shown_path(args: argparse.Namespace, filename: str | bytes) -> str:
+def shown_path(args: argparse.Namespace, filename: str | bytes) -> str:
     """A path in a message: relative to the project when inside it."""
     path = Path(os.fsdecode(filename))
     try:
-        return path.relative_to(_project(args)).as_posix()
+        return path.relative_to(project_of(args)).as_posix()
     except ValueError:
         return str(path)
 
 
-def _sentence(text: str) -> str:
+def as_sentence(text: str) -> str:
     """One line: collapse whitespace, end with a full stop."""
     line = " ".join(text.split())
     return line if line.endswith((".", "?", "!")) else line + "."
 
 
-def _read_text(source: str, what: str) -> str:
+def read_input(source: str, what: str) -> str:
     """Read UTF-8 text from a file, or from stdin when source is '-'."""
     try:
         data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
@@ -133,16 +133,16 @@ def _emit(result: ToolResult) -> int:
     return result.code
 
 
-def _run(args: argparse.Namespace, action: object, *, json_tool: bool = False) -> int:
+def run_action(args: argparse.Namespace, action: object, *, json_tool: bool = False) -> int:
     """One action through the tool; its next-step hints in CLI words (SPEC §11.1), or the JSON
     tool's for `canon tool`, whose user typed an action object."""
     from canon_ls.core import dialect, tool
 
     words = dialect.JSON if json_tool else dialect.CLI
-    return _emit(tool.run(_store(args), action, source="cli", dialect=words))
+    return _emit(tool.run(store_of(args), action, source="cli", dialect=words))
 
 
-def _refuse_outside(store: Store) -> None:
+def refuse_outside(store: Store) -> None:
     """SPEC §12: a store whose directories lead outside the project: one sentence, exit 2."""
     problem = store.layout_problem()
     if problem:

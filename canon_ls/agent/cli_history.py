@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent.cli_common import (
     UsageError,
-    _path,
-    _refuse_outside,
-    _sentence,
-    _store,
+    as_sentence,
+    path_arg,
+    refuse_outside,
+    store_of,
 )
 
 if TYPE_CHECKING:
@@ -42,20 +42,20 @@ def _governing(store: Store, raw: str) -> tuple[str, str]:
     return asked, governing
 
 
-def _cmd_mv(args: argparse.Namespace) -> int:
+def cmd_mv(args: argparse.Namespace) -> int:
     """Move an article to a new address and point inbound links at it (Store.move, the same
     link rule as the editor's rename)."""
     from canon_ls.core.address import OutsideStore
     from canon_ls.core.store import BadInput
 
-    store = _store(args)
-    _refuse_outside(store)
-    old, new = _path(args, args.old), _path(args, args.new)
+    store = store_of(args)
+    refuse_outside(store)
+    old, new = path_arg(args, args.old), path_arg(args, args.new)
     try:
         rewritten = store.move(old, new)
         a, b = store.address_of(old), store.address_of(new)
     except (BadInput, OutsideStore, OSError) as exc:
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     links = (
         f"; links rewritten in {', '.join(rewritten)}" if rewritten else "; no article links to it"
     )
@@ -63,21 +63,21 @@ def _cmd_mv(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_review(args: argparse.Namespace) -> int:
+def cmd_review(args: argparse.Namespace) -> int:
     """SPEC §11.1: `reviewed: <today>` on the governing article (Store.set_reviewed, the
     editor's "Mark reviewed"); `updated` never changes."""
     from canon_ls.core.clock import today
     from canon_ls.core.staleness import evidence_for
     from canon_ls.core.store import BadInput
 
-    store = _store(args)
-    _refuse_outside(store)
-    asked, governing = _governing(store, _path(args, args.path))
+    store = store_of(args)
+    refuse_outside(store)
+    asked, governing = _governing(store, path_arg(args, args.path))
     before = _quiet_evidence(evidence_for, store, governing)
     try:
         store.set_reviewed(governing)
     except (BadInput, OSError) as exc:
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     article = store.article(governing)
     updated = article.updated if article is not None and article.updated else "unset"
     if args.format == "json":
@@ -104,13 +104,13 @@ def _quiet_evidence(evidence_for: Any, store: Store, address: str) -> Any:
         return None
 
 
-def _cmd_links(args: argparse.Namespace) -> int:
+def cmd_links(args: argparse.Namespace) -> int:
     """SPEC §11.1: outbound wikilinks and backlinks (core's inverse link index), one a line."""
     from canon_ls.core.tool import plural
 
-    store = _store(args)
-    _refuse_outside(store)
-    asked, governing = _governing(store, _path(args, args.path))
+    store = store_of(args)
+    refuse_outside(store)
+    asked, governing = _governing(store, path_arg(args, args.path))
     if args.format == "json":
         from canon_ls.agent import cli_json
 
@@ -140,15 +140,15 @@ def _cmd_links(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_history(args: argparse.Namespace) -> int:
+def cmd_history(args: argparse.Namespace) -> int:
     """SPEC §9.2: commits of the article and its governed files, the reference date marked,
     then the journal; --diff prints what changed in the governed files since that date."""
     from canon_ls.core import history
     from canon_ls.core.store import BadInput
 
-    store = _store(args)
-    _refuse_outside(store)
-    path = _path(args, args.path)
+    store = store_of(args)
+    refuse_outside(store)
+    path = path_arg(args, args.path)
     try:
         if args.format == "json":
             if args.diff:
@@ -161,16 +161,16 @@ def _cmd_history(args: argparse.Namespace) -> int:
         else:
             text = history.history(store, path, since_updated=args.since_updated)
     except BadInput as exc:
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 
-def _cmd_graph(args: argparse.Namespace) -> int:
+def cmd_graph(args: argparse.Namespace) -> int:
     from canon_ls.agent.graph import render
 
-    store = _store(args)
-    _refuse_outside(store)
+    store = store_of(args)
+    refuse_outside(store)
     html = render(store)
     if args.out == "-" or (args.out is None and not args.open and not sys.stdout.isatty()):
         sys.stdout.write(html)  # asked for, or a pipe: the page goes on

@@ -8,32 +8,32 @@ import argparse
 import re
 from typing import Any
 
-from canon_ls.agent.cli_common import DOCS, PROG, _Parser
+from canon_ls.agent.cli_common import DOCS, PROG, Parser
 from canon_ls.agent.cli_history import (
-    _cmd_graph,
-    _cmd_history,
-    _cmd_links,
-    _cmd_mv,
-    _cmd_review,
+    cmd_graph,
+    cmd_history,
+    cmd_links,
+    cmd_mv,
+    cmd_review,
 )
-from canon_ls.agent.cli_rules import HOST_CHOICES, _cmd_export, _cmd_import
+from canon_ls.agent.cli_rules import HOST_CHOICES, cmd_export, cmd_import
 from canon_ls.agent.cli_setup import (
-    _cmd_hook,
-    _cmd_init,
-    _cmd_mcp,
-    _cmd_settings,
-    _cmd_stats,
-    _cmd_trust,
+    cmd_hook,
+    cmd_init,
+    cmd_mcp,
+    cmd_settings,
+    cmd_stats,
+    cmd_trust,
 )
 from canon_ls.agent.cli_store import (
-    _cmd_check,
-    _cmd_journal,
-    _cmd_map,
-    _cmd_read,
-    _cmd_search,
-    _cmd_status,
-    _cmd_tool,
-    _cmd_write,
+    cmd_check,
+    cmd_journal,
+    cmd_map,
+    cmd_read,
+    cmd_search,
+    cmd_status,
+    cmd_tool,
+    cmd_write,
 )
 
 JSON_COMMANDS = ("tool", "read", "map", "search", "status", "review", "links", "history")
@@ -41,7 +41,7 @@ JSON_COMMANDS = ("tool", "read", "map", "search", "status", "review", "links", "
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; `--project` is accepted before or after the subcommand."""
-    common = _Parser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "--project",
         metavar="DIR",
@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve another directory's .canon/ as NAME:ADDRESS, NAME being the directory's "
         "name (repeatable)",
     )
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description="Project memory in the repository: read and write the .canon/ store.",
         epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input. "
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="project root (default: nearest ancestor holding .canon/, else the cwd)",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     def add(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
@@ -89,28 +89,28 @@ def build_parser() -> argparse.ArgumentParser:
             )
         return p
 
-    p = add("help", _cmd_help, "show the help of canon or of one COMMAND")
+    p = add("help", cmd_help, "show the help of canon or of one COMMAND")
     p.add_argument("topic", metavar="COMMAND", nargs="?")
 
     p = add(
         "tool",
-        _cmd_tool,
+        cmd_tool,
         "run one action given as a JSON object, as the MCP tool takes it (read, write, "
         "journal, map, search); '-' reads it from stdin",
     )
     p.add_argument("json", metavar="JSON")
 
-    p = add("read", _cmd_read, "print the article governing PATH")
+    p = add("read", cmd_read, "print the article governing PATH")
     p.add_argument("path", metavar="PATH")
 
-    p = add("write", _cmd_write, "create or update the article for PATH")
+    p = add("write", cmd_write, "create or update the article for PATH")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--capsule", metavar="C", help="one dense line; absent means unchanged")
     p.add_argument("--body", metavar="B", help="article body; absent means unchanged")
     p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
     p.add_argument("--scope", choices=("rule", "asset"), help="declare or withdraw a rule")
 
-    p = add("journal", _cmd_journal, "append one dated journal entry")
+    p = add("journal", cmd_journal, "append one dated journal entry")
     p.add_argument("text", metavar="BODY", nargs="?", help="entry text")
     p.add_argument("--body", metavar="B", help=argparse.SUPPRESS)
     p.add_argument("--body-file", metavar="F", help="read the body from F ('-' for stdin)")
@@ -122,16 +122,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--slug", metavar="S", help="file name slug ([a-z0-9-])")
 
-    p = add("map", _cmd_map, "list articles as 'address: capsule', optionally under PREFIX")
+    p = add("map", cmd_map, "list articles as 'address: capsule', optionally under PREFIX")
     p.add_argument("prefix", metavar="PREFIX", nargs="?")
 
-    p = add("search", _cmd_search, "BM25 search over articles (and the journal with --journal)")
+    p = add("search", cmd_search, "BM25 search over articles (and the journal with --journal)")
     p.add_argument("query", metavar="QUERY", nargs="+")
     p.add_argument("--journal", action="store_true", help="include journal entries")
 
-    add("status", _cmd_status, "one line: store, counts, schema state, orphans, stale")
+    add("status", cmd_status, "one line: store, counts, schema state, orphans, stale")
 
-    p = add("check", _cmd_check, "whole-store lint for CI; exit 1 when errors are found")
+    p = add("check", cmd_check, "whole-store lint for CI; exit 1 when errors are found")
     p.add_argument(
         "--format",
         choices=("text", "json"),
@@ -146,22 +146,22 @@ def build_parser() -> argparse.ArgumentParser:
         "its non-empty value (updated is not touched)",
     )
 
-    p = add("review", _cmd_review, "mark the article governing PATH reviewed today (not updated)")
+    p = add("review", cmd_review, "mark the article governing PATH reviewed today (not updated)")
     p.add_argument("path", metavar="PATH")
 
     p = add(
         "mv",
-        _cmd_mv,
+        cmd_mv,
         "move the article at OLD to NEW (paths or addresses) and rewrite the links to it, as "
         "an editor's rename does; for an asset that moved, or an orphan",
     )
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")
 
-    p = add("links", _cmd_links, "outbound wikilinks and backlinks of the article governing PATH")
+    p = add("links", cmd_links, "outbound wikilinks and backlinks of the article governing PATH")
     p.add_argument("path", metavar="PATH")
 
-    p = add("history", _cmd_history, "commits of the article governing PATH and of its files")
+    p = add("history", cmd_history, "commits of the article governing PATH and of its files")
     p.add_argument("path", metavar="PATH")
     p.add_argument(
         "--since-updated",
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_settings(add)
     p = add(
         "trust",
-        _cmd_trust,
+        cmd_trust,
         "trust this project's canon.toml as it is now: its root outside the project and its "
         "mounts apply only once trusted, and again after any change to the file",
     )
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="list the trusted projects",
     )  # fmt: skip
 
-    p = add("graph", _cmd_graph, "self-contained HTML graph of articles, journal and assets")
+    p = add("graph", cmd_graph, "self-contained HTML graph of articles, journal and assets")
     p.add_argument(
         "--out",
         metavar="FILE",
@@ -204,22 +204,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "stats",
-        _cmd_stats,
+        cmd_stats,
         "what the memory cost the agents' context in this project: articles surfaced by "
         "address and by rank, characters per session and per touched file, the retrieval "
         "lane's scores, captured notes (the last two weeks of sessions)",
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
-    p = add("mcp", _cmd_mcp, "run the MCP server (one tool, canon) over stdio")
+    p = add("mcp", cmd_mcp, "run the MCP server (one tool, canon) over stdio")
     _add_behaviour_flags(p)
 
-    p = add("hook", _cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
+    p = add("hook", cmd_hook, "agent hook entry: reads the hook event JSON on stdin")
     p.add_argument("agent", choices=("claude-code", "codex", "pi"))
 
     p = add(
         "init",
-        _cmd_init,
+        cmd_init,
         "create the store (.canon/ with articles/, journal/ and schema.json); with an agent "
         "also write its hook and MCP configuration",
     )
@@ -255,7 +255,7 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _cmd_help(args: argparse.Namespace) -> int:
+def cmd_help(args: argparse.Namespace) -> int:
     """`canon help [COMMAND]`: the same text as `canon [COMMAND] --help`, on stdout."""
     from canon_ls.agent.cli_common import UsageError
 
@@ -291,7 +291,7 @@ def _add_behaviour_flags(p: argparse.ArgumentParser) -> None:
 def _add_rules(add: Any) -> None:
     p = add(
         "import",
-        _cmd_import,
+        cmd_import,
         "turn other agents' rule files (.claude/rules, .cursor/rules, .github/instructions, "
         ".kiro/steering, copilot-instructions.md, .cursorrules, AGENTS.md, CLAUDE.md, GEMINI.md) "
         "into articles; shows the plan, "
@@ -307,7 +307,7 @@ def _add_rules(add: Any) -> None:
     )
     p = add(
         "export",
-        _cmd_export,
+        cmd_export,
         "write one rule file per article that governs files, in the format of HOST "
         "(claude-rules, cursor, copilot, kiro), so agents without canon's hooks see its capsule",
     )
@@ -325,7 +325,7 @@ def _add_rules(add: Any) -> None:
 def _add_settings(add: Any) -> None:
     p = add(
         "settings",
-        _cmd_settings,
+        cmd_settings,
         "show each option's value and where it comes from (flag, your settings.json, the "
         "project's canon.toml, default); `set KEY VALUE` or `unset KEY` change your settings, "
         "with --project the project's canon.toml",
@@ -339,7 +339,7 @@ def _add_settings(add: Any) -> None:
         help="text: one line per option, KEY = VALUE  SOURCE; json: values, sources, files "
         "and problems",
     )
-    changes = p.add_subparsers(dest="change", metavar="set|unset", parser_class=_Parser)
+    changes = p.add_subparsers(dest="change", metavar="set|unset", parser_class=Parser)
     keys = "surface, resurface, retrieval or standout (with --project also root or mounts)"
     where = (
         "write the project's canon.toml at the project root (shared with the team) instead "

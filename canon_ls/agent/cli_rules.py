@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from canon_ls.agent.cli_common import UsageError, _refuse_outside, _store
+from canon_ls.agent.cli_common import UsageError, refuse_outside, store_of
 
 if TYPE_CHECKING:
     from canon_ls.core.assets import Assets
@@ -31,12 +31,12 @@ def _import_line(step: Step) -> str:
     return f"{step.path} -> {step.address}: {what} [{step.why}]"
 
 
-def _cmd_import(args: argparse.Namespace) -> int:
+def cmd_import(args: argparse.Namespace) -> int:
     from canon_ls.core import rules_import
     from canon_ls.core.tool import plural
 
-    store = _store(args)
-    _refuse_outside(store)
+    store = store_of(args)
+    refuse_outside(store)
     try:
         prefix = rules_import.rule_prefix(args.rules_under)
     except ValueError as exc:
@@ -81,11 +81,11 @@ def _export_line(item: Generated) -> str:
     return f"{item.path}{about}: {STATES[item.state]}."
 
 
-def _cmd_export(args: argparse.Namespace) -> int:
+def cmd_export(args: argparse.Namespace) -> int:
     from canon_ls.core import rules_export
 
-    store = _store(args)
-    _refuse_outside(store)
+    store = store_of(args)
+    refuse_outside(store)
     if args.host is None and not args.check:
         raise UsageError(f"canon export: name the host ({', '.join(HOST_CHOICES)}).")
     if not store.exists():

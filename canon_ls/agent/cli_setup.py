@@ -12,35 +12,31 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from canon_ls.agent.cli_common import (
     UsageError,
-    _options,
-    _project,
-    _sentence,
-    _shown_path,
-    _store,
+    as_sentence,
+    options_of,
+    project_of,
+    shown_path,
+    store_of,
 )
 
-if TYPE_CHECKING:
-    pass
 
-
-def _cmd_settings(args: argparse.Namespace) -> int:
+def cmd_settings(args: argparse.Namespace) -> int:
     """SPEC §13: each option's effective value and source; `set` / `unset` change one."""
     from canon_ls.agent import settings_cmd
     from canon_ls.core.layout import OptionError, resolve
 
-    project = _project(args)
+    project = project_of(args)
     try:
         if args.change is not None:
             words = None if args.change == "unset" else list(args.value)
             print(settings_cmd.change(project, args.key, words, args.in_project))
             return 0
-        options = resolve(project, _options(args))
+        options = resolve(project, options_of(args))
     except OptionError as exc:
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     if args.format == "json":
         print(settings_cmd.dumps(options))
         return 0
@@ -50,22 +46,22 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_trust(args: argparse.Namespace) -> int:
+def cmd_trust(args: argparse.Namespace) -> int:
     """Trust (or `--revoke`, `--list`) the project's canon.toml leading outside the project."""
     from canon_ls.agent import settings_cmd
     from canon_ls.core.layout import OptionError
 
     try:
-        print(settings_cmd.trust(_project(args), args.trust_action))
+        print(settings_cmd.trust(project_of(args), args.trust_action))
     except OptionError as exc:
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     return 0
 
 
-def _cmd_stats(args: argparse.Namespace) -> int:
+def cmd_stats(args: argparse.Namespace) -> int:
     from canon_ls.agent import stats
 
-    data = stats.report(str(_project(args)))
+    data = stats.report(str(project_of(args)))
     if args.format == "json":
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
@@ -76,22 +72,22 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- adapters run elsewhere
 
 
-def _cmd_mcp(args: argparse.Namespace) -> int:
+def cmd_mcp(args: argparse.Namespace) -> int:
     from canon_ls.agent.mcp import main as mcp_main
 
-    _store(args)  # a bad --root, --mount or option flag: one sentence, exit 2, before serving
-    return mcp_main(_project(args), _options(args))
+    store_of(args)  # a bad --root, --mount or option flag: one sentence, exit 2, before serving
+    return mcp_main(project_of(args), options_of(args))
 
 
-def _cmd_hook(args: argparse.Namespace) -> int:
+def cmd_hook(args: argparse.Namespace) -> int:
     from canon_ls.agent.hooks import main as hook_main
 
     if args.project:
-        os.chdir(_project(args))
+        os.chdir(project_of(args))
     return hook_main(args.agent)
 
 
-def _cmd_init(args: argparse.Namespace) -> int:
+def cmd_init(args: argparse.Namespace) -> int:
     """SPEC §11.1: `canon init` creates the store; with an agent it also writes that agent's
     configuration (a project-level agent gets the store too; `claude-plugin DIR` and
     `pi --global` configure the agent for every project and create no store here)."""
@@ -104,17 +100,15 @@ def _cmd_init(args: argparse.Namespace) -> int:
         return 0
     here = not args.user and args.target in ("claude-code", "codex", "pi")
     if here:  # a store that cannot be made is refused before anything is written
-        store = _store(args)
+        store = store_of(args)
         problem = store.layout_problem()
         if problem:
-            raise UsageError(_sentence(problem))
+            raise UsageError(as_sentence(problem))
         if os.path.lexists(store.root) and not store.root.is_dir():
-            raise UsageError(
-                f"Cannot create {_shown_path(args, str(store.root))}: not a directory."
-            )
+            raise UsageError(f"Cannot create {shown_path(args, str(store.root))}: not a directory.")
     directory = Path(args.dir) if args.dir else None
-    code = init_main(args.target, _project(args), directory, args.user)
-    missing = here and not _store(args).articles_dir.is_dir()  # an existing store stays as is
+    code = init_main(args.target, project_of(args), directory, args.user)
+    missing = here and not store_of(args).articles_dir.is_dir()  # an existing store stays as is
     made = _create_store(args) if missing and code == 0 else []
     if made:
         print("\n".join(made))
@@ -127,9 +121,9 @@ def _create_store(args: argparse.Namespace, full: bool = False) -> list[str]:
     from canon_ls.core.address import OutsideStore
 
     try:
-        return store_created(_store(args), full)
+        return store_created(store_of(args), full)
     except OutsideStore as exc:  # core's sentence names the path and the fix
-        raise UsageError(_sentence(str(exc))) from None
+        raise UsageError(as_sentence(str(exc))) from None
     except OSError as exc:
-        where = _shown_path(args, exc.filename) if exc.filename else "the store"
+        where = shown_path(args, exc.filename) if exc.filename else "the store"
         raise UsageError(f"Cannot create {where}: {exc.strerror or exc}.") from None

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent.cli_common import (
     UsageError,
-    _path,
-    _read_text,
-    _refuse_outside,
-    _run,
-    _sentence,
-    _store,
+    as_sentence,
+    path_arg,
+    read_input,
+    refuse_outside,
+    run_action,
+    store_of,
 )
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------- the five actions
 
 
-def _cmd_tool(args: argparse.Namespace) -> int:
-    raw = _read_text("-", "the tool argument from stdin") if args.json == "-" else args.json
+def cmd_tool(args: argparse.Namespace) -> int:
+    raw = read_input("-", "the tool argument from stdin") if args.json == "-" else args.json
     try:
         action = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -44,29 +44,29 @@ def _cmd_tool(args: argparse.Namespace) -> int:
         from canon_ls.agent import cli_json
         from canon_ls.core import dialect, tool
 
-        result = tool.run(_store(args), action, source="cli", dialect=dialect.JSON)
+        result = tool.run(store_of(args), action, source="cli", dialect=dialect.JSON)
         cli_json.emit({"text": result.text, "code": result.code})
         return result.code
-    return _run(args, action, json_tool=True)
+    return run_action(args, action, json_tool=True)
 
 
 def _json_store(args: argparse.Namespace) -> Store:
     """The store for a `--format json` answer (a store leading outside: one sentence)."""
-    store = _store(args)
-    _refuse_outside(store)
+    store = store_of(args)
+    refuse_outside(store)
     return store
 
 
-def _cmd_read(args: argparse.Namespace) -> int:
+def cmd_read(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
         from canon_ls.core.address import OutsideStore
 
         try:
-            return cli_json.read(_json_store(args), _path(args, args.path))
+            return cli_json.read(_json_store(args), path_arg(args, args.path))
         except OutsideStore as exc:
             raise UsageError(f"Refused: {exc}; canon only reads inside its store.") from None
-    return _run(args, {"action": "read", "path": _path(args, args.path)})
+    return run_action(args, {"action": "read", "path": path_arg(args, args.path)})
 
 
 def _body(args: argparse.Namespace, positional: str | None = None) -> str | None:
@@ -74,12 +74,12 @@ def _body(args: argparse.Namespace, positional: str | None = None) -> str | None
     if len(given) > 1:
         raise UsageError("Give the body once: as text, with --body, or with --body-file.")
     if args.body_file is not None:
-        return _read_text(args.body_file, "--body-file")
+        return read_input(args.body_file, "--body-file")
     return positional if positional is not None else args.body
 
 
-def _cmd_write(args: argparse.Namespace) -> int:
-    action: dict[str, Any] = {"action": "write", "path": _path(args, args.path)}
+def cmd_write(args: argparse.Namespace) -> int:
+    action: dict[str, Any] = {"action": "write", "path": path_arg(args, args.path)}
     if args.capsule is not None:
         action["capsule"] = args.capsule
     body = _body(args)
@@ -87,30 +87,30 @@ def _cmd_write(args: argparse.Namespace) -> int:
         action["body"] = body
     if args.scope is not None:
         action["scope"] = args.scope
-    return _run(args, action)
+    return run_action(args, action)
 
 
-def _cmd_journal(args: argparse.Namespace) -> int:
+def cmd_journal(args: argparse.Namespace) -> int:
     action: dict[str, Any] = {"action": "journal", "body": _body(args, args.text) or ""}
     if args.subject:
-        action["subject"] = [_path(args, s) for s in args.subject]
+        action["subject"] = [path_arg(args, s) for s in args.subject]
     if args.slug is not None:
         action["slug"] = args.slug
-    return _run(args, action)
+    return run_action(args, action)
 
 
-def _cmd_map(args: argparse.Namespace) -> int:
+def cmd_map(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
 
-        return cli_json.map_(_json_store(args), _path(args, args.prefix or ""))
+        return cli_json.map_(_json_store(args), path_arg(args, args.prefix or ""))
     action: dict[str, Any] = {"action": "map"}
     if args.prefix:
-        action["path"] = _path(args, args.prefix)
-    return _run(args, action)
+        action["path"] = path_arg(args, args.prefix)
+    return run_action(args, action)
 
 
-def _cmd_search(args: argparse.Namespace) -> int:
+def cmd_search(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
 
@@ -118,13 +118,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
     action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
     if args.journal:
         action["journal"] = True
-    return _run(args, action)
+    return run_action(args, action)
 
 
 # ---------------------------------------------------------------- project tools
 
 
-def _missing(store: Store) -> str:
+def missing_store(store: Store) -> str:
     if os.path.lexists(store.root) and not os.path.isdir(store.root):
         return (
             f"No canon store: {store.root} is a file, not a directory; move it aside, then "
@@ -136,7 +136,7 @@ def _missing(store: Store) -> str:
     )
 
 
-def _status_line(store: Store) -> str:
+def status_line(store: Store) -> str:
     """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
     from canon_ls.core import assets, changes, check, staleness
     from canon_ls.core.tool import plural
@@ -160,7 +160,7 @@ def _schema_state(store: Store) -> str:
     if not store.schema_file.exists():
         return "schema.json absent (defaults)"
     problem = store.schema().error
-    return f"schema.json malformed ({_sentence(problem).rstrip('.')})" if problem else "schema ok"
+    return f"schema.json malformed ({as_sentence(problem).rstrip('.')})" if problem else "schema ok"
 
 
 def _finding_file(store: Store, address: str) -> str:
@@ -246,16 +246,16 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=2)
 
 
-def _cmd_status(args: argparse.Namespace) -> int:
-    store = _store(args)
-    _refuse_outside(store)
+def cmd_status(args: argparse.Namespace) -> int:
+    store = store_of(args)
+    refuse_outside(store)
     if args.format == "json":
         if not store.exists():
-            raise UsageError(_missing(store))
+            raise UsageError(missing_store(store))
         from canon_ls.agent import cli_json
 
         return cli_json.status(store)
-    print(_status_line(store) if store.exists() else _missing(store))
+    print(status_line(store) if store.exists() else missing_store(store))
     return 0
 
 
@@ -270,11 +270,11 @@ def _fix(store: Store) -> None:
             print(f"Fixed {article.address}: a key given twice now appears once.", file=sys.stderr)
 
 
-def _cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(args: argparse.Namespace) -> int:
     from canon_ls.agent import settings_cmd
 
-    store = _store(args, warn=False)
-    _refuse_outside(store)
+    store = store_of(args, warn=False)
+    refuse_outside(store)
     # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply);
     # a key held back until `canon trust` is a warning
     opts = store.options
@@ -284,7 +284,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.format == "json":
             print(json.dumps(bad_options, ensure_ascii=False, indent=2))
         else:
-            print("\n".join([*settings_cmd.finding_lines(bad_options), _missing(store)]))
+            print("\n".join([*settings_cmd.finding_lines(bad_options), missing_store(store)]))
         return 1 if failed else 0
     from canon_ls.agent.cli_rules import export_findings
     from canon_ls.core import assets, changes, check

@@ -61,7 +61,8 @@ class HookSession:
     def _surfacer(self, agent_id: str = "") -> Surfacer:
         return Surfacer(self.resolver, self.state, agent_id)
 
-    def _record(self, event: str, decisions: list[dict[str, Any]]) -> None:
+    def record(self, event: str, decisions: list[dict[str, Any]]) -> None:
+        """Keep an event's decisions for the trace and `canon stats` (Pi's own events too)."""
         if decisions:
             self.traces.append((event, decisions))
             stats.account(self.state.stats, self.agent, self.session, decisions)
@@ -80,7 +81,7 @@ class HookSession:
             surfacer.trace.append({"decision": "settings", "problem": problem})
         if self._lane_on() and source in NEW_CYCLE:
             _refresh_corpus(self.options, surfacer.trace)  # files may have come and gone
-        self._record("SessionStart", surfacer.trace)
+        self.record("SessionStart", surfacer.trace)
         return ""
 
     def held_back(self) -> str:
@@ -102,7 +103,7 @@ class HookSession:
 
         line, decision = capture(self, prompt)
         if decision is not None:
-            self._record("UserPromptSubmit", [decision])
+            self.record("UserPromptSubmit", [decision])
         return line
 
     # -- the retrieval lane (SPEC §11.4, agent/lane.py)
@@ -121,7 +122,7 @@ class HookSession:
         lane = Lane(self.options, self.state, trace)
         lane.prompt(prompt)
         text = lane.rank("prompt")
-        self._record("UserPromptSubmit", trace)
+        self.record("UserPromptSubmit", trace)
         return text
 
     def rank(self, event: str) -> str:
@@ -136,7 +137,7 @@ class HookSession:
 
         trace: list[dict[str, Any]] = []
         text = Lane(self.options, self.state, trace).rank(trigger)
-        self._record(event, trace)
+        self.record(event, trace)
         return text
 
     def post_tool(
@@ -156,7 +157,7 @@ class HookSession:
             return ""
         surfacer = self._surfacer(agent_id)
         text = surfacer.post_tool(tool_name, tool_input, tool_response)
-        self._record(event, surfacer.trace)
+        self.record(event, surfacer.trace)
         if agent_id or not self._lane_on():
             return self._said(text)
         from canon_ls.agent.lane import Lane
@@ -169,7 +170,7 @@ class HookSession:
         """The reminder to update the articles of changed files (the block reason), or ''."""
         surfacer = self._surfacer()
         reason = surfacer.stop(stop_hook_active) if self.options["surface"] else ""
-        self._record("Stop", surfacer.trace)
+        self.record("Stop", surfacer.trace)
         return self._said(reason)
 
 

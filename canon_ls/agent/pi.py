@@ -71,7 +71,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
                 reply["notice"] = f"canon: {note}"
         elif event == "session_compact":
             if payload.get("presence") is True:  # what left the context is seen in it
-                hook._record("session_compact", [{"decision": "compacted"}])
+                hook.record("session_compact", [{"decision": "compacted"}])
             else:  # a bridge that sends no projection: the compaction cycle
                 hook.session_start("compact")
         elif event == "prompt":
@@ -84,7 +84,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             if projection is not None and hook.options["resurface"]:
                 from canon_ls.agent.presence import observe
 
-                hook._record("turn_end", observe(hook.state, projection))
+                hook.record("turn_end", observe(hook.state, projection))
             before = len(hook.traces)
             reply = turn_end(hook, payload.get("calls"))
             _mark(hook, before, reply["message"] if reply else "")
@@ -143,7 +143,7 @@ def tool_spec(lane: bool = False) -> dict[str, Any]:
     }
 
 
-def _store(cwd: Path) -> Any:
+def store_of(cwd: Path) -> Any:
     """The project's store with its §13 options (canon.toml, the user's settings), as the
     CLI opens it."""
     from canon_ls.core.layout import find_project
@@ -158,7 +158,7 @@ def run_tool(cwd: Path, arguments: object, session: str) -> dict[str, Any]:
     from canon_ls.core.project import OptionError
 
     try:
-        store = _store(cwd)
+        store = store_of(cwd)
     except OptionError as exc:
         return {"text": str(exc), "isError": True}
     result = tool.run(store, arguments, source=AGENT, session=session)
@@ -167,16 +167,16 @@ def run_tool(cwd: Path, arguments: object, session: str) -> dict[str, Any]:
 
 def status(cwd: Path, surfaced: object) -> str:
     """`/canon`: the `canon status` line, then the articles surfaced in this session."""
-    from canon_ls.agent.cli_store import _missing, _status_line
+    from canon_ls.agent.cli_store import missing_store, status_line
     from canon_ls.core.project import OptionError
 
     try:
-        store = _store(cwd)
+        store = store_of(cwd)
     except OptionError as exc:
         return str(exc)
     if not store.exists():
-        return _missing(store)
-    line = _status_line(store)
+        return missing_store(store)
+    line = status_line(store)
     names = [a for a in surfaced if isinstance(a, str)] if isinstance(surfaced, list) else []
     if not names:
         return line + "\nNothing surfaced in this session yet."

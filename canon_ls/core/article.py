@@ -448,9 +448,9 @@ def decode(data: bytes) -> tuple[str, list[str]]:
     return text, problems
 
 
-def _split(text: str) -> tuple[tuple[str, str] | None, str, int]:
-    """((front matter lines joined, close) or None, body, the body's first line): parse's one
-    way to find the body."""
+def split_front(text: str) -> tuple[tuple[str, str] | None, str, int]:
+    """((front matter lines joined, close) or None, body, the body's first line): the one
+    way to find the body (parse, and the other agents' rule files of rules_formats)."""
     front = _front(text)
     if front is None:
         return None, (text[1:] if text.startswith("\ufeff") else text), 0
@@ -479,7 +479,7 @@ def without_pasted(body: str) -> tuple[str, dict[str, Any]] | None:
 
 def body_from(data: bytes) -> str:
     """The body `parse` finds in these bytes (a lean article's body, read again)."""
-    return _split(decode(data)[0])[1]
+    return split_front(decode(data)[0])[1]
 
 
 def parse(
@@ -498,7 +498,7 @@ def parse(
     else:
         text, problems = data, []
     meta: dict[str, Any] = {}
-    front, body, body_line = _split(text)
+    front, body, body_line = split_front(text)
     if front is not None and not front[1]:
         problems.append('malformed front matter: the opening "---" line is never closed')
     elif front is not None:

@@ -165,7 +165,7 @@ def _front(text: str) -> tuple[dict[str, Any], str, int]:
     """(front matter, body); ValueError names what is wrong with a malformed front matter.
     Hosts read unquoted globs YAML rejects (`globs: **/*.ts`): those lines are read as the
     hosts read them, `key: value` and `- item`."""
-    front, body, body_line = art._split(text)
+    front, body, body_line = art.split_front(text)
     if front is None:
         return {}, body, body_line
     block, close = front
