@@ -11,13 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canon_ls.agent.cli_common import (
-    UsageError,
-    as_sentence,
-    path_arg,
-    refuse_outside,
-    store_of,
-)
+from canon_ls.agent.cli_common import UsageError, as_sentence, path_arg, refuse_outside, store_of
 
 if TYPE_CHECKING:
     from canon_ls.core.store import Store

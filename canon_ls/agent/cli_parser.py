@@ -9,22 +9,9 @@ import re
 from typing import Any
 
 from canon_ls.agent.cli_common import DOCS, PROG, Parser
-from canon_ls.agent.cli_history import (
-    cmd_graph,
-    cmd_history,
-    cmd_links,
-    cmd_mv,
-    cmd_review,
-)
+from canon_ls.agent.cli_history import cmd_graph, cmd_history, cmd_links, cmd_mv, cmd_review
 from canon_ls.agent.cli_rules import HOST_CHOICES, cmd_export, cmd_import
-from canon_ls.agent.cli_setup import (
-    cmd_hook,
-    cmd_init,
-    cmd_mcp,
-    cmd_settings,
-    cmd_stats,
-    cmd_trust,
-)
+from canon_ls.agent.cli_setup import cmd_hook, cmd_init, cmd_mcp, cmd_settings, cmd_stats, cmd_trust
 from canon_ls.agent.cli_store import (
     cmd_check,
     cmd_journal,

@@ -45,11 +45,7 @@ class Corpus:
     __slots__ = ("index", "members", "project", "source")
 
     def __init__(
-        self,
-        index: SearchIndex,
-        members: dict[str, tuple[str, bool]],
-        project: Path,
-        source: str,
+        self, index: SearchIndex, members: dict[str, tuple[str, bool]], project: Path, source: str
     ) -> None:
         self.index = index
         self.members = members  # address -> (capsule, declared scope: rule)

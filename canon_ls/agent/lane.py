@@ -116,10 +116,7 @@ class Lane:
     """The lane's decisions for one hook event, over the session's state."""
 
     def __init__(
-        self,
-        options: layout.Options,
-        state: SessionState,
-        trace: list[dict[str, Any]],
+        self, options: layout.Options, state: SessionState, trace: list[dict[str, Any]]
     ) -> None:
         self.options = options
         self.state = state

@@ -623,21 +623,7 @@ def title_of(body: str) -> str:
 
 _BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
 _INDICATORS = set("[]{},#&*!|>'\"%@`")
-_KEYWORDS = {
-    "y",
-    "n",
-    "yes",
-    "no",
-    "true",
-    "false",
-    "on",
-    "off",
-    "null",
-    "~",
-    "<<",
-    "=",
-    "",
-}
+_KEYWORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ""}
 # Anything a YAML 1.1 or 1.2 reader could take for a number: a sign or dot, then a digit or an
 # underscore (ruamel's 1.2 int and float patterns accept `-_`, `+_`, `._`, and then fail on them).
 _NUMBERISH = re.compile(

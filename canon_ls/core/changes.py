@@ -309,11 +309,7 @@ class ChangeTimes:
             if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
                 return
             table = Table(
-                blob,
-                array("I", starts),
-                array("i", first),
-                array("I", at),
-                array("i", extra),
+                blob, array("I", starts), array("i", first), array("I", at), array("i", extra)
             )
             if not isinstance(blob, bytes) or not table.valid(len(commits)):
                 return

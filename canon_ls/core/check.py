@@ -200,11 +200,7 @@ def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding
 
 
 def _lint_findings(
-    store: Store,
-    address: str,
-    art: Article,
-    schema: Schema,
-    known: frozenset[str] | None = None,
+    store: Store, address: str, art: Article, schema: Schema, known: frozenset[str] | None = None
 ) -> list[Finding]:
     """lint's per-article findings plus schema violations, under the store-level address
     (a mount article knows only its address inside the mount; its links may name either).

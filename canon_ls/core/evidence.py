@@ -87,10 +87,7 @@ class Dates(NamedTuple):
         """The dates as date_of() reads them ('' when absent or not a date): reading them
         again gives the same, so the verdict after git compares strings only."""
         return cls(
-            date_of(article.updated),
-            date_of(article.reviewed),
-            date_of(article.stale_after),
-            file,
+            date_of(article.updated), date_of(article.reviewed), date_of(article.stale_after), file
         )
 
     def cut(self, own: Callable[[str], float]) -> float:
@@ -288,11 +285,7 @@ def _cut(subject: str) -> str:
 
 
 def gather(
-    address: str,
-    article: Dates,
-    files: Iterable[str],
-    times: ChangeTimes,
-    today: str,
+    address: str, article: Dates, files: Iterable[str], times: ChangeTimes, today: str
 ) -> Evidence | None:
     """The evidence for one article from its governed files, or None when it is not stale.
 

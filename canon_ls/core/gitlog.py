@@ -263,11 +263,7 @@ def _route(
 
 
 def _parse_range(
-    blob: bytes,
-    events: array,
-    times: list[int],
-    builder: Builder,
-    gone: dict[str, list[int]],
+    blob: bytes, events: array, times: list[int], builder: Builder, gone: dict[str, list[int]]
 ) -> None:
     """One range's events (in the output's order) into `builder` (in byte order) and `gone`.
 

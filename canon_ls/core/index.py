@@ -42,21 +42,14 @@ from canon_ls.core.address import (
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
 from canon_ls.core.bodies import BodyReader
-from canon_ls.core.freshness import Key, key, key_of, scan, settled
+from canon_ls.core.freshness import Key, key_of, scan, settled
 from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
 from canon_ls.core.merge import BadInput
-from canon_ls.core.search import (
-    article_tokens,
-    boosted,
-    default_cache_file,
-    tokenize,
-)
+from canon_ls.core.search import article_tokens, boosted, default_cache_file, tokenize
 from canon_ls.core.search_file import FileIndex, cached_index
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
-_Key = Key
-_key = key
 
 
 def _read_capped(
@@ -82,10 +75,7 @@ class StoreIndex:
     holds one and adds the writes)."""
 
     def __init__(
-        self,
-        project: Path,
-        root: str | Path | None = None,
-        mounts: Sequence[str | Path] = (),
+        self, project: Path, root: str | Path | None = None, mounts: Sequence[str | Path] = ()
     ) -> None:
         self.project = Path(os.path.abspath(project))
         self.root = layout.store_root(self.project, root)
@@ -101,7 +91,7 @@ class StoreIndex:
         self.mounted = {n: StoreIndex(d) for n, d in self.mounts.items()}
         self.lock = threading.RLock()  # the Store's writes change the index under it too
         self._index: dict[str, Article] = {}
-        self._stat: dict[str, _Key] = {}
+        self._stat: dict[str, Key] = {}
         self._digest: dict[str, int] = {}
         self._racy: set[str] = set()
         self._parsed = 0  # files parsed since the parse cache was last written
@@ -111,12 +101,7 @@ class StoreIndex:
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
         # where this store's lean articles read their bodies (DiskView's early articles too)
         self.bodies = BodyReader(
-            self.paths,
-            self._index,
-            self._stat,
-            self._racy,
-            _read_capped,
-            self._own_layout_problem,
+            self.paths, self._index, self._stat, self._racy, _read_capped, self._own_layout_problem
         )
         self.bodies.changed = self._body_changed
         for sub in self.mounted.values():  # a mount article read stale: re-read through here
@@ -185,7 +170,7 @@ class StoreIndex:
         if problem:
             raise OutsideStore(problem)
 
-    def _scan(self, base: Path | None = None) -> dict[str, tuple[str, _Key]]:
+    def _scan(self, base: Path | None = None) -> dict[str, tuple[str, Key]]:
         """Every article file under articles/ (or its subdirectory `base`): address -> (path,
         stat key), through the one walk (freshness.scan); the tool's own old temp files are
         swept on the way."""
@@ -199,7 +184,7 @@ class StoreIndex:
         found = scan(base, real, lambda path: fsio.sweep(path, now))
         return {prefix + address: hit for address, hit in found.items()}
 
-    def _consider(self, address: str, path: str | Path, key: _Key, inside: str) -> bool:
+    def _consider(self, address: str, path: str | Path, key: Key, inside: str) -> bool:
         """Re-read a file whose stat key changed (or was modified too recently to trust its
         mtime, as git does for "racy" entries); True when its content changed. `key` comes
         from a stat that found a regular file (the scan's, or reload_file's)."""
@@ -262,10 +247,12 @@ class StoreIndex:
         self._set(address, article)
         return article
 
-    def take_mount(self, address: str) -> None:
-        """A mount's own index changed `name:rest`: take its article, or its absence, as is."""
-        name, rest = self.paths.split(address)
-        self._set(address, self.mounted[name]._index.get(rest))
+    def take_mount(self, name: str, changed: set[str]) -> set[str]:
+        """Mount `name`'s own index changed these of its addresses: take its articles (or
+        their absence) as they are now. Returns them as this store names them (`name:…`)."""
+        for rest in changed:
+            self._set(f"{name}:{rest}", self.mounted[name].article(rest))
+        return {f"{name}:{rest}" for rest in changed}
 
     def journal_changed(self) -> None:
         """A journal entry was written: the next journal look-up re-checks every entry."""
@@ -314,10 +301,7 @@ class StoreIndex:
     def _refresh_dir(self, directory: Path) -> set[str]:
         for name, sub in self.mounted.items():
             if directory == sub.articles_dir or sub.articles_dir in directory.parents:
-                changed = {f"{name}:{a}" for a in sub._refresh_dir(directory)}
-                for address in changed:
-                    self.take_mount(address)
-                return changed
+                return self.take_mount(name, sub._refresh_dir(directory))
         if directory == self.articles_dir:
             return self._refresh_all()
         if self.articles_dir not in directory.parents:
@@ -352,8 +336,8 @@ class StoreIndex:
 
     def _restore(
         self,
-        part: Iterable[tuple[str, tuple[_Key, tuple]]],
-        found: dict[str, tuple[str, _Key]],
+        part: Iterable[tuple[str, tuple[Key, tuple]]],
+        found: dict[str, tuple[str, Key]],
         changed: set[str],
     ) -> None:
         """Parse cache entries into the index: each entry whose file the scan found under the
@@ -365,7 +349,7 @@ class StoreIndex:
                 self._set(address, cache.restore(address, values, self.bodies, hit[1]))
                 changed.add(address)
 
-    def _finish(self, own: set[str], found: dict[str, tuple[str, _Key]], changed: set[str]) -> None:
+    def _finish(self, own: set[str], found: dict[str, tuple[str, Key]], changed: set[str]) -> None:
         """The end of a whole-store refresh: articles gone, the journal and mounts re-checked,
         the parse cache written when enough was parsed."""
         for address in own - found.keys():
@@ -373,9 +357,7 @@ class StoreIndex:
             changed.add(address)
         self._journal.invalidate()  # the next journal look-up re-checks every entry
         for name, sub in self.mounted.items():
-            for address in sub.refresh():
-                changed.add(f"{name}:{address}")
-                self.take_mount(f"{name}:{address}")
+            changed |= self.take_mount(name, sub.refresh())
         self._loaded = True
         if self._parsed >= cache.MIN_PARSED:
             self._save_cache()
@@ -395,7 +377,7 @@ class StoreIndex:
                 return
             problem = self._own_layout_problem()
             before = {a for a in self._index if not self.paths.split(a)[0]}  # none, as a rule
-        found: dict[str, tuple[str, _Key]] = {}
+        found: dict[str, tuple[str, Key]] = {}
         if not problem:
             now = time.time()
             real = os.path.realpath(self.articles_dir)
@@ -453,7 +435,7 @@ class StoreIndex:
         """Whether a parse cache for this store is there to load from (its contents unread)."""
         return cache.usable(self._cache_file(), self.root)
 
-    def _cached(self) -> Iterator[dict[str, tuple[_Key, tuple]]]:
+    def _cached(self) -> Iterator[dict[str, tuple[Key, tuple]]]:
         """The parse cache's entries for this store, a record at a time (none when off,
         missing or damaged)."""
         return cache.records(self._cache_file(), self.root, freshness.RACY_NS)
@@ -480,10 +462,7 @@ class StoreIndex:
             path = Path(os.path.abspath(path))
             for name, sub in self.mounted.items():
                 if sub.articles_dir in path.parents:
-                    changed = {f"{name}:{a}" for a in sub.reload_file(path)}
-                    for address in changed:
-                        self.take_mount(address)
-                    return changed
+                    return self.take_mount(name, sub.reload_file(path))
             if self.journal_dir in path.parents:
                 self._journal.invalidate()
                 return set()
@@ -503,7 +482,7 @@ class StoreIndex:
                     self._set(address, None)
                     return {address}
                 return set()
-            return {address} if self._consider(address, path, _key(st), inside) else set()
+            return {address} if self._consider(address, path, freshness.key(st), inside) else set()
 
     # --- lookups -------------------------------------------------------------------------------
 
@@ -701,10 +680,6 @@ class StoreIndex:
     def journal_count(self) -> int:
         """How many entries the journal holds (a directory listing; nothing is read)."""
         return self._journal.count()
-
-    def journal_index(self, address: str, n: int = 3) -> list[str]:
-        """File names of the newest `n` entries whose subject contains exactly `address`."""
-        return self.journal_names(address)[:n]
 
     def journal_names(self, address: str) -> list[str]:
         """Every entry file name whose subject names `address`, newest first (kept grouped)."""

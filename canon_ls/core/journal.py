@@ -92,11 +92,7 @@ def instant(date: str) -> str:
 
 
 def header(
-    date: str,
-    subject: object,
-    harness: str,
-    session: str | None,
-    address_of: Callable[[str], str],
+    date: str, subject: object, harness: str, session: str | None, address_of: Callable[[str], str]
 ) -> str:
     """Front matter of a new entry (§6) in the shape pi-canon writes and reads: `subject` as
     a flow list (addresses normalised with `address_of`, duplicates and empties dropped, only

@@ -122,11 +122,7 @@ def merge(
     if judgement.refusals:
         return WriteOutcome(address, "refused", judgement.refusals), None, mode
     text = art.render(
-        prev_text,
-        capsule=new_capsule,
-        updated=clock.today(),
-        scope=new_scope,
-        body=new_body,
+        prev_text, capsule=new_capsule, updated=clock.today(), scope=new_scope, body=new_body
     )
     lines = notes + judgement.warnings
     lines += lint.write_lints(

@@ -284,12 +284,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
 
 
 def judge(
-    schema: Schema,
-    *,
-    created: bool,
-    changed: set[str],
-    values: dict[str, str],
-    refs_changed: bool,
+    schema: Schema, *, created: bool, changed: set[str], values: dict[str, str], refs_changed: bool
 ) -> Judgement:
     """Judge a write (§7): the fields it changes, plus everything when it creates the article.
 

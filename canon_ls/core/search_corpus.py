@@ -23,12 +23,7 @@ from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core.address import OutsideStore, split_mount
 from canon_ls.core.freshness import Key, key, scan, settled
-from canon_ls.core.search import (
-    article_tokens,
-    boosted,
-    default_cache_file,
-    tokenize,
-)
+from canon_ls.core.search import article_tokens, boosted, default_cache_file, tokenize
 from canon_ls.core.search_file import FileIndex, cached_index
 
 if TYPE_CHECKING:

@@ -591,16 +591,11 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
             pass
     try:
         with tempfile.TemporaryFile(dir=scratch) as fh:
-            _fill(fh, index)
+            fh.writelines(pieces(index))
+            fh.flush()
             return IndexFile.of_handle(fh)
     except (OSError, ValueError):
         return None
-
-
-def _fill(fh: IO[bytes], index: FileIndex) -> None:
-    for piece in pieces(index):
-        fh.write(piece)
-    fh.flush()
 
 
 def _unlink(path: Path) -> None:

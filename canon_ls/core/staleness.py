@@ -16,15 +16,7 @@ from canon_ls.core.assets import Assets, Survey, address_of_path, scope_pathspec
 from canon_ls.core.changes import ChangeTimes
 from canon_ls.core.clock import today as _today
 from canon_ls.core.dated import Runs, Timeline, runs_of
-from canon_ls.core.evidence import (
-    Dates,
-    Evidence,
-    date_of,
-    day,
-    gather,
-    gather_with,
-    reference_of,
-)
+from canon_ls.core.evidence import Dates, Evidence, date_of, day, gather, gather_with, reference_of
 
 if TYPE_CHECKING:
     from canon_ls.core.store import Store

@@ -20,10 +20,7 @@ from canon_ls.core import article as art
 from canon_ls.core import clock, freshness, fsio, layout, merge
 from canon_ls.core import journal as jrn
 from canon_ls.core import schema as sch
-from canon_ls.core.address import (
-    OutsideStore,
-    contained,
-)
+from canon_ls.core.address import OutsideStore, contained
 from canon_ls.core.article import Article
 from canon_ls.core.index import MAX_BYTES, StoreIndex
 from canon_ls.core.journal import JournalEntry, sanitise_slug, slug_from_body
@@ -87,7 +84,7 @@ class Store:
         ix = self.index
         self.project, self.root, self.mounts, self.paths = ix.project, ix.root, ix.mounts, ix.paths
         self.articles_dir, self.journal_dir = ix.articles_dir, ix.journal_dir
-        self.schema_file, self.bodies = ix.schema_file, ix.bodies
+        self.schema_file, self.bodies, self.anchor = ix.schema_file, ix.bodies, ix.anchor
         self.options: layout.Options | None = None  # §13, set by project.open_store
         # each mount's own store over the index's own index of it (a mount can be written to)
         self._mounts = {name: Store(sub.project, index=sub) for name, sub in ix.mounted.items()}
@@ -117,7 +114,6 @@ class Store:
     journal_entries = _Read(StoreIndex.journal_entries)
     journal_steps = _Read(StoreIndex.journal_steps)
     journal_count = _Read(StoreIndex.journal_count)
-    journal_index = _Read(StoreIndex.journal_index)
     journal_names = _Read(StoreIndex.journal_names)
     journal_body = _Read(StoreIndex.journal_body)
     search_articles = _Read(StoreIndex.search_articles)
@@ -127,11 +123,6 @@ class Store:
     def loaded(self) -> bool:
         """Whether the articles have been read (the store loads on first use, or in steps)."""
         return self.index.loaded
-
-    @property
-    def anchor(self) -> Path:
-        """The trusted directory the store must stay inside (StoreIndex.anchor)."""
-        return self.index.anchor
 
     @contextlib.contextmanager
     def _locked_root(self, create: bool) -> Iterator[int]:
@@ -210,7 +201,7 @@ class Store:
             if name:
                 outcome = self._mounts[name].write(rest, capsule, body, scope)
                 outcome.address = address
-                self.index.take_mount(address)
+                self.index.take_mount(name, {rest})
                 return outcome
             return self._write_own(address, capsule, body, scope or None)
 
@@ -271,10 +262,7 @@ class Store:
             return None
         try:
             data, truncated = fsio.read_regular(
-                file.name,
-                MAX_BYTES,
-                dir_fd=parent_fd,
-                inside=os.path.realpath(self.articles_dir),
+                file.name, MAX_BYTES, dir_fd=parent_fd, inside=os.path.realpath(self.articles_dir)
             )
             mode = os.stat(file.name, dir_fd=parent_fd).st_mode & 0o777
         except FileNotFoundError:
@@ -300,7 +288,7 @@ class Store:
             name, rest = self.paths.split(address)
             if name:
                 changed = self._mounts[name].edit(rest, change, what)
-                self.index.take_mount(address)
+                self.index.take_mount(name, {rest})
                 return changed
             file = self.path_of(address)
             if not self.exists():

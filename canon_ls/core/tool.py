@@ -120,10 +120,7 @@ def input_schema() -> dict[str, Any]:
                 "description": "write: declare (rule) or withdraw (asset) a rule article",
             },
             "subject": {
-                "anyOf": [
-                    {"type": "array", "items": {"type": "string"}},
-                    {"type": "string"},
-                ],
+                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
                 "description": "journal: the paths/addresses the entry is about "
                 "(one path may be given as a string)",
             },
@@ -223,10 +220,7 @@ def _miss(address: str, dialect: Dialect) -> str:
 
 
 def _read(
-    store: Store,
-    path: str,
-    evidence_of: Callable[[Store, str], Evidence | None],
-    dialect: Dialect,
+    store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None], dialect: Dialect
 ) -> ToolResult:
     address = store.address_of(path)
     if not address:

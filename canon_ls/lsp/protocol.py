@@ -19,14 +19,8 @@ import attrs
 import cattrs
 import cattrs.gen
 import cattrs.v
-from cattrs.cols import (
-    homogenous_tuple_structure_factory as tuple_factory,
-)
-from cattrs.cols import (
-    is_mutable_sequence,
-    is_sequence,
-    list_structure_factory,
-)
+from cattrs.cols import homogenous_tuple_structure_factory as tuple_factory
+from cattrs.cols import is_mutable_sequence, is_sequence, list_structure_factory
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, default_converter
 

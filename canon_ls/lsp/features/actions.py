@@ -59,9 +59,7 @@ def on_code_action(
     if governing and where.kind == "asset":
         out.append(
             _command_action(
-                f"Update governing article {governing}",
-                "canon.open",
-                folder.article_uri(governing),
+                f"Update governing article {governing}", "canon.open", folder.article_uri(governing)
             )
         )
     if subject and folder.serving:

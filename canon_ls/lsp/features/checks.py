@@ -69,8 +69,7 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     # no parse cache yet, the store's own load waits for the one the child writes.
     cached = load.expect_cache()
     child = ls.run_task(
-        background.run(folder.project, options, staleness, on_partial, cached),
-        "canon-check-child",
+        background.run(folder.project, options, staleness, on_partial, cached), "canon-check-child"
     )
     if cached is not None:
         child.add_done_callback(lambda _: cached())  # the child failed: the load goes ahead

@@ -60,23 +60,17 @@ def tool_command(action: str) -> Callable[..., str]:
 
 def pick_folder(ls: CanonLanguageServer, obj: dict[str, Any]) -> Folder | None:
     """The folder a command is about: its `folder`/`uri`/absolute `path`, else the first served."""
-    for key in ("folder", "uri"):
+    for key in ("folder", "uri", "path"):
         value = obj.get(key)
-        if isinstance(value, str) and value in ls.folders:
+        if not isinstance(value, str):
+            continue
+        if key != "path" and value in ls.folders:
             return ls.folders[value]
-        if isinstance(value, str) and value.startswith("file:"):
-            fs = to_fs_path(value)
-            if fs:
-                found = ls.folder_of(Path(fs))
-                if found is not None:
-                    return found
-    path = obj.get("path")
-    if isinstance(path, str) and (path.startswith("file:") or os.path.isabs(path)):
-        fs = to_fs_path(path) if path.startswith("file:") else path
-        if fs:
-            found = ls.folder_of(Path(fs))
-            if found is not None:
-                return found
+        fs = to_fs_path(value) if value.startswith("file:") else None
+        fs = value if key == "path" and os.path.isabs(value) else fs
+        found = ls.folder_of(Path(fs)) if fs else None
+        if found is not None:
+            return found
     folders = list(ls.folders.values())
     return next((f for f in folders if f.serving), folders[0] if folders else None)
 
