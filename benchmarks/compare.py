@@ -33,6 +33,12 @@ from common import median  # noqa: E402
 FIGURES = (
     "cold_load_s",  # with --skip leaving the cold stage in: the store's load, parse cache on
     "cold_load_no_cache_s",  # ... and parsing every article
+    "cold_import_s",
+    "cold_process_wall_s",
+    "resolve_ns",  # the resolve stage: §4 resolution through the Store
+    "resolve_path_ns",
+    "first_search_s",
+    "store_search_p50_ms",
     "assets_s",
     "change_times_cold_s",
     "change_times_cache_mb",
