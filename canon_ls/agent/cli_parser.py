@@ -232,13 +232,9 @@ class _Version(argparse.Action):
     """`canon --version`: the installed package's version, read only when asked."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from canon_ls import version
 
-        try:
-            found = version("canon-ls")
-        except PackageNotFoundError:
-            found = "unknown (not installed as a package)"
-        print(f"{PROG} {found}")
+        print(f"{PROG} {version() or 'unknown (not installed as a package)'}")
         parser.exit()
 
 

@@ -40,6 +40,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from canon_ls import version
 from canon_ls.core import tool
 from canon_ls.core.project import open_store
 from canon_ls.core.store import Store
@@ -144,7 +145,7 @@ def build_server(store: Store) -> Server[Any]:
 
     return Server(
         "canon",
-        version=_version(),
+        version=version() or "0",
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -154,15 +155,6 @@ def build_server(store: Store) -> Server[Any]:
 def _call(store: Store, arguments: object, session: str | None, source: str) -> tool.ToolResult:
     store.refresh()
     return tool.run(store, arguments, source=source, session=session)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("canon-ls")
-    except PackageNotFoundError:
-        return "0"
 
 
 async def serve(store: Store) -> None:

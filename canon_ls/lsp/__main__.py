@@ -1,5 +1,6 @@
 """`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws).
 
+Over stdio the client's `initialize` is answered before the server's imports (first_answer.py).
 `--stdio` is accepted and is the default (clients such as vscode-languageclient's stdio
 transport append it); `--version` prints the version. The help is written for a person
 installing the server, not pygls' generic text.
@@ -66,12 +67,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
-        from .state import version
+        from canon_ls import version
 
-        print(f"canon-ls {version()}")
+        print(f"canon-ls {version() or '0'}")
         return
     import gc
 
+    stdio = not (args.tcp or args.ws)
+    early = None
+    if stdio:
+        from . import first_answer
+
+        if first_answer.enabled():  # before the heavy imports below
+            early = first_answer.answer(sys.stdin.buffer, sys.stdout.buffer)
     from .server import create_server
 
     server = create_server()
@@ -87,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         from .stdio import serve
 
-        serve(server)
+        serve(server, early)
 
 
 def _announce() -> None:

@@ -19,6 +19,7 @@ from lsprotocol.types import DiagnosticOptions, Range
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
+from canon_ls import version
 from canon_ls.core import address as core_address
 from canon_ls.core import check as core_check
 from canon_ls.core import fsio
@@ -476,7 +477,7 @@ class CanonLanguageServer(LanguageServer):
     """pygls server holding one Folder per workspace folder, plus session-wide flags."""
 
     def __init__(self) -> None:
-        super().__init__(name="canon-ls", version=version(), protocol_cls=CanonProtocol)
+        super().__init__(name="canon-ls", version=version() or "0", protocol_cls=CanonProtocol)
         self.folders: dict[str, Folder] = {}
         self.global_settings = Settings()
         self.pull_diagnostics = False  # decided at initialize from the client's capabilities
@@ -603,16 +604,6 @@ class CanonLanguageServer(LanguageServer):
         if not fs:
             return None
         return read_text(Path(fs))
-
-
-def version() -> str:
-    """canon-ls's installed version ('0' when it runs from a bare checkout)."""
-    try:
-        from importlib.metadata import version
-
-        return version("canon-ls")
-    except Exception:
-        return "0"
 
 
 def read_text(path: Path) -> Text | None:

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, BinaryIO
 
+from .first_answer import DropRepeatedAnswer, Early
 from .pygls_private import set_stop_event
 
 log = logging.getLogger("canon_ls.lsp")
@@ -36,15 +37,18 @@ class LoopStdin:
     """pygls' AsyncReader (readline / readexactly) over a buffer the event loop fills: from an
     asyncio pipe transport, or (`threaded`) from one daemon thread's blocking reads."""
 
-    def __init__(self, stream: BinaryIO, threaded: bool = False) -> None:
+    def __init__(self, stream: BinaryIO, threaded: bool = False, replay: bytes = b"") -> None:
         self.stream = stream
         self.threaded = threaded
+        self.replay = replay  # bytes read before the server started: they come first
         self.reader: asyncio.StreamReader | None = None
 
     async def _connect(self) -> asyncio.StreamReader:
         if self.reader is None:
             loop = asyncio.get_running_loop()
             reader = asyncio.StreamReader(limit=MAX_HEADER_LINE, loop=loop)
+            if self.replay:
+                reader.feed_data(self.replay)
             if self.threaded:
                 feed = threading.Thread(
                     target=_feed, args=(self.stream, reader, loop), name="stdin", daemon=True
@@ -110,8 +114,9 @@ def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
     return (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
 
 
-def serve(server: object) -> None:
-    """Run a pygls LanguageServer over stdio with the loop-native reader where possible."""
+def serve(server: object, early: Early | None = None) -> None:
+    """Run a pygls LanguageServer over stdio with the loop-native reader where possible;
+    `early` holds what was read (and perhaps answered) before the server existed."""
     from pygls.io_ import StdoutWriter, run_async
     from pygls.lsp.server import LanguageServer
 
@@ -121,12 +126,13 @@ def serve(server: object) -> None:
     # What pygls' `_start_io_async` does, with LoopStdin in place of its executor reader.
     stop = threading.Event()
     set_stop_event(server, stop)
-    server.protocol.set_writer(StdoutWriter(stdout))
+    early = early or Early(b"")
+    server.protocol.set_writer(DropRepeatedAnswer(StdoutWriter(stdout), early))
     try:
         _run(
             run_async(
                 stop_event=stop,
-                reader=LoopStdin(stdin, threaded),
+                reader=LoopStdin(stdin, threaded, early.consumed),
                 protocol=server.protocol,
                 logger=log,
                 error_handler=server.report_server_error,

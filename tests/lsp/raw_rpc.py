@@ -66,9 +66,10 @@ def send(proc: asyncio.subprocess.Process, method: str, params: Any, msg_id: Any
     proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
 
-async def drain(stream: asyncio.StreamReader) -> None:
-    while await stream.read(65536):
-        pass
+async def drain(stream: asyncio.StreamReader, into: bytearray | None = None) -> None:
+    while chunk := await stream.read(65536):
+        if into is not None:
+            into += chunk
 
 
 class RawServer:
@@ -78,20 +79,21 @@ class RawServer:
         self.proc = proc
         assert proc.stdout is not None and proc.stderr is not None
         self.reader = Reader(proc.stdout)
+        self.stderr = bytearray()
         self.tasks = [
             asyncio.ensure_future(self.reader.run()),
-            asyncio.ensure_future(drain(proc.stderr)),
+            asyncio.ensure_future(drain(proc.stderr, self.stderr)),
         ]
         self.ids = itertools.count(1)
 
     @classmethod
-    async def start(cls) -> RawServer:
+    async def start(cls, env: dict[str, str] | None = None) -> RawServer:
         proc = await asyncio.create_subprocess_exec(
             *SERVER_COMMAND,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=SERVER_ENV,
+            env={**SERVER_ENV, **(env or {})},
             limit=2**24,
         )
         return cls(proc)

@@ -1,0 +1,240 @@
+"""Answer `initialize` before the server's heavy imports (SPEC §10: the editor first).
+
+An editor sends nothing else until `initialize` is answered, and importing pygls, lsprotocol
+and the features takes most of a second. The answer itself depends on two facts of the
+client's capabilities only (its position encodings, and whether it pulls diagnostics), so it
+is written here from the raw message with the standard library alone. The server then starts
+and is handed the very same bytes: it runs `initialize` as usual (settings, folders, the
+encoding it converts columns with) and its own answer, already given, is dropped after a
+comparison (a difference is logged). Whatever the client sends meanwhile waits in the pipe.
+
+Anything unusual (another first message, a malformed frame, capabilities of the wrong type)
+gets no early answer: the bytes go to the server untouched and it answers as it always did.
+`CANON_LS_EARLY_INITIALIZE=0` turns the early answer off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from canon_ls import version
+
+log = logging.getLogger("canon_ls.lsp")
+
+MAX_HEADER = 64 * 1024  # bytes before the blank line; more is not an LSP frame
+MAX_BODY = 4 * 1024 * 1024  # an `initialize` is a few kB; a larger one is left to the server
+ENCODINGS = ("utf-8", "utf-16", "utf-32")  # what the server converts columns with
+
+COMMANDS = [
+    "canon.read",
+    "canon.write",
+    "canon.journal",
+    "canon.map",
+    "canon.search",
+    "canon.status",
+    "canon.settings",
+    "canon.resolve",
+    "canon.open",
+    "canon.createArticle",
+    "canon.journalAbout",
+    "canon.applyAction",
+    "canon.history",
+    "canon.showChanges",
+]
+"""The workspace/executeCommand names, in the order the server registers them."""
+
+
+@dataclass
+class Early:
+    """What was read from stdin before the server started, and the answer already sent."""
+
+    consumed: bytes
+    request_id: int | str | None = None
+    result: dict[str, Any] | None = None  # None: nothing was answered early
+
+
+def enabled() -> bool:
+    return os.environ.get("CANON_LS_EARLY_INITIALIZE", "1") != "0"
+
+
+def answer(stdin: BinaryIO, stdout: BinaryIO) -> Early:
+    """Read the first message; when it is an ordinary `initialize`, answer it on stdout."""
+    consumed, message = read_first(stdin.fileno())
+    early = Early(consumed)
+    if message is None or message.get("method") != "initialize":
+        return early
+    request_id = message.get("id")
+    params = message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return early
+    result = initialize_result(params)
+    if result is None:
+        return early
+    stdout.write(frame({"jsonrpc": "2.0", "id": request_id, "result": result}))
+    stdout.flush()
+    return Early(consumed, request_id, result)
+
+
+def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None]:
+    """Every byte read (all are replayed to the server) and the first message, when it is a
+    well-formed frame holding a JSON object. Unbuffered reads: nothing stays hidden in a
+    Python buffer the server's reader would not see."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > MAX_HEADER or not (chunk := _read(fd)):
+            return data, None
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = _content_length(head)
+    if length is None or length > MAX_BODY:
+        return data, None
+    while len(rest) < length:
+        if not (chunk := _read(fd)):
+            return data, None
+        data += chunk
+        rest += chunk
+    try:
+        message = json.loads(rest[:length])
+    except ValueError:
+        return data, None
+    return data, message if isinstance(message, dict) else None
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return b""
+
+
+def _content_length(head: bytes) -> int | None:
+    for line in head.split(b"\r\n"):
+        name, sep, value = line.partition(b":")
+        if sep and name.strip().lower() == b"content-length":
+            try:
+                length = int(value.strip())
+            except ValueError:
+                return None
+            return length if length >= 0 else None
+    return None
+
+
+def initialize_result(params: Any) -> dict[str, Any] | None:
+    """The server's `InitializeResult` for these params, or None when they are unusual enough
+    that only the server should judge them."""
+    if not isinstance(params, dict) or not isinstance(params.get("capabilities"), dict):
+        return None
+    client = params["capabilities"]
+    encoding = _encoding(client)
+    pulls = _pulls_diagnostics(client)
+    if encoding is None or pulls is None:
+        return None
+    capabilities: dict[str, Any] = {
+        "positionEncoding": encoding,
+        "textDocumentSync": {"openClose": True, "change": 2, "save": True},
+        "completionProvider": {"triggerCharacters": ["["]},
+        "hoverProvider": True,
+        "definitionProvider": True,
+        "referencesProvider": True,
+        "codeActionProvider": {"codeActionKinds": ["quickfix"], "resolveProvider": True},
+        "codeLensProvider": {"resolveProvider": False},
+        "documentLinkProvider": {"resolveProvider": False},
+        "workspaceSymbolProvider": {"resolveProvider": False},
+        "executeCommandProvider": {"commands": list(COMMANDS)},
+        "inlayHintProvider": {"resolveProvider": False},
+    }
+    if pulls:
+        capabilities["diagnosticProvider"] = {
+            "identifier": "canon",
+            "interFileDependencies": True,
+            "workspaceDiagnostics": True,
+        }
+    capabilities["workspace"] = {
+        "workspaceFolders": {"supported": True, "changeNotifications": True},
+        "fileOperations": {},
+    }
+    return {
+        "capabilities": capabilities,
+        "serverInfo": {"name": "canon-ls", "version": version() or "0"},
+    }
+
+
+def _encoding(client: dict[str, Any]) -> str | None:
+    """The client's first encoding the server knows, else utf-16 (the protocol's default)."""
+    general = client.get("general")
+    if general is None:
+        return "utf-16"
+    if not isinstance(general, dict):
+        return None
+    offered = general.get("positionEncodings")
+    if offered is None:
+        return "utf-16"
+    if not isinstance(offered, list) or not all(isinstance(e, str) for e in offered):
+        return None
+    return next((e for e in offered if e in ENCODINGS), "utf-16")
+
+
+def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
+    """Pull diagnostics are offered to a client that asks for them and can be told to
+    refresh; None when the keys have a shape only the server should judge."""
+    document = client.get("textDocument")
+    workspace = client.get("workspace")
+    if not isinstance(document, (dict, type(None))) or not isinstance(
+        workspace, (dict, type(None))
+    ):
+        return None
+    diagnostic = (document or {}).get("diagnostic")
+    diagnostics = (workspace or {}).get("diagnostics") or {}
+    if not isinstance(diagnostic, (dict, type(None))) or not isinstance(diagnostics, dict):
+        return None
+    refresh = diagnostics.get("refreshSupport")
+    if not isinstance(refresh, (bool, type(None))):
+        return None
+    return diagnostic is not None and bool(refresh)
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class DropRepeatedAnswer:
+    """The server's writer, minus its own answer to the `initialize` answered early (compared
+    first: a server that would have said something else is logged, once)."""
+
+    def __init__(self, writer: Any, early: Early) -> None:
+        self.writer = writer
+        self.early = early
+
+    def close(self) -> None:
+        self.writer.close()
+
+    def write(self, data: bytes) -> Any:
+        if self.early.result is not None and self._is_repeat(data):
+            self.early = Early(b"")
+            return None
+        return self.writer.write(data)
+
+    def _is_repeat(self, data: bytes) -> bool:
+        _, _, body = data.partition(b"\r\n\r\n")
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "method" in message:
+            return False
+        if message.get("id") != self.early.request_id:
+            return False
+        if "error" in message:
+            log.error("the client's initialize was answered early, then failed: %s", message)
+        elif message.get("result") != self.early.result:
+            log.warning(
+                "the early initialize answer differs from the server's: %s != %s",
+                self.early.result,
+                message.get("result"),
+            )
+        return True
