@@ -70,6 +70,11 @@ class DiskView:
         """Entries naming `address`, newest first, as `Store.journal_names` orders them; read
         here (the store's lock is the loading thread's), and not at all for a long journal:
         its names show from the hovers after the load."""
+        entries = [e for e in self.journal_entries() if address in e.subject]
+        return [e.name for e in jrn.newest_first(entries)]
+
+    def journal_entries(self) -> list[jrn.JournalEntry]:
+        """Every journal entry's heading (no bodies); none for a journal over JOURNAL_MAX."""
         if self.store.journal_count() > JOURNAL_MAX:
             return []
         entries = []
@@ -84,9 +89,8 @@ class DiskView:
                     read, _body = jrn.entry_of(
                         entry.name, Path(entry.path), data, st.st_mtime_ns, st.st_size
                     )
-                    if address in read.subject:
-                        entries.append(read)
-        return [e.name for e in jrn.newest_first(entries)]
+                    entries.append(read)
+        return entries
 
 
 def _max_bytes() -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from canon_ls.lsp.child import give_way, python_module
+from canon_ls.lsp.child import give_way, spawn
 
 # The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
 # server's side of this module imports them where it runs.
@@ -176,8 +176,8 @@ async def _run(
 ) -> Snapshot:
     import asyncio
 
-    proc = await asyncio.create_subprocess_exec(
-        *python_module("canon_ls.lsp.background"),
+    proc = await spawn(
+        "canon_ls.lsp.background",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=errors,

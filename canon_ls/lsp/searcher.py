@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
-from canon_ls.lsp.child import give_way, python_module
+from canon_ls.lsp.child import give_way, spawn
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +114,10 @@ class Searcher:
         # The worker reads the article files as they are now: what changed before is in them.
         self.changed.clear()
         self.starts += 1
-        self.proc = await asyncio.create_subprocess_exec(
-            *python_module("canon_ls.lsp.searcher", "--spec", json.dumps(self.spec())),
+        self.proc = await spawn(
+            "canon_ls.lsp.searcher",
+            "--spec",
+            json.dumps(self.spec()),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

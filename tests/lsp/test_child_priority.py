@@ -103,3 +103,22 @@ def test_the_whole_pass_gives_its_caller_back_its_priority(tmp_path: Path):
     check.run(root, {}, staleness=True)
     if os.geteuid() == 0:
         assert os.getpriority(os.PRIO_PROCESS, 0) == before
+
+
+async def test_a_helper_is_stepped_back_before_its_interpreter_starts(tmp_path: Path) -> None:
+    """The helper's own step back comes after its interpreter and imports (0.3-0.7 s of CPU
+    at the server's priority during the first hovers); `spawn` steps it back at once: the
+    helper's very first line of code already runs lowered."""
+    import asyncio
+
+    from canon_ls.lsp.child import spawn
+
+    (tmp_path / "niceness_probe.py").write_text(
+        "import os, sys\nsys.stdin.readline()\nprint(os.getpriority(os.PRIO_PROCESS, 0))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    pipe = asyncio.subprocess.PIPE
+    proc = await spawn("niceness_probe", stdin=pipe, stdout=pipe, env=env)
+    out, _ = await asyncio.wait_for(proc.communicate(b"go\n"), 60)  # asked once spawned
+    assert int(out) == max(before, NICENESS)

@@ -334,3 +334,38 @@ def test_a_hover_reads_and_queues_what_it_found_to_the_folder(tmp_path: Path):
                 await asyncio.sleep(0)
 
     asyncio.run(scenario())
+
+
+def test_the_journal_is_read_once_for_the_early_hovers(tmp_path: Path, monkeypatch):
+    """A hover before the load named the article's journal entries by reading every entry
+    (40 ms a hover at 500 entries); the headings are now kept while the journal's folder is
+    unchanged, and a new entry (a new file: the folder changes) is seen at once."""
+    from canon_ls.core import freshness, fsio
+    from canon_ls.lsp.early import KeptView, Load
+
+    monkeypatch.setattr(freshness, "RACY_NS", 0)  # the folder counts as settled at once
+    root = build_workspace(tmp_path / "proj")
+    store = open_store(root)
+    load = Load(store, lambda coro, name: coro.close())  # type: ignore[arg-type,return-value]
+    reads = []
+    real = fsio.read_regular
+
+    def counted(*args, **kwargs):
+        reads.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fsio, "read_regular", counted)
+    first = KeptView(load).journal_names("src/core/config")
+    read_once = len(reads)
+    assert KeptView(load).journal_names("src/core/config") == first == ["2026-01-02-config.md"]
+    assert len(reads) == read_once  # no entry read again
+    write(
+        root,
+        ".canon/journal/2026-01-03-more.md",
+        "---\nsubject: src/core/config\n---\nMore.\n",
+    )
+    assert KeptView(load).journal_names("src/core/config") == [
+        "2026-01-03-more.md",
+        "2026-01-02-config.md",
+    ]
+    assert not store.loaded

@@ -29,7 +29,7 @@ from pygls.uris import to_fs_path
 
 from canon_ls.core import layout
 
-from ..child import python_module
+from ..child import spawn
 from ..state import CanonLanguageServer, Folder
 
 if TYPE_CHECKING:
@@ -79,8 +79,8 @@ class Watcher:
 
     async def _spawn(self) -> None:
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *python_module("canon_ls.lsp.fswatch"),
+            self.proc = await spawn(
+                "canon_ls.lsp.fswatch",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 limit=16 * 1024 * 1024,
