@@ -47,6 +47,16 @@ class CanonProtocol(LanguageServerProtocol):
     def __init__(self, server: Any, converter: cattrs.Converter) -> None:
         super().__init__(server, converter)
         self._strict = strict_converter()
+        self.sending_answer = False  # read by stdio.LoopStdout: answers go out first
+
+    def _send_data(self, data: Any) -> None:
+        self.sending_answer = (
+            "method" not in data if isinstance(data, dict) else (not hasattr(data, "method"))
+        )
+        try:
+            super()._send_data(data)
+        finally:
+            self.sending_answer = False
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         if not isinstance(data, dict) or "jsonrpc" not in data or "method" not in data:

@@ -15,13 +15,14 @@ buffer with blocking reads: still one hop per chunk, not per line, and a read st
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
 import stat
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, BinaryIO
 
 from .first_answer import DropRepeatedAnswer, Early
@@ -114,6 +115,104 @@ def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
     return (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
 
 
+class LoopStdout:
+    """pygls' writer over a non-blocking stdout pipe, drained by the event loop.
+
+    A blocking write held the loop whenever the client read slower than the server wrote:
+    at start-up, while hundreds of kB of diagnostics went out, a hover waited tens of ms.
+    Here a write never blocks, and an answer to a request goes out before the notifications
+    still queued (each message whole, the answers in their order, the notifications in
+    theirs), so a hover is not stuck behind the push. `answering` says whether the message
+    being written is an answer (the protocol knows; the bytes do not say it cheaply)."""
+
+    def __init__(self, stream: BinaryIO, answering: Callable[[], bool]) -> None:
+        self.fd = stream.fileno()
+        self.answering = answering
+        self.answers: collections.deque[bytes] = collections.deque()
+        self.others: collections.deque[bytes] = collections.deque()
+        self.current = memoryview(b"")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.waiting = False  # the loop calls `_pump` when the pipe has room
+        self.broken = False
+        os.set_blocking(self.fd, False)
+
+    def write(self, data: bytes) -> None:
+        if self.broken:
+            return
+        (self.answers if self.answering() else self.others).append(data)
+        try:
+            self.loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (never in a session): write it all now
+            self.flush()
+            return
+        if not self.waiting:
+            self._pump()
+
+    def _pump(self) -> None:
+        while self.current or self.answers or self.others:
+            if not self.current:
+                self.current = memoryview((self.answers or self.others).popleft())
+            try:
+                written = os.write(self.fd, self.current)
+            except BlockingIOError:
+                written = 0
+            except OSError:  # the client is gone; its end of stdin closes next
+                self._drop()
+                return
+            self.current = self.current[written:]
+            if self.current:
+                self._wait(True)
+                return
+        self._wait(False)
+
+    def _wait(self, on: bool) -> None:
+        if self.loop is None or on == self.waiting:
+            return
+        if on:
+            self.loop.add_writer(self.fd, self._pump)
+        else:
+            self.loop.remove_writer(self.fd)
+        self.waiting = on
+
+    def _drop(self) -> None:
+        if not self.broken:
+            log.error("the client closed the connection; shutting down")
+        self.broken = True
+        self.answers.clear()
+        self.others.clear()
+        self.current = memoryview(b"")
+        self._wait(False)
+
+    def flush(self) -> None:
+        """Write everything still queued, blocking (the session is ending, or no loop)."""
+        with contextlib.suppress(RuntimeError, ValueError):  # the loop may be closed
+            self._wait(False)
+        try:
+            os.set_blocking(self.fd, True)
+            while not self.broken and (self.current or self.answers or self.others):
+                if not self.current:
+                    self.current = memoryview((self.answers or self.others).popleft())
+                self.current = self.current[os.write(self.fd, self.current) :]
+        except OSError:
+            self._drop()
+
+    def close(self) -> None:
+        self.flush()
+
+
+def loop_writable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
+    """True when stdout can be written without blocking and without affecting stdin."""
+    if os.environ.get("CANON_LS_BLOCKING_STDOUT") or os.name != "posix":
+        return False
+    try:
+        into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not (stat.S_ISFIFO(out.st_mode) or stat.S_ISSOCK(out.st_mode)):
+        return False
+    return (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
+
+
 def serve(server: object, early: Early | None = None) -> None:
     """Run a pygls LanguageServer over stdio with the loop-native reader where possible;
     `early` holds what was read (and perhaps answered) before the server existed."""
@@ -127,7 +226,11 @@ def serve(server: object, early: Early | None = None) -> None:
     stop = threading.Event()
     set_stop_event(server, stop)
     early = early or Early(b"")
-    server.protocol.set_writer(DropRepeatedAnswer(StdoutWriter(stdout), early))
+    protocol = server.protocol
+    writer: LoopStdout | StdoutWriter = StdoutWriter(stdout)
+    if loop_writable(stdin, stdout):
+        writer = LoopStdout(stdout, lambda: getattr(protocol, "sending_answer", False))
+    protocol.set_writer(DropRepeatedAnswer(writer, early))
     try:
         _run(
             run_async(
@@ -144,6 +247,8 @@ def serve(server: object, early: Early | None = None) -> None:
         pass
     finally:
         server.shutdown()
+        if isinstance(writer, LoopStdout):
+            writer.flush()
     sys.exit(_exit_code(server))
 
 
