@@ -116,7 +116,7 @@ def whole(codec: PositionCodec, text: Text) -> types.Range:
     return types.Range(start=types.Position(line=0, character=0), end=line_end(codec, text, last))
 
 
-def from_client(codec: PositionCodec, text: Text, pos: types.Position) -> tuple[int, int]:
-    """Client position -> (line, code-point column)."""
+def from_client(codec: PositionCodec, text: Text, pos: types.Position) -> tuple[int, int, str]:
+    """Client position -> (line, code-point column, the line's text)."""
     line_text = text.first_line() if pos.line == 0 else text.line(pos.line)
-    return pos.line, to_column(codec, line_text, pos.character)
+    return pos.line, to_column(codec, line_text, pos.character), line_text

@@ -44,8 +44,7 @@ def at_cursor(
     if text is None:
         return None
     codec = ls.workspace.position_codec
-    line_no, col = convert.from_client(codec, text, pos)
-    line = text.first_line() if line_no == 0 else text.line(line_no)
+    line_no, col, line = convert.from_client(codec, text, pos)
     token = token_at(line, col)
     if token is not None:
         target = resolve_token(where, token)
@@ -68,7 +67,7 @@ def resolve_token(where: Where, token: CursorToken) -> Target | None:
             return None
         if not address:
             return None
-        governing = address if store.article(address) is not None else store.governing(address)
+        governing = store.governing(address)  # the address itself when it is an article
         return Target(where, address, governing, token, None) if governing else None
     raw = token.text.replace("\\", "/")
     candidates: list[Path] = []
@@ -85,11 +84,8 @@ def resolve_token(where: Where, token: CursorToken) -> Target | None:
         return None
     if not address:
         return None
-    exact = store.article(address) is not None
-    if not (exact or existing is not None or "/" in raw):
-        return None
-    governing = address if exact else store.governing(address)
-    if not governing:
+    governing = store.governing(address)  # the address itself when it is an article
+    if not governing or not (governing == address or existing is not None or "/" in raw):
         return None
     return Target(where, address, governing, token, existing)
 
@@ -99,11 +95,3 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except (OSError, ValueError):
         return False
-
-
-def token_range(ls: CanonLanguageServer, target: Target) -> types.Range | None:
-    """The token's range in client units, or None when the answer is the document itself."""
-    if target.token is None or target.text is None:
-        return None
-    codec = ls.workspace.position_codec
-    return convert.span(codec, target.text, target.line, target.token.start, target.token.end)

@@ -86,14 +86,10 @@ class Where:
         governing: str | None = self.store.governing(self.address)
         return governing
 
-    def refresh(self, address: str) -> None:
-        """Re-read `address`'s governing article if disk moved on since (a stat or two); what
-        changed is queued to the folder, never re-checked or notified from a read."""
-        self.folder.revalidate(address)
-
-    def journal_names(self, address: str) -> list[str]:
-        """Entry file names whose subject names `address`, newest first."""
-        return self.folder.journal_names(address)
+    def refresh(self, address: str) -> str | None:
+        """`address`'s governing article (§4), re-read first if disk moved on since (a stat or
+        two); what changed is queued to the folder, never re-checked or notified from a read."""
+        return self.folder.revalidate(address)
 
     def journal_read(self) -> bool:
         """Whether `journal_names` reads the journal here (a long one is not read early)."""
@@ -114,11 +110,8 @@ class DiskWhere(Where):
     def store(self) -> Any:
         return self.view
 
-    def refresh(self, address: str) -> None:
-        pass  # just read from disk
-
-    def journal_names(self, address: str) -> list[str]:
-        return self.view.journal_names(address)
+    def refresh(self, address: str) -> str | None:
+        return self.view.governing(address)  # just read from disk
 
     def journal_read(self) -> bool:
         return self.view.store.journal_count() <= JOURNAL_MAX
@@ -352,23 +345,25 @@ class Folder:
             return where
         return DiskWhere(self, where.path, where.kind, where.address, view=KeptView(load))
 
-    def revalidate(self, address: str) -> None:
-        """Re-read `address`'s article (and any nearer one that appeared) if disk moved on:
-        core's one freshness rule (`Store.revalidate`), a stat per ancestor when nothing did.
-        What changed goes to the owner on the next turn of the loop (`queue`)."""
+    def revalidate(self, address: str) -> str | None:
+        """`address`'s governing article, re-read (and any nearer one that appeared) if disk
+        moved on: core's one freshness rule (`Store.revalidate`), a stat per ancestor when
+        nothing did. What changed goes to the owner on the next turn of the loop (`queue`)."""
         store = self.store
         if store is None:
-            return
+            return None
         changed: set[str] = set()
         try:
             for candidate in core_address.ancestors(address):
                 changed |= store.revalidate([self.article_path(candidate)])
-                if store.article(candidate) is not None:
-                    break
+                if store.has(candidate):  # the nearest article: §4's governing one
+                    self.queue(changed)
+                    return candidate
         except Exception:  # a freshness probe must never fail the request it serves
             log.exception("freshness check failed for %s", address)
-            return
+            return store.governing(address)
         self.queue(changed)
+        return None
 
     def queue(self, addresses: set[str]) -> None:
         """Changes a read found: the server's change pipeline takes them on the next turn."""
@@ -441,10 +436,6 @@ class Folder:
         if ":" not in address and address and core_address.normalise(address) == address:
             return store.paths.file(address)
         return str(store.path_of(address))
-
-    def journal_names(self, address: str) -> list[str]:
-        """Entry file names whose subject names `address`, newest first (core keeps them)."""
-        return self.store.journal_names(address) if self.store is not None else []
 
     def backlinks(self, address: str) -> list[str]:
         """Articles linking to `address`: core's inverse link index (`Store.backlinks`)."""

@@ -22,8 +22,7 @@ def on_completion(
     if text is None:
         return None
     codec = ls.workspace.position_codec
-    line_no, col = convert.from_client(codec, text, params.position)
-    line = text.line(line_no)
+    line_no, col, line = convert.from_client(codec, text, params.position)
     start = wikilink_open_before(line, col)
     if start is None:
         return None

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from lsprotocol import types
 
 from canon_ls.core import rules_import
 from canon_ls.core.article import Article
 
-from .. import resolve
+from .. import convert, resolve
 from ..state import CanonLanguageServer, Where
 
 
@@ -22,19 +20,18 @@ def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover 
     target = resolve.at_cursor(ls, uri, params.position, where=where)
     if target is None:
         return None
-    target.where.refresh(target.address)
-    governing = target.where.store.governing(target.address)
-    if governing is None:
+    governing = target.where.refresh(target.address)
+    store = target.where.store
+    article = store.article(governing) if governing is not None else None
+    if governing is None or article is None:
         return None
-    target = replace(target, governing=governing)
-    article = target.where.store.article(governing)
-    if article is None:
-        return None
+    value = render(target, governing, article, store.journal_names(governing))
+    token, text = target.token, target.text
     return types.Hover(
-        contents=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value=render(ls, target, article)
-        ),
-        range=resolve.token_range(ls, target),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
+        range=None  # the document's own article: no token
+        if token is None or text is None
+        else convert.span(ls.workspace.position_codec, text, target.line, token.start, token.end),
     )
 
 
@@ -66,8 +63,7 @@ def _rule_file(
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
 
 
-def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) -> str:
-    governing = target.governing
+def render(target: resolve.Target, governing: str, article: Article, journal: list[str]) -> str:
     title = article.title or governing
     lines = [f"**{_escape(title)}**"]
     if governing != target.address:
@@ -86,10 +82,9 @@ def render(ls: CanonLanguageServer, target: resolve.Target, article: Article) ->
     if evidence is not None:  # SPEC §9.1: how many commits, since when, which was newest
         lines.append("")
         lines.append("**stale**: " + _escape(evidence.line().removeprefix("stale: ")))
-    journal = target.where.journal_names(governing)[:3]
     if journal:
         lines.append("")
-        lines.append("journal: " + ", ".join(f"`{name}`" for name in journal))
+        lines.append("journal: " + ", ".join(f"`{name}`" for name in journal[:3]))
     lines.append("")
     lines.append(f"[Open {governing}]({target.where.article_uri(governing)})")
     return "\n".join(lines)

@@ -17,8 +17,7 @@ def on_inlay_hint(
     where = ls.view(uri)  # from the article files while the store loads
     if where is None or where.kind != "asset" or not where.folder.settings.inlay_hints_enabled:
         return None
-    where.refresh(where.address)
-    governing = where.governing()
+    governing = where.refresh(where.address)
     if not governing:
         return None
     article = where.store.article(governing)

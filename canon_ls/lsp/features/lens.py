@@ -21,8 +21,7 @@ def on_code_lens(
     if where.kind == "article":
         stale = stale_lens(where.folder, where.address)
         return [stale] if stale is not None else None
-    where.refresh(where.address)
-    governing = where.governing()
+    governing = where.refresh(where.address)
     if not governing:
         command = types.Command(
             title="canon: no article · create",
@@ -35,7 +34,7 @@ def on_code_lens(
         return None
     title = f"canon: {governing} · updated {article.updated or 'never'}"
     if where.journal_read():  # a long journal is counted once the store has loaded
-        title += f" · {len(where.journal_names(governing))} journal"
+        title += f" · {len(where.store.journal_names(governing))} journal"
     command = types.Command(
         title=title, command="canon.open", arguments=[where.article_uri(governing)]
     )

@@ -102,7 +102,7 @@ def on_references(
         for linked, rng in link_ranges(ls, folder, source, source_uri):
             if linked == address or store.link_target(linked) == address:
                 out.append(types.Location(uri=source_uri, range=rng))
-    for name in folder.journal_names(address):
+    for name in store.journal_names(address):
         out.append(types.Location(uri=edits.path_uri(store.journal_dir / name), range=convert.TOP))
     if params.context.include_declaration and where.kind != "article" and store.has(address):
         out.insert(0, types.Location(uri=folder.article_uri(address), range=convert.TOP))
