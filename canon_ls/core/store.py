@@ -10,6 +10,7 @@ through the index's small write-side interface (`written`, `take_mount`, `journa
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -93,6 +94,7 @@ class Store:
     layout_problem = _Read(StoreIndex.layout_problem)
     refresh = _Read(StoreIndex.refresh)
     revalidate = _Read(StoreIndex.revalidate)
+    revalidate_governing = _Read(StoreIndex.revalidate_governing)
     reload_file = _Read(StoreIndex.reload_file)
     load_steps = _Read(StoreIndex.load_steps)
     held = _Read(StoreIndex.held)
@@ -106,6 +108,7 @@ class Store:
     link_target = _Read(StoreIndex.link_target)
     place = _Read(StoreIndex.place)
     path_of = _Read(StoreIndex.path_of)
+    article_file = _Read(StoreIndex.article_file)
     backlinks = _Read(StoreIndex.backlinks)
     build_backlinks = _Read(StoreIndex.build_backlinks)
     schema = _Read(StoreIndex.schema)
@@ -118,11 +121,8 @@ class Store:
     journal_body = _Read(StoreIndex.journal_body)
     search_articles = _Read(StoreIndex.search_articles)
     search_journal = _Read(StoreIndex.search_journal)
-
-    @property
-    def loaded(self) -> bool:
-        """Whether the articles have been read (the store loads on first use, or in steps)."""
-        return self.index.loaded
+    # whether the articles have been read (the store loads on first use, or in steps)
+    loaded = property(operator.attrgetter("index.loaded"))  # no call of its own (hot: reads)
 
     @contextlib.contextmanager
     def _locked_root(self, create: bool) -> Iterator[int]:

@@ -98,6 +98,14 @@ def span(codec: PositionCodec, text: Text, line: int, start: int, end: int) -> t
     )
 
 
+def clamped_span(codec: PositionCodec, text: Text, line: int, start: int, end: int) -> types.Range:
+    """A finding's range: its line clamped to the text, the whole line when it has no columns."""
+    line = min(max(line, 0), max(text.line_count - 1, 0))
+    if end <= start:
+        start, end = 0, len(text.line(line))
+    return span(codec, text, line, start, end)
+
+
 def offsets(codec: PositionCodec, text: Text, start: int, end: int) -> types.Range:
     """A range between two code-point offsets of the whole source (may span lines)."""
     sl, sc = text.line_col(start)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
@@ -26,6 +27,7 @@ class Target:
     path: Path | None  # the file on disk the token names, if it exists
     line: int = 0  # the cursor's line
     text: Text | None = None  # the document's text, for ranges
+    store: Any = None  # what answered (the Store, or the article files while it loads)
 
 
 def at_cursor(
@@ -53,7 +55,9 @@ def at_cursor(
     if own_on_first_line and line_no == 0 and where.kind == "asset":
         governing = where.governing()
         if governing:
-            return Target(where, where.address, governing, None, where.path, line_no, text)
+            return Target(
+                where, where.address, governing, None, where.path, line_no, text, where.store
+            )
     return None
 
 
@@ -68,7 +72,7 @@ def resolve_token(where: Where, token: CursorToken) -> Target | None:
         if not address:
             return None
         governing = store.governing(address)  # the address itself when it is an article
-        return Target(where, address, governing, token, None) if governing else None
+        return Target(where, address, governing, token, None, store=store) if governing else None
     raw = token.text.replace("\\", "/")
     candidates: list[Path] = []
     if raw.startswith(("./", "../")) or where.kind == "asset":
@@ -87,7 +91,7 @@ def resolve_token(where: Where, token: CursorToken) -> Target | None:
     governing = store.governing(address)  # the address itself when it is an article
     if not governing or not (governing == address or existing is not None or "/" in raw):
         return None
-    return Target(where, address, governing, token, existing)
+    return Target(where, address, governing, token, existing, store=store)
 
 
 def _exists(path: Path) -> bool:

@@ -243,6 +243,45 @@ class Check:
         """Whether a check is under way (its answer yet to land)."""
         return self.meanwhile is not None
 
+    def start(self) -> tuple[Any, ...] | None:
+        """A check starts (its `inputs`); None when there is no store to check."""
+        if not self.folder.serving or self.folder.load is None:
+            return None
+        self.meanwhile = set()
+        return self.inputs()
+
+    def inputs(self) -> tuple[Any, ...]:
+        """What a check's answer depends on: the store's load, root and mounts, staleness.
+        Changed meanwhile (reopened, toggled: a re-run is queued), the answer does not land."""
+        folder = self.folder
+        return folder.load, folder.store_options(), folder.settings.staleness_enabled
+
+    def land_partial(self, inputs: tuple[Any, ...], findings: Any, moves: Any) -> bool:
+        """A check's first answer, all but staleness, into the signals (False: not current)."""
+        if self.inputs() != inputs:
+            return False
+        self.folder.signals.land_partial(findings, moves)
+        return True
+
+    def land(
+        self, inputs: tuple[Any, ...], findings: Any, snapshot: Any, known: set[str]
+    ) -> set[str] | None:
+        """The whole answer (a `background.Snapshot`; `known`: the articles it saw) into the
+        signals, what an edit changed meanwhile re-checked on top (returned), the watcher and
+        the searcher started; None when it is not current (`inputs`)."""
+        if self.inputs() != inputs:
+            return None
+        folder, meanwhile = self.folder, self.meanwhile or set()
+        store = folder.store
+        known |= {a for a in meanwhile if store is not None and store.has(a)}
+        folder.signals.land(findings, snapshot, known, folder.settings.staleness_enabled)
+        folder.server.watcher.update()  # the own watcher follows the listed asset directories
+        folder.server.run_task(folder.warm_links(), "canon-warm-links")  # backlinks first
+        folder.search()  # the BM25 worker starts once the check no longer competes
+        for address in meanwhile:
+            folder.recheck(address, checking=True)
+        return meanwhile
+
     def changed(self, addresses: set[str]) -> None:
         """Addresses re-checked in-process: a running check re-checks them once it lands."""
         if self.meanwhile is not None:
@@ -352,18 +391,13 @@ class Folder:
         store = self.store
         if store is None:
             return None
-        changed: set[str] = set()
         try:
-            for candidate in core_address.ancestors(address):
-                changed |= store.revalidate([self.article_path(candidate)])
-                if store.has(candidate):  # the nearest article: §4's governing one
-                    self.queue(changed)
-                    return candidate
+            changed, governing = store.revalidate_governing(address)
         except Exception:  # a freshness probe must never fail the request it serves
             log.exception("freshness check failed for %s", address)
             return store.governing(address)
         self.queue(changed)
-        return None
+        return governing
 
     def queue(self, addresses: set[str]) -> None:
         """Changes a read found: the server's change pipeline takes them on the next turn."""
@@ -427,15 +461,6 @@ class Folder:
             if len(self._uris) < 100_000:
                 self._uris[address] = uri
         return uri
-
-    def article_path(self, address: str) -> str:
-        """The article file's path as a string, without `Store.path_of`'s on-disk resolve
-        (~80 µs) for indexed-shaped project addresses; hovers stat it on every request."""
-        store = self.store
-        assert store is not None
-        if ":" not in address and address and core_address.normalise(address) == address:
-            return store.paths.file(address)
-        return str(store.path_of(address))
 
     def backlinks(self, address: str) -> list[str]:
         """Articles linking to `address`: core's inverse link index (`Store.backlinks`)."""

@@ -12,7 +12,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout, a build) re-checks once
-PUSH_SLICE = 0.00025  # seconds of publishing between yields (10 articles took ~3 ms: p99)
 
 
 async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
@@ -37,29 +36,16 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
     progress shown meanwhile, the partial answer and then the whole one landed."""
     if delay:
         await asyncio.sleep(delay)  # debounce bursts of file events
-    if not folder.serving or folder.load is None:
+    inputs = folder.check.start()
+    if inputs is None:
         return
-    meanwhile = folder.check.meanwhile = set()
-    load, options = folder.load, folder.store_options()
-    staleness = folder.settings.staleness_enabled
-
-    def current() -> bool:
-        """False when the store was reopened or staleness toggled meanwhile (a re-run is
-        queued): this check's answer no longer applies."""
-        return (
-            folder.load is load
-            and folder.store_options() == options
-            and folder.settings.staleness_enabled == staleness
-        )
-
+    (load, options, staleness), meanwhile = inputs, folder.check.meanwhile
     first: dict[str, list[Finding]] | None = None  # what the partial snapshot published
 
     async def on_partial(partial: background.Snapshot) -> None:
         nonlocal first
-        await load.ready()  # landing reads the store: not in one go on the loop
-        grouped = await _carry_stale(folder, await _grouped(partial.findings))
-        if current():
-            folder.signals.land_partial(grouped, partial.moves)
+        grouped = await _carry_stale(folder, await _grouped(load, partial.findings))
+        if folder.check.land_partial(inputs, grouped, partial.moves):
             first = {}  # what was published, kept apart from later re-checks
             async for part in _in_turns(list(grouped.items())):
                 first.update((a, list(f)) for a, f in part)
@@ -80,11 +66,9 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         if snapshot.error:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
             return
-        await load.ready()
-        grouped = await _grouped(snapshot.findings)
+        grouped = await _grouped(load, snapshot.findings)
         known = await _in_turns_set(load.store.addresses())
-        if current():
-            await _land(ls, folder, snapshot, grouped, known, first)
+        await _land(ls, folder, inputs, snapshot, grouped, known, first)
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -100,6 +84,7 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
 async def _land(
     ls: CanonLanguageServer,
     folder: Folder,
+    inputs: tuple[Any, ...],
     snapshot: background.Snapshot,
     grouped: dict[str, list[Finding]],
     known: set[str],
@@ -107,14 +92,9 @@ async def _land(
 ) -> None:
     """The whole answer: into the folder's signals, what an edit changed meanwhile re-checked
     on top, the watcher and the searcher started, the client told what differs."""
-    store, meanwhile = folder.store, folder.check.meanwhile or set()
-    known |= {a for a in meanwhile if store is not None and store.has(a)}
-    folder.signals.land(grouped, snapshot, known, folder.settings.staleness_enabled)
-    ls.watcher.update()  # the own watcher follows the listed asset directories
-    ls.run_task(folder.warm_links(), "canon-warm-links")  # backlinks before the first ask
-    folder.search()  # the BM25 worker starts once the check no longer competes
-    for address in meanwhile:
-        folder.recheck(address, checking=True)
+    meanwhile = folder.check.land(inputs, grouped, snapshot, known)
+    if meanwhile is None:
+        return
     pushed = time.perf_counter()
     if first is None:
         await _publish(ls, folder)
@@ -129,8 +109,7 @@ async def _land(
         snapshot.git_seconds,
         time.perf_counter() - pushed,
     )
-    await sync.refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
-    await sync.refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
+    await sync.refresh_views(ls)
 
 
 T = TypeVar("T")
@@ -147,8 +126,10 @@ async def _in_turns(items: Sequence[T], size: int = 256) -> AsyncIterator[Sequen
             resume = time.perf_counter()
 
 
-async def _grouped(findings: list[Finding]) -> dict[str, list[Finding]]:
-    """Findings by article, in their order (in turns of the loop)."""
+async def _grouped(load: early.Load, findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Findings by article, in their order (in turns of the loop), once the store has loaded:
+    landing reads the store, and is not to load it in one go on the loop."""
+    await load.ready()
     grouped: dict[str, list[Finding]] = {}
     async for part in _in_turns(findings):
         for finding in part:
@@ -192,37 +173,7 @@ async def _publish(ls: CanonLanguageServer, folder: Folder, only: set[str] | Non
     if ls.pull_diagnostics:
         await sync.refresh(ls, types.WORKSPACE_DIAGNOSTIC_REFRESH, "workspace.diagnostics")
     else:
-        await _push_in_steps(ls, folder, only)
-
-
-async def _push_in_steps(
-    ls: CanonLanguageServer, folder: Folder, only: set[str] | None = None
-) -> None:
-    """Publish every article's findings (or those of `only`, plus clearing what went away),
-    yielding to the loop between small batches."""
-    live = set()
-    resume = time.perf_counter()
-    for address in list(folder.signals.findings):
-        uri = folder.finding_uri(address)
-        live.add(uri)
-        if only is not None and address not in only:
-            continue
-        diagnostics.publish(ls, uri, diagnostics.for_article(ls, folder, address, uri))
-        if time.perf_counter() - resume > PUSH_SLICE:
-            await asyncio.sleep(0)
-            resume = time.perf_counter()
-    async for part in _in_turns(list(ls.notifier.published), 64):
-        for uri in part:
-            if uri in live:
-                continue
-            where = ls.where(uri)
-            if where is None or where.folder is not folder:
-                continue
-            # (an edit between two turns may have published this one since)
-            now = folder.signals.findings.get(where.address or "")
-            if where.kind in ("article", "store") and not now:
-                diagnostics.publish(ls, uri, [])
-    diagnostics.push_open_assets(ls)
+        await diagnostics.push_folder(ls, folder, only)
 
 
 async def _begin(ls: CanonLanguageServer, title: str) -> str | None:

@@ -161,7 +161,7 @@ def _resolve(ls: CanonLanguageServer, obj: dict[str, Any]) -> dict[str, Any] | s
         "address": address,
         "governing": governing,
         "article": folder.article_uri(target) if target else None,
-        "exists": bool(governing) and os.path.isfile(folder.article_path(governing or "")),
+        "exists": bool(governing) and os.path.isfile(store.article_file(governing or "")),
     }
 
 

@@ -21,7 +21,7 @@ def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover 
     if target is None:
         return None
     governing = target.where.refresh(target.address)
-    store = target.where.store
+    store = target.store
     article = store.article(governing) if governing is not None else None
     if governing is None or article is None:
         return None

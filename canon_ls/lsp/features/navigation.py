@@ -131,7 +131,9 @@ def link_ranges(
         ranges = _ranges_of(ls, opened)
         _remember(folder, uri, (encoding, "open", opened.source), ranges, None)
         return ranges
-    path = cached[2] if cached is not None and cached[2] else folder.article_path(source)
+    store = folder.store
+    assert store is not None
+    path = cached[2] if cached is not None and cached[2] else store.article_file(source)
     try:
         st = os.stat(path)
     except OSError:

@@ -83,10 +83,15 @@ class Notifier:
                 for uri in uris:
                     diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
                 diagnostics.push_open_assets(ls)
-            await refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
-            await refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
+            await refresh_views(ls)
         except Exception:
             log.exception("notifying the client of store changes failed")
+
+
+async def refresh_views(ls: CanonLanguageServer) -> None:
+    """Inlay hints and code lenses show what the store says: the client asks again."""
+    await refresh(ls, types.WORKSPACE_INLAY_HINT_REFRESH, "workspace.inlay_hint")
+    await refresh(ls, types.WORKSPACE_CODE_LENS_REFRESH, "workspace.code_lens")
 
 
 async def refresh(ls: CanonLanguageServer, method: str, capability: str) -> None:
