@@ -81,7 +81,7 @@ def link_rewrites(
         return []
     sources: set[str] = ls.open_articles(folder)  # unsaved links are rewritten too
     for old in moves:
-        sources.update(folder.backlinks(old))
+        sources.update(store.backlinks(old))
     out = []
     codec = ls.workspace.position_codec
     for source in sorted(sources):

@@ -81,10 +81,8 @@ class Where:
     def governing(self) -> str | None:
         if self.kind == "article":
             return self.address
-        if self.kind != "asset" or not self.address or self.folder.store is None:
-            return None
-        governing: str | None = self.store.governing(self.address)
-        return governing
+        served = self.kind == "asset" and self.address and self.folder.store is not None
+        return self.store.governing(self.address) if served else None
 
     def refresh(self, address: str) -> str | None:
         """`address`'s governing article (§4), re-read first if disk moved on since (a stat or
@@ -258,10 +256,9 @@ class Check:
 
     def land_partial(self, inputs: tuple[Any, ...], findings: Any, moves: Any) -> bool:
         """A check's first answer, all but staleness, into the signals (False: not current)."""
-        if self.inputs() != inputs:
-            return False
-        self.folder.signals.land_partial(findings, moves)
-        return True
+        if current := self.inputs() == inputs:
+            self.folder.signals.land_partial(findings, moves)
+        return current
 
     def land(
         self, inputs: tuple[Any, ...], findings: Any, snapshot: Any, known: set[str]
@@ -461,10 +458,6 @@ class Folder:
             if len(self._uris) < 100_000:
                 self._uris[address] = uri
         return uri
-
-    def backlinks(self, address: str) -> list[str]:
-        """Articles linking to `address`: core's inverse link index (`Store.backlinks`)."""
-        return self.store.backlinks(address) if self.store is not None else []
 
     async def warm_links(self, step: int = 25) -> None:
         """Build core's backlinks index in small steps between requests (after startup), so

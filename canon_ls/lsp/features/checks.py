@@ -67,7 +67,9 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             log.warning("whole-store check of %s failed: %s", folder.project, snapshot.error)
             return
         grouped = await _grouped(load, snapshot.findings)
-        known = await _in_turns_set(load.store.addresses())
+        known: set[str] = set()
+        async for part in _in_turns(load.store.addresses(), 2048):
+            known.update(part)
         await _land(ls, folder, inputs, snapshot, grouped, known, first)
     except asyncio.CancelledError:
         raise
@@ -135,13 +137,6 @@ async def _grouped(load: early.Load, findings: list[Finding]) -> dict[str, list[
         for finding in part:
             grouped.setdefault(finding.address, []).append(finding)
     return grouped
-
-
-async def _in_turns_set(items: list[str]) -> set[str]:
-    out: set[str] = set()
-    async for part in _in_turns(items, 2048):
-        out.update(part)
-    return out
 
 
 async def _differing(before: dict[str, list[Finding]], after: dict[str, list[Finding]]) -> set[str]:

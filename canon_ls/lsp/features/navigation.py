@@ -96,7 +96,7 @@ def on_references(
     folder = where.folder
     out = []
     # Open articles count by their unsaved text: a link just typed is found, one deleted is not.
-    sources = (set(folder.backlinks(address)) | ls.open_articles(folder)) - {address}
+    sources = (set(store.backlinks(address)) | ls.open_articles(folder)) - {address}
     for source in sorted(sources):
         source_uri = folder.article_uri(source)
         for linked, rng in link_ranges(ls, folder, source, source_uri):

@@ -32,7 +32,7 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
         folder.searcher.changed.update(addresses)
     affected = set(addresses)
     for address in addresses:
-        affected.update(folder.backlinks(address))
+        affected.update(store.backlinks(address))
         up = parent(address)
         if up:
             governing = store.governing(up)
