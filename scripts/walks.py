@@ -62,16 +62,18 @@ class Walk:
         if caller != name:
             self.stays.append((name.removeprefix("canon_ls."), frame.f_code.co_qualname))
 
+    def counts(self) -> tuple[int, int, int]:
+        """(stays, rooms, returns)."""
+        rooms = len({room for room, _ in self.stays})
+        return len(self.stays), rooms, len(self.stays) - rooms
+
     def report(self, title: str) -> None:
-        seen: list[str] = []
-        returns = 0
+        seen: set[str] = set()
         print(f"## {title}")
         for n, (room, function) in enumerate(self.stays, 1):
-            again = room in seen
-            returns += again
-            seen += [] if again else [room]
-            print(f"{n:3} {'R' if again else ' '} {room}: {function}")
-        print(f"stays {len(self.stays)}, rooms {len(seen)}, returns {returns}\n")
+            print(f"{n:3} {'R' if room in seen else ' '} {room}: {function}")
+            seen.add(room)
+        print("stays {}, rooms {}, returns {}\n".format(*self.counts()))
 
 
 def _server(root: Path) -> CanonLanguageServer:
@@ -83,9 +85,18 @@ def _server(root: Path) -> CanonLanguageServer:
     return ls
 
 
-def main() -> None:
-    freshness.RACY_NS = 0  # the files are settled (written long before the session)
-    root = build_workspace(Path(tempfile.mkdtemp()) / "proj")
+def walks(base: Path) -> tuple[Walk, Walk]:
+    """One hover's walk and one check's, in a project built under `base` (its caches there)."""
+    os.environ["XDG_CACHE_HOME"] = str(base / "cache")  # the check child's parse cache
+    racy, freshness.RACY_NS = freshness.RACY_NS, 0  # the files are settled (written long ago)
+    try:
+        return _walks(base)
+    finally:
+        freshness.RACY_NS = racy
+
+
+def _walks(base: Path) -> tuple[Walk, Walk]:
+    root = build_workspace(base / "proj")
     old = time.time() - 86400
     for directory, dirs, files in os.walk(root):
         for name in files + dirs:
@@ -98,19 +109,18 @@ def main() -> None:
     ls.workspace.put_text_document(types.TextDocumentItem(uri, "typescript", 1, text))
     params = types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, 35))
 
-    async def session() -> Walk:
+    async def session() -> tuple[Walk, Walk]:
         await folder.load.ready()
         folder.check.schedule()
         assert folder.check.task is not None
         await folder.check.task  # the first check writes the caches the second one reads
         hover.on_hover(ls, params)
-        walk = Walk()
-        sys.setprofile(walk)
+        hovered = Walk()
+        sys.setprofile(hovered)
         try:
             hover.on_hover(ls, params)
         finally:
             sys.setprofile(None)
-        walk.report("one hover")
 
         def in_check(frame: FrameType) -> bool:
             task = asyncio.current_task()
@@ -118,17 +128,21 @@ def main() -> None:
                 task is not None and task.get_name().startswith("canon-check")
             )
 
-        walk = Walk(in_check)
-        sys.setprofile(walk)
+        checked = Walk(in_check)
+        sys.setprofile(checked)
         try:
             folder.check.schedule()
             await folder.check.task
         finally:
             sys.setprofile(None)
-        return walk
+            folder.close()  # its searcher goes
+            ls.watcher.close()
+        return hovered, checked
 
-    asyncio.run(session()).report("one check")
+    return asyncio.run(session())
 
 
 if __name__ == "__main__":
-    main()
+    hovered, checked = walks(Path(tempfile.mkdtemp()))
+    hovered.report("one hover")
+    checked.report("one check")
