@@ -251,7 +251,10 @@ def timings(
 def ms(values: list[float]) -> str:
     if not values:
         return "n/a"
-    return f"p50 {pct(values, 50):.2f} ms, p99 {pct(values, 99):.2f} ms (n={len(values)})"
+    return (
+        f"p50 {pct(values, 50):.2f} ms, p99 {pct(values, 99):.2f} ms, max {max(values):.1f} ms"
+        f" (n={len(values)})"
+    )
 
 
 def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
@@ -284,10 +287,10 @@ def bench_ours(repo: Path, n: int, profile: str) -> dict[str, Any]:
         figures["first_hover_s"] = time.perf_counter() - t0
         assert result and address in json.dumps(result), f"first hover missed {address}: {result}"
 
-        # During the startup check (git pass + full check in the child process).
-        client.progress_begin.wait(timeout=30)
-        # Hover and inlay in turns for the whole check (not just its first n requests): the
-        # child's parse, the git pass and the landing of both snapshots all fall inside.
+        # The start-up window, from the first answer to the end of the start-up check (git
+        # pass + full check in the child process): hover and inlay in turns the whole time
+        # (not just n requests), so the store's load, the children's start, the child's
+        # parse, the git pass and the landing of both snapshots all fall inside.
         during_hover, during_inlay = [], []
         while not client.progress_end.is_set() and len(during_hover) < 100_000:
             during_hover += timings(client, "textDocument/hover", hover_params(uri), 1)
@@ -572,6 +575,7 @@ def bench_ours_queries(repo: Path, queries: list[str], target: Path) -> dict[str
         t = time.perf_counter()
         hits = client.request("workspace/symbol", {"query": queries[0]})
         figures["symbol_first_ms"] = (time.perf_counter() - t) * 1000
+        figures["symbol_first_from_start_ms"] = (time.perf_counter() - t0) * 1000
         figures["symbol_first_results"] = len(hits or [])
         if client.indexing.is_set():
             client.indexed.wait(timeout=1800)
@@ -593,7 +597,27 @@ def bench_ours_queries(repo: Path, queries: list[str], target: Path) -> dict[str
             _timed_ms(client, "textDocument/references", params) for _ in range(20)
         ]
         figures["rss_mb"] = client.rss_mb()[0]
-        return figures
+    finally:
+        client.close()
+        shutil.rmtree(cache, ignore_errors=True)
+    figures["symbol_after_hover_ms"], figures["symbol_after_hover_results"] = (
+        first_symbol_after_hover(repo, queries[0])
+    )
+    return figures
+
+
+def first_symbol_after_hover(repo: Path, query: str) -> tuple[float, int]:
+    """A cold start where the editor opens a file and hovers first (the server is built and
+    its store starts loading), then the symbol picker's first query: answered from what the
+    server holds while the store loads and BM25 builds."""
+    cache = Path(tempfile.mkdtemp(prefix="canon-bench-cache-"))
+    client, _ = start_ours(repo, "vscode", cache)
+    try:
+        rel, _address = pick_governed_file(repo)
+        client.request("textDocument/hover", hover_params((repo / rel).as_uri()))
+        t = time.perf_counter()
+        hits = client.request("workspace/symbol", {"query": query})
+        return (time.perf_counter() - t) * 1000, len(hits or [])
     finally:
         client.close()
         shutil.rmtree(cache, ignore_errors=True)
@@ -629,6 +653,7 @@ import MarkdownIt from 'markdown-it';
 const [vault, serverJs, queriesFile, targetFile] = process.argv.slice(2);
 const { queries, typed } = JSON.parse(fs.readFileSync(queriesFile, 'utf8'));
 const md = MarkdownIt({ html: true });
+const spawned = Number(process.hrtime.bigint()) / 1e6;
 const server = spawn('node', [serverJs, '--stdio'], { stdio: ['pipe', 'pipe', 'ignore'] });
 let buf = Buffer.alloc(0), nextId = 0;
 const waiting = new Map();
@@ -705,16 +730,19 @@ function rss(key = 'VmRSS') {
 }
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const root = pathToFileURL(vault).href;
-await request('initialize', { processId: process.pid, rootUri: root,
+const initialize = request('initialize', { processId: process.pid, rootUri: root,
   workspaceFolders: [{ uri: root, name: 'vault' }],
   capabilities: { workspace: { configuration: true, workspaceFolders: true },
                   textDocument: { references: {}, documentSymbol: {} } } });
+await initialize;
+const initializeMs = now() - spawned;
 send({ method: 'initialized', params: {} });
 send({ method: 'workspace/didChangeConfiguration', params: { settings: { markdown: {
   validate: { enabled: false }, suggest: { paths: { enabled: true } } } } } });
 let t = now();
 await request('workspace/symbol', { query: queries[0] });
 const symbolFirst = now() - t;
+const symbolFirstFromStart = now() - spawned;
 const symbolWarm = [];
 for (const q of queries.slice(1)) {
   t = now();
@@ -741,7 +769,8 @@ for (let i = 0; i < 20; i++) {
   await request('markdown/getReferencesToFileInWorkspace', refParams);
   refsWarm.push(now() - t);
 }
-const out = { symbol_first_ms: symbolFirst, symbol_warm: symbolWarm, symbol_typed: symbolTyped,
+const out = { symbol_first_ms: symbolFirst, symbol_first_from_start_ms: symbolFirstFromStart,
+              initialize_ms: initializeMs, symbol_warm: symbolWarm, symbol_typed: symbolTyped,
               symbol_typed_results: symbolTypedResults, refs_first_ms: refsFirst,
               refs_warm: refsWarm, refs_count: (refs || []).length, rss_mb: rss(),
               peak_rss_mb: rss('VmHWM') };
@@ -843,8 +872,8 @@ def most_linked(repo: Path) -> Path:
 def report(ours: dict[str, Any]) -> None:
     print(f"\n== canon-ls ({ours['profile']} profile)")
     print(f"process start -> first hover answer   {ours['first_hover_s'] * 1000:.0f} ms")
-    print(f"hover while the startup check runs     {ms(ours['hover_during'])}")
-    print(f"inlay while the startup check runs     {ms(ours['inlay_during'])}")
+    print(f"hover, first answer -> check's end     {ms(ours['hover_during'])}")
+    print(f"inlay, first answer -> check's end     {ms(ours['inlay_during'])}")
     print(f"background work settled after          {ours['settled_s']:.2f} s")
     print(f"hover idle                             {ms(ours['hover_idle'])}")
     print(f"inlay idle                             {ms(ours['inlay_idle'])}")
@@ -891,8 +920,20 @@ def report_peer(ours: dict[str, Any], peer: dict[str, Any] | None) -> None:
         line += f"   peer {sum(peer_sizes) / max(1, len(peer_sizes)):.0f} (uncapped)"
     print(line)
     print(f"first symbol answer, results canon-ls {ours['symbol_first_results']}")
+    line = f"start -> first symbol answer  canon-ls {ours['symbol_first_from_start_ms']:7.0f} ms"
+    if peer is not None and "symbol_first_from_start_ms" in peer:
+        b = peer["symbol_first_from_start_ms"]
+        line += f"   peer {b:7.0f} ms   ratio {b / ours['symbol_first_from_start_ms']:5.1f}x"
+    print(line)
+    print(
+        f"first symbol after a hover   canon-ls {ours['symbol_after_hover_ms']:7.2f} ms"
+        f" ({ours['symbol_after_hover_results']} results; server built, store loading)"
+    )
     print(f"BM25 symbols ready after start canon-ls {ours['bm25_ready_s']:.2f} s")
-    print(f"start -> initialize answered canon-ls {ours['initialize_ms']:.0f} ms")
+    line = f"start -> initialize answered canon-ls {ours['initialize_ms']:.0f} ms"
+    if peer is not None and "initialize_ms" in peer:
+        line += f"   peer {peer['initialize_ms']:.0f} ms"
+    print(line)
     print(
         f"references found             canon-ls {ours['refs_count']}"
         + (
