@@ -101,3 +101,31 @@ def test_the_journal_count_follows_new_and_removed_entries(project: Path):
     assert store.journal_count() == 7
     (project / ".canon/journal/2026-01-01-e0.md").unlink()
     assert store.journal_count() == 6
+
+
+def test_the_names_only_listing_finds_what_the_scan_finds(tmp_path):
+    """`freshness.addresses` (the first workspace symbols' listing, no stat per file) follows
+    the scan's rules: regular .md files, links followed only inside the store, each real
+    directory once; a FIFO, a link out and a non-.md file are no article."""
+    import os
+
+    from canon_ls.core import freshness
+
+    articles = tmp_path / "store" / "articles"
+    (articles / "src" / "core").mkdir(parents=True)
+    (articles / "src" / "core" / "config.md").write_text("x")
+    (articles / "src.md").write_text("x")
+    (articles / "notes.txt").write_text("x")
+    (articles / ".md").write_text("x")
+    os.mkfifo(articles / "pipe.md")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("x")
+    (articles / "out").symlink_to(outside)
+    (articles / "alias").symlink_to(articles / "src")
+    (articles / "again.md").symlink_to(articles / "src.md")
+    real = os.path.realpath(articles)
+    listed = freshness.addresses(articles, real)
+    assert sorted(listed) == sorted(freshness.scan(articles, real))
+    assert {"again", "src", "src/core/config"} <= set(listed)
+    assert not {"pipe", "out/secret", "notes", ""} & set(listed)

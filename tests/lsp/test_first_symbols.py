@@ -41,7 +41,8 @@ def test_the_first_query_answers_before_the_store_loads(tmp_path: Path):
 
 def test_the_early_ranking():
     """Exact address, then addresses starting with the query (or their last segment), then
-    holding it, then articles holding every word in title, capsule or tags."""
+    holding it, then articles holding every word in title, capsule or tags, then those holding
+    some of the words."""
     from canon_ls.core.article import parse
 
     held = [
@@ -57,4 +58,10 @@ def test_the_early_ranking():
         "src/env",
     ]
     assert early_symbols.rank("settings env", addresses, held, 10) == ["src/env"]
+    # Some words only: never an empty first answer while something holds a word of it; the
+    # article holding more of the words first, all of them above any partial one.
+    everything = [*addresses, "lib/other"]
+    assert early_symbols.rank("env reads nothing", everything, held, 10) == ["src/env", "lib/other"]
+    assert early_symbols.rank("reads env", addresses, held, 10)[0] == "src/env"
+    assert early_symbols.rank("env zzz", addresses + ["a/env-zzz"], held, 10)[0] == "a/env-zzz"
     assert early_symbols.rank("", addresses, held, 2) == ["x/y", "config"]

@@ -3,8 +3,10 @@
 Before the store has loaded and the BM25 worker is ready, the answer comes from every address
 (the load's first step lists them) and the articles read so far: their titles, capsules and
 tags. An address typed as such ranks first (exact, then starting with the query, then holding
-it), then articles holding every word of the query, most words in the address or title first.
-Body words wait for BM25, which answers as soon as it is ready (the next keystroke).
+it), then articles holding every word of the query, most words in the address or title first,
+then those holding some of its words, the most first (BM25 too ranks an article holding some
+words of the query). Body words wait for BM25, which answers as soon as it is ready (the next
+keystroke).
 """
 
 from __future__ import annotations
@@ -40,9 +42,13 @@ def rank(
         article = held.get(address)
         if tier == 3:
             text = _text(article) if article is not None else ""
-            if not words or not all(word in low or word in text for word in words):
+            held_words = sum(word in low or word in text for word in words)
+            if not held_words:
                 continue
-            named += sum(word in article.title.lower() for word in words) if article else 0
+            if held_words < len(words):  # some words only: below every article holding all
+                tier, named = 4, held_words
+            else:
+                named += sum(word in article.title.lower() for word in words) if article else 0
         scored.append((tier, -named, len(address), address))
     return [address for *_, address in heapq.nsmallest(limit, scored)]
 

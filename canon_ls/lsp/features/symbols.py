@@ -16,6 +16,7 @@ import asyncio
 import bisect
 import functools
 import logging
+import os
 import time
 import uuid
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path
+
+from canon_ls.core import freshness
 
 from .. import convert
 from ..early import KeptView
@@ -94,8 +97,16 @@ async def early_answer(
         load.hurry()
         task = load.soon()
     started = time.monotonic()
+    listed: list[str] | None = None
     while True:
         addresses, articles = store.held()
+        if addresses is None and not store.mounts and not store.layout_problem():
+            # not listed by the load yet: listed here once (names only, 80 ms at 10k
+            # articles), rather than after the load's turns have listed them
+            if listed is None:
+                real = os.path.realpath(store.articles_dir)
+                listed = freshness.addresses(store.articles_dir, real)
+            addresses = listed
         loading = task is not None and not task.done()
         if addresses is not None or not loading:
             best = early_symbols.rank(
