@@ -104,13 +104,19 @@ def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
     """True when stdin can be an asyncio pipe without affecting stdout."""
     if os.environ.get("CANON_LS_THREADED_STDIN"):  # the threaded fallback, for comparisons
         return False
-    if os.name != "posix":  # Windows' proactor needs overlapped handles; stdin is not one
-        return False
+    # Windows' proactor needs overlapped handles; stdin is not one
+    return os.name == "posix" and _pipe_apart(stdin, stdout, reading=True)
+
+
+def _pipe_apart(stdin: BinaryIO, stdout: BinaryIO, reading: bool) -> bool:
+    """Whether stdin (`reading`) or stdout is a pipe or socket, and not the very object the
+    other one is (a tty or one socket for both)."""
     try:
         into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
     except (OSError, ValueError, AttributeError):
         return False
-    if not (stat.S_ISFIFO(into.st_mode) or stat.S_ISSOCK(into.st_mode)):
+    mode = (into if reading else out).st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
         return False
     return (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
 
@@ -204,13 +210,7 @@ def loop_writable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
     """True when stdout can be written without blocking and without affecting stdin."""
     if os.environ.get("CANON_LS_BLOCKING_STDOUT") or os.name != "posix":
         return False
-    try:
-        into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        return False
-    if not (stat.S_ISFIFO(out.st_mode) or stat.S_ISSOCK(out.st_mode)):
-        return False
-    return (into.st_dev, into.st_ino) != (out.st_dev, out.st_ino)
+    return _pipe_apart(stdin, stdout, reading=False)
 
 
 def serve(server: object, early: Early | None = None) -> None:
