@@ -131,11 +131,13 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
     client = params["capabilities"]
     encoding = _encoding(client)
     pulls = _pulls_diagnostics(client)
-    if encoding is None or pulls is None:
+    sync = _will_save(client)
+    renames = _file_operations(client)
+    if encoding is None or pulls is None or sync is None or renames is None:
         return None
     capabilities: dict[str, Any] = {
         "positionEncoding": encoding,
-        "textDocumentSync": {"openClose": True, "change": 2, "save": True},
+        "textDocumentSync": {"openClose": True, "change": 2, **sync, "save": True},
         "completionProvider": {"triggerCharacters": ["["]},
         "hoverProvider": True,
         "definitionProvider": True,
@@ -155,7 +157,7 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
         }
     capabilities["workspace"] = {
         "workspaceFolders": {"supported": True, "changeNotifications": True},
-        "fileOperations": {},
+        "fileOperations": renames,
     }
     return {
         "capabilities": capabilities,
@@ -176,6 +178,46 @@ def _encoding(client: dict[str, Any]) -> str | None:
     if not isinstance(offered, list) or not all(isinstance(e, str) for e in offered):
         return None
     return next((e for e in offered if e in ENCODINGS), "utf-16")
+
+
+def _section(client: dict[str, Any], *keys: str) -> dict[str, Any] | None:
+    """A nested object of the capabilities ({} when absent); None when one is no object."""
+    here: Any = client
+    for key in keys:
+        here = here.get(key)
+        if here is None:
+            return {}
+        if not isinstance(here, dict):
+            return None
+    return here
+
+
+def _will_save(client: dict[str, Any]) -> dict[str, bool] | None:
+    """The server handles neither willSave nor willSaveWaitUntil: each is answered `false`
+    to a client that states whether it sends them, and left out otherwise."""
+    sync = _section(client, "textDocument", "synchronization")
+    if sync is None:
+        return None
+    out = {}
+    for key in ("willSave", "willSaveWaitUntil"):
+        value = sync.get(key)
+        if value is not None and not isinstance(value, bool):
+            return None
+        if value is not None:
+            out[key] = False
+    return out
+
+
+def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
+    """`willRename` (every file: a renamed asset's article follows it) for a client that
+    sends it; the other file operations are not handled."""
+    operations = _section(client, "workspace", "fileOperations")
+    if operations is None:
+        return None
+    value = operations.get("willRename")
+    if value is not None and not isinstance(value, bool):
+        return None
+    return {"willRename": {"filters": [{"pattern": {"glob": "**/*"}}]}} if value else {}
 
 
 def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:

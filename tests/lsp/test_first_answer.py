@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_harness import SERVER_COMMAND, SERVER_ENV
+from lsp_harness import SERVER_COMMAND, SERVER_ENV, capabilities
+from pygls.protocol import default_converter as converter
 from raw_rpc import RawServer
 
 from tests.stale_repo import write
@@ -32,6 +33,13 @@ CLIENTS: dict[str, dict[str, Any]] = {
     "unknown-encoding": {"general": {"positionEncodings": ["utf-7", "utf-32"]}},
     "no-known-encoding": {"general": {"positionEncodings": ["ebcdic"]}},
     "odd-shape": {"general": {"positionEncodings": "utf-8"}},
+    "will-save": {"textDocument": {"synchronization": {"willSave": True, "didSave": True}}},
+    "file-operations": {"workspace": {"fileOperations": {"willRename": True, "didCreate": True}}},
+    # the captured editors the suite runs as (VS Code 1.65, its modern form, Neovim 0.11)
+    **{
+        profile: converter().unstructure(capabilities(profile))
+        for profile in ("visual-studio-code", "vscode-modern", "neovim@0.11")
+    },
 }
 
 
