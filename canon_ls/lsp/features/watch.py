@@ -303,7 +303,10 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
     store file of a store still loading is handled once the load is done (`Load.defer`)."""
     assets: set[str] = set()
     git_moved: set[str] = set()
-    for path in paths:
+    reread: list[str] = []  # directories of articles re-read whole in this batch (+ os.sep)
+    for path in sorted(paths, key=str):  # a directory before what it holds
+        if reread and str(path).startswith(reread[-1]):
+            continue  # re-read with its directory (a chain 2,100 deep: once, not per level)
         folder = ls.folder_of(path)
         if folder is None:
             continue
@@ -335,6 +338,8 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
             continue
         try:
             changed = _reload(folder.store, path)
+            if folder.store.articles_dir in path.parents and not path.name.endswith(".md"):
+                reread.append(f"{path}{os.sep}")
         except Exception:
             log.exception("re-reading %s failed", path)
             continue
