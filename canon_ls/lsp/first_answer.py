@@ -1,12 +1,13 @@
 """Answer `initialize` before the server's heavy imports (SPEC §10: the editor first).
 
 An editor sends nothing else until `initialize` is answered, and importing pygls, lsprotocol
-and the features takes most of a second. The answer itself depends on two facts of the
-client's capabilities only (its position encodings, and whether it pulls diagnostics), so it
-is written here from the raw message with the standard library alone. The server then starts
-and is handed the very same bytes: it runs `initialize` as usual (settings, folders, the
-encoding it converts columns with) and its own answer, already given, is dropped after a
-comparison (a difference is logged). Whatever the client sends meanwhile waits in the pipe.
+and the features takes most of a second. The answer itself depends on a few facts of the
+client's capabilities only (its position encodings, whether it pulls diagnostics, states
+willSave, or sends willRenameFiles), so it is written here from the raw message with the
+standard library alone. The server then starts and is handed the very same bytes: it runs
+`initialize` as usual (settings, folders, the encoding it converts columns with) and its
+own answer, already given, is dropped after a comparison (a difference is logged).
+Whatever the client sends meanwhile waits in the pipe.
 
 Anything unusual (another first message, a malformed frame, capabilities of the wrong type)
 gets no early answer: the bytes go to the server untouched and it answers as it always did.
