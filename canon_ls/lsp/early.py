@@ -218,10 +218,7 @@ class KeptView(DiskView):
         """Read once while the folder's stat key holds: a hover on a 500-entry journal read
         every entry again (40 ms a hover at 1k articles). The journal only grows by new files,
         which change the folder's key."""
-        try:
-            key: freshness.Key | None = freshness.key(os.stat(self.journal_dir))
-        except OSError:
-            key = None
+        key = _key_now(self.journal_dir)
         kept = self.load.kept_journal
         if kept is not None and kept[0] == key:
             return kept[1]
@@ -235,10 +232,7 @@ class KeptView(DiskView):
         if not address or ":" in address or ".." in address.split("/"):
             return super()._parse(address)
         path = self.store.paths.file(address)
-        try:
-            before: freshness.Key | None = freshness.key(os.stat(path))
-        except OSError:
-            before = None
+        before = _key_now(path)
         kept = self.kept.get(path)
         if kept is not None and kept[0] == before:
             return kept[1]
@@ -254,3 +248,11 @@ class KeptView(DiskView):
                 self.kept.clear()
             self.kept[path] = (before, article)
         return article
+
+
+def _key_now(path: str | Path) -> freshness.Key | None:
+    """The stat key of a file or folder as it is now (None when it cannot be read)."""
+    try:
+        return freshness.key(os.stat(path))
+    except OSError:
+        return None

@@ -168,17 +168,13 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
 
 def _encoding(client: dict[str, Any]) -> str | None:
     """The client's first encoding the server knows, else utf-16 (the protocol's default)."""
-    general = client.get("general")
-    if general is None:
-        return "utf-16"
-    if not isinstance(general, dict):
+    general = _section(client, "general")
+    offered = None if general is None else general.get("positionEncodings")
+    if general is None or not isinstance(offered, list | None):
         return None
-    offered = general.get("positionEncodings")
-    if offered is None:
-        return "utf-16"
-    if not isinstance(offered, list) or not all(isinstance(e, str) for e in offered):
+    if not all(isinstance(e, str) for e in offered or ()):
         return None
-    return next((e for e in offered if e in ENCODINGS), "utf-16")
+    return next((e for e in offered or () if e in ENCODINGS), "utf-16")
 
 
 def _section(client: dict[str, Any], *keys: str) -> dict[str, Any] | None:
@@ -224,18 +220,14 @@ def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
 def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
     """Pull diagnostics are offered to a client that asks for them and can be told to
     refresh; None when the keys have a shape only the server should judge."""
-    document = client.get("textDocument")
-    workspace = client.get("workspace")
-    if not isinstance(document, (dict, type(None))) or not isinstance(
-        workspace, (dict, type(None))
+    document = _section(client, "textDocument")
+    diagnostics = _section(client, "workspace", "diagnostics")
+    if document is None or diagnostics is None:
+        return None
+    diagnostic, refresh = document.get("diagnostic"), diagnostics.get("refreshSupport")
+    if not isinstance(diagnostic, (dict, type(None))) or not isinstance(
+        refresh, (bool, type(None))
     ):
-        return None
-    diagnostic = (document or {}).get("diagnostic")
-    diagnostics = (workspace or {}).get("diagnostics") or {}
-    if not isinstance(diagnostic, (dict, type(None))) or not isinstance(diagnostics, dict):
-        return None
-    refresh = diagnostics.get("refreshSupport")
-    if not isinstance(refresh, (bool, type(None))):
         return None
     return diagnostic is not None and bool(refresh)
 
