@@ -1,6 +1,7 @@
 """`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws).
 
-Over stdio the client's `initialize` is answered before the server's imports (first_answer.py).
+Over stdio the client's `initialize` is answered before the server's imports (first_answer.py),
+and its first workspace symbols while they run (meanwhile.py).
 `--stdio` is accepted and is the default (clients such as vscode-languageclient's stdio
 transport append it); `--version` prints the version. The help is written for a person
 installing the server, not pygls' generic text.
@@ -74,18 +75,24 @@ def main(argv: list[str] | None = None) -> None:
     import gc
 
     stdio = not (args.tcp or args.ws)
-    early = None
+    early = meanwhile = None
     if stdio:
         from . import first_answer
+        from .meanwhile import Meanwhile, enabled
 
         if first_answer.enabled():  # before the heavy imports below
+            meanwhile = Meanwhile.start() if enabled() else None
             early = first_answer.answer(sys.stdin.buffer, sys.stdout.buffer)
+            if meanwhile is not None:
+                meanwhile.go(early)  # symbols are answered while the server is built
     from .server import create_server
 
     server = create_server()
     # What the imports made lives as long as the process: frozen, the collector's full passes
     # (10-30 ms over it, on the path of whichever request triggers one) skip it.
     gc.freeze()
+    if meanwhile is not None and early is not None:
+        early = meanwhile.take(early)
     if args.tcp or args.ws:
         _announce()
     if args.tcp:

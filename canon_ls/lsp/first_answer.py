@@ -56,6 +56,8 @@ class Early:
     consumed: bytes
     request_id: int | str | None = None
     result: dict[str, Any] | None = None  # None: nothing was answered early
+    params: dict[str, Any] | None = None  # the params of the `initialize` answered early
+    length: int = 0  # bytes of `consumed` that frame that `initialize`; the rest came after
 
 
 def enabled() -> bool:
@@ -64,7 +66,7 @@ def enabled() -> bool:
 
 def answer(stdin: BinaryIO, stdout: BinaryIO) -> Early:
     """Read the first message; when it is an ordinary `initialize`, answer it on stdout."""
-    consumed, message = read_first(stdin.fileno())
+    consumed, message, length = read_first(stdin.fileno())
     early = Early(consumed)
     if message is None or message.get("method") != "initialize":
         return early
@@ -77,32 +79,34 @@ def answer(stdin: BinaryIO, stdout: BinaryIO) -> Early:
         return early
     stdout.write(frame({"jsonrpc": "2.0", "id": request_id, "result": result}))
     stdout.flush()
-    return Early(consumed, request_id, result)
+    return Early(consumed, request_id, result, params, length)
 
 
-def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None]:
-    """Every byte read (all are replayed to the server) and the first message, when it is a
-    well-formed frame holding a JSON object. Unbuffered reads: nothing stays hidden in a
-    Python buffer the server's reader would not see."""
+def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None, int]:
+    """Every byte read (all are replayed to the server), the first message when it is a
+    well-formed frame holding a JSON object, and that frame's length in bytes. Unbuffered
+    reads: nothing stays hidden in a Python buffer the server's reader would not see."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > MAX_HEADER or not (chunk := _read(fd)):
-            return data, None
+            return data, None, 0
         data += chunk
     head, _, rest = data.partition(b"\r\n\r\n")
-    length = _content_length(head)
+    length = content_length(head)
     if length is None or length > MAX_BODY:
-        return data, None
+        return data, None, 0
     while len(rest) < length:
         if not (chunk := _read(fd)):
-            return data, None
+            return data, None, 0
         data += chunk
         rest += chunk
     try:
         message = json.loads(rest[:length])
     except ValueError:
-        return data, None
-    return data, message if isinstance(message, dict) else None
+        return data, None, 0
+    if not isinstance(message, dict):
+        return data, None, 0
+    return data, message, len(head) + 4 + length
 
 
 def _read(fd: int) -> bytes:
@@ -112,7 +116,9 @@ def _read(fd: int) -> bytes:
         return b""
 
 
-def _content_length(head: bytes) -> int | None:
+def content_length(head: bytes) -> int | None:
+    """The Content-Length of a frame's header (without its blank line); None when absent or
+    not a non-negative number."""
     for line in head.split(b"\r\n"):
         name, sep, value = line.partition(b":")
         if sep and name.strip().lower() == b"content-length":
@@ -230,6 +236,21 @@ def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
     ):
         return None
     return diagnostic is not None and bool(refresh)
+
+
+def folder_uris(named: list[str], root_uri: str | None, root_path: str | None) -> list[str]:
+    """The folders a client's `initialize` names: its workspaceFolders, else the older
+    rootUri, else the oldest rootPath."""
+    if named:
+        return named
+    if root_uri:
+        return [root_uri]
+    if root_path:
+        from pygls.uris import from_fs_path
+
+        uri = from_fs_path(root_path)
+        return [uri] if uri else []
+    return []
 
 
 def frame(message: dict[str, Any]) -> bytes:

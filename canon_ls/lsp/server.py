@@ -14,7 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from . import logs
+from . import logs, meanwhile
 from .features import (
     actions,
     commands,
@@ -135,6 +135,7 @@ def create_server() -> CanonLanguageServer:
         guard(completion.on_completion)
     )
     feature(types.WORKSPACE_SYMBOL)(guard(symbols.on_workspace_symbol))
+    feature(meanwhile.ANSWERED)(guard(symbols.on_answered_early))
     feature(
         types.WORKSPACE_WILL_RENAME_FILES,
         types.FileOperationRegistrationOptions(

@@ -12,9 +12,13 @@ files or the defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import layout
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
 
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 
@@ -50,6 +54,15 @@ class Settings:
         if self.mounts:
             options["mounts"] = list(self.mounts)
         return options
+
+    def open_store(self, project: Path) -> Store:
+        """The project's store as the editor opens it: these settings are the explicit layer,
+        and a client's word that the workspace is trusted lets canon.toml choose root and
+        mounts. Raises core's OptionError (or BadInput) for an option it cannot use."""
+        from canon_ls.core.project import open_store
+
+        trust = self.trusted_client or None
+        return open_store(project, self.store_options(), explicit_source="editor", trust=trust)
 
     def options(self) -> dict[str, Any]:
         """All six options the client set: the explicit layer of SPEC §13."""

@@ -25,7 +25,6 @@ from canon_ls.core import check as core_check
 from canon_ls.core import fsio
 from canon_ls.core.disk_view import JOURNAL_MAX
 from canon_ls.core.layout import Options, resolve
-from canon_ls.core.project import open_store
 
 from .convert import Text
 from .early import KeptView, Load
@@ -321,10 +320,7 @@ class Folder:
     def open(self) -> None:
         """(Re)open the store with the current settings; a bad option becomes `error`."""
         try:
-            self.store = open_store(
-                self.project, self.settings.store_options(), explicit_source="editor",
-                trust=self.settings.trusted_client or None,
-            )  # fmt: skip
+            self.store = self.settings.open_store(self.project)
             self.error = None
         except Exception as exc:  # OptionError or anything unexpected: stay quiet but say why
             self.store = None

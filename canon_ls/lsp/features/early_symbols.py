@@ -12,9 +12,45 @@ keystroke).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
+from canon_ls.core import freshness
 from canon_ls.core.article import Article
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
+
+LIMIT = 50  # symbols per answer; the client asks again as the query grows
+SEPARATOR = " — "
+CAPSULE_CHARS = 120
+
+
+def symbol_name(address: str, capsule: str) -> str:
+    """`address — capsule`: the capsule belongs in the name, not only in the container.
+
+    VS Code filters workspace symbols itself and keeps only those whose *name* fuzzy-matches
+    the query (its own scorer; the container is consulted only for the words after the
+    first): with the address alone as the name, an article found by a word of its capsule
+    ("routes" for src/app) was dropped before the person saw it. Every client shows the
+    name, so the capsule reads at a glance in a picker or a quickfix list too.
+    """
+    if not capsule:
+        return address
+    if len(capsule) > CAPSULE_CHARS:
+        capsule = capsule[: CAPSULE_CHARS - 1].rstrip() + "…"
+    return f"{address}{SEPARATOR}{capsule}"
+
+
+def listed(store: Store) -> list[str] | None:
+    """Every address of the store by name only (no stat per file: 80 ms at 10k articles),
+    for an answer before the store has listed them; None for a store with mounts or a
+    layout problem, which only the loaded store answers for."""
+    if store.mounts or store.layout_problem():
+        return None
+    return freshness.addresses(store.articles_dir, os.path.realpath(store.articles_dir))
 
 
 def rank(
@@ -24,8 +60,11 @@ def rank(
     lowered = query.strip().lower()
     words = lowered.split()
     held = {a.address: a for a in articles}
+    holding = _holding_a_word(words)
     scored: list[tuple[int, int, int, str]] = []
     for address in addresses:
+        if holding is not None and address not in held and not holding(address):
+            continue  # nothing to rank it by: one search in C instead of the loop below
         low = address.lower()
         if not lowered:
             scored.append((0, 0, len(address), address))
@@ -51,6 +90,14 @@ def rank(
                 named += sum(word in article.title.lower() for word in words) if article else 0
         scored.append((tier, -named, len(address), address))
     return [address for *_, address in heapq.nsmallest(limit, scored)]
+
+
+def _holding_a_word(words: list[str]) -> Callable[[str], object] | None:
+    """A test whether a name holds any of the words, ignoring case: most addresses hold
+    none, and skipping them first halves the ranking (24 -> 12 ms over 10k addresses)."""
+    if not words:
+        return None
+    return re.compile("|".join(map(re.escape, words)), re.IGNORECASE).search
 
 
 def _text(article: Article) -> str:

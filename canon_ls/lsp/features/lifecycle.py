@@ -9,9 +9,8 @@ import logging
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.uris import from_fs_path
 
-from .. import pygls_private
+from .. import first_answer, pygls_private
 from .. import settings as settings_mod
 from ..state import CanonLanguageServer, Folder
 from . import checks, diagnostics, options, sync, watch
@@ -32,13 +31,9 @@ def on_initialize(ls: CanonLanguageServer, params: types.InitializeParams) -> No
     initial, errors = settings_mod.parse(params.initialization_options)
     ls.global_settings = initial
     ls.initial_errors = errors
-    folders = list(params.workspace_folders or [])
-    if not folders:
-        root = params.root_uri or (from_fs_path(params.root_path) if params.root_path else None)
-        if root:
-            folders = [types.WorkspaceFolder(uri=root, name="root")]
-    for folder in folders:
-        ls.add_folder(folder.uri, initial)
+    named = [f.uri for f in params.workspace_folders or []]
+    for uri in first_answer.folder_uris(named, params.root_uri, params.root_path):
+        ls.add_folder(uri, initial)
     caps = ls.client_capabilities
     ls.pull_diagnostics = bool(
         get_capability(caps, "text_document.diagnostic", None) is not None

@@ -16,7 +16,6 @@ import asyncio
 import bisect
 import functools
 import logging
-import os
 import time
 import uuid
 from typing import TYPE_CHECKING
@@ -25,13 +24,12 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path
 
-from canon_ls.core import freshness
-
 from .. import convert
 from ..early import KeptView
 from ..searcher import Searcher
 from ..state import CanonLanguageServer, Folder
 from . import early_symbols
+from .early_symbols import LIMIT, symbol_name
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
@@ -39,7 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LIMIT = 50  # symbols per answer; the client asks again as the query grows
 EARLY_WAIT = 1.0  # seconds an early answer waits for the load while nothing held matches
 
 
@@ -77,6 +74,22 @@ async def on_workspace_symbol(
     return out
 
 
+def on_answered_early(ls: CanonLanguageServer, params: object) -> None:
+    """A query answered before the server was built (meanwhile.py): start here what it would
+    have started (the load, the BM25 worker and the "indexing" progress), so the next
+    keystroke gets the full answer as soon as it can."""
+    for folder in list(ls.folders.values()):
+        store = folder.store
+        if store is None or not store.exists():
+            continue
+        worker = folder.search()
+        if folder.load is not None:
+            folder.load.hurry()
+            folder.load.soon()
+        if not (folder.load is None or folder.load.loaded) or not (worker.served or worker.failure):
+            _show_indexing(ls, folder, worker)
+
+
 def _file_uri(store: Store, address: str) -> str:
     return from_fs_path(store.paths.file(address)) or ""
 
@@ -98,14 +111,14 @@ async def early_answer(
         task = load.soon()
     started = time.monotonic()
     listed: list[str] | None = None
+    tried = False
     while True:
         addresses, articles = store.held()
-        if addresses is None and not store.mounts and not store.layout_problem():
-            # not listed by the load yet: listed here once (names only, 80 ms at 10k
-            # articles), rather than after the load's turns have listed them
-            if listed is None:
-                real = os.path.realpath(store.articles_dir)
-                listed = freshness.addresses(store.articles_dir, real)
+        if addresses is None:
+            # not listed by the load yet: listed here once, rather than after the load's
+            # turns have listed them
+            if not tried:
+                listed, tried = early_symbols.listed(store), True
             addresses = listed
         loading = task is not None and not task.done()
         if addresses is not None or not loading:
@@ -162,26 +175,6 @@ def _report_fallback(ls: CanonLanguageServer, folder: Folder) -> None:
             ),
         )
     )
-
-
-SEPARATOR = " — "
-CAPSULE_CHARS = 120
-
-
-def symbol_name(address: str, capsule: str) -> str:
-    """`address — capsule`: the capsule belongs in the name, not only in the container.
-
-    VS Code filters workspace symbols itself and keeps only those whose *name* fuzzy-matches
-    the query (its own scorer; the container is consulted only for the words after the
-    first): with the address alone as the name, an article found by a word of its capsule
-    ("routes" for src/app) was dropped before the person saw it. Every client shows the
-    name, so the capsule reads at a glance in a picker or a quickfix list too.
-    """
-    if not capsule:
-        return address
-    if len(capsule) > CAPSULE_CHARS:
-        capsule = capsule[: CAPSULE_CHARS - 1].rstrip() + "…"
-    return f"{address}{SEPARATOR}{capsule}"
 
 
 async def ranked(ls: CanonLanguageServer, folder: Folder, query: str) -> list[str]:
