@@ -520,6 +520,18 @@ class CanonLanguageServer(LanguageServer):
         for task in list(self._tasks):
             task.cancel()
 
+    def stop_work(self) -> None:
+        """End everything the session started: the file watcher, the background tasks, each
+        folder's check and search worker (their child processes killed). At `shutdown`, and
+        when the session ends without it (the client closed the pipe): a helper notices the
+        end of its input only between two pieces of work, and a search worker building its
+        index went on for tens of seconds after the editor was gone. Running it again does
+        nothing more."""
+        self.watcher.close()
+        self.cancel_tasks()
+        for folder in self.folders.values():
+            folder.close()
+
     # -- folders --------------------------------------------------------------------------
     def add_folder(self, uri: str, settings: Settings | None = None) -> Folder | None:
         path = to_fs_path(uri)

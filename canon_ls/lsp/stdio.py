@@ -231,16 +231,15 @@ def serve(server: object, early: Early | None = None) -> None:
     if loop_writable(stdin, stdout):
         writer = LoopStdout(stdout, lambda: getattr(protocol, "sending_answer", False))
     protocol.set_writer(DropRepeatedAnswer(writer, early))
+    session = run_async(
+        stop_event=stop,
+        reader=LoopStdin(stdin, threaded, early.consumed),
+        protocol=server.protocol,
+        logger=log,
+        error_handler=server.report_server_error,
+    )
     try:
-        _run(
-            run_async(
-                stop_event=stop,
-                reader=LoopStdin(stdin, threaded, early.consumed),
-                protocol=server.protocol,
-                logger=log,
-                error_handler=server.report_server_error,
-            )
-        )
+        _run(_then_stop_work(session, server))
     except BrokenPipeError:
         log.error("the client closed the connection; shutting down")
     except (KeyboardInterrupt, SystemExit):  # pygls raises SystemExit on `exit`
@@ -250,6 +249,21 @@ def serve(server: object, early: Early | None = None) -> None:
         if isinstance(writer, LoopStdout):
             writer.flush()
     sys.exit(_exit_code(server))
+
+
+async def _then_stop_work(session: Coroutine[Any, Any, None], server: object) -> None:
+    """Run the session, then end the work it started (`stop_work`) however it ended: a
+    client that closes the pipe without `shutdown` leaves no helper process behind. On the
+    loop, before `_run` cancels what is left, so a cancelled task still kills its child."""
+    try:
+        await session
+    finally:
+        stop_work = getattr(server, "stop_work", None)
+        if stop_work is not None:
+            try:
+                stop_work()
+            except Exception:  # the session is over either way; say why it was not clean
+                log.exception("ending the session's work failed")
 
 
 def _exit_code(server: object) -> int:

@@ -138,10 +138,7 @@ def on_did_change_workspace_folders(
 def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
     ls.shutting_down = True
     _cancel_pending_requests(ls)
-    ls.watcher.close()
-    ls.cancel_tasks()
-    for folder in ls.folders.values():
-        folder.close()
+    ls.stop_work()
 
 
 def _cancel_pending_requests(ls: CanonLanguageServer) -> None:

@@ -1,0 +1,100 @@
+"""Nothing outlives the session: a client that goes away without `shutdown` (an editor
+killed, a crashed plugin) closes the server's stdin; the server then ends, and so does every
+process it started (the search worker, the file watcher, the whole-store check and its git).
+A helper notices the end of its stdin only between two pieces of work: a search worker
+building its index at 10k articles, or a check child waiting on git, went on for tens of
+seconds after the editor was gone. Here the search worker is held busy (a `sitecustomize`
+that never returns stands for a long index build), so only the server ending it ends it.
+Real processes, read through /proc; no sleeps (conditions polled with deadlines)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from lsp_harness import SERVER_ENV, build_workspace, poll
+from raw_rpc import RawServer
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """Every living process below `root`, by pid, with its start time (so a pid reused later
+    is not taken for the same process)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            parents.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: dict[int, str] = {}
+    todo = [root]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if (fields := _stat(child)) is not None and fields[0] != "Z":
+                found[child] = fields[19]  # field 22: start time
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int, started: str) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z" and fields[19] == started
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+async def test_nothing_outlives_a_client_that_leaves_without_shutdown(tmp_path: Path) -> None:
+    root = build_workspace(tmp_path / "proj")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "sitecustomize.py").write_text(
+        "import select, sys\n"
+        "if 'canon_ls.lsp.searcher' in sys.orig_argv:  # a build that outlasts the session\n"
+        "    select.select([], [], [])\n"
+    )
+    path = os.pathsep.join(p for p in (str(busy), SERVER_ENV.get("PYTHONPATH")) if p)
+    server = await RawServer.start({"PYTHONPATH": path})
+    pid = server.proc.pid
+    family: dict[int, str] = {}
+    try:
+        await server.initialize(root)
+        query = {"jsonrpc": "2.0", "id": 99, "method": "workspace/symbol", "params": {"query": "x"}}
+        server.write(query)  # starts the search worker (its answer never comes: it is busy)
+        await server.flush()
+
+        def worker_started() -> dict[int, str]:
+            now = _descendants(pid)
+            return now if any("lsp.searcher" in _cmdline(p) for p in now) else {}
+
+        family = await poll(worker_started, 60, lambda: f"no search worker: {_descendants(pid)}")
+        family[pid] = _stat(pid)[19]  # type: ignore[index]
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()  # the client is gone: no shutdown, no exit
+
+        def left() -> list[str]:
+            return [f"{p} {_cmdline(p)}" for p, started in family.items() if _alive(p, started)]
+
+        await poll(lambda: not left(), 20, lambda: f"still running: {left()}")
+    finally:
+        for p, started in family.items():  # a failed run leaves nothing behind either
+            if p != pid and _alive(p, started):
+                os.kill(p, signal.SIGKILL)
+        for task in server.tasks:
+            task.cancel()
+        if server.proc.returncode is None:
+            server.proc.kill()
+        await server.proc.wait()
