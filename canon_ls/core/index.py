@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from stat import S_ISREG
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from canon_ls.core import article as art
 from canon_ls.core import cache, freshness, fsio, layout
@@ -47,8 +47,9 @@ from canon_ls.core.freshness import Key, key_of, scan, settled
 from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
 from canon_ls.core.merge import BadInput
-from canon_ls.core.search import article_tokens, boosted, default_cache_file, tokenize
-from canon_ls.core.search_file import FileIndex, cached_index
+
+if TYPE_CHECKING:  # BM25 is imported when first asked (a third of this module's import)
+    from canon_ls.core.search_file import FileIndex
 
 MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 
@@ -232,6 +233,8 @@ class StoreIndex:
                 self._links.set(address, frozenset())
             return
         if self._search is not None:  # from the body in hand, if it is (written, parsed)
+            from canon_ls.core.search import article_tokens
+
             self._search.add_tokens(address, article_tokens(article))
         if article.held is not None:
             article = art.lean(article, self.bodies)
@@ -715,6 +718,9 @@ class StoreIndex:
     def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
         """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,
         total matches)."""
+        from canon_ls.core.search import article_tokens, boosted, default_cache_file, tokenize
+        from canon_ls.core.search_file import cached_index
+
         with self.lock:
             self.load()
             if self._search is None:

@@ -12,12 +12,15 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from canon_ls.core import freshness, fsio
 from canon_ls.core import journal as jrn
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.journal import JournalEntry
-from canon_ls.core.search import SearchIndex
+
+if TYPE_CHECKING:  # imported when the journal is first searched
+    from canon_ls.core.search import SearchIndex
 
 
 class JournalIndex:
@@ -189,6 +192,8 @@ class JournalIndex:
         """BM25 over entries (subject and body)."""
         self.refresh()
         if self._search is None:
+            from canon_ls.core.search import SearchIndex
+
             index = SearchIndex()
             for name, entry in self._entries.items():
                 index.add(name, f"{' '.join(entry.subject)} {self._text.get(name, '')}")
