@@ -184,11 +184,13 @@ async def test_the_servers_helpers_run_idle(tmp_path: Path) -> None:
 
         def policies() -> dict[str, int]:
             found = {pid: _cmdline(pid) for pid in _descendants(server.proc.pid)}
-            # a helper is `python -P -m MODULE ...` (a `chrt` on its way to it is not yet one)
+            # a helper is `python -P -m MODULE ...` (a `chrt` on its way to it is not yet one;
+            # the server's own fork answering the first symbols meanwhile is not a helper)
+            helper = [sys.executable, "-P", "-m"]
             return {
                 cmd.split()[3]: _policy(pid)
                 for pid, cmd in found.items()
-                if cmd.startswith(sys.executable)
+                if cmd.split()[:3] == helper
             }
 
         def all_idle() -> bool:
