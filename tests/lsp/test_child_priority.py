@@ -6,7 +6,6 @@ and the git they start inherits both. Real child processes, read through /proc; 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from lsp_harness import build_workspace
+from processes import cmdline, descendants
 
 from canon_ls.lsp import child
 from canon_ls.lsp.child import NICENESS, python_module
@@ -183,7 +183,7 @@ async def test_the_servers_helpers_run_idle(tmp_path: Path) -> None:
         await server.request("workspace/symbol", {"query": "config"})  # the search worker
 
         def policies() -> dict[str, int]:
-            found = {pid: _cmdline(pid) for pid in _descendants(server.proc.pid)}
+            found = {pid: cmdline(pid) for pid in descendants(server.proc.pid)}
             # a helper is `python -P -m MODULE ...` (a `chrt` on its way to it is not yet one;
             # the server's own fork answering the first symbols meanwhile is not a helper)
             helper = [sys.executable, "-P", "-m"]
@@ -202,25 +202,3 @@ async def test_the_servers_helpers_run_idle(tmp_path: Path) -> None:
         await poll(all_idle, 60, lambda: f"helpers and their policies: {policies()}")
     finally:
         assert await server.stop() == 0
-
-
-def _descendants(root: int) -> list[int]:
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, IndexError):
-            if entry.name.isdigit():
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        below = parents.get(todo.pop(), [])
-        found += below
-        todo += below
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""

@@ -15,46 +15,10 @@ from pathlib import Path
 
 import pytest
 from lsp_harness import SERVER_ENV, build_workspace, poll
+from processes import alive, cmdline, descendants, stat
 from raw_rpc import RawServer
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-
-
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (state first), or None."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def _descendants(root: int) -> dict[int, str]:
-    """Every living process below `root`, by pid, with its start time (so a pid reused later
-    is not taken for the same process)."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
-            parents.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: dict[int, str] = {}
-    todo = [root]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            if (fields := _stat(child)) is not None and fields[0] != "Z":
-                found[child] = fields[19]  # field 22: start time
-                todo.append(child)
-    return found
-
-
-def _alive(pid: int, started: str) -> bool:
-    fields = _stat(pid)
-    return fields is not None and fields[0] != "Z" and fields[19] == started
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 async def test_nothing_outlives_a_client_that_leaves_without_shutdown(tmp_path: Path) -> None:
@@ -77,21 +41,21 @@ async def test_nothing_outlives_a_client_that_leaves_without_shutdown(tmp_path: 
         await server.flush()
 
         def worker_started() -> dict[int, str]:
-            now = _descendants(pid)
-            return now if any("lsp.searcher" in _cmdline(p) for p in now) else {}
+            now = descendants(pid)
+            return now if any("lsp.searcher" in cmdline(p) for p in now) else {}
 
-        family = await poll(worker_started, 60, lambda: f"no search worker: {_descendants(pid)}")
-        family[pid] = _stat(pid)[19]  # type: ignore[index]
+        family = await poll(worker_started, 60, lambda: f"no search worker: {descendants(pid)}")
+        family[pid] = stat(pid)[19]  # type: ignore[index]
         assert server.proc.stdin is not None
         server.proc.stdin.close()  # the client is gone: no shutdown, no exit
 
         def left() -> list[str]:
-            return [f"{p} {_cmdline(p)}" for p, started in family.items() if _alive(p, started)]
+            return [f"{p} {cmdline(p)}" for p, started in family.items() if alive(p, started)]
 
         await poll(lambda: not left(), 20, lambda: f"still running: {left()}")
     finally:
         for p, started in family.items():  # a failed run leaves nothing behind either
-            if p != pid and _alive(p, started):
+            if p != pid and alive(p, started):
                 os.kill(p, signal.SIGKILL)
         for task in server.tasks:
             task.cancel()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from lsp_harness import SERVER_COMMAND, SERVER_ENV, build_workspace
+from processes import descendants
 from raw_rpc import RawServer
 
 CONFIG = "src/core/config — Loads layered config; env beats file."
@@ -187,19 +188,12 @@ def test_no_process_outlives_a_client_that_closes_stdin(tmp_path: Path):
     proc.stdin.write(_frame(_initialize(root)))
     proc.stdin.flush()
     assert b'"id": 1' in proc.stdout.read1(65536)  # answered early; the reader has forked
-    children = _children(proc.pid)
+    children = list(descendants(proc.pid))
     assert children, "no early reader was forked"
     proc.stdin.close()
     assert proc.wait(timeout=60) in (0, 1)
     for pid in children:
         _wait_gone(pid)
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        out += [int(c) for c in (task / "children").read_text().split()]
-    return out
 
 
 def _wait_gone(pid: int, timeout: float = 30) -> None:
