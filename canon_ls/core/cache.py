@@ -33,8 +33,9 @@ VERSION = 2  # 2: no bodies (read from the files on demand), link targets and bo
 MIN_PARSED = 500  # write a snapshot only after parsing this many files in one process
 PRUNE_DAYS = 60  # snapshots not rewritten for this long are deleted when another is written
 _MAGIC = b"canon-ls store cache 2\n"
-CHUNK = 250  # articles per record: saving or loading never holds the whole snapshot's bytes,
-# and loading between requests takes a record (a few ms) at a time
+CHUNK = 50  # articles per record: saving or loading never holds the whole snapshot's bytes,
+# and the server's load between requests reads one record per step (250 took 2-5 ms a step,
+# a hover arriving then waited for it)
 _Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns), as Store scans them
 _Entry = tuple[_Key, tuple[Any, ...]]  # key, Article fields after the address
 
