@@ -128,9 +128,9 @@ def _child(go: int, back: int) -> None:
     if start is None:  # the parent reads stdin itself
         return
     params, rest = start
-    answers.open(params)
     reader = Reader(answers, rest)
-    try:
+    try:  # from here on the parent needs its bytes back, whatever happens
+        answers.open(params)
         reader.run(go)
     finally:
         with contextlib.suppress(OSError):

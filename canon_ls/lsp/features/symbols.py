@@ -51,7 +51,7 @@ async def on_workspace_symbol(
             continue
         worker = folder.search()
         uri_of = folder.article_uri
-        if (folder.load is None or folder.load.loaded) and (worker.served or worker.failure):
+        if _full_answer(folder, worker):
             found = [(a, store.article(a)) for a in await ranked(ls, folder, query)]
         else:
             found = await early_answer(ls, folder, query)
@@ -86,8 +86,15 @@ def on_answered_early(ls: CanonLanguageServer, params: object) -> None:
         if folder.load is not None:
             folder.load.hurry()
             folder.load.soon()
-        if not (folder.load is None or folder.load.loaded) or not (worker.served or worker.failure):
+        if not _full_answer(folder, worker):
             _show_indexing(ls, folder, worker)
+
+
+def _full_answer(folder: Folder, worker: Searcher) -> bool:
+    """Whether the folder answers from its loaded store and BM25 (or BM25 failed for good),
+    not from what it holds early."""
+    loaded = folder.load is None or folder.load.loaded
+    return loaded and bool(worker.served or worker.failure)
 
 
 def _file_uri(store: Store, address: str) -> str:
