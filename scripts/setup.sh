@@ -23,3 +23,7 @@ fi
 spec="."
 [ -n "$extras" ] && spec=".[$extras]"
 .venv/bin/python -m pip install -q -e "$spec" 2> >(grep -v -E "^WARNING: Location .* is ignored" >&2)
+# An editable install leaves the sources uncompiled, and where PYTHONDONTWRITEBYTECODE is set
+# (common in containers) every start of canon-ls, the CLI or a hook compiled them again: a
+# tenth of a second before the editor's first answer. Compiled once here, they are read.
+.venv/bin/python -m compileall -q canon_ls >/dev/null

@@ -58,3 +58,14 @@ def test_an_unreachable_registry_fails_fast_and_says_so(tmp_path: Path) -> None:
     assert time.monotonic() - started < 60
     assert "the npm registry is unreachable" in done.stderr.splitlines()[-1]
     assert "@anthropic-ai/claude-code" in done.stderr.splitlines()[-1]
+
+
+def test_setup_leaves_the_sources_compiled() -> None:
+    """Every start reads bytecode, also where PYTHONDONTWRITEBYTECODE keeps Python from
+    writing it (setup.sh compiles the editable install's sources once)."""
+    import canon_ls.core.store
+    import canon_ls.lsp.server
+
+    for module in (canon_ls.core.store, canon_ls.lsp.server):
+        cached = module.__cached__
+        assert cached is not None and Path(cached).is_file(), f"{module.__name__}: no {cached}"
