@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from canon_ls.lsp.child import give_way, spawn
+from canon_ls.lsp.turns import yield_to_requests
 
 # The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
 # server's side of this module imports them where it runs.
@@ -214,7 +215,6 @@ async def _run(
 async def _next_snapshot(stdout: Any, on_loaded: Callable[[], None] | None) -> Snapshot:
     """Read frames up to the next Snapshot, its pieces put back in place (one piece per turn
     of the loop); `on_loaded` is called on the way when the child's store has loaded."""
-    import asyncio
 
     pieces: dict[str, Any] = {}
     while True:
@@ -230,7 +230,7 @@ async def _next_snapshot(stdout: Any, on_loaded: Callable[[], None] | None) -> S
                 pieces.setdefault(result.name, []).extend(result.items)
             else:
                 pieces.setdefault(result.name, {}).update(result.items)
-            await asyncio.sleep(0)
+            await yield_to_requests()
         elif isinstance(result, Loaded):
             if on_loaded is not None:
                 on_loaded()

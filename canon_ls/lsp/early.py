@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import cache, freshness
 from canon_ls.core.disk_view import DiskView
+from canon_ls.lsp.turns import yield_to_requests
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
@@ -186,7 +187,7 @@ class Load:
                     if turns % FREEZE_EVERY == 0:
                         gc.collect(1)
                         gc.freeze()
-                    await asyncio.sleep(0)
+                    await yield_to_requests()
                     resume = time.perf_counter()
         except Exception:  # the next request loads it again and reports what went wrong
             log.exception("loading the store failed")

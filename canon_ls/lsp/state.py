@@ -31,6 +31,7 @@ from .early import KeptView, Load
 from .protocol import CanonProtocol
 from .searcher import Searcher
 from .settings import Settings
+from .turns import yield_to_requests
 
 if TYPE_CHECKING:
     from canon_ls.core.assets import Finding
@@ -462,7 +463,7 @@ class Folder:
         if store is None:
             return
         for _ in store.build_backlinks(step):
-            await asyncio.sleep(0)
+            await yield_to_requests()
             if self.store is not store:
                 return  # reopened: the old store's half-built index goes with it
 

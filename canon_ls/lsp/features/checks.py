@@ -21,6 +21,7 @@ from canon_ls.core import check as core_check
 
 from .. import background, early
 from ..state import CanonLanguageServer, Folder
+from ..turns import yield_to_requests
 from . import diagnostics, sync
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ async def _in_turns(items: Sequence[T], size: int = 256) -> AsyncIterator[Sequen
     for start in range(0, len(items), size):
         yield items[start : start + size]
         if time.perf_counter() - resume >= early.SLICE:
-            await asyncio.sleep(0)
+            await yield_to_requests()
             resume = time.perf_counter()
 
 

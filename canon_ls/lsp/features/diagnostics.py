@@ -7,7 +7,6 @@ never sees the same finding twice and never misses a whole-store change.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from lsprotocol import types
@@ -15,6 +14,7 @@ from lsprotocol import types
 from .. import convert
 from ..convert import Text
 from ..state import CanonLanguageServer, Folder, Where
+from ..turns import yield_to_requests
 from . import typed
 
 SEVERITY = {
@@ -134,7 +134,7 @@ async def push_folder(
         if only is None or address in only:
             publish(ls, uri, for_article(ls, folder, address, uri))
         if time.perf_counter() - resume > PUSH_SLICE:
-            await asyncio.sleep(0)
+            await yield_to_requests()
             resume = time.perf_counter()
     for uri in list(ls.notifier.published):
         where = None if uri in live else ls.where(uri)
@@ -143,7 +143,7 @@ async def push_folder(
         if gone and where is not None and not folder.signals.findings.get(where.address or ""):
             publish(ls, uri, [])
         if time.perf_counter() - resume > PUSH_SLICE:
-            await asyncio.sleep(0)
+            await yield_to_requests()
             resume = time.perf_counter()
     push_open_assets(ls)
 

@@ -1,0 +1,42 @@
+"""Background work on the event loop gives way to requests (SPEC §10: no start-up stalls).
+
+The store's load, the landing of the check and the diagnostics pushes run on the loop in
+small steps, one step per turn. A request's answer takes several turns itself (the pipe's
+bytes, the reader's wakeup, the handler, the write), and a step of ~1 ms ran before each of
+them: a hover that needs 0.3 ms of work waited 4-5 ms while the store loaded. So after its
+step, background work yields again for as long as anything else is queued to run (a
+request's next hop, bytes just read), up to `MAX_TURNS` turns, then takes its next step.
+Other background work giving way at the same moment does not count as waiting: two loads
+would otherwise wait for each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sized
+
+MAX_TURNS = 64  # a request's answer takes a handful; past this the step goes on anyway
+
+_giving_way = 0  # tasks inside `yield_to_requests`: each holds one queued wakeup
+
+
+async def yield_to_requests() -> None:
+    """One turn of the loop, then more while other callbacks wait to run."""
+    global _giving_way
+    queued = _queue(asyncio.get_running_loop())
+    _giving_way += 1
+    try:
+        await asyncio.sleep(0)
+        turns = 1
+        while queued is not None and len(queued) > _giving_way - 1 and turns < MAX_TURNS:
+            await asyncio.sleep(0)
+            turns += 1
+    finally:
+        _giving_way -= 1
+
+
+def _queue(loop: asyncio.AbstractEventLoop) -> Sized | None:
+    """The loop's queue of callbacks ready to run (the standard loops name it `_ready`);
+    None on a loop without one, which then gets one turn per step."""
+    queued = getattr(loop, "_ready", None)
+    return queued if isinstance(queued, Sized) else None
