@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
+from canon_ls.core.search_corpus import SearchCorpus, spec_of
 from canon_ls.lsp.child import give_way, spawn
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,6 @@ log = logging.getLogger(__name__)
 def serve(spec: dict[str, Any]) -> None:
     """Answer questions on stdin; `spec` is search_corpus.spec_of the store (plain data, so
     this process never imports the Store's modules)."""
-    from canon_ls.core.search_corpus import SearchCorpus
-
     give_way()
     corpus = SearchCorpus(spec=spec)  # the index only: no articles kept
     if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
@@ -128,8 +127,7 @@ class Searcher:
         self.ready = bool(line) and json.loads(line).get("ready", False)
 
     def spec(self) -> dict[str, Any]:
-        from canon_ls.core.project import open_store
-        from canon_ls.core.search_corpus import spec_of
+        from canon_ls.core.project import open_store  # the server's own: imported already
 
         return spec_of(open_store(self.project, self.options))
 
@@ -223,7 +221,6 @@ def main(argv: list[str]) -> None:
         serve(json.loads(argv[1]))
         return
     from canon_ls.core.project import open_store
-    from canon_ls.core.search_corpus import spec_of
 
     options = json.loads(argv[1]) if len(argv) > 1 else {}
     serve(spec_of(open_store(Path(argv[0]), options)))
