@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from canon_ls.lsp.child import give_way, spawn
-from canon_ls.lsp.turns import yield_to_requests
 
 # The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
 # server's side of this module imports them where it runs.
@@ -215,6 +214,7 @@ async def _run(
 async def _next_snapshot(stdout: Any, on_loaded: Callable[[], None] | None) -> Snapshot:
     """Read frames up to the next Snapshot, its pieces put back in place (one piece per turn
     of the loop); `on_loaded` is called on the way when the child's store has loaded."""
+    from canon_ls.lsp.turns import yield_to_requests  # the server's side: asyncio, not the child
 
     pieces: dict[str, Any] = {}
     while True:

@@ -4,6 +4,8 @@ final answer is exactly `core.check.check`."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,16 @@ async def test_a_snapshot_in_pieces_arrives_whole(
     assert loaded == [True]
     assert got == sent
     assert wire.count(b"Piece") > 4  # several pieces per big field
+
+
+def test_the_child_imports_no_asyncio() -> None:
+    """The child's memory (background.py: asyncio, logging and tempfile, with ssl, cost it
+    about 14 MB): only the server's side of the module imports them, where it runs."""
+    code = (
+        "import sys\n"
+        "from canon_ls.lsp import background\n"
+        "heavy = ('asyncio', 'logging', 'tempfile', 'ssl')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
