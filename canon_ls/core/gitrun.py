@@ -7,7 +7,7 @@ filters (git status hashes files whose stat changed), `gpg.program` through
 `log.showSignature`, hooks. Every call here passes `--no-pager`, `-c core.fsmonitor=false`,
 `-c log.showSignature=false`, hooks pointed at nothing, `--no-ext-diff --no-textconv` for
 commands that can diff, every configured filter driver emptied (and not required) for commands
-that hash the work tree, and submodules ignored (git would enter each one and obey its own
+that hash the work tree, and submodules ignored through `diff.ignoreSubmodules=all`, its one home (git would enter each one and obey its own
 config under .git/modules, which none of this empties), and runs with GIT_OPTIONAL_LOCKS=0
 (no index refresh is written).
 
@@ -98,8 +98,6 @@ def command(cwd: Path, args: Sequence[str]) -> list[str]:
     if sub in _HASHING:
         argv += _filters(cwd)
     argv += list(args[at : at + 1])
-    if sub in _HASHING:  # never enter a submodule: its own config names its own programs
-        argv.append("--ignore-submodules=all")
     if sub in _DIFFING:
         argv += ["--no-ext-diff", "--no-textconv"]
     argv += list(args[at + 1 :])

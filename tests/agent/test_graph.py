@@ -106,6 +106,20 @@ def test_out_writes_through_a_symlink(tmp_path: Path) -> None:
         assert (tmp_path / target).read_text("utf-8").startswith("<!DOCTYPE html>")
 
 
+def test_out_through_a_symlink_leaves_no_old_tail(tmp_path: Path) -> None:
+    """Issue 43 row 1 (SPEC §12): written through a link, the target holds exactly the new
+    page: a longer file behind the link is truncated first, no old bytes trail the page."""
+    project = make_project(tmp_path)
+    real = tmp_path / "long.html"
+    real.write_text("OLD TAIL " * 200_000, encoding="utf-8")  # far longer than any page
+    (tmp_path / "link.html").symlink_to(real)
+    run = canon("graph", "--out", str(tmp_path / "link.html"), cwd=project)
+    assert run.returncode == 0, run.stderr
+    page = real.read_text("utf-8")
+    assert page == canon("graph", cwd=project).stdout
+    assert "OLD TAIL" not in page
+
+
 def test_out_writes_through_a_fifo(tmp_path: Path) -> None:
     """Issue 24 item 1: a FIFO named as the output is opened and written, never replaced by a
     regular file; the page arrives at its reader."""
