@@ -227,3 +227,24 @@ def test_spec_6_journal_a_subject_named_twice_counts_once(project: Path) -> None
     assert "5 journal entries" in canon("links", "a.py", cwd=project).out
     found = canon("search", "egrets", "--journal", cwd=project).out
     assert "subject: a)" in found, found
+
+
+def test_spec_6_an_entrys_day_is_its_logged_instants_not_its_file_names(project: Path) -> None:
+    """Issue 43 row 3 (SPEC §6 journal): an entry whose file name's day differs from its
+    `logged` day (written at 23:59 in UTC-8, or renamed by hand) has one day in every
+    reader, the recorded instant's, and is ordered by that instant, as pi-canon orders it."""
+    (project / "a.py").write_text("x = 1\n", "utf-8")
+    (project / ".canon" / "articles").mkdir(parents=True)
+    (project / ".canon" / "articles" / "a.md").write_text("---\ncapsule: A.\n---\n# a\n", "utf-8")
+    journal = project / ".canon" / "journal"
+    pi_entry(journal, "2026-11-30-renamed.md", ["a"], "2026-11-27T23:59:00.000Z", "Late kestrel.")
+    pi_entry(journal, "2026-11-28-plain.md", ["a"], "2026-11-28T08:00:00.000Z", "Early kestrel.")
+    assert PiReader(journal).mentions("a") == ["2026-11-30-renamed.md", "2026-11-28-plain.md"]
+    read = canon("read", "a.py", cwd=project)
+    assert "journal: 2026-11-28-plain.md, 2026-11-30-renamed.md" in read.out, read.out
+    history = canon("history", "a.py", cwd=project).out
+    assert "journal 2026-11-27 2026-11-30-renamed.md" in history, history
+    assert history.index("2026-11-28-plain.md") < history.index("2026-11-30-renamed.md")
+    found = canon("search", "kestrel", "--journal", cwd=project).out
+    assert "journal/2026-11-30-renamed.md (2026-11-27;" in found, found
+    assert "2026-11-30;" not in found, found
