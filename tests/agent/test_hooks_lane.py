@@ -486,3 +486,13 @@ def test_a_tool_name_alone_brings_nothing(tmp_path: Path, claude: Hook) -> None:
     grep = payload("claude-code", "post_tool_use_read", project, session="s-2")
     grep["tool_name"], grep["tool_input"] = "Grep", {"pattern": "read inputs", "path": "src"}
     assert "- notes/reading: Stream large inputs in chunks." in context(claude(grep))
+
+
+def test_a_decisive_four_letter_word_reaches_the_lane(tmp_path: Path, claude: Hook) -> None:
+    """Issue 43 row 4 (SPEC §11.4): words of four characters count (`json`, `auth`, `rust`,
+    `tabs`): a prompt whose only content words are four letters long still finds its rule."""
+    project = lane_project(tmp_path / "proj")
+    capsule = "Indent json with tabs; auth tokens never logged."
+    article(project, "conventions/json-tabs", capsule, "json tabs auth json.", scope="rule")
+    reply = claude(prompt(project, "json tabs, auth?"))
+    assert f"- conventions/json-tabs: {capsule}" in said(reply).splitlines()
