@@ -319,3 +319,22 @@ def test_an_untrusted_canon_toml_is_told_to_the_person(tmp_path: Path, project: 
     assert str(project / "canon.toml") in reply["notice"]
     (project / "canon.toml").unlink()
     assert "notice" not in (hook(event(project, "session_start", reason="startup")) or {})
+
+
+def test_a_turn_that_reads_the_article_reports_it_withdrawn_not_surfaced(
+    hook: Hook, project: Path, tmp_path: Path
+) -> None:
+    """Issue 43 row 5 (SPEC §11.3): the turn read config.py and, through the canon tool, its
+    article: the config line is withdrawn, so the reply's `surfaced` (what the extension keeps
+    for `/canon`) names only what the message delivered, and the trace says withdrawn."""
+    hook(event(project, "session_start", reason="startup"))
+    calls = [
+        call("read", path="src/core/config.py"),
+        call("read", path="src/a.py"),
+        call("canon", action="read", path="src/core/config"),
+    ]
+    reply = hook(event(project, "turn_end", calls=calls))
+    assert reply is not None and CONFIG not in reply["message"]
+    assert reply["surfaced"] == ["src"]
+    assert "withdrawn" in [d["decision"] for d in decisions(tmp_path)]
+    assert turn(hook, project, call("read", path="src/core/config.py")) == ""
