@@ -342,3 +342,25 @@ def test_export_with_a_store_root_outside_the_project(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     text = (project / ".cursor/rules/canon-src-web.mdc").read_text(encoding="utf-8")
     assert "`../store/articles/src/web.md`" in text
+
+
+def test_two_sources_merge_into_one_existing_article_keeping_all(tmp_path: Path) -> None:
+    """Issue 43 row 6: two sources for one directory merged into an article that already
+    exists, in one run: the article's own text and both sections are kept (each merge
+    builds on the body planned so far), and a second import says both are already in."""
+    project = tmp_path / "p"
+    (project / "src" / "db").mkdir(parents=True)
+    (project / "src" / "db" / "schema.py").write_text("TABLES = []\n", encoding="utf-8")
+    (project / "src" / "db" / "AGENTS.md").write_text("Migrations only, never by hand.\n")
+    (project / "src" / "db" / "CLAUDE.md").write_text("Never drop a table in a migration.\n")
+    write_article(project, "src/db", "---\ncapsule: The database layer.\n---\nOwn notes stay.\n")
+    run = canon("import", "--write", cwd=project)
+    assert run.code == 0, run.err
+    meta, body = _article(project, "src/db")
+    assert meta["capsule"] == "The database layer."
+    assert body.startswith("Own notes stay.")
+    for source, text in (("AGENTS.md", "Migrations only"), ("CLAUDE.md", "Never drop a table")):
+        assert f"## From src/db/{source}" in body and text in body, body
+    again = canon("import", "--write", cwd=project)
+    assert "0 articles created, 0 merged" in again.out, again.out
+    assert _article(project, "src/db")[1] == body
