@@ -364,3 +364,32 @@ def test_two_sources_merge_into_one_existing_article_keeping_all(tmp_path: Path)
     again = canon("import", "--write", cwd=project)
     assert "0 articles created, 0 merged" in again.out, again.out
     assert _article(project, "src/db")[1] == body
+
+
+def test_export_onto_a_fifo_or_a_link_leading_out_replaces_nothing(tmp_path: Path) -> None:
+    """Issue 43 row 7 (SPEC §12): where the export would write stands a FIFO, or a symbolic
+    link to a file outside the project: neither is taken for a missing file; both are left
+    as they are (the FIFO never opened, the outside file unchanged) and named."""
+    import os
+    import stat
+
+    outside = tmp_path / "outside.mdc"
+    outside.write_text("not the project's\n", encoding="utf-8")
+    for kind in ("fifo", "link"):
+        project = make_project(tmp_path / kind, ["cursor"])
+        assert canon("import", "--write", cwd=project).code == 0
+        target = project / ".cursor" / "rules" / "canon-src-web.mdc"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(target)
+        else:
+            target.symlink_to(outside)
+        run = canon("export", "cursor", cwd=project)
+        assert "Traceback" not in run.err + run.out
+        named = ".cursor/rules/canon-src-web.mdc (article src/web): not written by canon"
+        assert run.code == 1 and named in run.out, run.out
+        mode = os.lstat(target).st_mode
+        assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISLNK(mode), kind
+        assert outside.read_text(encoding="utf-8") == "not the project's\n"
+        check = canon("export", "cursor", "--check", cwd=project)
+        assert "Traceback" not in check.err + check.out
