@@ -35,6 +35,9 @@ CLIENTS: dict[str, dict[str, Any]] = {
     "odd-shape": {"general": {"positionEncodings": "utf-8"}},
     "will-save": {"textDocument": {"synchronization": {"willSave": True, "didSave": True}}},
     "file-operations": {"workspace": {"fileOperations": {"willRename": True, "didCreate": True}}},
+    # a capability stated false is stated (issue 43 row 8): not the same as left out
+    "will-save-false": {"textDocument": {"synchronization": {"willSave": False}}},
+    "will-rename-false": {"workspace": {"fileOperations": {"willRename": False}}},
     # the captured editors the suite runs as (VS Code 1.65, its modern form, Neovim 0.11)
     **{
         profile: converter().unstructure(capabilities(profile))
