@@ -7,9 +7,9 @@ filters (git status hashes files whose stat changed), `gpg.program` through
 `log.showSignature`, hooks. Every call here passes `--no-pager`, `-c core.fsmonitor=false`,
 `-c log.showSignature=false`, hooks pointed at nothing, `--no-ext-diff --no-textconv` for
 commands that can diff, every configured filter driver emptied (and not required) for commands
-that hash the work tree, and submodules ignored through `diff.ignoreSubmodules=all`, its one home (git would enter each one and obey its own
-config under .git/modules, which none of this empties), and runs with GIT_OPTIONAL_LOCKS=0
-(no index refresh is written).
+that hash the work tree, and submodules ignored through `diff.ignoreSubmodules=all`, its one
+home (git would enter each one and obey its own config under .git/modules, which none of this
+empties), and runs with GIT_OPTIONAL_LOCKS=0 (no index refresh is written).
 
 Git writes its output to an unnamed temporary file, read once it exits: through a pipe, git
 waited whenever the thread reading it waited for the GIL (see Job).
