@@ -291,6 +291,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.fix:
         _fix(store)
+    try:
+        moving = store.pending_move()
+    except ValueError as exc:  # BadInput: the record cannot be read
+        print(f"canon: {exc}", file=sys.stderr)
+        failed = True
+    else:
+        if moving:
+            print(
+                f"canon: the move of {moving[0]} to {moving[1]} was cut short; run `canon mv "
+                f"{moving[0]} {moving[1]}` to finish it.",
+                file=sys.stderr,
+            )
+            failed = True
     project_assets = assets.Assets(store.project, store.root)
     findings = check.check(store, project_assets, changes.ChangeTimes(store.project))
     exported = export_findings(store, project_assets)
