@@ -53,15 +53,18 @@ def project_of(args: argparse.Namespace) -> Path:
 
 
 def path_arg(args: argparse.Namespace, raw: str) -> str:
-    """A PATH typed in a subdirectory of the project is relative to that subdirectory (as in
-    git); from the project root, or given as an absolute path or URI, it passes unchanged."""
+    """The one rule for a PATH on the command line: typed in a subdirectory of the project it
+    is relative to that subdirectory (as in git), else to the project root; `..` is resolved
+    the same way from anywhere, so a path leading out of the project becomes an absolute path
+    outside it, which the store refuses in one sentence. An absolute path or URI, and a path
+    from the root without `..` (`lib:x` included), pass unchanged."""
     if not raw or raw.startswith("file:") or os.path.isabs(raw):
         return raw
-    cwd = Path.cwd().resolve()
-    project = project_of(args)
-    if cwd == project or project not in cwd.parents:
+    cwd, project = Path.cwd().resolve(), project_of(args)
+    if project not in cwd.parents and ".." not in raw.replace("\\", "/").split("/"):
         return raw
-    return os.path.normpath(cwd / raw)
+    base = cwd if project in cwd.parents else project
+    return os.path.normpath(base / raw.replace("\\", "/"))
 
 
 def options_of(args: argparse.Namespace) -> dict[str, Any]:

@@ -49,7 +49,7 @@ class Step:
 def rule_prefix(raw: str) -> str:
     """The folder of cross-cutting rule articles, as an address; ValueError when empty."""
     prefix = clean(raw)
-    if not prefix or ":" in prefix:
+    if not prefix or ":" in prefix or ".." in raw.replace("\\", "/").split("/"):
         raise ValueError(f"{raw!r} is not a folder address for rule articles; give e.g. rules.")
     return prefix
 

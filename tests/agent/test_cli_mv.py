@@ -163,3 +163,36 @@ def test_a_move_cut_short_is_finished_before_another_move(project: Path) -> None
         "Moved src/other to src/else; no article links to it.",
     ]
     assert all(note.read_text("utf-8").endswith("See [[src/moved]].\n") for note in notes)
+
+
+# ------------------------------------------------- `..` is one rule wherever you stand (issue 35)
+
+
+@pytest.mark.parametrize("where", [".", "src", "elsewhere"])
+def test_a_path_leading_out_of_the_project_is_refused_from_anywhere(
+    project: Path, where: str
+) -> None:
+    """SPEC §12: no command argument makes canon read or write outside the project. `..` is
+    resolved against where the command stands (the project root included, or the root when
+    --project names it from elsewhere), so leaving the project is refused in one sentence by
+    write, read, mv and the rest alike, and a path that climbs out and back in names its
+    article."""
+    make(project)
+    cwd = project / where if where != "elsewhere" else project.parent
+    flags = ["--project", str(project)] if where == "elsewhere" else []
+    ups = "../" * (where.count("/") + 1) if where == "src" else ""
+    before = _tree(project)
+    for args in (
+        ("write", f"{ups}../../etc/passwd", "--capsule", "x"),
+        ("read", f"{ups}../other/file.py"),
+        ("mv", f"{ups}src/core/loader" if where != "src" else "core/loader", f"{ups}../x"),
+        ("journal", "Noted.", "--subject", f"{ups}../x"),
+        ("history", f"{ups}../x"),
+    ):
+        run = canon(*flags, *args, cwd=cwd)
+        assert run.code == 2, (args, run.out)
+        assert "outside the project" in one_sentence(run), args
+    assert _tree(project) == before
+    back = f"{ups}../{project.name}/src/core/loader" if where != "elsewhere" else "src/core/loader"
+    run = canon(*flags, "read", back, cwd=cwd)
+    assert run.code == 0 and "Loads config." in run.out, run.err
