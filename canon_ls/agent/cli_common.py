@@ -53,11 +53,9 @@ def project_of(args: argparse.Namespace) -> Path:
 
 
 def path_arg(args: argparse.Namespace, raw: str) -> str:
-    """The one rule for a PATH on the command line: typed in a subdirectory of the project it
-    is relative to that subdirectory (as in git), else to the project root; `..` is resolved
-    the same way from anywhere, so a path leading out of the project becomes an absolute path
-    outside it, which the store refuses in one sentence. An absolute path or URI, and a path
-    from the root without `..` (`lib:x` included), pass unchanged."""
+    """A PATH typed in a subdirectory of the project is relative to it (as in git), else to the
+    project root, `..` included: a path leading out becomes an absolute path outside, which
+    the store refuses. An absolute path or URI, or one without `..` at the root, is unchanged."""
     if not raw or raw.startswith("file:") or os.path.isabs(raw):
         return raw
     cwd, project = Path.cwd().resolve(), project_of(args)

@@ -166,9 +166,8 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
     """Write the planned articles (a merge keeps the article's capsule when it has one) and
     one journal entry per imported file; returns a sentence for each write the schema refused
     (that file is not journaled, so the next import tries it again). Each file is decided
-    again under the store lock, from the article and the journal as they are then: an edit
-    made since the plan is kept (the text is merged into it), and a file another import has
-    journaled meanwhile is left alone (SPEC §12)."""
+    again under the store lock (SPEC §12): an edit made since the plan is kept, and a file
+    another import journaled meanwhile is left alone."""
     refused: list[str] = []
     for step in steps:
         if step.action not in ("create", "merge"):

@@ -129,9 +129,8 @@ class Store:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the store lock across several reads and writes (an import's look at the
-        journal, its read of the article, the write and its entry): no other process writes
-        in between (SPEC §12). The writes made inside do not take it again."""
+        """Hold the store lock across several reads and writes (an import's check of the
+        journal, read, write and entry): no other process writes in between (SPEC §12)."""
         with self.index.lock, self._locked_root(create=True):
             yield
 
@@ -315,21 +314,11 @@ class Store:
             with self._locked_root(create=False):
                 parent_fd = self._parent_fd(file, create=False)
                 try:
-                    found = self._read_article(file, parent_fd, address, False)
-                    if found is None or parent_fd is None:
-                        raise BadInput(f"There is no article {address} to {what}.")
-                    data, truncated, mode = found
-                    try:
-                        text = data.decode("utf-8")
-                    except UnicodeDecodeError:
-                        raise BadInput(
-                            f"The article file for {address} is not UTF-8 text; fix it by hand."
-                        ) from None
-                    if truncated:
-                        raise BadInput(f"The article file for {address} is too large to edit.")
+                    text, mode = self._text(address, parent_fd, what)
                     edited = change(text)
                     if edited == text:
                         return False  # the file keeps its bytes and mtime
+                    assert parent_fd is not None  # _text found the file through it
                     fsio.replace_in(parent_fd, file.name, edited.encode("utf-8"), mode)
                 finally:
                     if parent_fd is not None:
@@ -341,9 +330,8 @@ class Store:
         """`canon mv`: move the article at `old` to `new` (paths or addresses) and point the
         inbound [[old]] links at it, through the rule the editor's rename uses
         (links.rewrite_links). Returns the articles whose links changed; BadInput says why
-        nothing moved. Articles under `old/` stay where they are. Every file is read and
-        checked before anything changes; a record under the store root (MOVING) then names
-        the move until it is done, so a move cut short is finished by `finish_move`."""
+        nothing moved. Articles under `old/` stay where they are. A record (MOVING) names the
+        move until it is done, so a move cut short is finished by `finish_move`."""
         a, b = self.address_of(old), self.address_of(new)
         if not a or not b:
             raise BadInput("The project root has no article; give two file paths or addresses.")
@@ -387,10 +375,9 @@ class Store:
         return *pending, sources
 
     def _carry_out(self, root_fd: int, a: str, b: str, start: bool) -> list[str]:
-        """Move `a` to `b` under the store lock, or finish doing so (every step can be
-        repeated): read and rewrite every file in memory first, then record the move (when
-        starting), link `b` (never replacing), unlink `a`, rewrite the backlinks, drop the
-        record."""
+        """Move `a` to `b` under the store lock, or finish doing so (each step can be redone):
+        every file read and rewritten in memory first, then the record (when starting), `b`
+        linked (never replacing), `a` unlinked, the backlinks rewritten, the record dropped."""
         moves = {a: b}
         named = lambda target: a if target == a else self.link_target(target)  # noqa: E731
         carried = self._rewritten(a, moves, named) if self.has(a) else None
@@ -425,18 +412,25 @@ class Store:
         self, address: str, moves: dict[str, str], named: Callable[[str], str]
     ) -> tuple[bytes, int]:
         """An article's bytes with its links to `moves` pointed at their new addresses."""
-        file = self.path_of(address)
         with self._in_dir(address) as fd:
-            found = self._read_article(file, fd, address, False)
-        if found is None or found[1]:
-            raise BadInput(f"The article file for {address} cannot be read whole; nothing moved.")
+            text, mode = self._text(address, fd, "move")
+        return rewrite_links(text, moves, named=named).encode("utf-8"), mode
+
+    def _text(self, address: str, fd: int | None, what: str) -> tuple[str, int]:
+        """An article's whole text and mode, read through its opened directory; BadInput says
+        why there is none to `what` (missing, too large, not UTF-8) before anything changed."""
+        found = self._read_article(self.path_of(address), fd, address, False)
+        if found is None:
+            raise BadInput(f"There is no article {address} to {what}.")
+        if found[1]:
+            raise BadInput(f"The article file for {address} is too large to {what}.")
         try:
-            text = found[0].decode("utf-8")
+            return found[0].decode("utf-8"), found[2]
         except UnicodeDecodeError:
             raise BadInput(
-                f"The article file for {address} is not UTF-8 text; nothing moved."
+                f"The article file for {address} is not UTF-8 text; fix it by hand (nothing "
+                "was changed)."
             ) from None
-        return rewrite_links(text, moves, named=named).encode("utf-8"), found[2]
 
     def journal(
         self,
