@@ -353,8 +353,9 @@ class Store:
         try:
             inside = os.path.realpath(self.root)
             data, _ = fsio.read_regular(self.root / MOVING, 4096, inside=inside)
-            a, b = json.loads(data)
-            return str(a), str(b)
+            a, b = (str(x) for x in json.loads(data))
+            self.paths.checked(a), self.paths.checked(b)  # a cloned record cannot lead out
+            return a, b
         except FileNotFoundError:
             return None
         except (OSError, OutsideStore, ValueError, TypeError):

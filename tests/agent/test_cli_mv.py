@@ -196,3 +196,20 @@ def test_a_path_leading_out_of_the_project_is_refused_from_anywhere(
     back = f"{ups}../{project.name}/src/core/loader" if where != "elsewhere" else "src/core/loader"
     run = canon(*flags, "read", back, cwd=cwd)
     assert run.code == 0 and "Loads config." in run.out, run.err
+
+
+@pytest.mark.parametrize(
+    "record", ['["src/target", "../../escape"]', "[1]", "{", '["/etc/x", "y"]']
+)
+def test_a_bad_move_record_is_refused_in_one_sentence(project: Path, record: str) -> None:
+    """SPEC §12: a move record that a cloned repository carries (or that is damaged) makes
+    canon read or write nothing outside the store: `canon mv` and `canon check` say so."""
+    notes = _star(project, 2)
+    (project / ".canon/moving.json").write_text(record)
+    before = _tree(project)
+    run = canon("mv", "src/target", "src/moved", cwd=project)
+    assert run.code == 2
+    assert "moving.json cannot be read; remove it by hand" in one_sentence(run)
+    assert canon("check", cwd=project).code == 1
+    assert _tree(project) == before and not (project.parent / "escape.md").exists()
+    assert all(note.read_text("utf-8").endswith("See [[src/target]].\n") for note in notes)
