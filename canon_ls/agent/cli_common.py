@@ -53,15 +53,16 @@ def project_of(args: argparse.Namespace) -> Path:
 
 
 def path_arg(args: argparse.Namespace, raw: str) -> str:
-    """A PATH typed in a subdirectory of the project is relative to that subdirectory (as in
-    git); from the project root, or given as an absolute path or URI, it passes unchanged."""
+    """A PATH typed in a subdirectory of the project is relative to it (as in git), else to the
+    project root, `..` included: a path leading out becomes an absolute path outside, which
+    the store refuses. An absolute path or URI, or one without `..` at the root, is unchanged."""
     if not raw or raw.startswith("file:") or os.path.isabs(raw):
         return raw
-    cwd = Path.cwd().resolve()
-    project = project_of(args)
-    if cwd == project or project not in cwd.parents:
+    cwd, project = Path.cwd().resolve(), project_of(args)
+    if project not in cwd.parents and ".." not in raw.replace("\\", "/").split("/"):
         return raw
-    return os.path.normpath(cwd / raw)
+    base = cwd if project in cwd.parents else project
+    return os.path.normpath(base / raw.replace("\\", "/"))
 
 
 def options_of(args: argparse.Namespace) -> dict[str, Any]:

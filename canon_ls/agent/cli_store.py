@@ -291,6 +291,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.fix:
         _fix(store)
+    try:  # a move a killed `canon mv` left half done
+        a_b = store.pending_move()
+        moving = a_b and f"the move of {a_b[0]} to {a_b[1]} was cut short; `canon mv` finishes it."
+    except ValueError as exc:  # BadInput: its record cannot be read
+        moving = str(exc)
+    if moving:
+        print(f"canon: {moving}", file=sys.stderr)
+        failed = True
     project_assets = assets.Assets(store.project, store.root)
     findings = check.check(store, project_assets, changes.ChangeTimes(store.project))
     exported = export_findings(store, project_assets)

@@ -16,10 +16,11 @@ Standard library only: the CLI imports this on `canon settings set`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,6 @@ from canon_ls.core.layout import (
     settings_file,
     show,
     trust_file,
-    trusted,
 )
 from canon_ls.core.optionview import home
 
@@ -99,22 +99,24 @@ def set_user(
     path = settings_file(env)
     _personal(key)
     checked = validated(key, value, project, path)
-    data = _load_json(path)
-    if key in data and data[key] == _plain(checked):
-        return path, False
-    data[key] = _plain(checked)
-    _write_user(path, data)
+    with _user_lock(path):
+        data = _load_json(path)
+        if key in data and data[key] == _plain(checked):
+            return path, False
+        data[key] = _plain(checked)
+        _write_user(path, data)
     return path, True
 
 
 def unset_user(key: str, env: Mapping[str, str] | None = None) -> tuple[Path, bool]:
     path = settings_file(env)
     known(key)
-    data = _load_json(path)
-    if key not in data:
-        return path, False
-    del data[key]
-    _write_user(path, data)
+    with _user_lock(path):
+        data = _load_json(path)
+        if key not in data:
+            return path, False
+        del data[key]
+        _write_user(path, data)
     return path, True
 
 
@@ -157,6 +159,22 @@ def _load_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise OptionError(f"{path} must hold one JSON object; fix it first, nothing was written.")
     return data
+
+
+@contextlib.contextmanager
+def _user_lock(path: Path) -> Iterator[None]:
+    """The user's canon directory (settings.json, trusted.json) held under the store's kind of
+    lock for one read-modify-write, so concurrent commands never lose a change (SPEC §12)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
+    try:
+        with fsio.locked(fd):
+            yield
+    finally:
+        os.close(fd)
 
 
 def _write_user(path: Path, data: dict[str, Any]) -> None:
@@ -286,25 +304,24 @@ def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, st
         raise OptionError(f"There is no {PROJECT_FILE} in {project}; nothing to trust.") from None
     except (OSError, ValueError) as exc:
         raise OptionError(f"{path} cannot be trusted: {_why(exc)}.") from None
-    return _record(project, digest(data), env), digest(data)
+    _record(project, digest(data), env)
+    return trust_file(env), digest(data)
 
 
 def revoke(project: Path, env: Mapping[str, str] | None = None) -> bool:
     """Forget the project's trust; whether it was trusted."""
-    if os.path.realpath(project) not in trusted(env):
-        return False
-    _record(project, None, env)
-    return True
+    return _record(project, None, env)
 
 
-def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> Path:
-    path = trust_file(env)
-    record = _load_json(path)
-    record.pop(os.path.realpath(project), None)
-    if sha is not None:
-        record[os.path.realpath(project)] = sha
-    _write_user(path, record)
-    return path
+def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> bool:
+    """Trust the project's canon.toml of this digest (None: no longer); whether it was."""
+    path, key = trust_file(env), os.path.realpath(project)
+    with _user_lock(path):
+        record = _load_json(path)
+        was = record.pop(key, None) is not None
+        if sha is not None or was:
+            _write_user(path, record if sha is None else {**record, key: sha})
+    return was
 
 
 # --------------------------------------------------------------------------- values

@@ -42,14 +42,14 @@ class Step:
     why: str = ""  # the reason for the address, or why the file is skipped
     scope: str | None = None
     capsule: str = ""
-    body: str = ""  # the article's whole body after this step
+    text: str = ""  # the file's text, which the article receives
     journal: str = ""  # the entry that names the source
 
 
 def rule_prefix(raw: str) -> str:
     """The folder of cross-cutting rule articles, as an address; ValueError when empty."""
     prefix = clean(raw)
-    if not prefix or ":" in prefix:
+    if not prefix or ":" in prefix or ".." in raw.replace("\\", "/").split("/"):
         raise ValueError(f"{raw!r} is not a folder address for rule articles; give e.g. rules.")
     return prefix
 
@@ -81,6 +81,17 @@ def capsule_of(src: Source) -> str:
 
 def _same(text: str) -> str:
     return " ".join(text.split())
+
+
+def _holds(existing: str | None, text: str) -> bool:
+    return existing is not None and _same(text) in _same(existing)
+
+
+def _merged(existing: str | None, relpath: str, text: str) -> str:
+    """The body once `text` is in: the file's text alone, or appended under a heading."""
+    if existing is None:
+        return text + "\n"
+    return f"{existing.rstrip()}\n\n## From {relpath}\n\n{text}\n".lstrip("\n")
 
 
 def _journaled(store: Store) -> set[tuple[str, str]]:
@@ -142,36 +153,41 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
         stored = store.article(address)
         existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
-        if existing is not None and (_same(text) in _same(existing) or (address, token) in done):
+        if existing is not None and (_holds(existing, text) or (address, token) in done):
             steps.append(Step(relpath, "unchanged", address, why))
             continue
-        if existing is None:
-            body = text + "\n"
-            step = Step(relpath, "create", address, why, scope, capsule_of(src), body, journal)
-        else:
-            body = f"{existing.rstrip()}\n\n## From {relpath}\n\n{text}\n".lstrip("\n")
-            step = Step(relpath, "merge", address, why, None, capsule_of(src), body, journal)
-        bodies[address] = body
-        steps.append(step)
+        action, scope = ("create", scope) if existing is None else ("merge", None)
+        bodies[address] = _merged(existing, relpath, text)
+        steps.append(Step(relpath, action, address, why, scope, capsule_of(src), text, journal))
     return steps
 
 
 def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
     """Write the planned articles (a merge keeps the article's capsule when it has one) and
     one journal entry per imported file; returns a sentence for each write the schema refused
-    (that file is not journaled, so the next import tries it again)."""
+    (that file is not journaled, so the next import tries it again). Each file is decided
+    again under the store lock (SPEC §12): an edit made since the plan is kept, and a file
+    another import journaled meanwhile is left alone."""
     refused: list[str] = []
     for step in steps:
         if step.action not in ("create", "merge"):
             continue
-        current = store.article(step.address)
-        capsule = step.capsule if current is None or not current.capsule else None
-        outcome = store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
-        if outcome.status == "refused":
-            refused.append(f"{step.path} -> {step.address}: refused; " + " ".join(outcome.lines))
-            continue
-        slug = "import-" + (sanitise_slug(step.path) or "rule")
-        store.journal(step.journal, subject=[step.address], slug=slug, source=source)
+        token = rules_formats.digest(step.text)
+        with store.locked():
+            store.reload_file(store.path_of(step.address))
+            current = store.article(step.address)
+            body = current.body if current is not None else None
+            if _holds(body, step.text) or (step.address, token) in _journaled(store):
+                continue
+            capsule = step.capsule if current is None or not current.capsule else None
+            merged = _merged(body, step.path, step.text)
+            scope = step.scope if current is None else None
+            outcome = store.write(step.address, capsule=capsule, body=merged, scope=scope)
+            if outcome.status == "refused":
+                refused.append(f"{step.path} -> {step.address}: refused; {' '.join(outcome.lines)}")
+                continue
+            slug = "import-" + (sanitise_slug(step.path) or "rule")
+            store.journal(step.journal, subject=[step.address], slug=slug, source=source)
     return refused
 
 

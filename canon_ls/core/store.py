@@ -10,6 +10,7 @@ through the index's small write-side interface (`written`, `take_mount`, `journa
 from __future__ import annotations
 
 import contextlib
+import json
 import operator
 import os
 import re
@@ -39,6 +40,7 @@ __all__ = [
     "sanitise_slug",
 ]
 
+MOVING = "moving.json"  # under the store root while a `canon mv` is under way: [from, to]
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
@@ -87,6 +89,7 @@ class Store:
         self.articles_dir, self.journal_dir = ix.articles_dir, ix.journal_dir
         self.schema_file, self.bodies, self.anchor = ix.schema_file, ix.bodies, ix.anchor
         self.options: layout.Options | None = None  # §13, set by project.open_store
+        self._held: int | None = None  # the store root's descriptor while `locked` holds it
         # each mount's own store over the index's own index of it (a mount can be written to)
         self._mounts = {name: Store(sub.project, index=sub) for name, sub in ix.mounted.items()}
 
@@ -125,13 +128,28 @@ class Store:
     loaded = property(operator.attrgetter("index.loaded"))  # no call of its own (hot: reads)
 
     @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store lock across several reads and writes (an import's check of the
+        journal, read, write and entry): no other process writes in between (SPEC §12)."""
+        with self.index.lock, self._locked_root(create=True):
+            yield
+
+    @contextlib.contextmanager
     def _locked_root(self, create: bool) -> Iterator[int]:
         """The store root opened (created when asked) through fsio.open_dir and held under
-        the store lock for one read-modify-write (SPEC §12); yields its descriptor."""
+        the store lock for one read-modify-write (SPEC §12); yields its descriptor. Callers
+        hold index.lock, so `_held` is this thread's own (`locked`)."""
+        if self._held is not None:
+            yield self._held
+            return
         fd = self._open_root(create)
         try:
             with fsio.locked(fd):
-                yield fd
+                self._held = fd
+                try:
+                    yield fd
+                finally:
+                    self._held = None
         finally:
             os.close(fd)
 
@@ -296,21 +314,11 @@ class Store:
             with self._locked_root(create=False):
                 parent_fd = self._parent_fd(file, create=False)
                 try:
-                    found = self._read_article(file, parent_fd, address, False)
-                    if found is None or parent_fd is None:
-                        raise BadInput(f"There is no article {address} to {what}.")
-                    data, truncated, mode = found
-                    try:
-                        text = data.decode("utf-8")
-                    except UnicodeDecodeError:
-                        raise BadInput(
-                            f"The article file for {address} is not UTF-8 text; fix it by hand."
-                        ) from None
-                    if truncated:
-                        raise BadInput(f"The article file for {address} is too large to edit.")
+                    text, mode = self._text(address, parent_fd, what)
                     edited = change(text)
                     if edited == text:
                         return False  # the file keeps its bytes and mtime
+                    assert parent_fd is not None  # _text found the file through it
                     fsio.replace_in(parent_fd, file.name, edited.encode("utf-8"), mode)
                 finally:
                     if parent_fd is not None:
@@ -322,7 +330,8 @@ class Store:
         """`canon mv`: move the article at `old` to `new` (paths or addresses) and point the
         inbound [[old]] links at it, through the rule the editor's rename uses
         (links.rewrite_links). Returns the articles whose links changed; BadInput says why
-        nothing moved. Articles under `old/` stay where they are."""
+        nothing moved. Articles under `old/` stay where they are. A record (MOVING) names the
+        move until it is done, so a move cut short is finished by `finish_move`."""
         a, b = self.address_of(old), self.address_of(new)
         if not a or not b:
             raise BadInput("The project root has no article; give two file paths or addresses.")
@@ -334,19 +343,59 @@ class Store:
                 raise BadInput(f"There is no article {a} to move." if a != b else "Same address.")
             if self.has(b) or os.path.lexists(self.path_of(b)):
                 raise BadInput(f"{b} has an article already; merge the two by hand.")
-            moves = {a: b}
-            sources = [s for s in self.backlinks(a) if ":" not in s and s != a]
-            with self._locked_root(create=False):
-                data, mode = self._rewritten(a, moves)
-                with self._in_dir(b, create=True) as fd:  # never replaces a file
-                    fsio.link_new_in(fd, iter((self.path_of(b).name,)), data, mode)
-                with self._in_dir(a) as fd:
-                    os.unlink(self.path_of(a).name, dir_fd=fd)
-                for source in sources:
-                    data, mode = self._rewritten(source, moves)
-                    with self._in_dir(source) as fd:
-                        fsio.replace_in(fd, self.path_of(source).name, data, mode)
+            with self._locked_root(create=False) as root_fd:
+                sources = self._carry_out(root_fd, a, b, start=True)
             self.refresh()
+        return sources
+
+    def pending_move(self) -> tuple[str, str] | None:
+        """(from, to) of a move that was cut short (its record is still there), else None."""
+        try:
+            inside = os.path.realpath(self.root)
+            data, _ = fsio.read_regular(self.root / MOVING, 4096, inside=inside)
+            a, b = (str(x) for x in json.loads(data))
+            self.paths.checked(a), self.paths.checked(b)  # a cloned record cannot lead out
+            return a, b
+        except FileNotFoundError:
+            return None
+        except (OSError, OutsideStore, ValueError, TypeError):
+            raise BadInput(f"{self.root / MOVING} cannot be read; remove it by hand.") from None
+
+    def finish_move(self) -> tuple[str, str, list[str]] | None:
+        """Finish the move a killed `canon mv` left half done, from its record: (from, to,
+        the articles whose links changed now); None when no move is pending."""
+        if self.pending_move() is None:
+            return None
+        with self.index.lock, self._locked_root(create=False) as root_fd:
+            pending = self.pending_move()
+            if pending is None:
+                return None
+            self.refresh()
+            sources = self._carry_out(root_fd, *pending, start=False)
+            self.refresh()
+        return *pending, sources
+
+    def _carry_out(self, root_fd: int, a: str, b: str, start: bool) -> list[str]:
+        """Move `a` to `b` under the store lock, or finish doing so (each step can be redone):
+        every file read and rewritten in memory first, then the record (when starting), `b`
+        linked (never replacing), `a` unlinked, the backlinks rewritten, the record dropped."""
+        moves = {a: b}
+        named = lambda target: a if target == a else self.link_target(target)  # noqa: E731
+        carried = self._rewritten(a, moves, named) if self.has(a) else None
+        sources = [s for s in self.backlinks(a) if ":" not in s and s not in (a, b)]
+        rewrites = [(s, *self._rewritten(s, moves, named)) for s in sources]
+        if start:
+            fsio.link_new_in(root_fd, iter((MOVING,)), json.dumps([a, b]).encode())
+        if carried is not None:
+            if not self.has(b):
+                with self._in_dir(b, create=True) as fd:
+                    fsio.link_new_in(fd, iter((self.path_of(b).name,)), *carried)
+            with self._in_dir(a) as fd:
+                os.unlink(self.path_of(a).name, dir_fd=fd)
+        for source, data, mode in rewrites:
+            with self._in_dir(source) as fd:
+                fsio.replace_in(fd, self.path_of(source).name, data, mode)
+        os.unlink(MOVING, dir_fd=root_fd)
         return sources
 
     @contextlib.contextmanager
@@ -360,18 +409,29 @@ class Store:
         finally:
             os.close(fd)
 
-    def _rewritten(self, address: str, moves: dict[str, str]) -> tuple[bytes, int]:
+    def _rewritten(
+        self, address: str, moves: dict[str, str], named: Callable[[str], str]
+    ) -> tuple[bytes, int]:
         """An article's bytes with its links to `moves` pointed at their new addresses."""
-        file = self.path_of(address)
         with self._in_dir(address) as fd:
-            found = self._read_article(file, fd, address, False)
-        if found is None or found[1]:
-            raise BadInput(f"The article file for {address} cannot be read whole; nothing moved.")
+            text, mode = self._text(address, fd, "move")
+        return rewrite_links(text, moves, named=named).encode("utf-8"), mode
+
+    def _text(self, address: str, fd: int | None, what: str) -> tuple[str, int]:
+        """An article's whole text and mode, read through its opened directory; BadInput says
+        why there is none to `what` (missing, too large, not UTF-8) before anything changed."""
+        found = self._read_article(self.path_of(address), fd, address, False)
+        if found is None:
+            raise BadInput(f"There is no article {address} to {what}.")
+        if found[1]:
+            raise BadInput(f"The article file for {address} is too large to {what}.")
         try:
-            text = found[0].decode("utf-8")
+            return found[0].decode("utf-8"), found[2]
         except UnicodeDecodeError:
-            raise BadInput(f"The article file for {address} is not UTF-8 text.") from None
-        return rewrite_links(text, moves, named=self.link_target).encode("utf-8"), found[2]
+            raise BadInput(
+                f"The article file for {address} is not UTF-8 text; fix it by hand (nothing "
+                "was changed)."
+            ) from None
 
     def journal(
         self,

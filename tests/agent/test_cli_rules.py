@@ -111,8 +111,9 @@ def test_rules_under_picks_the_folder_of_rule_articles(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     meta, _ = _article(project, "conventions/agents/typescript")
     assert meta["scope"] == "rule"
-    bad = canon("import", "--rules-under", "/", cwd=project)
-    assert bad.code == 2 and "rules" in bad.err and "Traceback" not in bad.err
+    for folder in ("/", "../up", "a/../../up"):  # `..` leading out is refused (issue 35)
+        bad = canon("import", "--rules-under", folder, cwd=project)
+        assert bad.code == 2 and "rules" in bad.err and "Traceback" not in bad.err
 
 
 def test_import_bad_front_matter_is_a_sentence_and_the_rest_imports(tmp_path: Path) -> None:
