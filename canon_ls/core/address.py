@@ -7,6 +7,7 @@ containment on the resolved path, so symlinks cannot lead outside either.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -177,6 +178,36 @@ def parent(address: str) -> str:
     """The address one segment up; '' at top level."""
     cut = address.rfind("/")
     return address[:cut] if cut > 0 else ""
+
+
+def asset_folder(project: Path, address: str) -> bool:
+    """Whether an article at `address` stands where a file should (the orphan test, SPEC §6.1
+    item 5): its folder exists, or the first missing folder on its path is one typo away from
+    a folder beside it (`scr/` next to `src/`), so a typo in a folder is caught like one in a
+    file name, while a topic folder (`decisions/`) stays free."""
+    here = project
+    for seg in parent(address).split("/"):
+        if not (here / seg).is_dir():
+            with contextlib.suppress(OSError):
+                return any(_typo(seg, n) and (here / n).is_dir() for n in os.listdir(here))
+            return False
+        here = here / seg
+    return True
+
+
+def _typo(a: str, b: str) -> bool:
+    """One letter changed, added or dropped, or two neighbours swapped (`scr`/`src`), in
+    names of three letters or more."""
+    if len(a) < 3 or a == b:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
+        j += 1
+    x, y = a[i : len(a) - j], b[i : len(b) - j]
+    return len(x) < 2 > len(y) or len(x) == 2 == len(y) and x == y[::-1]
 
 
 def contained(path: Path, base: Path) -> Path:

@@ -184,7 +184,7 @@ class Evidence:
             when = "today" if ago <= 0 else f"{plural(ago, 'day')} ago"
             parts.append(f"stale_after {self.stale_after} passed {when}")
         since = f"since {self.basis} {self.reference}"
-        span = f"in {plural(self.days, 'day')} {since}"
+        span = f"in {plural(self.days, 'day')} {since}" if self.days > 0 else f"today {since}"
         newest = self.newest
         if newest is not None:
             files = self.files

@@ -229,6 +229,7 @@ class Store:
                     exists=self.has,
                     orphan=self.index.would_orphan,
                     governs=self.index.maps if self.options and self.options.lane else None,
+                    maps=self.index.maps,
                 )
                 if data is None:
                     return outcome
@@ -338,6 +339,7 @@ class Store:
             sources = [s for s in self.backlinks(a) if ":" not in s and s != a]
             with self._locked_root(create=False):
                 data, mode = self._rewritten(a, moves)
+                data = _retitled(data, a, b)
                 with self._in_dir(b, create=True) as fd:  # never replaces a file
                     fsio.link_new_in(fd, iter((self.path_of(b).name,)), data, mode)
                 with self._in_dir(a) as fd:
@@ -442,3 +444,16 @@ def iter_addresses(store: Store, prefix: str) -> Iterable[str]:
     for address in store.addresses():
         if not prefix or address == prefix or address.startswith(prefix + "/"):
             yield address
+
+
+def _retitled(data: bytes, old: str, new: str) -> bytes:
+    """A moved article's bytes with its `# <old address>` heading naming the new address
+    (a heading in other words stays)."""
+    text = data.decode("utf-8")
+    _, body, at = art.split_front(text)
+    if art.title_of(body) != old:
+        return data
+    lines = text.split("\n")
+    at = next(i for i in range(at, len(lines)) if lines[i].strip())
+    lines[at] = f"# {new}"
+    return "\n".join(lines).encode("utf-8")
