@@ -121,3 +121,20 @@ def test_bad_front_matter_is_reported_at_its_line_in_the_file(project: Path) -> 
     found = json.loads(canon("check", "--format", "json", cwd=project).out)
     (bad,) = [f for f in found if f["code"] == "malformed-front-matter"]
     assert (bad["line"], bad["start"]) == (3, 6)
+
+
+def test_spec_6_search_finds_other_forms_of_an_english_word(project: Path) -> None:
+    """`canon search rounding` finds the capsule that says "rounded" (stems); Chinese still
+    matches by bigrams."""
+    files(project, "src/tax.py", "src/csv.py")
+    canon(
+        "write",
+        "src/tax.py",
+        "--capsule",
+        "Totals are rounded half up; 税率 per line.",
+        cwd=project,
+    )
+    canon("write", "src/csv.py", "--capsule", "Writes the export.", cwd=project)
+    found = canon("search", "rounding", cwd=project).out
+    assert "src/tax" in found and "src/csv" not in found, found
+    assert "src/tax" in canon("search", "税率", cwd=project).out
