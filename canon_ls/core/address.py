@@ -181,10 +181,9 @@ def parent(address: str) -> str:
 
 
 def asset_folder(project: Path, address: str) -> bool:
-    """Whether an article at `address` stands where a file should (the orphan test, SPEC §6.1
-    item 5): its folder exists, or the first missing folder on its path is one typo away from
-    a folder beside it (`scr/` next to `src/`), so a typo in a folder is caught like one in a
-    file name, while a topic folder (`decisions/`) stays free."""
+    """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its
+    folder exists, or the first missing one is a typo of a folder beside it (`scr/`, `src/`);
+    a topic folder (`decisions/`) is no asset's."""
     here = project
     for seg in parent(address).split("/"):
         if not (here / seg).is_dir():
@@ -196,18 +195,12 @@ def asset_folder(project: Path, address: str) -> bool:
 
 
 def _typo(a: str, b: str) -> bool:
-    """One letter changed, added or dropped, or two neighbours swapped (`scr`/`src`), in
-    names of three letters or more."""
-    if len(a) < 3 or a == b:
-        return False
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    j = 0
-    while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
-        j += 1
-    x, y = a[i : len(a) - j], b[i : len(b) - j]
-    return len(x) < 2 > len(y) or len(x) == 2 == len(y) and x == y[::-1]
+    """One letter changed, added, dropped, or two swapped (`scr`/`src`), in names of 3 or more."""
+    return len(a) > 2 and a != b and bool(_dropped(a) & _dropped(b))
+
+
+def _dropped(word: str) -> set[str]:
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
 
 
 def contained(path: Path, base: Path) -> Path:

@@ -253,7 +253,7 @@ def _line(entry: Entry, several: bool) -> str:
 def base_commit(project: Path, cut: float) -> str | None:
     """The last commit before the staleness cut (the article's own last change, or the end of
     its reference day: core/evidence.py), or None when the history starts later."""
-    before = int(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
+    before = math.ceil(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
     out = _git(project, "rev-list", "-1", f"--before=@{before}", "HEAD", "--")
     text = (out or b"").decode("ascii", "replace").strip()
     return text or None

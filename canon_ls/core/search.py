@@ -39,9 +39,8 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 @functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """An English word's stem (a Porter-style suffix stripper, no dependency): `rounding`,
-    `rounded` and `rounds` all give `round`, `retries` and `retry` give `retri`. Words with a
-    digit, a non-ASCII letter (CJK) or of three letters or fewer stay as they are."""
+    """An English word's stem (Porter-style, no dependency): `rounding`, `rounded`, `rounds`
+    give `round`; words of 3 letters or fewer, with a digit or non-ASCII (CJK) stay."""
     if len(word) < 4 or not (word.isascii() and word.isalpha()):
         return word
     if word.endswith("sses") or word.endswith("ies"):
@@ -124,9 +123,8 @@ def lane_tokens(text: str) -> list[str]:
 
 
 def lane_stems(tokens: list[str]) -> list[str]:
-    """The stems of the lane's ASCII tokens, as a field of their own: a prompt none of whose
-    words an article holds as written ranks by them (`rounding` finds `rounded`), so a
-    prompt that matches as written ranks exactly as it did before stems."""
+    """The stems of the lane's ASCII tokens as a field of their own (lane._scores asks them
+    only when no article holds a word as written: such a prompt ranks as before stems)."""
     return [STEM + stem(t) for t in tokens if t.isascii()]
 
 

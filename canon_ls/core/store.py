@@ -447,13 +447,10 @@ def iter_addresses(store: Store, prefix: str) -> Iterable[str]:
 
 
 def _retitled(data: bytes, old: str, new: str) -> bytes:
-    """A moved article's bytes with its `# <old address>` heading naming the new address
-    (a heading in other words stays)."""
+    """A moved article's bytes with its `# <old address>` heading naming the new address."""
     text = data.decode("utf-8")
-    _, body, at = art.split_front(text)
+    body = art.split_front(text)[1]
     if art.title_of(body) != old:
-        return data
-    lines = text.split("\n")
-    at = next(i for i in range(at, len(lines)) if lines[i].strip())
-    lines[at] = f"# {new}"
-    return "\n".join(lines).encode("utf-8")
+        return data  # a heading in other words stays
+    heading = body.lstrip().split("\n", 1)[0]
+    return (text[: len(text) - len(body)] + body.replace(heading, f"# {new}", 1)).encode("utf-8")
