@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hypothesis import settings
 from canon_ls.core.store import Store
 
 TODAY = "2026-11-29"
+SCRATCH = pytest.StashKey[Path]()
 
 # Property tests give the same verdict on every run (CI): examples are derived from each test,
 # not drawn at random, and no example database carries state between runs. Explore new random
@@ -28,8 +30,16 @@ def pytest_configure(config: pytest.Config) -> None:
     inherits it; the npm installs of agent CLIs use their own CANON_NPM_CACHE and stay shared.
     """
     scratch = Path(tempfile.mkdtemp(prefix="canon-tests-"))
+    config.stash[SCRATCH] = scratch
     for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
         os.environ[name] = str(scratch / name.lower())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The scratch folder goes when the run ends (nothing of it is left in /tmp)."""
+    scratch = config.stash.get(SCRATCH, None)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture

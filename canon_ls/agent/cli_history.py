@@ -59,6 +59,8 @@ def cmd_mv(args: argparse.Namespace) -> int:
         f"; links rewritten in {', '.join(rewritten)}" if rewritten else "; no article links to it"
     )
     print(f"Moved {a} to {b}{links}.")
+    if store.is_orphan(b):
+        print(f"No file or directory maps to {b} yet: until one does, the article is an orphan.")
     return 0
 
 

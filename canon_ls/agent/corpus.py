@@ -36,7 +36,7 @@ from canon_ls.core.freshness import key as _file_key
 from canon_ls.core.seal import sealed, unsealed
 from canon_ls.core.search import SearchIndex
 
-VERSION = 4  # 3: the lane's own tokens (core/search.py lane_tokens); 4: sealed (core/seal.py)
+VERSION = 5  # 3: the lane's own tokens (core/search.py lane_tokens); 4: sealed; 5: stems
 
 
 class Corpus:
@@ -131,7 +131,7 @@ def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
 def _build(options: layout.Options, file: Path | None) -> Corpus:
     """Judge every article of the store, index the members, save the snapshot."""
     # Imported here: only a rebuild pays for the store and the parser.
-    from canon_ls.core.search import TAG, article_text, lane_tokens
+    from canon_ls.core.search import TAG, article_text, lane_stems, lane_tokens
     from canon_ls.core.store import Store
 
     started = time.time_ns()
@@ -149,7 +149,8 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
         if article is None or (article.scope != "rule" and _maps(project, address, listings)):
             continue
         tags = [TAG + token for token in lane_tokens(" ".join(article.tags))]  # a field of its own
-        index.add_tokens(address, lane_tokens(article_text(article)) + tags)
+        words = lane_tokens(article_text(article))
+        index.add_tokens(address, words + tags + lane_stems(words))
         members[address] = (article.capsule.strip(), article.scope == "rule")
         try:
             st = os.stat(os.path.join(articles, address + ".md"))

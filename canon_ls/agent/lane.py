@@ -51,12 +51,15 @@ agent/stats.py), besides the common `ts`, `agent`, `session`, `event` fields:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent.session import SessionState
 from canon_ls.agent.surfacing import article_line
 from canon_ls.agent.tokens import is_canon_tool
 from canon_ls.core import layout
+
+if TYPE_CHECKING:
+    from canon_ls.agent.corpus import Corpus
 
 MAX_RANKED = 3  # ranked articles per message
 PROMPTS_KEPT = 3  # the newest prompts that make up the intent
@@ -164,10 +167,9 @@ class Lane:
 
     def _rank(self, query: str) -> tuple[list[str], dict[str, Any]]:
         from canon_ls.agent import corpus as lane_corpus
-        from canon_ls.core.search import boosted, lane_tokens
 
         corpus = lane_corpus.load(self.options)
-        scores = corpus.scores(boosted(lane_tokens(query)))
+        scores = _scores(corpus, query)
         standout = float(self.options["standout"])
         delivered = self.state.ranked
         in_context = set(delivered) | set(self.state.surfaced)
@@ -185,7 +187,7 @@ class Lane:
             checked += 1
         competitor = candidates[MAX_RANKED][1] if len(candidates) > MAX_RANKED else 0.0
         newest = newest_intent(self.state)
-        fresh = scores if newest == query else corpus.scores(boosted(lane_tokens(newest)))
+        fresh = scores if newest == query else _scores(corpus, newest)
         floor = 0.0
         if standout > 1:  # raised only by a delivered article the newest words still match
             floor = max((scores.get(a, 0.0) for a in delivered if a in fresh), default=0.0)
@@ -216,6 +218,14 @@ class Lane:
             "index": corpus.source,
         }
         return lines, decision
+
+
+def _scores(corpus: Corpus, text: str) -> dict[str, float]:
+    """BM25 of the words as written; by their stems only when no article holds any of them."""
+    from canon_ls.core.search import boosted, lane_stems, lane_tokens
+
+    words = lane_tokens(text)
+    return corpus.scores(boosted(words)) or corpus.scores(lane_stems(words))
 
 
 def _round(score: float) -> float:

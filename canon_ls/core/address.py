@@ -7,6 +7,7 @@ containment on the resolved path, so symlinks cannot lead outside either.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -177,6 +178,29 @@ def parent(address: str) -> str:
     """The address one segment up; '' at top level."""
     cut = address.rfind("/")
     return address[:cut] if cut > 0 else ""
+
+
+def asset_folder(project: Path, address: str) -> bool:
+    """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its
+    folder exists, or the first missing one is a typo of a folder beside it (`scr/`, `src/`);
+    a topic folder (`decisions/`) is no asset's."""
+    here = project
+    for seg in parent(address).split("/"):
+        if not (here / seg).is_dir():
+            with contextlib.suppress(OSError):
+                return any(_typo(seg, n) and (here / n).is_dir() for n in os.listdir(here))
+            return False
+        here = here / seg
+    return True
+
+
+def _typo(a: str, b: str) -> bool:
+    """One letter changed, added, dropped, or two swapped (`scr`/`src`), in names of 3 or more."""
+    return len(a) > 2 and a != b and bool(_dropped(a) & _dropped(b))
+
+
+def _dropped(word: str) -> set[str]:
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
 
 
 def contained(path: Path, base: Path) -> Path:

@@ -293,6 +293,17 @@ def _flow(val: str) -> list[str]:
     return out
 
 
+def _yaml_reason(exc: Exception) -> str:
+    """YAML's complaint with its places counted in the article file (the block starts on
+    the line after `---`), e.g. `did not find expected ',' or ']' (line 5, column 1)`."""
+    parts = []
+    for what, mark in (("context", "context_mark"), ("problem", "problem_mark")):
+        text, at = getattr(exc, what, None), getattr(exc, mark, None)
+        if text:
+            parts.append(f"{text} (line {at.line + 2}, column {at.column + 1})" if at else text)
+    return re.sub(r"\s+", " ", ", ".join(parts) or str(exc))
+
+
 def _yaml(block: str) -> dict[str, Any]:
     """The slow path: python-frontmatter's YAML handler over libyaml's BaseLoader (every
     scalar kept as a string); raises ValueError with a readable reason.
@@ -312,9 +323,7 @@ def _yaml(block: str) -> dict[str, Any]:
     try:
         data = load(block, Loader=loader)  # BaseLoader builds no objects
     except yaml.YAMLError as exc:
-        reason = str(exc).replace("\n", " ")
-        reason = re.sub(r"\s+", " ", reason)
-        raise ValueError(reason) from None
+        raise ValueError(_yaml_reason(exc)) from None
     except RecursionError:
         # libyaml stops at 1,000 levels; PyYAML's composer recurses per level before that
         # (SPEC §12: deep nesting is a finding, never a crash).
@@ -381,7 +390,7 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
             if not _PI_QUOTES.search(value):
                 apart.add(i)
                 owned[key] = one_line(value)
-    return "\n".join(x for i, x in enumerate(lines) if i not in apart), owned
+    return "\n".join("" if i in apart else x for i, x in enumerate(lines)), owned  # lines stay
 
 
 DUPLICATE_KEY = "duplicate key: {0} appears more than once; canon reads the non-empty {0}"

@@ -147,7 +147,7 @@ class ChangeTimes:
     dirty files on every refresh.
     """
 
-    VERSION = 6  # 5: paths as a sorted blob with int arrays; 6: sealed (length and CRC-32)
+    VERSION = 7  # 5: paths as a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked)
 
     def __init__(
         self,
@@ -329,7 +329,7 @@ class ChangeTimes:
         cache.write_file(file, sealed(marshal.dumps(state)))
 
     # -- queries --------------------------------------------------------------------------
-    def committed(self) -> dict[str, int]:
+    def committed(self) -> dict[str, float]:
         """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""
         commits = self._history.commits
         return {path: commits[i].time for path, i in self._history.newest.items()}

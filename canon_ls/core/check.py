@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from canon_ls.core import lint
 from canon_ls.core import schema as schema_mod
+from canon_ls.core.address import asset_folder
 from canon_ls.core.article import parse
 from canon_ls.core.assets import Assets, Survey, address_of_path
 from canon_ls.core.changes import ChangeTimes
@@ -182,9 +183,7 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
     assert assets is not None
     if "/" not in address or art.scope == "rule" or ctx.has_asset(address):
         return False
-    if not os.path.isdir(os.path.join(assets.project, address.rpartition("/")[0])):
-        return False
-    return ctx.mapped()
+    return ctx.mapped() and asset_folder(Path(assets.project), address)
 
 
 def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding]:

@@ -67,9 +67,10 @@ def cut_of(reference: str, own: float) -> float:
     """The moment from which a governed change counts against an article (SPEC §9): just
     after its own last change when that change falls on its reference day (so a commit later
     the same day counts and the commit that wrote the article with its code does not), else
-    the start of the day after the reference date. Commit times are whole seconds."""
+    the start of the day after the reference date. Commit times are seconds and ticks
+    (gitlog.ticked): a commit the article's own commit precedes in history is later."""
     if own and day(own) == reference:
-        return float(int(own) + 1)
+        return own + 1e-6  # a commit of the same second counts when history puts it later
     return day_after(reference)
 
 
@@ -184,7 +185,7 @@ class Evidence:
             when = "today" if ago <= 0 else f"{plural(ago, 'day')} ago"
             parts.append(f"stale_after {self.stale_after} passed {when}")
         since = f"since {self.basis} {self.reference}"
-        span = f"in {plural(self.days, 'day')} {since}"
+        span = f"in {plural(self.days, 'day')} {since}" if self.days > 0 else f"today {since}"
         newest = self.newest
         if newest is not None:
             files = self.files

@@ -28,9 +28,11 @@ _PATH = re.compile(rb"\0\n?[A-Z][0-9]*\0([^\0]+)\0")
 
 
 class Commit(NamedTuple):
-    """One commit of the history pass: committer time, abbreviated hash, author, subject."""
+    """One commit of the history pass: committer time, abbreviated hash, author, subject.
+    Commits of one second are ordered by history: each one newer in the log than another of
+    its second is a tick (1/4096 s) later (SPEC §9: "later" follows history)."""
 
-    time: int
+    time: float
     hash: str
     author: str
     subject: str
@@ -166,6 +168,7 @@ def parse_outputs(outs: Sequence[Output]) -> History:
     the output, and each output byte is looked at once."""
     bounds = _bounds(outs)
     commits, ranges = _walk(outs, bounds)
+    commits = ticked(commits)
     builder = Builder()
     gone: dict[str, list[int]] = {}
     times = [c.time for c in commits]
@@ -263,7 +266,7 @@ def _route(
 
 
 def _parse_range(
-    blob: bytes, events: array, times: list[int], builder: Builder, gone: dict[str, list[int]]
+    blob: bytes, events: array, times: list[float], builder: Builder, gone: dict[str, list[int]]
 ) -> None:
     """One range's events (in the output's order) into `builder` (in byte order) and `gone`.
 
@@ -312,7 +315,7 @@ def _fold(
     idx: array,
     start: int,
     size: int,
-    times: list[int],
+    times: list[float],
     drop: list[int],
     extra: dict[int, list[int]],
     gone_rows: dict[int, list[int]],
@@ -371,7 +374,24 @@ def merged(old: History, new: History) -> History:
             builder.add(path, first, rest)
     for key in keys[u:]:
         place(key, gone.pop(decode(key), []))
-    return History(old.commits + new.commits, builder.table(), gone)
+    top = max((c.time for c in old.commits), default=0.0)
+    return History(old.commits + ticked(new.commits, top), builder.table(), gone)
+
+
+def ticked(commits: list[Commit], after: float = 0.0) -> list[Commit]:
+    """Commits (newest first) with a tick per commit newer than another of its second, going
+    on from `after` (the newest time of the history they extend)."""
+    out = commits[:]
+    second, k = int(after), round((after - int(after)) * TICKS) if after else -1
+    for i in range(len(out) - 1, -1, -1):
+        t = int(out[i].time)
+        k = min(k + 1, TICKS - 1) if t == second else 0
+        second = t
+        out[i] = out[i]._replace(time=t + k / TICKS)
+    return out
+
+
+TICKS = 4096
 
 
 def events_of(h: History) -> Iterator[tuple[str, list[int], bool]]:
@@ -382,7 +402,7 @@ def events_of(h: History) -> Iterator[tuple[str, list[int], bool]]:
         yield name, events, True
 
 
-def parse_log(out: bytes) -> tuple[dict[str, int], dict[str, int]]:
+def parse_log(out: bytes) -> tuple[dict[str, float], dict[str, float]]:
     """(changed, deleted): each path's newest committer time, split by whether that newest
     event kept the file or deleted it (parse_history, reduced to times)."""
     h = parse_history(out)

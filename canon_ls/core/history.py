@@ -10,8 +10,10 @@ and without repository-configured programs (`--no-ext-diff --no-textconv`).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -137,26 +139,39 @@ def history(
     lines += [_line(e, several) for e in after]
     if reference:
         ago = days_between(reference, today)
-        lines.append(
-            f"-- {basis} {reference}: the article's reference date ({plural(ago, 'day')} ago) --"
-        )
+        when = "today" if ago <= 0 else f"{plural(ago, 'day')} ago"
+        lines.append(f"-- {basis} {reference}: the article's reference date ({when}) --")
     if not since_updated:
         lines += [_line(e, several) for e in before]
-    journal = _journal(store, about.address, reference if since_updated else "")
+    journal = _journal(store, about.address, reference if since_updated else "", cut)
     lines += [f"journal {e.date or 'undated'} {e.name}" for e in journal]
-    if not journal:
+    earlier = len(_journal(store, about.address, "")) if since_updated and not journal else 0
+    if earlier:  # `canon read` lists them: say they exist, dated before the cut
+        named = plural(earlier, "entry names", "entries name")
+        lines.append(f"journal: {named} {about.address}, none since {basis} {reference}")
+    elif not journal:
         lines.append(f"journal: no entry names {about.address}")
     return "\n".join(lines)
 
 
-def _journal(store: Store, address: str, after: str) -> list[JournalEntry]:
-    """The entries naming `address`; with `after` (a reference day), only those dated later:
-    an entry of the reference day itself came before the article's update or review."""
+def _journal(store: Store, address: str, after: str, cut: float = math.inf) -> list[JournalEntry]:
+    """The entries naming `address`; with `after` (a reference day), only those since: an
+    entry of that day itself counts when it records an instant at or after `cut` (the
+    article's own change, as for commits), else it came before the update or review."""
     return [
         e
         for e in store.journal_entries()
-        if address in e.subject and not (after and e.date <= after)
+        if address in e.subject
+        and not (after and (e.date < after or e.date == after and _instant(e.logged) < cut))
     ]
+
+
+def _instant(logged: str) -> float:
+    """An entry's `logged` ISO instant as epoch seconds; 0 when absent or unreadable."""
+    try:
+        return datetime.fromisoformat(logged).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def history_data(store: Store, path: str, since_updated: bool = False) -> dict[str, object]:
@@ -167,7 +182,7 @@ def history_data(store: Store, path: str, since_updated: bool = False) -> dict[s
     cut = _cut(store, about, times)
     listed = [e for e in entries(about, times) if not since_updated or e.time >= cut]
     since = reference if since_updated else ""
-    journal = [{"date": e.date, "name": e.name} for e in _journal(store, about.address, since)]
+    journal = [{"date": e.date, "name": e.name} for e in _journal(store, about.address, since, cut)]
     return {
         "address": about.address,
         "asked": about.asked,
@@ -238,7 +253,7 @@ def _line(entry: Entry, several: bool) -> str:
 def base_commit(project: Path, cut: float) -> str | None:
     """The last commit before the staleness cut (the article's own last change, or the end of
     its reference day: core/evidence.py), or None when the history starts later."""
-    before = int(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
+    before = math.ceil(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
     out = _git(project, "rev-list", "-1", f"--before=@{before}", "HEAD", "--")
     text = (out or b"").decode("ascii", "replace").strip()
     return text or None

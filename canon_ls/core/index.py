@@ -33,11 +33,11 @@ from canon_ls.core.address import (
     StorePaths,
     ancestors,
     argument,
+    asset_folder,
     contained,
     governing_in,
     link_target,
     normalise,
-    parent,
     place,
 )
 from canon_ls.core.article import Article
@@ -669,7 +669,7 @@ class StoreIndex:
         """§6.1 item 5 for an article of this `scope` at `address`, as a write sees it."""
         if scope == "rule" or "/" not in address:
             return False
-        if not (self.project / parent(address)).is_dir() or self.maps(address):
+        if self.maps(address) or not asset_folder(self.project, address):
             return False
         if not self._mapped:
             self._mapped = any(self.maps(a) for a in self._index if a != address and ":" not in a)

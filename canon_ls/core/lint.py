@@ -41,6 +41,7 @@ LOG_SEGMENTS = {"log", "logs", "journal", "session", "sessions", "standup", "sta
 LOG_SEGMENTS |= {"meeting", "meetings"}
 FOLD_UP_CHARS = 400  # a body shorter than this under an existing parent could live there
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+_PLACE = re.compile(r"\(line (\d+), column (\d+)\)")
 _CHANGELOG = re.compile(r"^\W*(" + "|".join(CHANGELOG_WORDS) + r")\b", re.IGNORECASE)
 _CONSTRAINT = re.compile(
     r"\b(must|never|always|require|requires|required|do not|don't)\b", re.IGNORECASE
@@ -163,8 +164,9 @@ def orphan_question(
 def fold_up(
     address: str, chars: int, exists: Callable[[str], bool], schema: Schema | None
 ) -> list[str]:
-    """§6.1 item 8: a body of `chars` characters, short, whose parent article exists could be
-    a section of it (the schema's own body minimum, when declared, speaks instead)."""
+    """§6.1 item 8: a new article with no file of its own and a short body, whose parent
+    article exists, could be a section of it (the schema's own body minimum, when declared,
+    speaks instead)."""
     up = parent(address)
     if not 0 < chars < FOLD_UP_CHARS or not up or not exists(up):
         return []
@@ -255,11 +257,13 @@ def write_lints(
     chars: int | None = None,
     scope: str = "asset",
     governs: Callable[[str], bool] | None = None,
+    asset: bool = False,
 ) -> list[str]:
     """All §6.1 lines for a write that landed. A bound the schema declares replaces the
     built-in line on the same aspect (§7). `chars`: the body's size to judge (default its
     length); `governs` (whether a file has an address) is given when the retrieval lane is
-    on: it asks the scope question."""
+    on: it asks the scope question. `asset`: a file or folder has this address; its article
+    is never asked to fold into its parent's (a file that needs explaining gets its own)."""
     chars = len(body) if chars is None else chars
     lines = capsule_missing(capsule)
     if capsule_given or previous is None:
@@ -275,7 +279,8 @@ def write_lints(
     if body_given and previous is not None:
         lines += body_growth(previous.body, body)
         lines += dropped_constraints(previous.body, body)
-    lines += fold_up(address, chars, exists, schema)
+    if previous is None and not asset:
+        lines += fold_up(address, chars, exists, schema)
     lines += scope_question(address, body, previous.body if previous else "", scope, governs)
     return lines
 
@@ -306,7 +311,10 @@ def article_findings(
             found.append(Finding(a, "duplicate-key", "warning", _duplicate_message(problem)))
             continue
         code = "malformed-front-matter" if problem.startswith("malformed") else "bad-file"
-        found.append(Finding(a, code, "error", problem[0].upper() + problem[1:] + "."))
+        at = _PLACE.search(problem)  # YAML's place, counted in the file (article.py)
+        line, column = (int(at[1]) - 1, int(at[2]) - 1) if at else (0, 0)
+        message = problem[0].upper() + problem[1:] + "."
+        found.append(Finding(a, code, "error", message, line, column, column))
     for message in capsule_missing(article.capsule):
         found.append(Finding(a, "capsule-missing", "warning", message))
     for message in [] if schema and schema.bound("capsule") else capsule_length(article.capsule):

@@ -50,6 +50,7 @@ def merge(
     exists: Callable[[str], bool],
     orphan: Callable[[str, str], bool],
     governs: Callable[[str], bool] | None = None,
+    maps: Callable[[str], bool],
 ) -> tuple[WriteOutcome, bytes | None, int]:
     """§6 write, §7 judgement, §6.1 lints over the previous file (bytes, truncated, mode)
     as read under the store lock: the outcome, the new bytes (None when nothing is written:
@@ -138,6 +139,7 @@ def merge(
         chars=len(sized),
         scope=new_scope,
         governs=governs,
+        asset=maps(address),
     )
     status = "created" if created else "written"
     return WriteOutcome(address, status, lines + tail), text.encode("utf-8"), mode

@@ -10,6 +10,7 @@ postings layout `_LAYOUT`; `SNAPSHOT_VERSION` moves when the tokens do).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import marshal
 import math
@@ -36,8 +37,31 @@ _WORD = re.compile(rf"[^\W_{_CJK}]+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """An English word's stem (Porter-style, no dependency): `rounding`, `rounded`, `rounds`
+    give `round`; words of 3 letters or fewer, with a digit or non-ASCII (CJK) stay."""
+    if len(word) < 4 or not (word.isascii() and word.isalpha()):
+        return word
+    if word.endswith("sses") or word.endswith("ies"):
+        word = word[:-2]
+    elif word[-1] == "s" and word[-2] not in "isu":
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and not word.endswith("eed") and _VOWEL.search(base):
+            word = base[:-1] if len(base) > 2 and base[-1] == base[-2] not in "lsz" else base
+            break
+    if word[-1] == "y" and len(word) > 2 and word[-2] not in "aeiou":
+        word = word[:-1] + "i"
+    return word[:-1] if word[-1] == "e" and len(word) > 3 else word
+
+
+_VOWEL = re.compile("[aeiouy].")
+
+
 def tokenize(text: str) -> list[str]:
-    """Lower-cased words, plus the parts of camelCase words; CJK runs as character bigrams.
+    """Lower-cased words stemmed, plus the parts of camelCase words; CJK runs as bigrams.
 
     A one-character CJK run is kept as a single character so a lone 表 can still match.
     `load_config` gives `load config`; `loadConfig` gives `loadconfig load config`.
@@ -50,7 +74,7 @@ def tokenize(text: str) -> list[str]:
         camel: list[str] = []
         for word in set(words):  # per distinct word: regex work stays off the hot path
             low = word.lower()
-            lower[word] = low
+            lower[word] = stem(low)
             if low != word and word[1:] != low[1:] and not word.isupper():
                 camel.append(word)
         out = [lower[w] for w in words]
@@ -59,7 +83,7 @@ def tokenize(text: str) -> list[str]:
             for word in camel:
                 parts = _CAMEL_PART.findall(word)
                 if len(parts) > 1:
-                    out.extend([p.lower() for p in parts] * counts[word])
+                    out.extend([stem(p.lower()) for p in parts] * counts[word])
     if _HAS_CJK.search(text) is not None:
         append = out.append
         for run in _CJK_RUN.findall(text):
@@ -98,6 +122,13 @@ def lane_tokens(text: str) -> list[str]:
     return out
 
 
+def lane_stems(tokens: list[str]) -> list[str]:
+    """The stems of the lane's ASCII tokens as a field of their own (lane._scores asks them
+    only when no article holds a word as written: such a prompt ranks as before stems)."""
+    return [STEM + stem(t) for t in tokens if t.isascii()]
+
+
+STEM = "~"  # prefix of the lane's stem tokens (tokenize never yields it)
 TAG = "#"  # prefix of tag tokens: tokenize never yields it, so tags are a field of their own
 
 
@@ -262,7 +293,7 @@ class SearchIndex:
         return bm25(plists, n, self.k1, self._norms)
 
     # -- persistence (marshal: plain data only, nothing executes on load) ------------------
-    SNAPSHOT_VERSION = 4  # 4: term ids per document (3: tag-field tokens); older ones rebuild
+    SNAPSHOT_VERSION = 5  # 5: stems (4: term ids per document); older ones rebuild
 
     def snapshot(self, stamps: Mapping[str, object] | None = None) -> bytes:
         """The index as bytes, with an optional stamp per key (e.g. (mtime_ns, size))."""

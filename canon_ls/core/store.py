@@ -247,6 +247,7 @@ class Store:
                     exists=self.has,
                     orphan=self.index.would_orphan,
                     governs=self.index.maps if self.options and self.options.lane else None,
+                    maps=self.index.maps,
                 )
                 if data is None:
                     return outcome
@@ -382,6 +383,8 @@ class Store:
         moves = {a: b}
         named = lambda target: a if target == a else self.link_target(target)  # noqa: E731
         carried = self._rewritten(a, moves, named) if self.has(a) else None
+        if carried is not None:
+            carried = (_retitled(carried[0], a, b), carried[1])
         sources = [s for s in self.backlinks(a) if ":" not in s and s not in (a, b)]
         rewrites = [(s, *self._rewritten(s, moves, named)) for s in sources]
         if start:
@@ -502,3 +505,13 @@ def iter_addresses(store: Store, prefix: str) -> Iterable[str]:
     for address in store.addresses():
         if not prefix or address == prefix or address.startswith(prefix + "/"):
             yield address
+
+
+def _retitled(data: bytes, old: str, new: str) -> bytes:
+    """A moved article's bytes with its `# <old address>` heading naming the new address."""
+    text = data.decode("utf-8")
+    body = art.split_front(text)[1]
+    if art.title_of(body) != old:
+        return data  # a heading in other words stays
+    heading = body.lstrip().split("\n", 1)[0]
+    return (text[: len(text) - len(body)] + body.replace(heading, f"# {new}", 1)).encode("utf-8")

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from same_day_repo import at, build, commit, x_article
+from stale_repo import git
 from test_cli import canon
 
 UTC = {"TZ": "UTC"}
@@ -75,3 +76,31 @@ def test_spec_9_uncommitted_article_then_a_commit_the_same_day(tmp_path: Path) -
         "stale: 1 commit in 8 days since updated 2026-11-21 touched src/x.py "
         f'(newest {later} 2026-11-21 "Change x again")'
     ]
+
+
+def test_spec_9_a_commit_in_the_article_s_second_that_descends_from_it_is_later(
+    tmp_path: Path,
+) -> None:
+    """Issue 41 item 10: a script commits the article, then the code, in one second: the code
+    commit descends from the article's, so it is later (stale); committed the other way round
+    (code first, then the article, one second) it is not. A refresh that reads only the new
+    commits (the cached history goes on) orders them the same."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    when = at("2026-11-20", 10)
+    article = {".canon/articles/src/x.md": x_article("2026-11-20")}
+    commit(root, "Write x and its article", when, {"src/x.py": "X = 1\n", **article})
+    assert stale_lines(canon("read", "src/x.py", cwd=root, env=UTC).out) == []
+    later = commit(root, "Change x", when, {"src/x.py": "X = 2\n"})
+    assert stale_lines(canon("read", "src/x.py", cwd=root, env=UTC).out) == [
+        "stale: 1 commit in 9 days since updated 2026-11-20 touched src/x.py "
+        f'(newest {later} 2026-11-20 "Change x")'
+    ]
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    commit(other, "Write x", when, {"src/x.py": "X = 1\n"})
+    commit(other, "Change x", when, {"src/x.py": "X = 2\n"})
+    commit(other, "Its article", when, article)
+    assert stale_lines(canon("read", "src/x.py", cwd=other, env=UTC).out) == []

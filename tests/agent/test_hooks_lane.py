@@ -373,7 +373,7 @@ def test_pi_prompt_and_turn_decide_as_the_other_agents(tmp_path: Path) -> None:
 
 LOGGING = "Log as structured JSON lines through the logger; never print."
 LOGGING_LINE = f"- conventions/logging: {LOGGING}"
-FUNCTION_WORDS = "Can you do it with a test at the end of the file?"
+FUNCTION_WORDS = "Can you do it with a fix at the end of the file?"
 
 
 def small_store(root: Path) -> Path:
@@ -416,6 +416,20 @@ def test_cjk_words_still_rank(tmp_path: Path, agent: str) -> None:
     hook = isolated_hook(agent, tmp_path)
     line = "- conventions/jine: 金额在最后一步四舍五入到分。"
     assert line in ask(hook, project, "金额怎么四舍五入？")
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_other_forms_of_a_word_rank_when_no_word_matches_as_written(
+    tmp_path: Path, agent: str
+) -> None:
+    """Issue 41 item 5: "rounded" and "totals" find the rule that says "round", "rounding"
+    and "total" (English stems), asked only when no article holds a word of the prompt as
+    written, so a prompt that matches as written ranks as before; words of three letters
+    still never count."""
+    project = lane_project(tmp_path / "proj")
+    hook = isolated_hook(agent, tmp_path)
+    assert RULE_LINE in ask(hook, project, "Are totals rounded twice?")
+    assert ask(hook, project, "Are the ones ran as set?", session="s-2") == ""
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])

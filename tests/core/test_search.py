@@ -7,20 +7,38 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.search import SearchIndex, tokenize
+from canon_ls.core.search import SearchIndex, lane_stems, lane_tokens, stem, tokenize
 from canon_ls.core.search_file import cached_index
 
 
 def test_spec_6_search_words_are_lower_cased():
-    """SPEC §6 search: other text as lower-cased words."""
+    """SPEC §6 search: other text as lower-cased words (English words as their stems)."""
     assert tokenize("Loads Layered CONFIG; env beats file.") == [
-        "loads",
-        "layered",
+        "load",
+        "layer",
         "config",
         "env",
-        "beats",
-        "file",
+        "beat",
+        "fil",
     ]
+
+
+def test_english_words_are_stemmed_cjk_and_codes_are_not():
+    """Issue 41 item 5: `rounding` finds `rounded`; CJK, words with digits and short words
+    stay as written; the lane keeps its words as written (four characters or more) and
+    their stems as a field of their own."""
+    same = ["rounding", "rounded", "rounds", "round"]
+    assert {stem(w) for w in same} == {"round"}
+    assert stem("retries") == stem("retry") == stem("retrying") == stem("retried")
+    assert stem("caching") == stem("cached") == stem("cache") == stem("caches")
+    assert stem("running") == stem("runs") == "run" and stem("status") == "status"
+    assert [stem(w) for w in ("utf8", "tax", "缓存", "été")] == ["utf8", "tax", "缓存", "été"]
+    assert lane_tokens("runs ran rounding 缓存") == ["runs", "rounding", "缓存"]
+    assert lane_stems(["runs", "rounding", "缓存"]) == ["~run", "~round"]
+    index = SearchIndex()
+    index.add("a", "Totals are rounded half up.")
+    index.add("b", "Totals are truncated.")
+    assert [key for key, _ in index.query("rounding", 10)[0]] == ["a"]
 
 
 def test_spec_6_search_snake_and_camel_case_split():
@@ -44,7 +62,7 @@ def test_spec_6_search_one_character_cjk_run_is_kept():
 
 def test_spec_6_search_mixed_text():
     """Tokens are a bag of words (order carries no meaning), so compare sorted."""
-    assert sorted(tokenize("缓存cache失效 TTL")) == sorted(["缓存", "cache", "失效", "ttl"])
+    assert sorted(tokenize("缓存cache失效 TTL")) == sorted(["缓存", "cach", "失效", "ttl"])
     assert tokenize("ユーザー認証 한국어") == [
         "ユー",
         "ーザ",

@@ -32,16 +32,26 @@ FOLD = "could it be a section of"
 
 
 def test_spec_6_1_8_fold_up_short_body_under_an_existing_parent(store: Store) -> None:
-    """A body of 1..399 characters whose parent article exists gets the fold-up hint; 400
-    characters, no parent article, a one-segment address or an empty body do not."""
+    """A new article with a body of 1..399 characters whose parent article exists gets the
+    fold-up hint; a later write, 400 characters, no parent article, a one-segment address or
+    an empty body do not."""
     assert FOLD not in w(store, "src/a/b.py", capsule="B.", body="x" * 10)  # no parent article
     w(store, "src", capsule="Sources.", body="# src\n" + "s" * 500)
     said = w(store, "src/feed.py", capsule="Feed.", body="# src/feed\nOne GET.")
     assert f"{FOLD} src instead?" in said
-    assert FOLD in w(store, "src/feed.py", capsule="Feed, fetched hourly.")  # on any write
+    assert FOLD not in w(store, "src/feed.py", capsule="Feed, fetched hourly.")  # new only
     assert FOLD not in w(store, "src/big.py", capsule="Big.", body="y" * 399 + "\n")
     assert FOLD not in w(store, "src/cap.py", capsule="Only a capsule.")
     assert FOLD not in w(store, "top.py", capsule="Top.", body="tiny")
+
+
+def test_spec_6_1_8_no_fold_up_for_a_file_s_own_article(store: Store, project: Path) -> None:
+    """Issue 41 item 4: an article for a file that exists is what GETTING-STARTED asks for
+    ("write articles for the files that need explaining"), however short: no fold-up hint."""
+    make_files(project, "src/feed.py")
+    w(store, "src", capsule="Sources.", body="# src\n" + "s" * 500)
+    assert FOLD not in w(store, "src/feed.py", capsule="Feed.", body="# src/feed\nOne GET.")
+    assert FOLD in w(store, "src/notes", capsule="Notes.", body="# src/notes\nShort.")
 
 
 def test_spec_6_1_8_fold_up_gives_way_to_a_schema_body_minimum(store: Store, project: Path) -> None:

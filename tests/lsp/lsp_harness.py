@@ -7,7 +7,9 @@ The workspace is a real git repository with a real `.canon/` store; the server i
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 TODAY = "2026-11-29"
 FIRST_LINE = "// config loader 🚀 é: reads src/app.ts and src/core/util.py"
 CACHE = tempfile.mkdtemp(prefix="canon-ls-test-cache-")
+atexit.register(shutil.rmtree, CACHE, ignore_errors=True)  # the servers' caches go with the run
 SERVER_ENV = {**os.environ, "CANON_TODAY": TODAY, "XDG_CACHE_HOME": CACHE}
 SERVER_COMMAND = [sys.executable, "-m", "canon_ls.lsp"]
 

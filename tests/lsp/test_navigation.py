@@ -98,6 +98,12 @@ async def test_workspace_symbols_ranked_by_search(s: Session):
     assert "src/core/config — Loads layered config; env beats file." in [
         sym.name for sym in config or []
     ]
+    # English words match by stem (issue 41 item 5): "beating layers" finds "env beats" and
+    # "Loads layered config"
+    stemmed = await s.client.workspace_symbol_async(
+        types.WorkspaceSymbolParams(query="beating layers")
+    )
+    assert [sym.name.split(" — ")[0] for sym in stemmed or []][:1] == ["src/core/config"]
 
 
 async def test_tool_commands_return_the_tool_text(s: Session):

@@ -18,7 +18,7 @@ type Call = { id: string; tool: string; input: unknown; isError: boolean };
 const MESSAGE_TYPE = "canon";
 const TIMEOUT_MS = 30_000;
 const INSTALL = "canon: the `canon` command was not found. Install it " +
-  "(pipx install git+https://github.com/canon-ls/canon-ls) so that it is on the PATH Pi sees, " +
+  "(pipx install /path/to/a/clone/of/canon-ls) so that it is on the PATH Pi sees, " +
   "or set CANON_BIN to the canon executable; canon stays off until then.";
 
 function findCanon(): string | undefined {

@@ -118,7 +118,7 @@ export function notFoundMessage(skipped: string[] = []): string {
   return (
     'canon: no way to run the canon-ls language server was found. Install Python 3.11 or newer ' +
     '(python3 on PATH, or select it in the Python extension), or install canon-ls ' +
-    '(pipx install git+https://github.com/canon-ls/canon-ls) so canon-ls is on PATH, or set ' +
+    '(pipx install /path/to/a/clone/of/canon-ls) so canon-ls is on PATH, or set ' +
     '"canon.server.path" in your user ' +
     `settings.${why}`
   );

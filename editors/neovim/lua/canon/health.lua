@@ -23,7 +23,7 @@ function M.check()
     health.ok(('server command: %s (%s)'):format(table.concat(cmd, ' '), vim.fn.exepath(cmd[1])))
   else
     health.error(('%s is not executable'):format(cmd[1]), {
-      'pipx install git+https://github.com/canon-ls/canon-ls (or from a clone: see its README, Install)',
+      'pipx install /path/to/a/clone/of/canon-ls (see its README, Install)',
       "or require('canon').setup({ cmd = { '/path/to/python', '-m', 'canon_ls' } })",
     })
   end
