@@ -53,9 +53,10 @@ class Load:
     loading it in steps, the wait for the check child's parse cache, the files changed
     meanwhile, and the articles read from disk for requests until it is done."""
 
-    def __init__(self, store: Store, run_task: RunTask) -> None:
+    def __init__(self, store: Store, run_task: RunTask, then: Callable[[], None]) -> None:
         self.store = store
         self.run_task = run_task
+        self.then = then  # runs once the load is done (the folder warms what comes next)
         self.task: asyncio.Task[None] | None = None  # the load under way
         self.coming: asyncio.Future[None] | None = None  # done once the child's cache is there
         self.deferred: list[Path] | None = None  # files changed while it loads (`defer`)
@@ -196,6 +197,7 @@ class Load:
         self.kept_journal = None
         gc.collect(1)
         gc.freeze()
+        self.then()
         log.info(
             "canon loaded the store of %s in %.2fs (%d turns of the loop)",
             store.project,

@@ -5,11 +5,13 @@ is ready; never empty for a store with matches, never a wait for the index."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
+from lsp_harness import SERVER_ENV, build_workspace, write
 from lsp_harness import article as article_text
-from lsp_harness import build_workspace, write
 from lsprotocol import types
+from raw_rpc import RawServer
 
 from canon_ls.lsp.features import early_symbols, symbols
 from canon_ls.lsp.state import CanonLanguageServer
@@ -65,3 +67,27 @@ def test_the_early_ranking():
     assert early_symbols.rank("reads env", addresses, held, 10)[0] == "src/env"
     assert early_symbols.rank("env zzz", addresses + ["a/env-zzz"], held, 10)[0] == "a/env-zzz"
     assert early_symbols.rank("", addresses, held, 2) == ["x/y", "config"]
+
+
+async def test_a_small_store_answers_a_body_word_without_the_search_worker(tmp_path: Path):
+    """Issue 40 item 2: in a small store a first query that only a body matches is ranked
+    by the server itself (the same BM25), not after the search worker starts (~1 s at 100
+    articles, more than the peer's whole answer). The worker here never gets ready."""
+    root = build_workspace(tmp_path / "proj")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "sitecustomize.py").write_text(
+        "import select, sys\n"
+        "if 'canon_ls.lsp.searcher' in sys.orig_argv:  # a worker that never gets ready\n"
+        "    select.select([], [], [])\n"
+    )
+    path = os.pathsep.join(p for p in (str(busy), SERVER_ENV.get("PYTHONPATH")) if p)
+    server = await RawServer.start({"PYTHONPATH": path})
+    try:
+        await server.initialize(root)
+        # "resolution" is in the config article's body only (not its address, title, capsule)
+        answer = await server.request("workspace/symbol", {"query": "resolution"}, timeout=30)
+        names = [hit["name"] for hit in answer.get("result") or []]
+        assert any(name.startswith("src/core/config") for name in names), answer
+    finally:
+        await server.stop()  # shutdown ends the server's helpers, the busy worker included

@@ -28,6 +28,7 @@ from .. import convert
 from ..early import KeptView
 from ..searcher import Searcher
 from ..state import CanonLanguageServer, Folder
+from ..turns import yield_to_requests
 from . import early_symbols
 from .early_symbols import LIMIT, symbol_name
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EARLY_WAIT = 1.0  # seconds an early answer waits for the load while nothing held matches
+SMALL = 1000  # articles a query only bodies match is ranked for here while BM25 starts
 
 
 async def on_workspace_symbol(
@@ -57,9 +59,11 @@ async def on_workspace_symbol(
             found = await early_answer(ls, folder, query)
             _show_indexing(ls, folder, worker)
             uri_of = functools.partial(_file_uri, store)  # (the folder's would load the store)
-            if not found and query:  # only the full text can answer (a word of a body): wait
+            if not found and query:  # only the full text can answer (a word of a body)
                 view = KeptView(folder.load) if folder.load is not None else store
-                found = [(a, view.article(a)) for a in await ranked(ls, folder, query)]
+                hits = await small_store_hits(store, view, query)
+                hits = hits if hits is not None else await ranked(ls, folder, query)  # wait
+                found = [(a, view.article(a)) for a in hits]
         for address, article in found:
             if article is None:
                 continue
@@ -132,12 +136,32 @@ async def early_answer(
             best = early_symbols.rank(
                 query, addresses or [a.address for a in articles], articles, LIMIT
             )
-            if best or not loading or time.monotonic() - started > EARLY_WAIT:
+            small = addresses is not None and len(addresses) <= SMALL  # ranked here instead
+            if best or small or not loading or time.monotonic() - started > EARLY_WAIT:
                 break
         await asyncio.sleep(0.005 if addresses is None else 0.05)  # the load runs meanwhile
     held = {a.address: a for a in articles}
     view = KeptView(load) if load is not None else store
     return [(a, held.get(a) or view.article(a)) for a in best]
+
+
+async def small_store_hits(store: Store, view: Store | KeptView, query: str) -> list[str] | None:
+    """BM25 over a small store built here, in steps between requests (the worker's index,
+    the same tokens): a query only bodies match waited ~1 s at 100 articles for the worker
+    to start; None for a store over `SMALL` articles (the worker is worth the wait)."""
+    from canon_ls.core.search import SearchIndex, article_tokens, boosted, tokenize
+
+    addresses = store.held()[0] or early_symbols.listed(store)
+    if addresses is None or len(addresses) > SMALL:
+        return None
+    index = SearchIndex()
+    for n, address in enumerate(addresses, 1):
+        article = view.article(address)
+        if article is not None:
+            index.add_tokens(address, article_tokens(article))
+        if n % 25 == 0:
+            await yield_to_requests()
+    return [address for address, _ in index.query_tokens(boosted(tokenize(query)), LIMIT)[0]]
 
 
 def _show_indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:
