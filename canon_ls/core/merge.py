@@ -121,8 +121,12 @@ def merge(
     )
     if judgement.refusals:
         return WriteOutcome(address, "refused", judgement.refusals), None, mode
-    text = art.render(
-        prev_text, capsule=new_capsule, updated=clock.today(), scope=new_scope, body=new_body
+    text = art.render(  # a line the write does not change stays as it is (it may be unreadable)
+        prev_text,
+        capsule=new_capsule if new_capsule or capsule_changed else None,
+        updated=clock.today(),
+        scope=new_scope if new_scope == "rule" or scope_changed else None,
+        body=new_body,
     )
     lines = notes + judgement.warnings
     lines += lint.write_lints(
