@@ -640,14 +640,19 @@ FIELDS = tuple(f.name for f in fields(Article))  # make()'s parameters, in order
 ) = (getattr(Article, name).__set__ for name in FIELDS)
 
 
+_TITLE = re.compile(r"#\s+(.+)")
+
+
 def title_of(body: str) -> str:
-    """The first '# ' heading at the start of the body (after blank lines), else ''."""
+    """The first line of the body that is not blank, when it is a '#' heading (indented or
+    after a tab, as pi-canon reads it too), without closing '#'s; else ''."""
     pos = 0
     while True:
         end = body.find("\n", pos)
         line = body[pos:] if end < 0 else body[pos:end]
         if line.strip():
-            return line[2:].strip().rstrip("#").strip() if line.startswith("# ") else ""
+            m = _TITLE.fullmatch(line.strip())
+            return (m.group(1).rstrip("#").strip() or m.group(1)) if m else ""
         if end < 0:
             return ""
         pos = end + 1

@@ -184,7 +184,9 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
         return False
     if not os.path.isdir(os.path.join(assets.project, address.rpartition("/")[0])):
         return False
-    return ctx.mapped()
+    # a file on disk that git ignores (`config/app.local.ts`) is an asset too, as read and write
+    # (and pi-canon) see it: only the file listing leaves it out
+    return ctx.mapped() and not ctx.store.index.maps(address)
 
 
 def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding]:
@@ -296,7 +298,9 @@ def _store_findings(store: Store) -> list[Finding] | None:
     if problem:  # SPEC §12: nothing is read through a store that leads outside
         return [Finding("", "store-outside", "error", problem)]
     schema = store.schema()
-    return [Finding("", "schema-malformed", "error", schema.malformed_line)] if schema.error else []
+    if schema.error:
+        return [Finding("", "schema-malformed", "error", schema.malformed_line)]
+    return [Finding("", "schema-ignored", "warning", note) for note in schema.notes]
 
 
 def check(

@@ -97,7 +97,7 @@ def merge(
     capsule_changed = new_capsule != old_capsule
     body_changed = new_body != old_body
     scope_changed = new_scope != old_scope
-    tail = [schema.malformed_line] if schema.error else []
+    tail = [schema.malformed_line] if schema.error else list(schema.notes)
     nothing = not (capsule_changed or body_changed or scope_changed)
     if prev is not None and prev_text is not None and nothing:
         return WriteOutcome(address, "unchanged", notes + tail), None, mode

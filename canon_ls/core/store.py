@@ -417,6 +417,26 @@ class Store:
             self.index.journal_changed()
             return self.journal_dir / name
 
+    def mend_entry(self, name: str, change: Callable[[str], str | None]) -> bool:
+        """Rewrite one journal entry by `change` (None: leave it), whole or not at all, under
+        the store lock: the one repair `canon check --fix` makes to an entry."""
+        with self.index.lock, self._locked_root(create=False):
+            fd = self._open_within(self.journal_dir, self.journal_dir, create=False)
+            try:
+                inside = os.path.realpath(self.journal_dir)
+                data, truncated = fsio.read_regular(name, MAX_BYTES, dir_fd=fd, inside=inside)
+                try:
+                    edited = None if truncated else change(data.decode("utf-8"))
+                except UnicodeDecodeError:
+                    edited = None
+                if edited is not None:
+                    mode = os.stat(name, dir_fd=fd).st_mode & 0o777
+                    fsio.replace_in(fd, name, edited.encode("utf-8"), mode)
+            finally:
+                os.close(fd)
+        self.index.journal_changed()
+        return edited is not None
+
     def journal_draft(
         self, subject: list[str] | str | None = None, slug: str | None = None, source: str = "lsp"
     ) -> tuple[Path, str]:

@@ -122,12 +122,7 @@ def test_spec_7_schema_bound_replaces_builtin_line(store: Store, project: Path) 
 
 def test_spec_7_malformed_fails_open_and_loud(store: Store, project: Path) -> None:
     """SPEC §7: malformed schema.json: rules stop being enforced and every write says so."""
-    for bad in (
-        "{not json",
-        "[1, 2]",
-        '{"article": {"body": {"required": "yes"}}}',
-        '{"article": {"capsule": {"max_chars": -1}}}',
-    ):
+    for bad in ("{not json", "[1, 2]", '{"article": [1]}'):
         setup_schema(project, bad)
         r = w(store, "a.ts", capsule=f"Cap {len(bad)}.")
         assert r.code == 0 and "schema.json is malformed" in r.text, bad
@@ -170,7 +165,8 @@ def test_spec_7_graph_rules_parsed(tmp_path: Path) -> None:
     """SPEC §7: orphan.warn and children.listed are parsed for check.check to enforce."""
     s = sch.parse('{"relations": {"orphan": {"warn": true}, "children": {"listed": true}}}')
     assert not s.error and s.relations.orphan_warn and s.relations.children_listed
-    assert sch.parse('{"relations": {"orphan": {"warn": 1}}}').error
+    wrong = sch.parse('{"relations": {"orphan": {"warn": 1}}}')  # that rule alone is ignored
+    assert not wrong.error and not wrong.relations.orphan_warn and wrong.notes
     missing = sch.load(tmp_path / "nope.json")
     assert not missing.present and missing.rules == {} and missing.relations == sch.Relations()
 
