@@ -354,12 +354,12 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
     meta: dict[str, Any] = {}
     problems: list[str] = []
     for chunk in chunks:
-        if _continues(next((x for x in chunk if x.strip()[:1] not in ("", "#")), "")):
-            raise ValueError("lines under no key")  # not a mapping: the whole block is wrong
         try:
+            if _continues(next((x for x in chunk if x.strip()[:1] not in ("", "#")), "")):
+                raise ValueError("lines under no key: not a mapping of keys to values")
             meta.update(parse_front_matter("\n".join(chunk)))
         except ValueError as exc:
-            key = chunk[0].split(":", 1)[0].strip() if ":" in chunk[0] else repr(chunk[0][:20])
+            key = chunk[0].split(":", 1)[0].strip() if _KEY.match(chunk[0]) else repr(chunk[0][:20])
             reason = _WHERE.sub("", str(exc))  # positions inside one key's lines mislead
             problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
     return meta, problems
@@ -535,11 +535,8 @@ def parse(
     elif front is not None:
         try:
             meta = parse_front_matter(front[0])
-        except ValueError as exc:
-            try:
-                meta, unread = parse_by_key(front[0])
-            except ValueError:
-                unread = [f"malformed front matter: {exc}"]
+        except ValueError:
+            meta, unread = parse_by_key(front[0])
             problems += unread
         problems += [DUPLICATE_KEY.format(key) for key in owned_duplicates(front[0])]
     capsule = meta.get("capsule", "")
