@@ -130,7 +130,8 @@ def _typed(key: str, value: Any) -> bool:
     want = _TYPES.get(key)
     if want is not None:
         return isinstance(value, want)
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
+    return whole and not isinstance(value, bool) and value >= 0  # JSON's 1000.0 is 1000 too
 
 
 def _keys(
@@ -150,7 +151,7 @@ def _keys(
                 f'schema.json: unknown key "{where}.{key}" is ignored (keys: {", ".join(known)}).'
             )
         elif not typed or _typed(key, value):
-            out[key] = value
+            out[key] = int(value) if isinstance(value, float) else value
         else:
             want = (
                 "a string"

@@ -246,3 +246,19 @@ def test_spec_7_required_on_create(store: Store, project: Path, field: str) -> N
     r = w(store, "a.ts", **{other: "Something."})
     assert r.code == 1
     assert not (project / ".canon/articles").exists()
+
+
+def test_spec_7_one_wrong_key_is_ignored_alone_and_named() -> None:
+    """SPEC §7, issue 36 items 2 and 7: as pi-canon reads the file, an unknown key or a value
+    of the wrong type drops only itself (named in `notes`), never the other rules; a whole
+    number written as 1000.0 is a whole number (JSON has one number type)."""
+    s = sch.parse(
+        '{"article": {"capsule": {"required": true, "maxchars": 9}, "body": {"max_chars": 1000.0,'
+        ' "min_chars": "9"}, "summary": {}}, "relations": {"backlinks": {}, "refs": 3}}'
+    )
+    assert not s.error and s.rules["capsule"].required and s.rules["body"].max_chars == 1000
+    assert s.rules["body"].min_chars is None
+    named = " ".join(s.notes)
+    for key in ("article.capsule.maxchars", "article.body.min_chars", "article.summary"):
+        assert f'"{key}"' in named, named
+    assert '"relations.backlinks"' in named and '"relations.refs" must be an object' in named
