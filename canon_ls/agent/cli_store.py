@@ -275,14 +275,10 @@ def _fix(store: Store) -> None:
             print(f"Fixed {article.address}: a key given twice now appears once.", file=sys.stderr)
     for entry in store.journal_entries():  # the older block-list subject, unread by pi-canon
         try:
-            mended = bool(entry.subject) and store.mend_entry(entry.name, flow_shaped)
+            if entry.subject and store.mend_entry(entry.name, flow_shaped):
+                print(f"Fixed journal/{entry.name}: its subject is one line.", file=sys.stderr)
         except (OSError, ValueError):
-            continue  # a special or vanished file: `canon check` reports what it can
-        if mended:
-            print(
-                f"Fixed journal/{entry.name}: its subject is one line, as pi-canon reads it.",
-                file=sys.stderr,
-            )
+            continue  # a special, vanished or undecodable file stays as it is
 
 
 def cmd_check(args: argparse.Namespace) -> int:

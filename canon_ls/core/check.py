@@ -184,8 +184,7 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
         return False
     if not os.path.isdir(os.path.join(assets.project, address.rpartition("/")[0])):
         return False
-    # a file on disk that git ignores (`config/app.local.ts`) is an asset too, as read and write
-    # (and pi-canon) see it: only the file listing leaves it out
+    # a file git ignores is on disk all the same (as read, write and pi-canon see it)
     return ctx.mapped() and not ctx.store.index.maps(address)
 
 

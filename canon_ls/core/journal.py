@@ -118,12 +118,8 @@ def flow_line(subjects: list[str]) -> str:
     is a JSON string, and follows its comma without the usual space (else pi-canon misses
     the quotes)."""
     items = [_scalar(s) for s in subjects]
-    return (
-        "subject: ["
-        + items[0]
-        + "".join(("," if i[0] == '"' else ", ") + i for i in items[1:])
-        + "]"
-    )
+    flow = items[0] + "".join(("," if i[0] == '"' else ", ") + i for i in items[1:])
+    return f"subject: [{flow}]"
 
 
 _BLOCK = re.compile(r"^subject:[ \t]*(\r?\n)((?:[ \t]*-[ \t].*\r?\n)+)", re.M)

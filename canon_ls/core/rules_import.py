@@ -23,6 +23,7 @@ from pathlib import Path
 
 from canon_ls.core import fsio, rules_formats
 from canon_ls.core.address import OutsideStore, clean
+from canon_ls.core.article import unreadable
 from canon_ls.core.assets import Assets
 from canon_ls.core.journal import sanitise_slug
 from canon_ls.core.rules_formats import Source
@@ -165,7 +166,8 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
         if step.action not in ("create", "merge"):
             continue
         current = store.article(step.address)
-        capsule = step.capsule if current is None or not current.capsule else None
+        held = current is not None and (current.capsule or unreadable(current, "capsule"))
+        capsule = None if held else step.capsule
         outcome = store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
         if outcome.status == "refused":
             refused.append(f"{step.path} -> {step.address}: refused; " + " ".join(outcome.lines))

@@ -418,22 +418,15 @@ class Store:
             return self.journal_dir / name
 
     def mend_entry(self, name: str, change: Callable[[str], str | None]) -> bool:
-        """Rewrite one journal entry by `change` (None: leave it), whole or not at all, under
-        the store lock: the one repair `canon check --fix` makes to an entry."""
+        """Rewrite one journal entry by `change` (None: leave it) under the store lock, whole
+        or not at all: the one repair `canon check --fix` makes to an entry."""
+        path, inside = self.journal_dir / name, os.path.realpath(self.journal_dir)
         with self.index.lock, self._locked_root(create=False):
-            fd = self._open_within(self.journal_dir, self.journal_dir, create=False)
-            try:
-                inside = os.path.realpath(self.journal_dir)
-                data, truncated = fsio.read_regular(name, MAX_BYTES, dir_fd=fd, inside=inside)
-                try:
-                    edited = None if truncated else change(data.decode("utf-8"))
-                except UnicodeDecodeError:
-                    edited = None
-                if edited is not None:
-                    mode = os.stat(name, dir_fd=fd).st_mode & 0o777
-                    fsio.replace_in(fd, name, edited.encode("utf-8"), mode)
-            finally:
-                os.close(fd)
+            data, truncated = fsio.read_regular(path, MAX_BYTES, inside=inside)
+            edited = None if truncated else change(data.decode("utf-8"))
+            if edited is not None:
+                mode = os.stat(path).st_mode & 0o777
+                fsio.atomic_write(path, edited.encode(), mode, anchor=inside, follow=False)
         self.index.journal_changed()
         return edited is not None
 

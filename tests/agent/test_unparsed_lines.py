@@ -88,3 +88,16 @@ def test_a_broken_line_costs_only_its_own_key(project: Path, nl: str) -> None:
     w = tool.run(store, {"action": "write", "path": "src/app", "body": "# App\n\nNew."})
     assert w.code == 0, w.text
     assert f"{BROKEN}owner: data-team\n".replace("\n", nl).encode() in path.read_bytes()
+
+
+def test_import_into_an_article_keeps_its_unreadable_capsule(tmp_path: Path) -> None:
+    """`canon import --write` merges a rule file into an existing article: a capsule it cannot
+    read is the article's own capsule all the same, so the import does not put one in."""
+    from tests.agent.rule_fixtures import make_project
+
+    project = make_project(tmp_path / "p", ["agents-md"])
+    path = write_article(project, "packages/web", article())
+    assert canon("import", "--write", cwd=project).code == 0
+    text = path.read_text()
+    assert text.startswith("---\n" + CAPSULE) and text.count("capsule:") == 1, text
+    assert f"{BROKEN}owner: data-team\n" in text and "## From packages/web/AGENTS.md" in text
