@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,7 +117,7 @@ class Schema:
         return rule.max_chars if rule else None
 
 
-_TYPES = {"required": bool, "warn": bool, "listed": bool, "hint": str}  # else: an integer >= 0
+_BOOLS = ("required", "warn", "listed")  # `hint` is a string, any other key an integer >= 0
 RULE_KEYS = ("required", "min_chars", "max_chars", "hint")
 RELATION_KEYS = {
     "refs": ("required", "min_count", "hint"),
@@ -127,15 +127,14 @@ RELATION_KEYS = {
 
 
 def _typed(key: str, value: Any) -> bool:
-    want = _TYPES.get(key)
-    if want is not None:
-        return isinstance(value, want)
+    if key == "hint" or key in _BOOLS:
+        return isinstance(value, str if key == "hint" else bool)
     whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
     return whole and not isinstance(value, bool) and value >= 0  # JSON's 1000.0 is 1000 too
 
 
 def _keys(
-    data: Any, where: str, known: Iterable[str], notes: list[str], typed: bool = True
+    data: Any, where: str, known: Collection[str], notes: list[str], typed: bool = True
 ) -> dict[str, Any]:
     """The keys of one block that canon enforces; an unknown or wrong-typed key (or a block
     that is not an object) is named in `notes` and ignored alone, so one typo never turns
@@ -143,7 +142,6 @@ def _keys(
     if not isinstance(data, dict):
         notes.append(f'schema.json: "{where}" must be an object; it is ignored.')
         return {}
-    known = tuple(known)
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key not in known:
@@ -153,13 +151,8 @@ def _keys(
         elif not typed or _typed(key, value):
             out[key] = int(value) if isinstance(value, float) else value
         else:
-            want = (
-                "a string"
-                if key == "hint"
-                else "true or false"
-                if key in _TYPES
-                else "an integer >= 0"
-            )
+            want = "a string" if key == "hint" else "an integer >= 0"
+            want = "true or false" if key in _BOOLS else want
             notes.append(f'schema.json: "{where}.{key}" must be {want}; it is ignored.')
     return out
 
