@@ -139,6 +139,7 @@ def status(store: Store) -> int:
         "journal_entries": len(store.journal_entries()),
         "schema": "malformed" if problem else schema,
         "schema_problem": problem or None,
+        "schema_ignored": list(store.schema().notes),
         "orphans": None,
         "stale": None,
     }

@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--fix",
         action="store_true",
         help="first mend what has one safe fix: a front matter key canon owns given twice keeps "
-        "its non-empty value (updated is not touched)",
+        "its non-empty value (updated is not touched); a journal entry's block-list subject "
+        "becomes the one line pi-canon reads",
     )
 
     p = add("review", cmd_review, "mark the article governing PATH reviewed today (not updated)")

@@ -159,8 +159,11 @@ def status_line(store: Store) -> str:
 def _schema_state(store: Store) -> str:
     if not store.schema_file.exists():
         return "schema.json absent (defaults)"
-    problem = store.schema().error
-    return f"schema.json malformed ({as_sentence(problem).rstrip('.')})" if problem else "schema ok"
+    schema = store.schema()
+    if schema.error:
+        return f"schema.json malformed ({as_sentence(schema.error).rstrip('.')})"
+    ignored = len(schema.notes)
+    return f"schema ok, {ignored} of its keys ignored (see canon check)" if ignored else "schema ok"
 
 
 def _finding_file(store: Store, address: str) -> str:
@@ -260,14 +263,22 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _fix(store: Store) -> None:
-    """`canon check --fix`: each duplicated owned key keeps its non-empty value (stderr says
-    which articles changed, so --format json stays one JSON document)."""
+    """`canon check --fix`: each duplicated owned key keeps its non-empty value, and each
+    journal entry's block-list subject becomes one line (stderr says what changed, so
+    --format json stays one JSON document)."""
     from canon_ls.core.article import without_duplicates
+    from canon_ls.core.journal import flow_shaped
 
     for article in store.articles():
         duplicated = any(p.startswith("duplicate key") for p in article.problems)
         if duplicated and store.edit(article.address, without_duplicates, "fix"):
             print(f"Fixed {article.address}: a key given twice now appears once.", file=sys.stderr)
+    for entry in store.journal_entries():  # the older block-list subject, unread by pi-canon
+        try:
+            if entry.subject and store.mend_entry(entry.name, flow_shaped):
+                print(f"Fixed journal/{entry.name}: its subject is one line.", file=sys.stderr)
+        except (OSError, ValueError):
+            continue  # a special, vanished or undecodable file stays as it is
 
 
 def cmd_check(args: argparse.Namespace) -> int:

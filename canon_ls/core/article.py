@@ -351,6 +351,40 @@ def parse_front_matter(block: str) -> dict[str, Any]:
     return _shared({**meta, **owned})
 
 
+def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
+    """Front matter YAML refuses as a whole, read one top-level key at a time, so one broken
+    line (a raw control character, an unclosed `[`) costs only its own key, named in the
+    problems; the writers keep that line as it is."""
+    chunks: list[list[str]] = [[]]
+    for line in block.split("\n"):
+        if line[:1] not in ("", " ", "\t", "#") and not _continues(line) and chunks[-1]:
+            chunks.append([])
+        chunks[-1].append(line)
+    meta: dict[str, Any] = {}
+    problems: list[str] = []
+    start = 0  # the chunk's first line in the block: YAML counts from the chunk's
+    for chunk in chunks:
+        start, at = start + len(chunk), start
+        try:
+            if _continues(next((x for x in chunk if x.strip()[:1] not in ("", "#")), "")):
+                raise ValueError("lines under no key: not a mapping of keys to values")
+            meta.update(parse_front_matter("\n".join(chunk)))
+        except ValueError as exc:
+            key = chunk[0].split(":", 1)[0].strip() if _KEY.match(chunk[0]) else repr(chunk[0][:20])
+            reason = _WHERE.sub("", str(exc))
+            reason = re.sub(r"\(line (\d+),", lambda m, at=at: f"(line {int(m[1]) + at},", reason)
+            problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
+    return meta, problems
+
+
+_WHERE = re.compile(r' in "<unicode string>"(?:, line \d+, column \d+|, position \d+)?')
+
+
+def unreadable(article: Article, key: str) -> bool:
+    """The front matter holds `key` but canon cannot read its value (reported, never absent)."""
+    return any(p.startswith(f"malformed front matter: {key} cannot") for p in article.problems)
+
+
 _OWNED_LINE = re.compile(r"(capsule|updated|scope)[ \t]*:(?:[ \t](.*))?")
 # what pi-canon quotes when it writes an owned value: anything else it writes plain
 _PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
@@ -513,8 +547,9 @@ def parse(
     elif front is not None:
         try:
             meta = parse_front_matter(front[0])
-        except ValueError as exc:
-            problems.append(f"malformed front matter: {exc}")
+        except ValueError:
+            meta, unread = parse_by_key(front[0])
+            problems += unread
         problems += [DUPLICATE_KEY.format(key) for key in owned_duplicates(front[0])]
     capsule = meta.get("capsule", "")
     if not isinstance(capsule, str):
@@ -614,14 +649,19 @@ FIELDS = tuple(f.name for f in fields(Article))  # make()'s parameters, in order
 ) = (getattr(Article, name).__set__ for name in FIELDS)
 
 
+_TITLE = re.compile(r"#\s+(.+)")
+
+
 def title_of(body: str) -> str:
-    """The first '# ' heading at the start of the body (after blank lines), else ''."""
+    """The first line of the body that is not blank, when it is a '#' heading (indented or
+    after a tab, as pi-canon reads it too), without closing '#'s; else ''."""
     pos = 0
     while True:
         end = body.find("\n", pos)
         line = body[pos:] if end < 0 else body[pos:end]
         if line.strip():
-            return line[2:].strip().rstrip("#").strip() if line.startswith("# ") else ""
+            m = _TITLE.fullmatch(line.strip())
+            return (m.group(1).rstrip("#").strip() or m.group(1)) if m else ""
         if end < 0:
             return ""
         pos = end + 1
@@ -725,11 +765,13 @@ def _continues(line: str) -> bool:
 def _set_key(lines: list[str], key: str, new_line: str, after: tuple[str, ...]) -> None:
     """Replace `key`'s line(s) in place, or insert after the last of `after` present (else top)."""
     spans = _key_spans(lines, key)
-    if spans:
-        for start, end in reversed(spans[1:]):
-            del lines[start:end]
-        start, end = spans[0]
-        lines[start:end] = [new_line]
+    if spans:  # the first readable occurrence is replaced, other readable ones go
+        readable = [span for span in spans if _reads(lines, span)]
+        for span in reversed(spans):
+            if span == (readable or spans)[0]:
+                lines[span[0] : span[1]] = [new_line]
+            elif span in readable:
+                del lines[span[0] : span[1]]
         return
     at = 0
     for anchor in after:
@@ -759,12 +801,25 @@ def _past_continuations(lines: list[str], at: int) -> int:
 
 def _drop_key(lines: list[str], key: str) -> None:
     for start, end in reversed(_key_spans(lines, key)):
-        del lines[start:end]
+        if _reads(lines, (start, end)):
+            del lines[start:end]
 
 
-def render(previous: str | None, *, capsule: str, updated: str, scope: str, body: str) -> str:
-    """The new file text. Only capsule/updated/scope lines change; every other front matter
-    line keeps its bytes. `body` is written verbatim after the front matter."""
+def _reads(lines: list[str], span: tuple[int, int]) -> bool:
+    """Whether canon can read these lines: one it cannot is never deleted by a writer."""
+    try:
+        parse_front_matter("".join(lines[span[0] : span[1]]).replace("\r\n", "\n"))
+    except ValueError:
+        return False
+    return True
+
+
+def render(
+    previous: str | None, *, capsule: str | None, updated: str, scope: str | None, body: str
+) -> str:
+    """The new file text. Only capsule/updated/scope lines change (None: left as they are, so
+    a line canon cannot read survives a write that did not name it); every other front
+    matter line keeps its bytes. `body` is written verbatim after the front matter."""
     parts = _parts(previous) if previous else None
     if parts is None or not parts.close:
         head, lines, close, nl = "---\n", [], "---\n", "\n"
@@ -773,15 +828,15 @@ def render(previous: str | None, *, capsule: str, updated: str, scope: str, body
         head, lines, close = parts.head, list(parts.lines), parts.close
         if not close.endswith("\n") and body:
             close += nl
-    capsule = one_line(capsule).strip()  # SPEC §5: trimmed; an empty capsule has no key
+    capsule = None if capsule is None else one_line(capsule).strip()  # §5: trimmed
     if capsule:
         _set_key(lines, "capsule", f"capsule: {format_scalar(capsule)}{nl}", ())
-    else:
+    elif capsule is not None:  # an empty capsule has no key
         _drop_key(lines, "capsule")
     _set_key(lines, "updated", f"updated: {updated}{nl}", ("capsule",))
     if scope == "rule":
         _set_key(lines, "scope", f"scope: rule{nl}", ("capsule", "updated"))
-    else:
+    elif scope is not None:
         _drop_key(lines, "scope")
     return head + "".join(lines) + close + body
 

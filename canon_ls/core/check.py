@@ -183,7 +183,9 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
     assert assets is not None
     if "/" not in address or art.scope == "rule" or ctx.has_asset(address):
         return False
-    return ctx.mapped() and asset_folder(Path(assets.project), address)
+    # a file git ignores is on disk all the same (as read, write and pi-canon see it)
+    mapped = ctx.mapped() and not ctx.store.index.maps(address)
+    return mapped and asset_folder(Path(assets.project), address)
 
 
 def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding]:
@@ -295,7 +297,9 @@ def _store_findings(store: Store) -> list[Finding] | None:
     if problem:  # SPEC §12: nothing is read through a store that leads outside
         return [Finding("", "store-outside", "error", problem)]
     schema = store.schema()
-    return [Finding("", "schema-malformed", "error", schema.malformed_line)] if schema.error else []
+    if schema.error:
+        return [Finding("", "schema-malformed", "error", schema.malformed_line)]
+    return [Finding("", "schema-ignored", "warning", note) for note in schema.notes]
 
 
 def check(

@@ -104,17 +104,43 @@ def header(
             subjects.append(address)
     lines = ["---\n"]
     if subjects:
-        items = [_scalar(s) for s in subjects]
-        # pi-canon reads a quoted item right only straight after a comma (or first), so a
-        # quoted item after the first follows its comma without the usual space.
-        flow = items[0] + "".join(("," if i[0] == '"' else ", ") + i for i in items[1:])
-        lines.append(f"subject: [{flow}]\n")
+        lines.append(flow_line(subjects) + "\n")
     lines.append(f"logged: {instant(date)}\n")
     lines.append(f"harness: {_scalar(harness or 'cli')}\n")
     if session:
         lines.append(f"session: {_scalar(str(session))}\n")
     lines.append("---\n")
     return "".join(lines)
+
+
+def flow_line(subjects: list[str]) -> str:
+    """`subject: [a, b]`, spelt as pi-canon writes and splits it: an item YAML could misread
+    is a JSON string, and follows its comma without the usual space (else pi-canon misses
+    the quotes)."""
+    items = [_scalar(s) for s in subjects]
+    flow = items[0] + "".join(("," if i[0] == '"' else ", ") + i for i in items[1:])
+    return f"subject: [{flow}]"
+
+
+_BLOCK = re.compile(r"^subject:[ \t]*(\r?\n)((?:[ \t]*-[ \t].*\r?\n)+)", re.M)
+
+
+def flow_shaped(text: str) -> str | None:
+    """The entry with the block-list `subject` of canon's older shape (one `  - a` per line,
+    which pi-canon's index reads as naming nothing) as the one-line list both tools read;
+    None when there is nothing to mend. Every other byte stays."""
+    front = _FRONT.match(text)
+    found = _BLOCK.search(text, front.start(1), front.end(1) + 2) if front else None
+    if found is None:
+        return None
+    try:
+        items = art.parse_front_matter("subject:\n" + found.group(2).replace("\r\n", "\n"))
+    except ValueError:
+        return None
+    subjects = subjects_of(items.get("subject"))
+    if not subjects:
+        return None
+    return text[: found.start()] + flow_line(subjects) + found.group(1) + text[found.end() :]
 
 
 def _inline(text: str) -> dict[str, object]:

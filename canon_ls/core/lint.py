@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from canon_ls.core.address import link_stem, parent
-from canon_ls.core.article import Article
+from canon_ls.core.article import Article, unreadable
 from canon_ls.core.links import wikilinks
 from canon_ls.core.schema import Schema
 
@@ -265,7 +265,8 @@ def write_lints(
     on: it asks the scope question. `asset`: a file or folder has this address; its article
     is never asked to fold into its parent's (a file that needs explaining gets its own)."""
     chars = len(body) if chars is None else chars
-    lines = capsule_missing(capsule)
+    kept = previous is not None and not capsule and unreadable(previous, "capsule")
+    lines = [] if kept else capsule_missing(capsule)
     if capsule_given or previous is None:
         if schema is None or schema.bound("capsule") is None:
             lines += capsule_length(capsule)
@@ -315,7 +316,7 @@ def article_findings(
         line, column = (int(at[1]) - 1, int(at[2]) - 1) if at else (0, 0)
         message = problem[0].upper() + problem[1:] + "."
         found.append(Finding(a, code, "error", message, line, column, column))
-    for message in capsule_missing(article.capsule):
+    for message in [] if unreadable(article, "capsule") else capsule_missing(article.capsule):
         found.append(Finding(a, "capsule-missing", "warning", message))
     for message in [] if schema and schema.bound("capsule") else capsule_length(article.capsule):
         found.append(Finding(a, "capsule-long", "warning", message))

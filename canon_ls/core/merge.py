@@ -98,7 +98,7 @@ def merge(
     capsule_changed = new_capsule != old_capsule
     body_changed = new_body != old_body
     scope_changed = new_scope != old_scope
-    tail = [schema.malformed_line] if schema.error else []
+    tail = [schema.malformed_line] if schema.error else list(schema.notes)
     nothing = not (capsule_changed or body_changed or scope_changed)
     if prev is not None and prev_text is not None and nothing:
         return WriteOutcome(address, "unchanged", notes + tail), None, mode
@@ -122,8 +122,12 @@ def merge(
     )
     if judgement.refusals:
         return WriteOutcome(address, "refused", judgement.refusals), None, mode
-    text = art.render(
-        prev_text, capsule=new_capsule, updated=clock.today(), scope=new_scope, body=new_body
+    text = art.render(  # a line the write does not change stays as it is (it may be unreadable)
+        prev_text,
+        capsule=new_capsule if new_capsule or capsule_changed else None,
+        updated=clock.today(),
+        scope=new_scope if new_scope == "rule" or scope_changed else None,
+        body=new_body,
     )
     lines = notes + judgement.warnings
     lines += lint.write_lints(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from canon_ls.core import fsio, rules_formats
 from canon_ls.core.address import OutsideStore, clean
+from canon_ls.core.article import unreadable
 from canon_ls.core.assets import Assets
 from canon_ls.core.journal import sanitise_slug
 from canon_ls.core.rules_formats import Source
@@ -179,7 +180,8 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
             body = current.body if current is not None else None
             if _holds(body, step.text) or (step.address, token) in _journaled(store):
                 continue
-            capsule = step.capsule if current is None or not current.capsule else None
+            held = current is not None and (current.capsule or unreadable(current, "capsule"))
+            capsule = None if held else step.capsule
             merged = _merged(body, step.path, step.text)
             scope = step.scope if current is None else None
             outcome = store.write(step.address, capsule=capsule, body=merged, scope=scope)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +100,7 @@ class Schema:
     relations: Relations = Relations()
     error: str = ""  # non-empty: schema.json is malformed and nothing is enforced
     present: bool = False
+    notes: tuple[str, ...] = ()  # keys ignored alone (unknown or wrong-typed), as sentences
 
     @property
     def malformed_line(self) -> str:
@@ -116,62 +117,62 @@ class Schema:
         return rule.max_chars if rule else None
 
 
-def _int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{where} must be a non-negative integer")
-    return value
+_BOOLS = ("required", "warn", "listed")  # `hint` is a string, any other key an integer >= 0
+RULE_KEYS = ("required", "min_chars", "max_chars", "hint")
+RELATION_KEYS = {
+    "refs": ("required", "min_count", "hint"),
+    "orphan": ("warn", "hint"),
+    "children": ("listed", "hint"),
+}
 
 
-def _rule(data: Any, where: str) -> Rule:
+def _typed(key: str, value: Any) -> bool:
+    if key == "hint" or key in _BOOLS:
+        return isinstance(value, str if key == "hint" else bool)
+    whole = isinstance(value, int) or isinstance(value, float) and value.is_integer()
+    return whole and not isinstance(value, bool) and value >= 0  # JSON's 1000.0 is 1000 too
+
+
+def _keys(
+    data: Any, where: str, known: Collection[str], notes: list[str], typed: bool = True
+) -> dict[str, Any]:
+    """The keys of one block that canon enforces; an unknown or wrong-typed key (or a block
+    that is not an object) is named in `notes` and ignored alone, so one typo never turns
+    the other rules off (pi-canon drops only the rule that is wrong, too)."""
     if not isinstance(data, dict):
-        raise ValueError(f"{where} must be an object")
-    required = data.get("required", False)
-    if not isinstance(required, bool):
-        raise ValueError(f"{where}.required must be true or false")
-    hint = data.get("hint", "")
-    if not isinstance(hint, str):
-        raise ValueError(f"{where}.hint must be a string")
-    lo = data.get("min_chars")
-    hi = data.get("max_chars")
-    return Rule(
-        required=required,
-        min_chars=None if lo is None else _int(lo, f"{where}.min_chars"),
-        max_chars=None if hi is None else _int(hi, f"{where}.max_chars"),
-        hint=hint,
-    )
+        notes.append(f'schema.json: "{where}" must be an object; it is ignored.')
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            notes.append(
+                f'schema.json: unknown key "{where}.{key}" is ignored (keys: {", ".join(known)}).'
+            )
+        elif not typed or _typed(key, value):
+            out[key] = int(value) if isinstance(value, float) else value
+        else:
+            want = "a string" if key == "hint" else "an integer >= 0"
+            want = "true or false" if key in _BOOLS else want
+            notes.append(f'schema.json: "{where}.{key}" must be {want}; it is ignored.')
+    return out
 
 
-def _relations(data: Any) -> Relations:
-    if data is None:
-        return Relations()
-    if not isinstance(data, dict):
-        raise ValueError("relations must be an object")
-    refs = data.get("refs", {}) or {}
-    orphan = data.get("orphan", {}) or {}
-    children = data.get("children", {}) or {}
-    for name, value in (("refs", refs), ("orphan", orphan), ("children", children)):
-        if not isinstance(value, dict):
-            raise ValueError(f"relations.{name} must be an object")
-    required = refs.get("required", False)
-    warn = orphan.get("warn", False)
-    listed = children.get("listed", False)
-    for name, value in (
-        ("refs.required", required),
-        ("orphan.warn", warn),
-        ("children.listed", listed),
-    ):
-        if not isinstance(value, bool):
-            raise ValueError(f"relations.{name} must be true or false")
-    min_count = refs.get("min_count")
-    hint = refs.get("hint", "")
-    if not isinstance(hint, str):
-        raise ValueError("relations.refs.hint must be a string")
+def _rule(data: Any, where: str, notes: list[str]) -> Rule:
+    return Rule(**_keys(data, where, RULE_KEYS, notes))
+
+
+def _relations(data: Any, notes: list[str]) -> Relations:
+    given = _keys({} if data is None else data, "relations", RELATION_KEYS, notes, typed=False)
+    rel = {
+        name: _keys(given[name], f"relations.{name}", RELATION_KEYS[name], notes) for name in given
+    }
+    refs = rel.get("refs", {})
     return Relations(
-        refs_required=required,
-        refs_min_count=None if min_count is None else _int(min_count, "relations.refs.min_count"),
-        refs_hint=hint,
-        orphan_warn=warn,
-        children_listed=listed,
+        refs_required=refs.get("required", False),
+        refs_min_count=refs.get("min_count"),
+        refs_hint=refs.get("hint", ""),
+        orphan_warn=rel.get("orphan", {}).get("warn", False),
+        children_listed=rel.get("children", {}).get("listed", False),
     )
 
 
@@ -203,20 +204,16 @@ def parse(text: str) -> Schema:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return Schema(error=f"not valid JSON: {exc}", present=True)
-    try:
-        if not isinstance(data, dict):
-            raise ValueError("the top level must be an object")
-        article = data.get("article", {})
-        if article is None:
-            article = {}
-        if not isinstance(article, dict):
-            raise ValueError("article must be an object")
-        rules = {
-            name: _rule(article[name], f"article.{name}") for name in FIELDS if name in article
-        }
-        return Schema(rules=rules, relations=_relations(data.get("relations")), present=True)
-    except ValueError as exc:
-        return Schema(error=str(exc), present=True)
+    if not isinstance(data, dict):
+        return Schema(error="the top level must be an object", present=True)
+    article = data.get("article") or {}
+    if not isinstance(article, dict):
+        return Schema(error="article must be an object", present=True)
+    notes: list[str] = []
+    given = _keys(article, "article", FIELDS, notes, typed=False)
+    rules = {name: _rule(given[name], f"article.{name}", notes) for name in given}
+    relations = _relations(data.get("relations"), notes)
+    return Schema(rules=rules, relations=relations, present=True, notes=tuple(notes))
 
 
 def absent() -> Schema:
@@ -264,8 +261,8 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
     hint = f" {rule.hint}" if rule.hint else ""
     n = len(value)
     if rule.required and not value.strip():
-        line = f"The schema requires a {name}; none was given.{hint}"
-        (refusals if refuse else warnings).append(line)
+        had = "none was given" if refuse else "the article has none; add one"
+        (refusals if refuse else warnings).append(f"The schema requires a {name}; {had}.{hint}")
         return refusals, warnings
     if rule.min_chars is not None and n < rule.min_chars:
         warnings.append(
@@ -286,7 +283,8 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
 def judge(
     schema: Schema, *, created: bool, changed: set[str], values: dict[str, str], refs_changed: bool
 ) -> Judgement:
-    """Judge a write (§7): the fields it changes, plus everything when it creates the article.
+    """Judge a write (§7): a required rule refuses only for the fields it changes (everything
+    when it creates the article); what it leaves broken warns, as every other rule does.
 
     `changed` holds field names ('capsule', 'title', 'body'); `values` the resulting texts.
     """
@@ -295,21 +293,22 @@ def judge(
         return result
     for name in FIELDS:
         rule = schema.rules.get(name)
-        if rule is None or not (created or name in changed):
+        touched = created or name in changed
+        if rule is None or not (touched or rule.required and not values.get(name, "").strip()):
             continue
-        refusals, warnings = _field_lines(name, rule, values.get(name, ""), refuse=True)
+        refusals, warnings = _field_lines(name, rule, values.get(name, ""), refuse=touched)
         result.refusals += refusals
         result.warnings += warnings
     rel = schema.relations
-    if created or refs_changed:
+    if created or refs_changed or rel.refs_required:
         count = len(references(values.get("body", "")))
         hint = f" {rel.refs_hint}" if rel.refs_hint else ""
         if rel.refs_required and count == 0:
-            result.refusals.append(
+            (result.refusals if created or refs_changed else result.warnings).append(
                 "The schema requires the body to reference at least one other article with a "
                 f"[[wikilink]]; it references none.{hint}"
             )
-        elif rel.refs_min_count is not None and count < rel.refs_min_count:
+        elif rel.refs_min_count is not None and count < rel.refs_min_count and refs_changed:
             result.warnings.append(
                 f"The body references {count} article(s), under the schema's minimum of "
                 f"{rel.refs_min_count}; link related articles with [[address]].{hint}"

@@ -480,6 +480,19 @@ class Store:
             self.index.journal_changed()
             return self.journal_dir / name
 
+    def mend_entry(self, name: str, change: Callable[[str], str | None]) -> bool:
+        """Rewrite one journal entry by `change` (None: leave it) under the store lock, whole
+        or not at all: the one repair `canon check --fix` makes to an entry."""
+        path, inside = self.journal_dir / name, os.path.realpath(self.journal_dir)
+        with self.index.lock, self._locked_root(create=False):
+            data, truncated = fsio.read_regular(path, MAX_BYTES, inside=inside)
+            edited = None if truncated else change(data.decode("utf-8"))
+            if edited is not None:
+                mode = os.stat(path).st_mode & 0o777
+                fsio.atomic_write(path, edited.encode(), mode, anchor=inside, follow=False)
+        self.index.journal_changed()
+        return edited is not None
+
     def journal_draft(
         self, subject: list[str] | str | None = None, slug: str | None = None, source: str = "lsp"
     ) -> tuple[Path, str]:

@@ -247,7 +247,7 @@ def _read(
     schema = store.schema_for(governing)
     text = article.body  # read from the file once (the store keeps no bodies)
     values = {"capsule": article.capsule, "title": article.title, "body": text}
-    lines += [f"schema: {v}" for v in sch.violations(schema, values)]
+    lines += [f"schema: {v}" for v in sch.violations(schema, values)] + list(schema.notes)
     body = text.strip("\n")
     if any(p.startswith("binary") for p in article.problems):
         body = "(binary content not shown)"

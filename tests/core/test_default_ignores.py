@@ -104,8 +104,10 @@ def test_a_one_article_listing_agrees(tmp_path: Path, scope: str, files: list[st
 
 
 def test_orphans_and_check_follow(tmp_path: Path) -> None:
-    """SPEC §6.1 item 5 over the store: an article about something inside node_modules/ is an
-    orphan (no asset maps to it), and `.venv` adds no asset directory."""
+    """SPEC §6.1 item 5 over the store: an article about something inside node_modules/ that
+    is gone is an orphan; one whose directory is on disk is not, although the listing skips
+    it (issue 36 item 8: `canon check` agrees with read, write and pi-canon, which look at
+    the disk)."""
     write(tmp_path, "src/app.py")
     write(tmp_path, "node_modules/left-pad/index.js")
     write(tmp_path, ".canon/articles/src/app.md", "---\ncapsule: App.\nupdated: 2099-01-01\n---\n")
@@ -114,7 +116,8 @@ def test_orphans_and_check_follow(tmp_path: Path) -> None:
         ".canon/articles/node_modules/left-pad.md",
         "---\ncapsule: Pad.\nupdated: 2099-01-01\n---\n",
     )
+    write(tmp_path, ".canon/articles/node_modules/gone.md", "---\ncapsule: Gone.\n---\n")
     store = open_store(tmp_path)
     from canon_ls.core.check import orphans
 
-    assert orphans(store, Assets(tmp_path, store.root)) == ["node_modules/left-pad"]
+    assert orphans(store, Assets(tmp_path, store.root)) == ["node_modules/gone"]

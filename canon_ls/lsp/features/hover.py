@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from canon_ls.core import rules_import
-from canon_ls.core.article import Article
+from canon_ls.core.article import Article, unreadable
 
 from .. import convert, resolve
 from ..state import CanonLanguageServer, Where
@@ -69,7 +69,9 @@ def render(target: resolve.Target, governing: str, article: Article, journal: li
     if governing != target.address:
         lines.append(f"`{governing}` governs `{target.address}`")
     lines.append("")
-    lines.append(_escape(article.capsule) if article.capsule else "_no capsule yet_")
+    unread = "_the capsule cannot be read; fix the article's front matter_"
+    empty = unread if unreadable(article, "capsule") else "_no capsule yet_"
+    lines.append(_escape(article.capsule) if article.capsule else empty)
     lines.append("")
     facts = [f"updated {article.updated or 'never'}"]
     if article.reviewed:
