@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from canon_ls.core import cache, gitrun
+from canon_ls.core import cache, fsio, gitrun
 from canon_ls.core.gitlog import (
     Commit,
     History,
@@ -301,7 +301,7 @@ class ChangeTimes:
         if file is None:
             return
         try:
-            with open(file, "rb") as f:
+            with fsio.open_regular(file) as f:
                 payload = unsealed(f.read())
             if payload is None:  # damaged (checksum), cut short or extended: rebuilt
                 return
