@@ -177,6 +177,14 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def trust_digest(project: Path, values: Mapping[str, Any], data: bytes) -> str:
+    """What `canon trust` covers: the file's bytes and where its root and mounts lead now
+    (links resolved), so a directory swapped later for a link elsewhere is trusted no more."""
+    places = [store_root(project, values.get("root"))]
+    places += [Path(project) / Path(m).expanduser() for m in values.get("mounts") or ()]
+    return digest(data + "\0".join(os.path.realpath(p) for p in places).encode())
+
+
 def trusted(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The trust record: project directory -> SHA-256 of the canon.toml trusted there ({} when
     missing or unreadable: nothing is trusted)."""
@@ -346,7 +354,8 @@ def resolve(
     toml_path = project_file(options.project)
     found, data = _read_file(toml_path, OPTION_KEYS, options)
     held = [key for key in leading_out(options.project, found) if key not in given]
-    if held and not trust and trusted(env).get(os.path.realpath(options.project)) != digest(data):
+    sha = trust_digest(options.project, found, data) if held and not trust else ""
+    if sha and trusted(env).get(os.path.realpath(options.project)) != sha:
         for key in held:
             del found[key]
         sentence = (

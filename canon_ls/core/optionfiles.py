@@ -32,12 +32,13 @@ from canon_ls.core.layout import (
     TOPOLOGY_KEYS,
     OptionError,
     check,
-    digest,
     parse_text,
     project_file,
     read_option_file,
+    resolve,
     settings_file,
     show,
+    trust_digest,
     trust_file,
     trusted,
 )
@@ -286,7 +287,9 @@ def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, st
         raise OptionError(f"There is no {PROJECT_FILE} in {project}; nothing to trust.") from None
     except (OSError, ValueError) as exc:
         raise OptionError(f"{path} cannot be trusted: {_why(exc)}.") from None
-    return _record(project, digest(data), env), digest(data)
+    values = resolve(project, env=env, trust=True).values
+    sha = trust_digest(project, values, data)
+    return _record(project, sha, env), sha
 
 
 def revoke(project: Path, env: Mapping[str, str] | None = None) -> bool:
