@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +101,7 @@ def _prefix_of(glob: str, project: Path) -> list[str]:
             return literal
         literal.append(re.sub(r"\\(.)", r"\1", seg))
     path = "/".join(literal)
-    address = clean(path) if (project / path).is_dir() else normalise(path)
+    address = clean(path) if os.path.isdir(project / path) else normalise(path)  # never raises
     return address.split("/") if address else []
 
 

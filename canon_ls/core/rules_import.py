@@ -112,6 +112,19 @@ def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
         return None, f"cannot be read ({exc})"
 
 
+def _unwritable(store: Store, address: str) -> str:
+    """Why no article can be written at `address` ('' when one can): decided in the plan, so
+    the dry run and --write agree and one bad rule file never stops the others."""
+    shown = address if len(address) <= 80 else address[:80] + "…"
+    try:
+        path = store.path_of(store.address_of(address))
+    except (OSError, ValueError) as exc:  # OutsideStore among them: `.git/hooks/**`
+        return f"no article can be written at {shown} ({str(exc).replace(address, 'it')})"
+    if len(os.fsencode(path)) > 4000 or any(len(os.fsencode(p)) > 255 for p in path.parts):
+        return f"no article can be written at {shown}: its file name would be too long"
+    return ""
+
+
 def plan(store: Store, prefix: str = "rules") -> list[Step]:
     """What `canon import` would do, in order; writes nothing."""
     project = store.project
@@ -139,6 +152,10 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
             continue
         seen[token] = relpath
         address, scope, why = target(src, project, prefix)
+        unwritable = _unwritable(store, address)
+        if unwritable:
+            steps.append(Step(relpath, "skip", why=unwritable))
+            continue
         stored = store.article(address)
         existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
