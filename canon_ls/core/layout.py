@@ -110,8 +110,15 @@ def _foreign(directory: Path) -> bool:
 
 
 def _has_articles(project: Path) -> bool:
-    articles = project / STORE_DIR / ARTICLES_DIR
-    return any(f.endswith(".md") for _, _, files in os.walk(articles) for f in files)
+    from canon_ls.core import walk  # iterative: a deep empty store costs no recursion
+
+    stack = [(str(project / STORE_DIR / ARTICLES_DIR), "")]
+    for entry, _ in walk.entries(stack):
+        if entry.name.endswith(".md"):
+            return True
+        if entry.is_dir(follow_symlinks=False):
+            stack.append((entry.path, ""))
+    return False
 
 
 def store_root(project: Path, root: str | Path | None) -> Path:

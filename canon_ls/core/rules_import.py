@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from canon_ls.core import fsio, rules_formats
+from canon_ls.core import fsio, rules_formats, walk
 from canon_ls.core.address import OutsideStore, clean
 from canon_ls.core.assets import Assets
 from canon_ls.core.journal import sanitise_slug
@@ -98,6 +98,8 @@ def _journaled(store: Store) -> set[tuple[str, str]]:
 
 def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
     """The file as a Source, or a sentence saying why it cannot be read."""
+    if relpath.endswith("/"):  # walk.files: a folder too deep to walk
+        return None, f"is a folder over {walk.MAX_DEPTH} levels deep; nothing in it is read"
     try:
         data, truncated = fsio.read_regular(
             project / relpath, MAX_BYTES, inside=os.path.realpath(project)
