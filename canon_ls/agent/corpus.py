@@ -105,8 +105,7 @@ def load(options: layout.Options, deep: bool = False) -> Corpus:
 
 def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
     try:
-        with fsio.open_regular(file) as fh:  # a FIFO in its place: built again, no hang
-            data = unsealed(fh.read())  # damaged, cut short or extended: built again
+        data = unsealed(fsio.read_regular(file, 1 << 30)[0])  # a FIFO, damaged, cut: rebuilt
         version, root, dirs, files, members, index_bytes = marshal.loads(data or b"")
     except (OSError, ValueError, TypeError, EOFError):
         return None

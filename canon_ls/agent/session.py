@@ -24,12 +24,6 @@ from canon_ls.core import fsio
 STATE_DAYS = 14  # session state older than this is deleted when a new session starts
 
 
-def _read(path: Path) -> bytes:
-    """A session state file (a regular file only: a FIFO there hangs no hook)."""
-    with fsio.open_regular(path) as fh:
-        return fh.read()
-
-
 def state_dir() -> Path:
     """`$XDG_STATE_HOME/canon`, default `~/.local/state/canon` (never inside a store)."""
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local/state")
@@ -118,7 +112,7 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
     try:
         _lock(lock_fd)
         try:
-            state = SessionState(json.loads(_read(target)))
+            state = SessionState(json.loads(fsio.read_regular(target, 1 << 24)[0]))  # no FIFO
         except (OSError, ValueError, RecursionError):
             state = SessionState()
         yield state
@@ -138,7 +132,7 @@ def states() -> Iterator[tuple[str, SessionState]]:
         return
     for path in entries:
         with contextlib.suppress(OSError, ValueError, RecursionError):
-            yield path.stem, SessionState(json.loads(_read(path)))
+            yield path.stem, SessionState(json.loads(fsio.read_regular(path, 1 << 24)[0]))
 
 
 def prune_states(days: int = STATE_DAYS) -> None:

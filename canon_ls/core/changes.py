@@ -301,8 +301,7 @@ class ChangeTimes:
         if file is None:
             return
         try:
-            with fsio.open_regular(file) as f:
-                payload = unsealed(f.read())
+            payload = unsealed(fsio.read_regular(file, 1 << 31)[0])  # never a FIFO
             if payload is None:  # damaged (checksum), cut short or extended: rebuilt
                 return
             version, head, commits, blob, starts, first, at, extra, gone = marshal.loads(payload)

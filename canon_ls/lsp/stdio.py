@@ -161,7 +161,7 @@ class LoopStdout:
         if self.broken:
             return
         answer = self.answering()
-        if not answer and self.queued > 2 * MAX_UNREAD:  # the answers keep their place
+        if not answer and self.queued > 4 * MAX_UNREAD:  # the answers keep their place
             return  # a notification to a client that reads nothing: dropped
         self.queued += len(data)
         (self.answers if answer else self.others).append(data)
