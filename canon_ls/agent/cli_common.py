@@ -45,9 +45,12 @@ def project_of(args: argparse.Namespace) -> Path:
             raise UsageError(f"--project {args.project} is not a directory.")
         project = project.resolve()
     else:
-        from canon_ls.core.layout import find_project
+        from canon_ls.core.layout import discover
 
-        project = find_project(Path.cwd()).resolve()
+        found, note = discover(Path.cwd())
+        if note:
+            print(note, file=sys.stderr)
+        project = found.resolve()
     args._project_dir = project
     return project
 

@@ -216,8 +216,9 @@ def _findings_text(
     from canon_ls.core.address import printable  # a message never spans two lines
     from canon_ls.core.tool import plural
 
+    files = {a: _finding_file(store, a) for a in {f.address for f in findings}}
     lines = finding_lines(option_rows) + [
-        f"{_finding_file(store, f.address)}:{f.line + 1}:"
+        f"{files[f.address]}:{f.line + 1}:"
         f"{f.start + 1}: {f.severity}: {printable(_cli_message(f))} [{f.code}]"
         for f in findings
     ]

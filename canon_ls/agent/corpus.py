@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from canon_ls.core import layout
+from canon_ls.core import fsio, layout
 from canon_ls.core.freshness import RACY_NS  # core's one freshness rule
 from canon_ls.core.freshness import Key as _Key
 from canon_ls.core.freshness import key as _file_key
@@ -105,7 +105,7 @@ def load(options: layout.Options, deep: bool = False) -> Corpus:
 
 def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
     try:
-        data = unsealed(file.read_bytes())  # damaged, cut short or extended: built again
+        data = unsealed(fsio.read_regular(file, 1 << 30)[0])  # a FIFO, damaged, cut: rebuilt
         version, root, dirs, files, members, index_bytes = marshal.loads(data or b"")
     except (OSError, ValueError, TypeError, EOFError):
         return None

@@ -112,7 +112,7 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
     try:
         _lock(lock_fd)
         try:
-            state = SessionState(json.loads(target.read_text("utf-8")))
+            state = SessionState(json.loads(fsio.read_regular(target, 1 << 24)[0]))  # no FIFO
         except (OSError, ValueError, RecursionError):
             state = SessionState()
         yield state
@@ -132,7 +132,7 @@ def states() -> Iterator[tuple[str, SessionState]]:
         return
     for path in entries:
         with contextlib.suppress(OSError, ValueError, RecursionError):
-            yield path.stem, SessionState(json.loads(path.read_text("utf-8")))
+            yield path.stem, SessionState(json.loads(fsio.read_regular(path, 1 << 24)[0]))
 
 
 def prune_states(days: int = STATE_DAYS) -> None:

@@ -169,7 +169,7 @@ class Resolver:
         from canon_ls.core.article import parse
 
         try:
-            data = self.article_path(address).read_bytes()
+            data = fsio.read_regular(self.article_path(address), 1 << 22)[0]  # as the store
         except (OSError, ValueError):
             return ""
         return parse(data, address).capsule.strip()

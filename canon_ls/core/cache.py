@@ -100,7 +100,7 @@ def load_steps(
         return
     kept: dict[str, _Entry] = {}
     try:
-        with open(file, "rb") as fh:
+        with fsio.open_regular(file) as fh:
             header = _header(fh, store_root)
             if header is None:
                 return
@@ -128,7 +128,7 @@ def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[
     if file is None:
         return
     try:
-        with open(file, "rb") as fh:
+        with fsio.open_regular(file) as fh:
             header = _header(fh, store_root)
             if header is None or not _whole(fh, header[1]):
                 return
@@ -152,7 +152,7 @@ def usable(file: Path | None, store_root: Path) -> bool:
     if file is None:
         return False
     try:
-        with open(file, "rb") as fh:
+        with fsio.open_regular(file) as fh:
             header = _header(fh, store_root)
             return header is not None and _whole(fh, header[1])
     except (OSError, ValueError, TypeError, EOFError):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from canon_ls.core import cache, gitrun
+from canon_ls.core import cache, fsio, gitrun
 from canon_ls.core.gitlog import (
     Commit,
     History,
@@ -301,8 +301,7 @@ class ChangeTimes:
         if file is None:
             return
         try:
-            with open(file, "rb") as f:
-                payload = unsealed(f.read())
+            payload = unsealed(fsio.read_regular(file, 1 << 31)[0])  # never a FIFO
             if payload is None:  # damaged (checksum), cut short or extended: rebuilt
                 return
             version, head, commits, blob, starts, first, at, extra, gone = marshal.loads(payload)

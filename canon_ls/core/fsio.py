@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from canon_ls.core.address import OutsideStore, within
 
@@ -254,6 +255,16 @@ def read_regular(
         return _read_fd(fd, limit, size if size >= 0 else st.st_size)
     finally:
         os.close(fd)
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """A regular file opened for reading whole (a cache, mapped or read in records): anything
+    else raises NotRegular before a byte is read, so a FIFO left in its place hangs nothing."""
+    fd = os.open(path, _READ)  # non-blocking: a FIFO opens at once
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegular(errno.EINVAL, "not a regular file", os.fspath(path))
+    return os.fdopen(fd, "rb")
 
 
 def _read_fd(fd: int, limit: int, size: int) -> tuple[bytes, bool]:

@@ -70,15 +70,55 @@ class Problem(NamedTuple):
 
 
 def find_project(start: Path) -> Path:
+    """The project for a command started in `start` (`discover`, without its sentence)."""
+    return discover(start)[0]
+
+
+def discover(start: Path) -> tuple[Path, str]:
     """SPEC §2: the nearest ancestor of `start` (itself included) holding `.canon/` or a
-    `canon.toml` (a project whose store moved with `root`), else `start`."""
+    `canon.toml` (a project whose store moved with `root`), else `start`; and a sentence when
+    a store was passed over. The search stops at the git repository's top level, skips a
+    directory another user owns (a shared folder, /tmp: git's safe.directory rule) and a
+    nested `.canon/` with no article below an ancestor's store that has some."""
     start = Path(os.path.abspath(start))
+    found, top, above = [], None, None
     for directory in (start, *start.parents):
-        if os.path.isdir(os.path.join(directory, STORE_DIR)) or os.path.isfile(
-            os.path.join(directory, PROJECT_FILE)
-        ):
-            return directory
-    return start
+        if os.path.isdir(directory / STORE_DIR) or os.path.isfile(directory / PROJECT_FILE):
+            if top is not None:
+                above = directory
+                break
+            found.append(directory)
+        if top is None and os.path.exists(directory / ".git"):
+            top = directory
+    mine = [d for d in found if not _foreign(d)]
+    skipped = found[: found.index(mine[0]) if mine else None]
+    mark = "canon ignored the store in"
+    notes = [f"{mark} {d}: another user owns it (--project {d} uses it)." for d in skipped]
+    if mine and not _has_articles(mine[0]) and os.path.isdir(mine[0] / STORE_DIR):
+        full = next((d for d in mine[1:] if _has_articles(d)), None)
+        if full is not None:
+            notes.append(f"{mark} {mine[0]}: it holds no article, the store in {full} does.")
+            return full, " ".join(notes)
+    if not mine and above is not None:
+        notes.append(f"{mark} {above}: it lies above the git repository at {top}.")
+    return (mine[0] if mine else start), " ".join(notes)
+
+
+def _foreign(directory: Path) -> bool:
+    """Owned by another user (git's safe.directory rule; not checked where uids are absent)."""
+    return hasattr(os, "geteuid") and os.stat(directory).st_uid != os.geteuid()
+
+
+def _has_articles(project: Path) -> bool:
+    from canon_ls.core import walk  # iterative: a deep empty store costs no recursion
+
+    stack = [(str(project / STORE_DIR / ARTICLES_DIR), "")]
+    for entry, _ in walk.entries(stack):
+        if entry.name.endswith(".md"):
+            return True
+        if entry.is_dir(follow_symlinks=False):
+            stack.append((entry.path, ""))
+    return False
 
 
 def store_root(project: Path, root: str | Path | None) -> Path:
@@ -142,6 +182,14 @@ def leading_out(project: Path, values: Mapping[str, Any]) -> list[str]:
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def trust_digest(project: Path, values: Mapping[str, Any], data: bytes) -> str:
+    """What `canon trust` covers: the file's bytes and where its root and mounts lead now
+    (links resolved), so a directory swapped later for a link elsewhere is trusted no more."""
+    places = [store_root(project, values.get("root"))]
+    places += [Path(project) / Path(m).expanduser() for m in values.get("mounts") or ()]
+    return digest(data + "\0".join(os.path.realpath(p) for p in places).encode())
 
 
 def trusted(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -313,7 +361,8 @@ def resolve(
     toml_path = project_file(options.project)
     found, data = _read_file(toml_path, OPTION_KEYS, options)
     held = [key for key in leading_out(options.project, found) if key not in given]
-    if held and not trust and trusted(env).get(os.path.realpath(options.project)) != digest(data):
+    sha = trust_digest(options.project, found, data) if held and not trust else ""
+    if sha and trusted(env).get(os.path.realpath(options.project)) != sha:
         for key in held:
             del found[key]
         sentence = (

@@ -33,12 +33,13 @@ from canon_ls.core.layout import (
     TOPOLOGY_KEYS,
     OptionError,
     check,
-    digest,
     parse_text,
     project_file,
     read_option_file,
+    resolve,
     settings_file,
     show,
+    trust_digest,
     trust_file,
 )
 from canon_ls.core.optionview import home
@@ -304,8 +305,10 @@ def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, st
         raise OptionError(f"There is no {PROJECT_FILE} in {project}; nothing to trust.") from None
     except (OSError, ValueError) as exc:
         raise OptionError(f"{path} cannot be trusted: {_why(exc)}.") from None
-    _record(project, digest(data), env)
-    return trust_file(env), digest(data)
+    values = resolve(project, env=env, trust=True).values
+    sha = trust_digest(project, values, data)
+    _record(project, sha, env)
+    return trust_file(env), sha
 
 
 def revoke(project: Path, env: Mapping[str, str] | None = None) -> bool:

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from canon_ls.core import fsio, rules_formats
+from canon_ls.core import fsio, rules_formats, walk
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.article import format_scalar
 from canon_ls.core.assets import Assets
@@ -115,8 +115,8 @@ def _on_disk(project: Path, host: Host) -> dict[str, str]:
     folder = project / host.folder
     if not folder.is_dir() or folder.is_symlink():
         return found
-    for path in sorted(folder.rglob("*" + host.suffix)):
-        relpath = path.relative_to(project).as_posix()
+    for rel in walk.files(str(folder), host.suffix):
+        relpath = f"{host.folder}/{rel}"
         text = _read(project, relpath)
         if text and rules_formats.read_marker(text):
             found[relpath] = text

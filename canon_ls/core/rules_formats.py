@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from canon_ls.core import article as art
+from canon_ls.core import walk
 from canon_ls.core.address import clean, normalise
 
 
@@ -100,7 +102,7 @@ def _prefix_of(glob: str, project: Path) -> list[str]:
             return literal
         literal.append(re.sub(r"\\(.)", r"\1", seg))
     path = "/".join(literal)
-    address = clean(path) if (project / path).is_dir() else normalise(path)
+    address = clean(path) if os.path.isdir(project / path) else normalise(path)  # never raises
     return address.split("/") if address else []
 
 
@@ -280,10 +282,8 @@ def source_paths(project: Path, listed: list[str]) -> list[str]:
     found: list[str] = []
     for host in HOSTS.values():
         folder = project / host.folder
-        if folder.is_dir() and not folder.is_symlink():
-            for path in sorted(folder.rglob("*" + host.suffix)):
-                if path.is_file() and not path.is_symlink():
-                    found.append(path.relative_to(project).as_posix())
+        if folder.is_dir() and not folder.is_symlink():  # a deep tree: its deep folder, skipped
+            found += [f"{host.folder}/{rel}" for rel in walk.files(str(folder), host.suffix)]
     found += [p for p in PROJECT_FILES if (project / p).is_file()]
     found += [p for p in listed if p not in found and host_of(p) is None and is_source(p)]
     return found

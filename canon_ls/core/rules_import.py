@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from canon_ls.core import fsio, rules_formats
+from canon_ls.core import fsio, rules_formats, walk
 from canon_ls.core.address import OutsideStore, clean
 from canon_ls.core.article import unreadable
 from canon_ls.core.assets import Assets
@@ -110,6 +110,8 @@ def _journaled(store: Store) -> set[tuple[str, str]]:
 
 def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
     """The file as a Source, or a sentence saying why it cannot be read."""
+    if relpath.endswith("/"):  # walk.files: a folder too deep to walk
+        return None, f"is a folder over {walk.MAX_DEPTH} levels deep; nothing in it is read"
     try:
         data, truncated = fsio.read_regular(
             project / relpath, MAX_BYTES, inside=os.path.realpath(project)
@@ -122,6 +124,19 @@ def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
         return rules_formats.read_source(relpath, data), ""
     except ValueError as exc:
         return None, f"cannot be read ({exc})"
+
+
+def _unwritable(store: Store, address: str) -> str:
+    """Why no article can be written at `address` ('' when one can): decided in the plan, so
+    the dry run and --write agree and one bad rule file never stops the others."""
+    shown = address if len(address) <= 80 else address[:80] + "…"
+    try:
+        path = store.path_of(store.address_of(address))
+    except (OSError, ValueError) as exc:  # OutsideStore among them: `.git/hooks/**`
+        return f"no article can be written at {shown} ({str(exc).replace(address, 'it')})"
+    if len(os.fsencode(path)) > 4000 or any(len(os.fsencode(p)) > 255 for p in path.parts):
+        return f"no article can be written at {shown}: its file name would be too long"
+    return ""
 
 
 def plan(store: Store, prefix: str = "rules") -> list[Step]:
@@ -151,6 +166,10 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
             continue
         seen[token] = relpath
         address, scope, why = target(src, project, prefix)
+        unwritable = _unwritable(store, address)
+        if unwritable:
+            steps.append(Step(relpath, "skip", why=unwritable))
+            continue
         stored = store.article(address)
         existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"

@@ -113,7 +113,9 @@ class IndexFile:
     def open(cls, path: Path) -> IndexFile | None:
         """The file at `path`; None when it is missing, damaged or of another version."""
         try:
-            with open(path, "rb") as fh:
+            from canon_ls.core.fsio import open_regular
+
+            with open_regular(path) as fh:
                 return cls.of_handle(fh)
         except (OSError, ValueError):
             return None

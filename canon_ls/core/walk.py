@@ -21,3 +21,27 @@ def entries(stack: list[tuple[str, str]]) -> Iterator[tuple[os.DirEntry[str], st
             continue
         with it:
             yield from ((entry, prefix) for entry in it)
+
+
+MAX_DEPTH = 64  # folders below a rule folder; a tree deeper than this is no one's rules
+
+
+def files(top: str, suffix: str) -> list[str]:
+    """The regular files (links not followed) under `top` named `*suffix`, as sorted paths
+    relative to it; a directory MAX_DEPTH levels down is listed itself (ending in '/') instead
+    of walked, so the caller can say it was skipped."""
+    out: list[str] = []
+    stack = [(top, "")]
+    for entry, prefix in entries(stack):
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                below = prefix + entry.name + "/"
+                if below.count("/") >= MAX_DEPTH:
+                    out.append(below)
+                else:
+                    stack.append((entry.path, below))
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                out.append(prefix + entry.name)
+        except OSError:
+            continue
+    return sorted(out)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 ANSWERED = "canon/symbolsAnsweredEarly"
 FILE = 1  # LSP SymbolKind.File, as the server's own answer says
+MAX_KEPT = 16 * 1024 * 1024  # bytes kept for the server while it is built
 STDIN, STDOUT = 0, 1
 DONE = b"\x00"  # ends the bytes handed back: without it the child failed half-way
 
@@ -174,7 +175,8 @@ class Reader:
         """Read stdin until the parent closes `go` (the server is built)."""
         self.feed(b"")
         while True:
-            watched = [go] if self.eof else [go, STDIN]
+            full = len(self.kept) + len(self.pending) > MAX_KEPT  # the rest waits in the pipe
+            watched = [go] if self.eof or full else [go, STDIN]
             ready, _, _ = select.select(watched, [], [])
             if go in ready:
                 return

@@ -32,6 +32,7 @@ log = logging.getLogger("canon_ls.lsp")
 
 MAX_MESSAGE = 256 * 1024 * 1024  # bytes; a larger Content-Length is treated as garbage
 MAX_HEADER_LINE = 64 * 1024  # bytes; a longer "header" line is skipped as garbage
+MAX_UNREAD = 16 * 1024 * 1024  # bytes queued for a client that stops reading: requests wait
 
 
 class LoopStdin:
@@ -43,6 +44,7 @@ class LoopStdin:
         self.threaded = threaded
         self.replay = replay  # bytes read before the server started: they come first
         self.reader: asyncio.StreamReader | None = None
+        self.writer: LoopStdout | None = None  # its backlog pauses reading (serve sets it)
 
     async def _connect(self) -> asyncio.StreamReader:
         if self.reader is None:
@@ -62,6 +64,8 @@ class LoopStdin:
         return self.reader
 
     async def readline(self) -> bytes:
+        if self.writer is not None:
+            await self.writer.drained()
         reader = await self._connect()
         try:
             return await reader.readline()
@@ -140,12 +144,27 @@ class LoopStdout:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.waiting = False  # the loop calls `_pump` when the pipe has room
         self.broken = False
+        self.queued = 0  # bytes in both queues
+        self.room: asyncio.Event | None = None  # set when the queues fall below MAX_UNREAD
         os.set_blocking(self.fd, False)
+
+    async def drained(self) -> None:
+        """Return once the client has read enough: a client that stops reading stops the
+        server reading its requests, so the answers queued for it stay bounded."""
+        if self.queued > MAX_UNREAD:
+            log.warning("paused reading: %d bytes of answers unread by the client", self.queued)
+        while self.queued > MAX_UNREAD and not self.broken:
+            self.room = asyncio.Event()
+            await self.room.wait()
 
     def write(self, data: bytes) -> None:
         if self.broken:
             return
-        (self.answers if self.answering() else self.others).append(data)
+        answer = self.answering()
+        if not answer and self.queued > 4 * MAX_UNREAD:  # the answers keep their place
+            return  # a notification to a client that reads nothing: dropped
+        self.queued += len(data)
+        (self.answers if answer else self.others).append(data)
         try:
             self.loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (never in a session): write it all now
@@ -158,6 +177,9 @@ class LoopStdout:
         while self.current or self.answers or self.others:
             if not self.current:
                 self.current = memoryview((self.answers or self.others).popleft())
+                self.queued -= len(self.current)
+                if self.room is not None and self.queued <= MAX_UNREAD:
+                    self.room.set()
             try:
                 written = os.write(self.fd, self.current)
             except BlockingIOError:
@@ -186,6 +208,8 @@ class LoopStdout:
         self.broken = True
         self.answers.clear()
         self.others.clear()
+        if self.room is not None:
+            self.room.set()
         self.current = memoryview(b"")
         self._wait(False)
 
@@ -231,9 +255,11 @@ def serve(server: object, early: Early | None = None) -> None:
     if loop_writable(stdin, stdout):
         writer = LoopStdout(stdout, lambda: getattr(protocol, "sending_answer", False))
     protocol.set_writer(DropRepeatedAnswer(writer, early))
+    reader = LoopStdin(stdin, threaded, early.consumed)
+    reader.writer = writer if isinstance(writer, LoopStdout) else None
     session = run_async(
         stop_event=stop,
-        reader=LoopStdin(stdin, threaded, early.consumed),
+        reader=reader,
         protocol=server.protocol,
         logger=log,
         error_handler=server.report_server_error,

@@ -23,6 +23,7 @@ from ..state import CanonLanguageServer, Folder
 log = logging.getLogger(__name__)
 
 DEBOUNCE = 0.1  # seconds after the last change (SPEC §10: at most 150 ms)
+TYPED_MAX = 512 * 1024  # characters: a longer unsaved text is not checked on the loop
 Settled = Callable[[CanonLanguageServer, str], None]
 
 
@@ -72,12 +73,16 @@ def findings(
         typing.owed.add(uri)  # the load runs in steps (checking now would load it in one go)
         return None
     previous = folder.signals.findings.get(address, [])
-    try:
-        done = core_check.recheck(store, address, previous=previous, text=text)
-    except Exception:
-        log.exception("checking the unsaved text of %s failed", address)
-        return None
-    found = done.findings if done is not None else []
-    found += [f for f in previous if f.code == "stale"]
+    if len(text) > TYPED_MAX:  # the saved file's findings stand, and say why
+        skip = f"This unsaved text is over {TYPED_MAX:,} characters: it is checked once saved."
+        found = [*previous, Finding(address, "typed-skipped", "info", skip)]
+    else:
+        try:
+            done = core_check.recheck(store, address, previous=previous, text=text)
+        except Exception:
+            log.exception("checking the unsaved text of %s failed", address)
+            return None
+        found = done.findings if done is not None else []
+        found += [f for f in previous if f.code == "stale"]
     typing.found[uri] = (key, found)
     return found

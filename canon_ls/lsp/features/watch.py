@@ -27,7 +27,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
-from canon_ls.core import layout
+from canon_ls.core import fsio, layout
 
 from ..child import spawn
 from ..state import CanonLanguageServer, Folder
@@ -374,7 +374,7 @@ def _git_mark(folder: Folder) -> tuple[float, ...]:
     git = folder.project / ".git"
     paths = [git / "HEAD", git / "packed-refs"]
     try:
-        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        head = fsio.read_regular(git / "HEAD", 4096)[0].decode("utf-8", "replace").strip()
         if head.startswith("ref: "):
             paths.append(git / head[5:])
     except OSError:
