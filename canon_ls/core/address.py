@@ -212,6 +212,13 @@ class StorePaths:
         request already checked), as a string: hovers stat it on every request."""
         return f"{self._prefix}{address}.md"
 
+    def files_up(self, address: str) -> list[tuple[str, str]] | None:
+        """(address, article file) from a normalised project address up to its first segment
+        (§4's order); None for any other address (a mount's, or one to check first)."""
+        if ":" in address or not address or normalise(address) != address:
+            return None
+        return [(a, self.file(a)) for a in ancestors(address)]
+
     def checked(self, address: str) -> Path:
         """The article file of any address: refused (OutsideStore) when it is empty, not
         normalised, or resolves outside the articles directory."""

@@ -18,6 +18,7 @@ from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core import journal as jrn
 from canon_ls.core.address import OutsideStore, ancestors
+from canon_ls.core.reader import Reader
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 JOURNAL_MAX = 2000  # a longer journal is not read for the first hovers (its names come later)
 
 
-class DiskView:
+class DiskView(Reader):
     """The few questions resolution and rendering ask a Store, answered from the article
     files (each read once per view: a view lives for one request)."""
 

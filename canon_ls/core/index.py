@@ -19,7 +19,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from stat import S_ISREG
@@ -47,6 +47,7 @@ from canon_ls.core.freshness import Key, key_of, scan, settled
 from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
 from canon_ls.core.merge import BadInput
+from canon_ls.core.reader import Reader
 
 if TYPE_CHECKING:  # BM25 is imported when first asked (a third of this module's import)
     from canon_ls.core.search_file import FileIndex
@@ -72,7 +73,7 @@ def _lstat_key(path: Path) -> tuple[int, int, int] | None:
     return (st.st_dev, st.st_ino, st.st_mode)
 
 
-class StoreIndex:
+class StoreIndex(Reader):
     """One store read: the project's `.canon/` plus its mounts, indexed in memory (a Store
     holds one and adds the writes)."""
 
@@ -89,15 +90,15 @@ class StoreIndex:
         except layout.OptionError as exc:
             raise BadInput(str(exc)) from None
         self.paths = StorePaths(self.articles_dir, self.mounts)  # address <-> file, mounts
-        # each mount's own index (the Store wraps each in a Store of its own, for writes)
-        self.mounted = {n: StoreIndex(d) for n, d in self.mounts.items()}
+        # each mount its own index (a Store for a Store: a mount can be written to)
+        self.mounted: Mapping[str, StoreIndex] = {n: type(self)(d) for n, d in self.mounts.items()}
         self.lock = threading.RLock()  # the Store's writes change the index under it too
         self._index: dict[str, Article] = {}
         self._stat: dict[str, Key] = {}
         self._digest: dict[str, int] = {}
         self._racy: set[str] = set()
         self._parsed = 0  # files parsed since the parse cache was last written
-        self._loaded = False
+        self.loaded = False  # the articles have been read (on first use, or in steps)
         self._scanned: list[str] | None = None  # every address the stepped load's scan found
         self._search: FileIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
@@ -294,8 +295,9 @@ class StoreIndex:
         re-read first if disk moved on (a read's freshness: a stat each when nothing did),
         and the addresses that changed."""
         changed: set[str] = set()
-        for candidate in list(ancestors(address)):
-            changed |= self.revalidate([self.article_file(candidate)])
+        files = self.paths.files_up(address)
+        for candidate, file in files or ((a, str(self.path_of(a))) for a in ancestors(address)):
+            changed |= self.revalidate([file])
             if self.has(candidate):
                 return changed, candidate
         return changed, None
@@ -339,7 +341,7 @@ class StoreIndex:
             own = {a for a in self._index if not self.paths.split(a)[0]}
             # §12: a store whose directories lead outside is not read at all (no articles)
             found = {} if self._own_layout_problem() else self._scan()
-            if found and not self._loaded:
+            if found and not self.loaded:
                 for part in self._cached():
                     self._restore(part.items(), found, changed)
             inside = os.path.realpath(self.articles_dir)
@@ -373,7 +375,7 @@ class StoreIndex:
         self._journal.invalidate()  # the next journal look-up re-checks every entry
         for name, sub in self.mounted.items():
             changed |= self.take_mount(name, sub.refresh())
-        self._loaded = True
+        self.loaded = True
         if self._parsed >= cache.MIN_PARSED:
             self._save_cache()
 
@@ -388,7 +390,7 @@ class StoreIndex:
         not written (writing it is one long step; the language server leaves it to its check
         child, which loads the same store)."""
         with self.lock:
-            if self._loaded:
+            if self.loaded:
                 return
             problem = self._own_layout_problem()
             before = {a for a in self._index if not self.paths.split(a)[0]}  # none, as a rule
@@ -405,7 +407,7 @@ class StoreIndex:
                 del part
                 for start in range(0, len(entries), step):
                     with self.lock:
-                        if self._loaded:
+                        if self.loaded:
                             return
                         self._restore(entries[start : start + step], found, set())
                     yield step
@@ -413,13 +415,13 @@ class StoreIndex:
         items = list(found.items())
         for start in range(0, len(items), step):
             with self.lock:
-                if self._loaded:
+                if self.loaded:
                     return
                 for address, (path, key) in items[start : start + step]:
                     self._consider(address, path, key, inside)
             yield len(items) - start - step
         with self.lock:
-            if not self._loaded:
+            if not self.loaded:
                 if not save:
                     self._parsed = 0
                 self._finish(before, found, set())
@@ -433,16 +435,11 @@ class StoreIndex:
     def _cache_file(self) -> Path | None:
         return cache.cache_file(self.root, self.project)
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the articles have been read (the store loads on first use, or in steps)."""
-        return self._loaded
-
     def held(self) -> tuple[list[str] | None, list[Article]]:
         """What the store holds now, never loading it: every address (None while a stepped
         load has not finished its scan) and the articles read so far (all, once loaded)."""
         with self.lock:
-            if self._loaded:
+            if self.loaded:
                 return sorted(self._index), list(self._index.values())
             return self._scanned, list(self._index.values())
 
@@ -459,7 +456,7 @@ class StoreIndex:
         """A body was just read from a file other than the one its article was parsed from:
         re-read the file into the index. Skipped while another thread holds the store (a
         load or refresh in progress sees the file itself) and before the first load."""
-        if self._loaded and self.lock.acquire(blocking=False):
+        if self.loaded and self.lock.acquire(blocking=False):
             try:
                 self.revalidate([path])
             finally:
@@ -467,7 +464,7 @@ class StoreIndex:
 
     def load(self) -> None:
         """Read the store now unless it has been (every look-up does so first)."""
-        if not self._loaded:
+        if not self.loaded:
             self._refresh_all()
 
     def reload_file(self, path: Path) -> set[str]:
@@ -516,12 +513,10 @@ class StoreIndex:
         return self._index.get(address)
 
     def has(self, address: str) -> bool:
-        """Whether an article exists at exactly this address (in memory, no disk access)."""
         self.load()
         return address in self._index
 
     def governing(self, address: str) -> str | None:
-        """§4: the exact article, else the nearest ancestor with one, else None."""
         self.load()
         return governing_in(address, self._index)
 
@@ -535,7 +530,7 @@ class StoreIndex:
             address = normalise(path_or_address, self.project, self.mounts)
         else:
             address = argument(path_or_address, self.is_article_file, self.project, self.mounts)
-        name, rest = self.paths.split(address)
+        name, rest = self.paths.split(address) if ":" in address else ("", address)
         owner = self.mounted[name] if name else self
         inner = owner._articles_prefix()
         if inner and rest.startswith(inner):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lsprotocol.types import DiagnosticOptions, Range
+from lsprotocol.types import DiagnosticOptions, Position, Range
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -25,8 +25,12 @@ from canon_ls.core import check as core_check
 from canon_ls.core import fsio
 from canon_ls.core.disk_view import JOURNAL_MAX
 from canon_ls.core.layout import Options, resolve
+from canon_ls.core.reader import Reader
+from canon_ls.core.rules_formats import is_source
 
+from . import convert
 from .convert import Text
+from .cursor import CursorToken, token_at
 from .early import KeptView, Load
 from .protocol import CanonProtocol
 from .searcher import Searcher
@@ -34,6 +38,7 @@ from .settings import Settings
 from .turns import yield_to_requests
 
 if TYPE_CHECKING:
+    from canon_ls.core.article import Article
     from canon_ls.core.assets import Finding
     from canon_ls.core.check import Rechecked
     from canon_ls.core.evidence import Evidence
@@ -72,6 +77,8 @@ class Where:
     path: Path
     kind: str  # 'article' | 'journal' | 'store' (other files under .canon) | 'asset'
     address: str  # the article's address, or the asset's address ('' for the project root)
+    reader: Reader  # what read requests ask: the store, or the article files while it loads
+    rule_source: bool = False  # a file `canon import` reads (its head hovers as a rule)
 
     @property
     def store(self) -> Store:
@@ -82,7 +89,7 @@ class Where:
         if self.kind == "article":
             return self.address
         served = self.kind == "asset" and self.address and self.folder.store is not None
-        return self.store.governing(self.address) if served else None
+        return self.reader.governing(self.address) if served else None
 
     def refresh(self, address: str) -> str | None:
         """`address`'s governing article (§4), re-read first if disk moved on since (a stat or
@@ -102,20 +109,111 @@ class DiskWhere(Where):
     """A `Where` answering from the article files while the store loads (SPEC §10 hover: the
     same answers, read from where they are); nothing there is stale yet."""
 
-    view: KeptView = field(kw_only=True)
-
-    @property
-    def store(self) -> Any:
-        return self.view
+    reader: KeptView
 
     def refresh(self, address: str) -> str | None:
-        return self.view.governing(address)  # just read from disk
+        return self.reader.governing(address)  # just read from disk
 
     def journal_read(self) -> bool:
-        return self.view.store.journal_count() <= JOURNAL_MAX
+        return self.reader.store.journal_count() <= JOURNAL_MAX
 
     def article_uri(self, address: str) -> str:
-        return from_fs_path(self.view.store.paths.file(address)) or ""
+        return from_fs_path(self.reader.store.paths.file(address)) or ""
+
+
+@dataclass(frozen=True)
+class Found:
+    """What hover, inlay hint, code lens and definition show: the article governing `address`
+    (§4), validated once (`Where.refresh`)."""
+
+    where: Where
+    address: str  # what the token (or the document itself) names
+    governing: str
+    article: Article
+    uri: str  # the governing article's file
+    token: CursorToken | None = None  # None: the document's own article
+    range: Range | None = None  # the token's span, in the client's encoding
+
+
+def lookup(
+    ls: CanonLanguageServer,
+    uri: str,
+    where: Where | None,
+    pos: Position | None = None,
+    *,
+    own_on_first_line: bool = True,
+) -> Found | None:
+    """The one lookup of the read requests: what the text at `pos` names (`named`), or with no
+    `pos` the document itself, and the article governing it; None when nothing does."""
+    if where is None or where.folder.store is None or where.kind == "store":
+        return None
+    if pos is not None:
+        text = ls.text_of(uri)
+        if text is None:
+            return None
+        codec = ls.workspace.position_codec
+        line_no, col, line = convert.from_client(codec, text, pos)
+        hit = named(where, text, line_no, line, col)
+        if hit is not None:
+            token, address, exact = hit
+            governing = where.refresh(address)
+            if governing and (not exact or governing == address):
+                rng = convert.span(codec, text, line_no, token.start, token.end)
+                return _found(where, address, governing, token, rng)
+        if not (own_on_first_line and line_no == 0):
+            return None
+    if where.kind != "asset" or not where.address:
+        return None
+    return _found(where, where.address, where.refresh(where.address))
+
+
+def _found(
+    where: Where,
+    address: str,
+    governing: str | None,
+    token: CursorToken | None = None,
+    rng: Range | None = None,
+) -> Found | None:
+    article = where.reader.article(governing) if governing else None
+    if governing is None or article is None:
+        return None
+    return Found(where, address, governing, article, where.article_uri(governing), token, rng)
+
+
+def named(
+    where: Where, text: Text, line_no: int, line: str, col: int
+) -> tuple[CursorToken, str, bool] | None:
+    """What the text under the cursor names: (its token, the address, whether only an article
+    at exactly that address answers: a bare word that is no file). The one place a token
+    becomes a path and an address: a resolver of a language's imports (module -> project
+    file, from `text` and the position) belongs here, before the path rule."""
+    token = token_at(line, col)
+    if token is None:
+        return None
+    reader = where.reader
+    try:
+        if token.wikilink:
+            address = reader.address_of(token.text)
+            return (token, address, False) if address else None
+        raw = token.text.replace("\\", "/")
+        candidates = [where.folder.project / raw.lstrip("/")]
+        if raw.startswith(("./", "../")) or where.kind == "asset":
+            candidates.insert(0, where.path.parent / raw)
+        existing = next((c for c in candidates if _exists(c)), None)
+        if existing is not None:
+            address = reader.address_of(str(existing.resolve()), as_path=True)
+        else:
+            address = reader.address_of(raw)
+    except ValueError:
+        return None
+    return (token, address, existing is None and "/" not in raw) if address else None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass
@@ -376,7 +474,8 @@ class Folder:
         load = self.load
         if where.kind not in ("asset", "article") or load is None or not load.early():
             return where
-        return DiskWhere(self, where.path, where.kind, where.address, view=KeptView(load))
+        view = KeptView(load)
+        return DiskWhere(self, where.path, where.kind, where.address, view, where.rule_source)
 
     def revalidate(self, address: str) -> str | None:
         """`address`'s governing article, re-read (and any nearer one that appeared) if disk
@@ -439,7 +538,10 @@ class Folder:
         if store is None:
             return None
         kind, address = store.place(path)
-        return Where(self, path, kind, address) if kind else None
+        if not kind:
+            return None
+        rule = kind == "asset" and _rule_source(path, self.project)
+        return Where(self, path, kind, address, store, rule)
 
     def article_uri(self, address: str) -> str:
         """The article file's URI (cached: `path_of` resolves the path on disk, ~80 µs)."""
@@ -622,6 +724,13 @@ class CanonLanguageServer(LanguageServer):
         if not fs:
             return None
         return read_text(Path(fs))
+
+
+def _rule_source(path: Path, project: Path) -> bool:
+    try:
+        return is_source(path.relative_to(project).as_posix())
+    except ValueError:
+        return False
 
 
 def read_text(path: Path) -> Text | None:

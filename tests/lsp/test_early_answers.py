@@ -247,7 +247,7 @@ def test_what_awaits_the_load_does_not_read_the_journal(tmp_path: Path):
     assert folder.load is not None
     asyncio.run(folder.load.ready())
     assert folder.store.loaded
-    assert folder.store.index._journal._entries == {}  # nothing read
+    assert folder.store._journal._entries == {}  # nothing read
     assert folder.store.journal_names("src/core/config") == ["2026-01-02-config.md"]
 
 
@@ -278,7 +278,7 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     def capsule() -> str:
         where = ls.view(uri)
         assert isinstance(where, DiskWhere)
-        article = where.store.article("src/core/config")
+        article = where.reader.article("src/core/config")
         return article.capsule if article is not None else ""
 
     assert capsule() == "Loads layered config; env beats file."
