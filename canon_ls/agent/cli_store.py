@@ -1,8 +1,5 @@
-"""`canon` subcommands over the store's content: the five tool actions (tool, read, write,
-journal, map, search), `status` and the whole-store `check`.
-
-Each imports core when it runs, never at load time (hook latency).
-"""
+"""`canon` subcommands over the store's content: the five tool actions (tool, read, write, journal,
+map, search), `status` and the whole-store `check`."""
 
 from __future__ import annotations
 

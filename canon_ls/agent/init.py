@@ -1,14 +1,5 @@
-"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, and
-write an agent's config.
-
-`store_created` creates the store through core (SPEC §11.1): alone it prints the next three
-commands; before a project-level agent's config it says only what it made.
-
-Idempotent and conservative (SPEC §11.3): JSON files are parsed, only canon's entries are
-added, and a file that already holds them is not rewritten; in `.codex/config.toml` only the
-`[mcp_servers.canon]` table is appended or replaced, textually, so every other byte stays.
-A file that cannot be parsed is left alone with a sentence saying so. Nothing is journaled.
-"""
+"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, and write an
+agent's config."""
 
 from __future__ import annotations
 
@@ -27,9 +18,8 @@ MCP_SERVER = {"command": "canon", "args": ["mcp"]}
 
 
 def main(target: str, project: Path, directory: Path | None, user: bool = False) -> int:
-    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input.
-    `user` (`--global`) writes to the agent's user directory instead of the project (Pi).
-    Exit 1 also for a path it will not touch: a symbolic link or a special file on the way."""
+    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input. `user`
+    (`--global`) writes to the agent's user directory instead of the project (Pi)."""
     if directory is not None:
         directory = Path(os.path.abspath(directory))
     try:
@@ -65,9 +55,8 @@ Next:
 
 
 def store_created(store: Any, full: bool = True) -> list[str]:
-    """Create the store (core's `Store.create`: directories and default schema.json,
-    idempotent) and say what was made. `full` (`canon init` alone) also says when nothing was
-    and prints the next steps; before an agent's configuration only what was made is said."""
+    """Create the store (core's `Store.create`: directories and default schema.json, idempotent) and
+    say what was made."""
     created = store.create()
     root = _rel(store.root, store.project)
     made = ", ".join(_rel(p, store.root) + ("/" if p.is_dir() else "") for p in created)
@@ -96,9 +85,7 @@ class ConfigError(ValueError):
 
 
 def merge_hooks(config: dict[str, Any], command: str) -> bool:
-    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed.
-    For Claude Code, canon's own per-call PostToolUse hook of an earlier `canon init` goes:
-    the batch hook replaces it (both would deliver each capsule per call)."""
+    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed."""
     hooks = config.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError('The "hooks" entry is not an object; fix it by hand and run again.')

@@ -1,12 +1,5 @@
-"""`canon settings`: the six options, each with its effective value and where it came from,
-and `set` / `unset` in the user's settings.json or (`--project`) the project's canon.toml
-(SPEC §13). Also the findings `canon check` makes of a bad option file.
-
-The text form is one line per option, `KEY = VALUE  SOURCE` (the value as the files spell it,
-two spaces before the source): the Pi extension's /canon-settings lists these lines, takes the
-first word as the key and the text between `=` and the two spaces as the value. Problems of
-the files go to stderr, so stdout is always exactly the six lines.
-"""
+"""`canon settings`: the six options, each with its effective value and where it came from, and
+`set` / `unset` in the user's settings.json or (`--project`) the project's canon.toml (SPEC §13)."""
 
 from __future__ import annotations
 

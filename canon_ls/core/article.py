@@ -1,14 +1,4 @@
-"""Article files (SPEC §5): parse fast and never raise; render touching only owned keys.
-
-The parser handles the flat `key: value` front matter that canon and most people write (plain,
-'single' and "double" quoted scalars, simple block lists) by hand, ten times faster than YAML,
-and hands anything else to python-frontmatter over libyaml (every scalar kept as a string).
-The renderer edits the front matter line by line, so foreign keys keep their bytes, order and
-comments (python-frontmatter's own dump would reorder them).
-
-One module on purpose: the parser and the renderer are the two sides of one front matter
-grammar (what `_scalar` reads, `quote` must write), so they change together.
-"""
+"""Article files (SPEC §5): parse fast and never raise; render touching only owned keys."""
 
 from __future__ import annotations
 
@@ -31,13 +21,7 @@ class BodySource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Article:
-    """One parsed article; `problems` says what was wrong with the file, if anything.
-
-    A store keeps its articles lean: no body in memory (at 50k articles the bodies were more
-    than half of the server's store), only what hovers, lenses, completion, backlinks and the
-    checker ask of every article: the link `targets` and the body's length. `body` is then read
-    from the file on demand through `source`. An article parsed on its own (`parse`) holds its
-    body in `held`."""
+    """One parsed article; `problems` says what was wrong with the file, if anything."""
 
     address: str
     capsule: str = ""
@@ -128,9 +112,7 @@ class _Parts:
 
 
 def _parts(text: str) -> _Parts | None:
-    """Front matter pieces; None when the text does not open with a '---' line.
-
-    Scans only as far as the closing delimiter (the body is never split)."""
+    """Front matter pieces; None when the text does not open with a '---' line."""
     front = _front(text)
     if front is None:
         return None
@@ -144,9 +126,7 @@ def _parts(text: str) -> _Parts | None:
 
 def _front(text: str) -> tuple[str, str, str, str, int] | None:
     """_Parts without the list of lines: (head, the front matter lines joined, close, body,
-    body_line); None when the text does not open with a '---' line. The closing line is the
-    first line after the head whose text up to its trailing blanks is '---' or '...': only
-    lines starting so are looked at."""
+    body_line); None when the text does not open with a '---' line."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom) :] if bom else text
     if not rest.startswith("---"):
@@ -294,12 +274,8 @@ def _flow(val: str) -> list[str]:
 
 
 def _yaml(block: str) -> dict[str, Any]:
-    """The slow path: python-frontmatter's YAML handler over libyaml's BaseLoader (every
-    scalar kept as a string); raises ValueError with a readable reason.
-
-    Imported here, not at module load: the flat parser answers almost every article, and a
-    hook process (SPEC §11.3, p50 budget 150 ms) should not pay ~40 ms for the imports.
-    """
+    """The slow path: python-frontmatter's YAML handler over libyaml's BaseLoader (every scalar kept
+    as a string); raises ValueError with a readable reason."""
     import yaml
 
     loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
@@ -327,9 +303,7 @@ def _yaml(block: str) -> dict[str, Any]:
 
 
 def parse_front_matter(block: str) -> dict[str, Any]:
-    """Front matter text (between the '---' lines) -> dict of strings/lists/dicts.
-
-    Raises ValueError when it is not valid YAML or not a mapping."""
+    """Front matter text (between the '---' lines) -> dict of strings/lists/dicts."""
     try:
         return _shared(_flat(block))
     except _Fail:
@@ -464,9 +438,8 @@ PASTED = "The body began with a front matter block of its own; it was removed"
 
 
 def without_pasted(body: str) -> tuple[str, dict[str, Any]] | None:
-    """A body that opens with a front matter block of its own (an agent pasting a whole
-    article or entry file), as (the body after it, the block's keys); None for any other
-    body. Only a closed block whose text reads as keys counts, so a Markdown rule does not."""
+    """A body that opens with a front matter block of its own (an agent pasting a whole article or
+    entry file), as (the body after it, the block's keys); None for any other body."""
     front = _front(body)
     if front is None or not front[2]:
         return None
@@ -489,9 +462,7 @@ def parse(
     size: int = 0,
     source: BodySource | None = None,
 ) -> Article:
-    """Parse an article file. Never raises: problems are reported in Article.problems.
-
-    With a `source` the article is lean: its body is not kept but read through the source."""
+    """Parse an article file. Never raises: problems are reported in Article.problems."""
     problems: list[str]
     if isinstance(data, bytes):
         text, problems = decode(data)

@@ -1,11 +1,4 @@
-"""A store's answers read straight from its files, before the Store has loaded (SPEC §4, §10).
-
-Loading a store reads every article: about a second at 10k articles and several at 50k. The
-first file a person opens needs one article, so the language server's first hovers, inlay
-hints and lenses ask a DiskView (the nearest `articles/<ancestor>.md` that exists, by core's
-`ancestors` rule) while the Store loads on a thread. The answers are the same as the Store's:
-only where they are read from differs.
-"""
+"""A store's answers read straight from its files, before the Store has loaded (SPEC §4, §10)."""
 
 from __future__ import annotations
 

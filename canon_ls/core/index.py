@@ -1,17 +1,4 @@
-"""The store's index (SPEC §2, §4, §6): `.canon/` on disk, read into memory and kept in sync.
-
-Resolution is a dict lookup per ancestor. `refresh()` re-validates with one os.scandir walk
-comparing stat keys (core/freshness.py) and re-parses only changed files, so hand and agent
-edits are never missed; `revalidate()` and `refresh(dirs=…)` serve watchers and per-request
-checks. The first load of a process takes unchanged files from a parse cache outside the
-project (core/cache.py). Reads go through core/fsio.py (regular files only, bounded,
-containment checked on what was opened). Store (core/store.py) holds one and adds the writes,
-telling it what a write changed through `written`, `take_mount` and `journal_changed`.
-
-One class on purpose (~690 lines): the index, its stat table, the racy set and the indexes
-derived from it (search, backlinks, the journal listing) change together under one lock, and
-every change goes through `_set`; splitting them would spread that invariant.
-"""
+"""The store's index (SPEC §2, §4, §6): `.canon/` on disk, read into memory and kept in sync."""
 
 from __future__ import annotations
 
@@ -58,9 +45,7 @@ MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a p
 def _read_capped(
     path: str | Path, size: int = -1, inside: str | None = None, regular: bool = False
 ) -> tuple[bytes, bool]:
-    """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular).
-    `size` (from the scan's stat) sizes the read: asking for MAX_BYTES every time allocated
-    4 MB per file (3x slower); `regular`: that stat found a regular file."""
+    """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular)."""
     return fsio.read_regular(path, MAX_BYTES, size, inside=inside, regular=regular)
 
 
@@ -129,9 +114,8 @@ class StoreIndex(Reader):
         return self.root
 
     def layout_problem(self) -> str:
-        """One sentence when the store's own directories (.canon, articles/, journal/) lead
-        outside the project through a symbolic link, else ''. Reads and writes alike are
-        refused then (SPEC §12). Re-checked whenever one of them changes (three lstats)."""
+        """One sentence when the store's own directories (.canon, articles/, journal/) lead outside
+        the project through a symbolic link, else ''."""
         own = self._own_layout_problem()
         if own:
             return own
@@ -188,9 +172,8 @@ class StoreIndex(Reader):
         return {prefix + address: hit for address, hit in found.items()}
 
     def _consider(self, address: str, path: str | Path, key: Key, inside: str) -> bool:
-        """Re-read a file whose stat key changed (or was modified too recently to trust its
-        mtime, as git does for "racy" entries); True when its content changed. `key` comes
-        from a stat that found a regular file (the scan's, or reload_file's)."""
+        """Re-read a file whose stat key changed (or was modified too recently to trust its mtime,
+        as git does for "racy" entries); True when its content changed."""
         if self._stat.get(address) == key and address not in self._racy:
             return False
         now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
@@ -264,11 +247,7 @@ class StoreIndex(Reader):
         self._journal.invalidate()
 
     def refresh(self, dirs: Iterable[str | Path] | None = None) -> set[str]:
-        """Re-validate against disk and return the addresses added, changed or removed.
-
-        Without `dirs`: the whole store, one scandir walk comparing stat keys. With `dirs`
-        (directories of articles/ or a mount's, e.g. from a watcher's directory event): only
-        the files below them, and the articles indexed there that are gone."""
+        """Re-validate against disk and return the addresses added, changed or removed."""
         if dirs is None:
             return self._refresh_all()
         with self.lock:
@@ -279,9 +258,8 @@ class StoreIndex(Reader):
             return changed
 
     def revalidate(self, paths: Iterable[str | Path]) -> set[str]:
-        """Re-read whichever of these article files changed since they were indexed (the one
-        stat key, core/freshness.py): one stat each when none did. A file that appeared or
-        vanished is added or removed; a path outside the articles is handed to reload_file."""
+        """Re-read whichever of these article files changed since they were indexed (the one stat
+        key, core/freshness.py): one stat each when none did."""
         changed: set[str] = set()
         with self.lock:
             self.load()
@@ -380,15 +358,9 @@ class StoreIndex(Reader):
             self._save_cache()
 
     def load_steps(self, step: int = 20, save: bool = True) -> Iterator[int]:
-        """The first load in small steps (the scan, the parse cache, then about `step`
-        articles at a time), yielding between them so an event loop answers requests
-        meanwhile: a thread holding the GIL would delay every answer (issue 15).
-
-        The store counts as loaded only after the last step; any other use before that
-        loads the rest at once (what was read already is not read again), so abandoning
-        the generator is harmless. Yields progress counts. `save=False`: the parse cache is
-        not written (writing it is one long step; the language server leaves it to its check
-        child, which loads the same store)."""
+        """The first load in small steps (the scan, the parse cache, then about `step` articles at a
+        time), yielding between them so an event loop answers requests meanwhile: a thread
+        holding the GIL would delay every answer (issue 15)."""
         with self.lock:
             if self.loaded:
                 return
@@ -453,9 +425,8 @@ class StoreIndex(Reader):
         return cache.records(self._cache_file(), self.root, freshness.RACY_NS)
 
     def _body_changed(self, path: str) -> None:
-        """A body was just read from a file other than the one its article was parsed from:
-        re-read the file into the index. Skipped while another thread holds the store (a
-        load or refresh in progress sees the file itself) and before the first load."""
+        """A body was just read from a file other than the one its article was parsed from: re-read
+        the file into the index."""
         if self.loaded and self.lock.acquire(blocking=False):
             try:
                 self.revalidate([path])
@@ -521,11 +492,8 @@ class StoreIndex(Reader):
         return governing_in(address, self._index)
 
     def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
-        """What an argument names (§3, §8): exactly an existing article's address names it,
-        else the path's address (as_path=True: always the path rule, for a file on disk).
-
-        The path of an article file itself (`.canon/articles/src/a.md`) names its address
-        (`src/a`), so an agent or editor holding the article's path reaches the article."""
+        """What an argument names (§3, §8): exactly an existing article's address names it, else the
+        path's address (as_path=True: always the path rule, for a file on disk)."""
         if as_path:
             address = normalise(path_or_address, self.project, self.mounts)
         else:
@@ -581,20 +549,15 @@ class StoreIndex(Reader):
         return str(self.path_of(address))
 
     def backlinks(self, address: str) -> list[str]:
-        """Articles whose wikilinks target `address`, sorted (the article itself excluded).
-
-        Answered from an inverse index built on first use and kept current by `_set`."""
+        """Articles whose wikilinks target `address`, sorted (the article itself excluded)."""
         with self.lock:
             links = self._link_index()
             links.step(len(links.pending), self._index.get)
             return links.sources(address, self._index.__contains__)
 
     def build_backlinks(self, step: int = 25) -> Iterator[int]:
-        """Build the backlinks index `step` articles at a time, yielding how many are left
-        between chunks, so an event loop can answer requests meanwhile (never a thread).
-
-        Abandoning the generator is harmless: the next `backlinks()` finishes the build, and
-        articles that change meanwhile are indexed at once."""
+        """Build the backlinks index `step` articles at a time, yielding how many are left between
+        chunks, so an event loop can answer requests meanwhile (never a thread)."""
         while True:
             with self.lock:
                 links = self._link_index()
@@ -676,9 +639,8 @@ class StoreIndex(Reader):
             return self._journal.entries()
 
     def journal_steps(self, step: int = 50) -> Iterator[int]:
-        """Read the journal and group it by subject in steps of `step` entries, for an event
-        loop (the first `journal_names` reads every entry: 0.3 s for 5k entries in one go).
-        Abandoning it is harmless: the next look-up finishes the work."""
+        """Read the journal and group it by subject in steps of `step` entries, for an event loop
+        (the first `journal_names` reads every entry: 0.3 s for 5k entries in one go)."""
         steps = self._journal.refresh_steps(max(1, step))
         while True:
             with self.lock:

@@ -1,18 +1,4 @@
-"""Changing one option in the user's settings.json or the project's canon.toml (SPEC §13).
-
-`canon settings set` and `unset` come here. The value is validated by `layout.check` before
-anything is written, and a file is only ever rewritten whole and atomically:
-- settings.json (the user's own, behaviour keys only) is loaded, changed and dumped; keys canon
-  does not know are kept (they are reported, not deleted). A settings.json that is a symbolic
-  link (dotfile managers) is written through to its target.
-- canon.toml (committed, shared) is edited line by line so its comments, order and tables stay
-  as the team wrote them: the top-level `key = …` line is replaced, or a new one added before
-  the first table. The result is parsed back and must hold exactly the old keys with this one
-  changed; when it does not (a value spread over several lines) nothing is written and the
-  sentence says to edit the file by hand. It is written without following a symbolic link.
-
-Standard library only: the CLI imports this on `canon settings set`.
-"""
+"""Changing one option in the user's settings.json or the project's canon.toml (SPEC §13)."""
 
 from __future__ import annotations
 

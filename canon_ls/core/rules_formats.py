@@ -1,14 +1,7 @@
-"""The path-scoped instruction files other agents read, as facts `canon import` and `canon
-export` share: where each host keeps them, which front matter key holds the globs, how a list
-of globs maps to an address and an address back to globs, and the marker an exported file
-carries so that canon recognises its own output (and a hand edit to it).
-
-Hosts (from their documentation): Claude Code `.claude/rules/**/*.md` (`paths:`), Cursor
-`.cursor/rules/*.mdc` (`description`, `globs`, `alwaysApply`), GitHub Copilot
-`.github/instructions/*.instructions.md` (`applyTo`, comma-separated), Kiro
-`.kiro/steering/*.md` (`inclusion: always|fileMatch|manual|auto`, `fileMatchPattern`), and the
-per-directory `AGENTS.md` / `CLAUDE.md` / `GEMINI.md`.
-"""
+"""The path-scoped instruction files other agents read, as facts `canon import` and `canon export`
+share: where each host keeps them, which front matter key holds the globs, how a list of globs
+maps to an address and an address back to globs, and the marker an exported file carries so that
+canon recognises its own output (and a hand edit to it)."""
 
 from __future__ import annotations
 
@@ -162,9 +155,7 @@ def read_marker(text: str) -> tuple[str, bool] | None:
 
 
 def _front(text: str) -> tuple[dict[str, Any], str, int]:
-    """(front matter, body); ValueError names what is wrong with a malformed front matter.
-    Hosts read unquoted globs YAML rejects (`globs: **/*.ts`): those lines are read as the
-    hosts read them, `key: value` and `- item`."""
+    """(front matter, body); ValueError names what is wrong with a malformed front matter."""
     front, body, body_line = art.split_front(text)
     if front is None:
         return {}, body, body_line

@@ -286,10 +286,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
 def judge(
     schema: Schema, *, created: bool, changed: set[str], values: dict[str, str], refs_changed: bool
 ) -> Judgement:
-    """Judge a write (§7): the fields it changes, plus everything when it creates the article.
-
-    `changed` holds field names ('capsule', 'title', 'body'); `values` the resulting texts.
-    """
+    """Judge a write (§7): the fields it changes, plus everything when it creates the article."""
     result = Judgement()
     if schema.error:
         return result
@@ -320,10 +317,7 @@ def judge(
 def violations(
     schema: Schema, values: dict[str, str], refs: Iterable[str] | None = None
 ) -> list[str]:
-    """Every rule the existing article breaks (for reads and checks; never a refusal).
-
-    `refs`: the body's wikilink targets when the caller has them (a stored article keeps
-    them), so a body is needed only when a rule on the body itself is declared."""
+    """Every rule the existing article breaks (for reads and checks; never a refusal)."""
     if schema.error:
         return [schema.malformed_line]
     lines: list[str] = []

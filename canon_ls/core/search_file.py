@@ -1,25 +1,4 @@
-"""The BM25 index as one file read through mmap: a query touches only its terms' postings.
-
-Held as Python objects the index cost the search worker 20 MB at 10k articles and well over
-100 MB at 50k, for a handful of queries an hour. Here it is a file in the cache directory,
-mapped read-only: the vocabulary is a sorted blob searched by bisection, postings are typed
-arrays read for the query's terms only, and the documents' lengths, stamps and addresses are
-arrays and blobs too. What changed since the file was written (articles edited while the
-worker runs) is a small overlay in memory: new documents with their postings, and the file's
-documents that no longer count. Scores are computed exactly as `search.SearchIndex` computes
-them (same norms, same weights, same order of summation), so the ranking is the same.
-
-Layout (native byte order; the trailer records it, a file from another machine is rebuilt):
-  documents  lengths u32[N] · stamps i64[5N] · key offsets u64[N+1] · keys · key order u32[L]
-  postings   per term, sorted by its UTF-8 bytes: doc ids u32[n] then frequencies u16[n]
-  terms      term offsets u64[V+1] · terms · postings offsets u64[V] · postings counts u32[V]
-  trailer    TRAILER (figures, section offsets, the CRC-32 of all before it), then END
-A document slot with an empty key is a hole (removed when the file was written): no posting
-names it. Files are replaced by rename, never rewritten in place, so a mapping stays valid.
-
-One module on purpose: the writer and the reader are the two sides of this one layout (what
-the writer lays down, the offsets check and the reader must find), so they change together.
-"""
+"""The BM25 index as one file read through mmap: a query touches only its terms' postings."""
 
 from __future__ import annotations
 
@@ -87,9 +66,7 @@ def _stamp_of(ints: Any) -> object:
 
 
 class IndexFile:
-    """A written index file, mapped read-only. Only what a caller reads is paged in; the
-    writer reads postings with `pread`, so copying a file into the next does not make its
-    pages part of this process's resident set."""
+    """A written index file, mapped read-only."""
 
     def __init__(self, fd: int, mm: mmap.mmap, head: dict[str, Any]) -> None:
         self.fd, self.mm = fd, mm
@@ -271,9 +248,8 @@ def _head(mm: mmap.mmap, at: int) -> dict[str, Any] | None:
 
 
 class FileIndex:
-    """BM25 over an `IndexFile` plus what changed since it was written; the same answers as
-    a `SearchIndex` holding the same documents. Documents added here get ids after the
-    file's; a file's document removed or replaced is only marked (`_dead`)."""
+    """BM25 over an `IndexFile` plus what changed since it was written; the same answers as a
+    `SearchIndex` holding the same documents."""
 
     def __init__(self, base: IndexFile | None, k1: float = 1.2, b: float = 0.75) -> None:
         self.base = base
@@ -573,9 +549,8 @@ def _merged_terms(
 
 
 def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> IndexFile | None:
-    """Write `index` as a new file at `path` (replaced atomically; None or unwritable: an
-    unnamed temporary file, in `scratch` if given) and map it; None when no file could be
-    written at all."""
+    """Write `index` as a new file at `path` (replaced atomically; None or unwritable: an unnamed
+    temporary file, in `scratch` if given) and map it; None when no file could be written at all."""
     if path is not None:
         from canon_ls.core import fsio  # the one atomic writer, keeping what it wrote open
 
@@ -639,12 +614,8 @@ def _reconciled(
     docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]],
     scratch: Path | None = None,
 ) -> FileIndex | None:
-    """The file's index with what differs from `docs` done over it; None when that would
-    leave too many holes. The file's keys are sorted by their UTF-8 bytes, which is the order
-    of the strings, so the two lists are walked side by side (nothing per key is kept).
-    Every CHUNK documents read, what was added is written out with the rest to an unnamed
-    file in `scratch`, which becomes the base: a build of 50k articles never holds more than
-    a chunk's postings in memory (at 50k the whole index was about 70 MB of them)."""
+    """The file's index with what differs from `docs` done over it; None when that would leave too
+    many holes."""
     index = FileIndex(base)
     index.bulk = True
     todo: Iterable[str] = docs
@@ -686,16 +657,8 @@ def _reconciled(
 def cached_index(
     cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> FileIndex:
-    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), kept as a
-    file read through mmap (this module) and reusing the one already there.
-
-    Keys whose stamp matches the file are not re-tokenized (a None stamp never matches: pass
-    it for files modified too recently to trust their mtime); the rest are added, vanished
-    keys removed, and the file is rewritten (atomically) only when something changed. A
-    damaged or unwritable cache just means a full build, kept in an unnamed temporary file.
-    At 10k articles this turns a first search of seconds into a fraction of one
-    (docs/BENCHMARKS.md).
-    """
+    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), kept as a file
+    read through mmap (this module) and reusing the one already there."""
     with _gc_paused():  # millions of small objects while building: collections only slow it
         return build(cache_file, docs)
 

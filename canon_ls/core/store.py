@@ -1,11 +1,4 @@
-"""The store (SPEC §2, §4, §6): an index (core/index.py) it holds, plus every write to `.canon/`.
-
-Nothing is created on disk until the first write or journal entry. Every write goes through
-core/fsio.py: atomic replacement (or a new journal file linked whole into place), containment
-checked on what was opened, and the store lock that serialises each write's read-modify-write
-across processes (SPEC §12). A write updates the index in place under the index's lock,
-through the index's small write-side interface (`written`, `take_mount`, `journal_changed`).
-"""
+"""The store (SPEC §2, §4, §6): an index (core/index.py) it holds, plus every write to `.canon/`."""
 
 from __future__ import annotations
 
@@ -318,8 +311,7 @@ class Store(StoreIndex):
         session: str | None = None,
     ) -> Path:
         """§6 journal: one new file, whole or not at all (temp file linked into place, never
-        replacing one), -2, -3… on collision; never rewritten. A bare string subject is a
-        one-element array."""
+        replacing one), -2, -3… on collision; never rewritten."""
         if not isinstance(body, str) or not body.strip():
             raise BadInput(
                 "The journal entry is empty; say what happened (decisions, findings, changes)."
@@ -357,8 +349,7 @@ class Store(StoreIndex):
         self, subject: list[str] | str | None = None, slug: str | None = None, source: str = "lsp"
     ) -> tuple[Path, str]:
         """The file an editor would create for a new entry it lets a person write: the next free
-        name under journal/ and the entry's front matter (the same header `journal` writes).
-        Nothing is written here; the editor creates the file through an undoable edit."""
+        name under journal/ and the entry's front matter (the same header `journal` writes)."""
         self.check_layout()
         date = clock.today()
         stem = (sanitise_slug(slug) if isinstance(slug, str) and slug else "") or "entry"

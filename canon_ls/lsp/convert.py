@@ -1,9 +1,4 @@
-"""The one place that converts positions between the client's encoding and code points.
-
-Core works in code points (Python string indices). Clients count columns in utf-8 (Neovim
-negotiates it) or utf-16 (VS Code); pygls' position codec, negotiated at initialize, does the
-counting. Conversion needs only the affected line, so huge documents never get split whole.
-"""
+"""The one place that converts positions between the client's encoding and code points."""
 
 from __future__ import annotations
 

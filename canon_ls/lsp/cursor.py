@@ -1,8 +1,4 @@
-"""Find the path-shaped token or `[[wikilink]]` under the cursor on one line.
-
-Only a bounded window around the cursor is scanned, so a 50 MB single-line file costs the
-same as a short one.
-"""
+"""Find the path-shaped token or `[[wikilink]]` under the cursor on one line."""
 
 from __future__ import annotations
 

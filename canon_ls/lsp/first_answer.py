@@ -1,18 +1,4 @@
-"""Answer `initialize` before the server's heavy imports (SPEC §10: the editor first).
-
-An editor sends nothing else until `initialize` is answered, and importing pygls, lsprotocol
-and the features takes most of a second. The answer itself depends on a few facts of the
-client's capabilities only (its position encodings, whether it pulls diagnostics, states
-willSave, or sends willRenameFiles), so it is written here from the raw message with the
-standard library alone. The server then starts and is handed the very same bytes: it runs
-`initialize` as usual (settings, folders, the encoding it converts columns with) and its
-own answer, already given, is dropped after a comparison (a difference is logged).
-Whatever the client sends meanwhile waits in the pipe.
-
-Anything unusual (another first message, a malformed frame, capabilities of the wrong type)
-gets no early answer: the bytes go to the server untouched and it answers as it always did.
-`CANON_LS_EARLY_INITIALIZE=0` turns the early answer off.
-"""
+"""Answer `initialize` before the server's heavy imports (SPEC §10: the editor first)."""
 
 from __future__ import annotations
 
@@ -83,9 +69,8 @@ def answer(stdin: BinaryIO, stdout: BinaryIO) -> Early:
 
 
 def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None, int]:
-    """Every byte read (all are replayed to the server), the first message when it is a
-    well-formed frame holding a JSON object, and that frame's length in bytes. Unbuffered
-    reads: nothing stays hidden in a Python buffer the server's reader would not see."""
+    """Every byte read (all are replayed to the server), the first message when it is a well-formed
+    frame holding a JSON object, and that frame's length in bytes."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > MAX_HEADER or not (chunk := _read(fd)):

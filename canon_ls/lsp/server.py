@@ -1,8 +1,4 @@
-"""The whole protocol surface of canon-ls in one table (SPEC §10).
-
-Every handler is wrapped by `guard`: an exception in one feature is logged and answered with
-"nothing" (or a sentence for commands); it never reaches pygls' error path or the process.
-"""
+"""The whole protocol surface of canon-ls in one table (SPEC §10)."""
 
 from __future__ import annotations
 

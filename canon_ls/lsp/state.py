@@ -1,8 +1,7 @@
-"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store
-check (`Check`) and what that check found (`Signals`); the server keeps the folders, the
-notifier and the watcher. Read requests get `view(uri)`, a read-only `Where` that hides
-whether the store has loaded. Nothing here writes a file.
-"""
+"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store check
+(`Check`) and what that check found (`Signals`); the server keeps the folders, the notifier and
+the watcher. Read requests get `view(uri)`, a read-only `Where` that hides whether the store has
+loaded. Nothing here writes a file."""
 
 from __future__ import annotations
 
@@ -183,10 +182,8 @@ def _found(
 def named(
     where: Where, text: Text, line_no: int, line: str, col: int
 ) -> tuple[CursorToken, str, bool] | None:
-    """What the text under the cursor names: (its token, the address, whether only an article
-    at exactly that address answers: a bare word that is no file). The one place a token
-    becomes a path and an address: a resolver of a language's imports (module -> project
-    file, from `text` and the position) belongs here, before the path rule."""
+    """What the text under the cursor names: (its token, the address, whether only an article at
+    exactly that address answers: a bare word that is no file)."""
     token = token_at(line, col)
     if token is None:
         return None
@@ -219,8 +216,7 @@ def _exists(path: Path) -> bool:
 @dataclass
 class Signals:
     """What the whole-store check found for one folder, kept current between checks by the
-    incremental re-checks. Written only through its methods: `land_partial` and `land` (a
-    check's answer), `record` (one article re-checked), `forget` (the store reopened)."""
+    incremental re-checks."""
 
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
@@ -606,9 +602,7 @@ class CanonLanguageServer(LanguageServer):
 
     # -- background work ------------------------------------------------------------------
     def run_task(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start background work on the loop: the one way the server does. The task is kept
-        (asyncio holds only a weak reference), cancelled at shutdown, and a failure is logged
-        instead of vanishing with the task."""
+        """Start background work on the loop: the one way the server does."""
         task = asyncio.get_running_loop().create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
@@ -624,12 +618,8 @@ class CanonLanguageServer(LanguageServer):
             task.cancel()
 
     def stop_work(self) -> None:
-        """End everything the session started: the file watcher, the background tasks, each
-        folder's check and search worker (their child processes killed). At `shutdown`, and
-        when the session ends without it (the client closed the pipe): a helper notices the
-        end of its input only between two pieces of work, and a search worker building its
-        index went on for tens of seconds after the editor was gone. Running it again does
-        nothing more."""
+        """End everything the session started: the file watcher, the background tasks, each folder's
+        check and search worker (their child processes killed)."""
         self.watcher.close()
         self.cancel_tasks()
         for folder in self.folders.values():
@@ -663,12 +653,7 @@ class CanonLanguageServer(LanguageServer):
         return None
 
     def where(self, uri: str) -> Where | None:
-        """Locate a document URI; None outside every served project (or for non-file URIs).
-
-        Cached per URI while its folder and store stay the same (the answer depends only on
-        the folders' layout): the path arithmetic and `Store.address_of` (a realpath) were a
-        third of a hover's time.
-        """
+        """Locate a document URI; None outside every served project (or for non-file URIs)."""
         cached = self._where.get(uri)
         if cached is not None:
             store, where = cached
@@ -713,10 +698,7 @@ class CanonLanguageServer(LanguageServer):
         return Text(doc.source, doc.version) if doc is not None else None
 
     def text_of(self, uri: str) -> Text | None:
-        """The editor's text when the document is open, else the file on disk (bounded).
-
-        Non-UTF-8 and oversized files on disk give None: nothing is computed from a guess.
-        """
+        """The editor's text when the document is open, else the file on disk (bounded)."""
         text = self.open_text(uri)
         if text is not None:
             return text

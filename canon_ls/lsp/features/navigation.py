@@ -109,14 +109,7 @@ def on_references(
 def link_ranges(
     ls: CanonLanguageServer, folder: Folder, source: str, uri: str
 ) -> list[tuple[str, types.Range]]:
-    """Every wikilink of one article as (target, range in the client's encoding).
-
-    Ranges come from the editor's text when the article is open (unsaved edits included),
-    else from the file. Re-reading and re-parsing each source made references ~2 ms, so the
-    answer is cached per source, keyed by the exact open text or the file's stat key (core's
-    freshness rule: never cached for a file changed in the last 3 s), and by the position
-    encoding.
-    """
+    """Every wikilink of one article as (target, range in the client's encoding)."""
     encoding = ls.workspace.position_codec.encoding
     cached = folder.link_ranges.get(uri)
     opened = ls.open_text(uri)
