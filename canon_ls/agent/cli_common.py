@@ -28,9 +28,6 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}. Run `{self.prog} --help` for usage.")
 
 
-# ---------------------------------------------------------------- helpers
-
-
 def project_of(args: argparse.Namespace) -> Path:
     """SPEC §2: --project, else the nearest ancestor holding .canon/, else the cwd."""
     cached: Path | None = getattr(args, "_project_dir", None)

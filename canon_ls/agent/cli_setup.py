@@ -65,9 +65,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- adapters run elsewhere
-
-
 def cmd_mcp(args: argparse.Namespace) -> int:
     from canon_ls.agent.mcp import main as mcp_main
 

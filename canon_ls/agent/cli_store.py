@@ -22,8 +22,6 @@ from canon_ls.agent.cli_common import (
 if TYPE_CHECKING:
     from canon_ls.core.store import Store
 
-# ---------------------------------------------------------------- the five actions
-
 
 def cmd_tool(args: argparse.Namespace) -> int:
     raw = read_input("-", "the tool argument from stdin") if args.json == "-" else args.json
@@ -116,9 +114,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.journal:
         action["journal"] = True
     return run_action(args, action)
-
-
-# ---------------------------------------------------------------- project tools
 
 
 def missing_store(store: Store) -> str:

@@ -81,9 +81,6 @@ class ConfigError(ValueError):
     """An existing configuration file canon will not touch (one sentence)."""
 
 
-# --------------------------------------------------------------------------- hook tables
-
-
 def merge_hooks(config: dict[str, Any], command: str) -> bool:
     """Add canon's hook groups to `config["hooks"]` where missing; True when it changed."""
     hooks = config.setdefault("hooks", {})
@@ -125,9 +122,6 @@ def _same_hook(existing: object, command: str) -> bool:
     if len(words) < len(ours) or words[-len(ours) + 1 :] != ours[1:]:
         return False
     return words[-len(ours)].rsplit("/", 1)[-1] in ("canon", "canon.exe")
-
-
-# --------------------------------------------------------------------------- targets
 
 
 def init_claude_code(root: Path) -> list[str]:
@@ -213,9 +207,6 @@ def init_pi(project: Path, user: bool) -> list[str]:
         "The extension runs `canon hook pi`: keep canon on the PATH Pi sees, or set CANON_BIN."
     )
     return lines
-
-
-# --------------------------------------------------------------------------- file helpers
 
 
 def _merge_mcp(config: dict[str, Any]) -> bool:

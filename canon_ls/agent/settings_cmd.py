@@ -12,9 +12,6 @@ from canon_ls.core.optionview import describe, dumps, home, locate, source_kind
 __all__ = ["change", "describe", "dumps", "finding_lines", "findings", "trust"]
 
 
-# --------------------------------------------------------------------------- canon check
-
-
 def findings(options: Options, project: Path) -> list[dict[str, Any]]:
     """Each bad option file, key or value as an error finding (the default applies meanwhile),
     a key held back until `canon trust` as a warning, shaped like `canon check`'s others."""
@@ -46,9 +43,6 @@ def finding_lines(rows: list[dict[str, Any]]) -> list[str]:
         f"[{r['code']}]"
         for r in rows
     ]
-
-
-# --------------------------------------------------------------------------- set / unset
 
 
 def change(project: Path, key: str, words: list[str] | None, in_project: bool) -> str:
@@ -93,9 +87,6 @@ def _layer(kind: str) -> str:
         "project": "the project's canon.toml",
         DEFAULT_SOURCE: "the default",
     }.get(kind, kind)
-
-
-# --------------------------------------------------------------------------- canon trust
 
 
 def trust(project: Path, action: str) -> str:

@@ -82,9 +82,6 @@ def account(stats: dict[str, Any], agent: str, session: str, decisions: list[dic
                     del near[:-MAX_NEAR]
 
 
-# --------------------------------------------------------------------------- canon stats
-
-
 def _sessions(project: str, states: Any) -> list[dict[str, Any]]:
     mine = os.path.realpath(project)
     out = []

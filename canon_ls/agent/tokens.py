@@ -31,9 +31,6 @@ _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PUNCT = "\"'`,;:()[]{}<>"
 
 
-# --------------------------------------------------------------------------- tool inputs
-
-
 # NamedTuples and plain classes, not dataclasses: importing and building dataclasses costs
 # about 10 ms, paid by every hook process.
 class Token(NamedTuple):

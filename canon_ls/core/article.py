@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from canon_ls.core.links import Link, link_targets, wikilinks
+from canon_ls.core.yaml_subset import UNSAFE, Fail, flat, scalar, yaml_mapping
 
 OWNED = ("capsule", "updated", "scope")
 
@@ -47,8 +48,7 @@ class Article:
 
     @property
     def targets(self) -> tuple[str, ...]:
-        """Every wikilink's target, in order (repeats kept): kept by a lean article, found in
-        the body of one parsed on its own (a hook or the search worker never asks)."""
+        """Every wikilink's target, in order (repeats kept)."""
         if self.kept_targets is not None:
             return self.kept_targets
         return targets_in(self.held) if self.held is not None else ()
@@ -96,10 +96,6 @@ def tags_of(value: object) -> tuple[str, ...]:
             if tag and tag not in out:
                 out.append(tag)
     return tuple(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# splitting the file
 
 
 @dataclass
@@ -153,166 +149,17 @@ def _front(text: str) -> tuple[str, str, str, str, int] | None:
     return bom + first, rest[pos:], "", "", 1
 
 
-# ---------------------------------------------------------------------------------------------
-# parsing
-
-
-class _Fail(Exception):
-    pass
-
-
-_KEY = re.compile(r"[A-Za-z_][\w.-]*[ \t]*:")
-_PLAIN_BAD_START = set("[]{},#&*!|>%@`")
-
-
-def _scalar(val: str) -> str:
-    """One flat YAML scalar as a string (quotes removed); _Fail when YAML must decide."""
-    if not val:
-        return ""
-    c = val[0]
-    if c == '"':
-        if len(val) >= 2 and val.endswith('"'):
-            inner = val[1:-1]
-            if "\\" not in inner and '"' not in inner:
-                return inner
-            try:
-                got = json.loads(val, strict=False)
-            except ValueError:
-                raise _Fail from None
-            if isinstance(got, str):
-                return got
-        raise _Fail
-    if c == "'":
-        if len(val) >= 2 and val.endswith("'"):
-            inner = val[1:-1]
-            if "'" not in inner.replace("''", ""):
-                return inner.replace("''", "'")
-        raise _Fail
-    if c in _PLAIN_BAD_START or (c in "-?:" and (len(val) == 1 or val[1] in " \t")):
-        raise _Fail
-    for mark in (" #", "\t#"):
-        cut = val.find(mark)
-        if cut >= 0:
-            val = val[:cut].rstrip()
-    if ": " in val or ":\t" in val or val.endswith(":") or "\t" in val:
-        raise _Fail
-    return val
-
-
-def _flat(block: str) -> dict[str, Any]:
-    """The hand parser for flat front matter; raises _Fail for anything it does not know."""
-    if "\t" in block or _UNSAFE.search(block):
-        raise _Fail  # tabs, control characters, BOMs, odd line breaks: let YAML judge them
-    meta: dict[str, Any] = {}
-    list_key: str | None = None
-    list_indent = -1
-    for raw in block.split("\n"):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if "\r" in line:
-            raise _Fail
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if line[0] in " \t-":
-            body = line.lstrip(" ")
-            indent = len(line) - len(body)
-            if list_key is None or not (body.startswith("- ") or body == "-"):
-                raise _Fail
-            if list_indent < 0:
-                list_indent = indent
-            elif indent != list_indent:
-                raise _Fail
-            value = _scalar(body[2:].strip())
-            current = meta[list_key]
-            if not isinstance(current, list):
-                current = meta[list_key] = []
-            current.append(value)
-            continue
-        m = _KEY.match(line)
-        if not m:
-            raise _Fail
-        after = line[m.end() :]
-        if after and after[0] != " ":
-            raise _Fail
-        key, value = line[: m.end() - 1].rstrip(" "), after.strip(" ")
-        if key in meta:
-            raise _Fail
-        list_key, list_indent = None, -1
-        if not value:
-            meta[key] = ""
-            list_key = key
-        elif value[0] == "[" and value[-1] == "]":
-            meta[key] = _flow(value)
-        else:
-            meta[key] = _scalar(value)
-    return meta
-
-
-# Anything that could make YAML read a flow item differently (quotes, nesting, anchors, tags,
-# comments, mapping keys): the flat parser declines and libyaml decides.
-_FLOW_BAD = re.compile(r"[\[\]{}#&*!|>%@`\"'?:]")
-
-
-def _flow(val: str) -> list[str]:
-    """A one-line flow list of plain words (`tags: [a, b c]`), as libyaml's BaseLoader reads it;
-    _Fail for anything else (40% of real front matter carries such a list, so YAML is costly)."""
-    inner = val[1:-1]
-    if _FLOW_BAD.search(inner):
-        raise _Fail
-    if not inner.strip(" "):
-        return []
-    items = inner.split(",")
-    if len(items) > 1 and not items[-1].strip(" "):
-        items.pop()  # one trailing comma is allowed
-    out: list[str] = []
-    for item in items:
-        word = item.strip(" ")
-        if not word or (word[0] == "-" and (len(word) == 1 or word[1] == " ")):
-            raise _Fail
-        out.append(word)
-    return out
-
-
-def _yaml(block: str) -> dict[str, Any]:
-    """The slow path: python-frontmatter's YAML handler over libyaml's BaseLoader (every scalar kept
-    as a string); raises ValueError with a readable reason."""
-    import yaml
-
-    loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
-    try:
-        from frontmatter.default_handlers import YAMLHandler
-
-        load: Any = YAMLHandler().load
-    except ImportError:  # an environment installed before the dependency: the same YAML
-        load = yaml.load
-    try:
-        data = load(block, Loader=loader)  # BaseLoader builds no objects
-    except yaml.YAMLError as exc:
-        reason = str(exc).replace("\n", " ")
-        reason = re.sub(r"\s+", " ", reason)
-        raise ValueError(reason) from None
-    except RecursionError:
-        # libyaml stops at 1,000 levels; PyYAML's composer recurses per level before that
-        # (SPEC §12: deep nesting is a finding, never a crash).
-        raise ValueError("the front matter is nested too deeply") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError("the front matter is not a mapping of keys to values")
-    return {str(k): v for k, v in data.items()}
-
-
 def parse_front_matter(block: str) -> dict[str, Any]:
     """Front matter text (between the '---' lines) -> dict of strings/lists/dicts."""
     try:
-        return _shared(_flat(block))
-    except _Fail:
+        return _shared(flat(block))
+    except Fail:
         pass
     rest, owned = _owned_apart(block)
     try:
-        meta = _flat(rest)
-    except _Fail:
-        meta = _yaml(rest)
+        meta = flat(rest)
+    except Fail:
+        meta = yaml_mapping(rest)
     return _shared({**meta, **owned})
 
 
@@ -322,11 +169,8 @@ _PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
 
 
 def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
-    """Read owned keys as pi-canon meant them, the rest of the block left for YAML (so no
-    other key is lost): a one-line value pi-canon writes plain although YAML misreads it
-    (`capsule: - x`, `capsule: ? x`) is the text after `key: `, and a blank owned line beside
-    a non-blank one of the same key (pi-canon carries it along as a foreign line, with the
-    indented block under it when there is one) is nothing."""
+    """Read owned keys as pi-canon meant them (`capsule: - x` is the text after `key: `), the
+    rest of the block left for YAML; a blank owned line beside a non-blank one is nothing."""
     lines = block.split("\n")
     found: list[tuple[int, str, str]] = []
     blocks: list[tuple[str, range]] = []  # a blank owned key and the indented lines under it
@@ -348,10 +192,10 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
                 apart.add(i)
             continue
         try:
-            _scalar(value)
+            scalar(value)
             if _BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
-                raise _Fail
-        except _Fail:
+                raise Fail
+        except Fail:
             if not _PI_QUOTES.search(value):
                 apart.add(i)
                 owned[key] = one_line(value)
@@ -392,9 +236,7 @@ SHARED_CHARS = 32  # keys and values this short (dates, scopes, tags) are one st
 
 
 def _shared(meta: dict[str, Any]) -> dict[str, Any]:
-    """The same front matter with its keys and short values interned: 50k articles repeat
-    `capsule`, `updated`, a few hundred dates and tags, each its own string once parsed
-    (~13 MB of a 50k-article store)."""
+    """The same front matter with its keys and short values interned (~13 MB at 50k articles)."""
     out: dict[str, Any] = {}
     for key, value in meta.items():
         if isinstance(value, str) and len(value) <= SHARED_CHARS:
@@ -535,9 +377,7 @@ def make(
     body_chars: int,
     source: BodySource | None,
 ) -> Article:
-    """Article(...) without the frozen dataclass's __init__ (a setattr through object per
-    field): ~2x cheaper, which counts when a store of 50k articles loads (the parse cache
-    builds every article through here)."""
+    """Article(...) without the frozen dataclass's __init__: ~2x cheaper, for loading a store."""
     article = _new(Article)
     _address(article, address)
     _capsule(article, capsule)
@@ -589,22 +429,14 @@ def title_of(body: str) -> str:
         pos = end + 1
 
 
-# ---------------------------------------------------------------------------------------------
-# rendering
-
 _BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
 _INDICATORS = set("[]{},#&*!|>'\"%@`")
 _KEYWORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ""}
-# Anything a YAML 1.1 or 1.2 reader could take for a number: a sign or dot, then a digit or an
-# underscore (ruamel's 1.2 int and float patterns accept `-_`, `+_`, `._`, and then fail on them).
+# Anything a YAML 1.1 or 1.2 reader could take for a number (ruamel accepts `-_`, `+_`, `._`)
 _NUMBERISH = re.compile(
     r"(?=[-+.0-9])[-+]?(?:\.?[0-9_][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE
 )
 _DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
-# Characters YAML readers reject or treat as breaks/BOM: always escaped inside double quotes.
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\x85\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
-)
 
 
 def one_line(capsule: str) -> str:
@@ -631,7 +463,7 @@ def needs_quotes(value: str) -> bool:
         return True
     if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
         return True
-    return bool(_UNSAFE.search(value) or "\n" in value or "\r" in value)
+    return bool(UNSAFE.search(value) or "\n" in value or "\r" in value)
 
 
 def _escape(ch: str) -> str:
@@ -642,7 +474,7 @@ def _escape(ch: str) -> str:
 def quote(value: str) -> str:
     """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
     text = json.dumps(value, ensure_ascii=False)
-    return _UNSAFE.sub(lambda m: _escape(m.group(0)), text)
+    return UNSAFE.sub(lambda m: _escape(m.group(0)), text)
 
 
 def format_scalar(value: str) -> str:

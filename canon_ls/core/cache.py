@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import marshal
 import os
 import sys
@@ -53,7 +54,15 @@ def cache_file(store_root: Path, project: Path) -> Path | None:
 
 # The modules whose code decides what a cached article holds (parser, store's read path, this,
 # and the wikilink grammar and address rule behind its kept link targets).
-_SOURCES = ("article.py", "index.py", "cache.py", "freshness.py", "links.py", "address.py")
+_SOURCES = (
+    "canon_ls.core.article",
+    "canon_ls.core.yaml_subset",
+    "canon_ls.core.index",
+    "canon_ls.core.cache",
+    "canon_ls.core.freshness",
+    "canon_ls.core.links",
+    "canon_ls.core.address",
+)
 
 
 @functools.cache
@@ -64,9 +73,10 @@ def _fingerprint() -> bytes:
 
     digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {yaml.__version__}".encode())
     digest.update(repr(tuple(sys.version_info)).encode())
-    here = os.path.dirname(os.path.abspath(art.__file__))
     for name in _SOURCES:
-        with open(os.path.join(here, name), "rb") as fh:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        with open(spec.origin, "rb") as fh:
             digest.update(fh.read())
     return digest.digest()
 

@@ -66,10 +66,6 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------
-# What checking an article needs beyond the article
-
-
 @dataclass
 class Context:
     """The store-level answers one article's check asks for, computed once per pass (whole store) or
@@ -114,10 +110,6 @@ class Context:
             return address in self.survey.mapped
         assert self.assets is not None
         return bool(self.assets.of(address))
-
-
-# ---------------------------------------------------------------------------------------
-# The per-article checker
 
 
 def findings_of(
@@ -214,10 +206,6 @@ def _orphan_finding(address: str) -> Finding:
     return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
 
 
-# ---------------------------------------------------------------------------------------
-# Orphans over the whole store (SPEC §6.1 item 5, §9)
-
-
 def orphans(store: Store, assets: Assets) -> list[str]:
     """Nested articles no asset maps to although their parent directory exists on disk."""
     addresses = project_addresses(store)
@@ -262,10 +250,6 @@ def move_guesses(
         if full:  # every orphan with this leaf has its guesses: the rest of the listing skips it
             del by_leaf[leaf]
     return {k: v for k, v in out.items() if v}
-
-
-# ---------------------------------------------------------------------------------------
-# The whole store (canon check, the language server's pass)
 
 
 def _store_findings(store: Store) -> list[Finding] | None:
@@ -522,10 +506,6 @@ def _times(project: Path, box: dict[str, Any]) -> None:
         box["seconds"] = time.perf_counter() - started
     except Exception as exc:  # re-raised by run() on its own thread
         box["error"] = exc
-
-
-# ---------------------------------------------------------------------------------------
-# One article again, between whole passes (the language server's edit path)
 
 
 @dataclass

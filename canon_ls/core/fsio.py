@@ -37,9 +37,6 @@ class NotRegular(OSError):
     """A path that exists but is not a regular file (FIFO, device, socket, directory)."""
 
 
-# --- temp files ---------------------------------------------------------------------------------
-
-
 def temp_name(name: str) -> str:
     """The tool's temp file name for `name`: unmistakably ours, so only ours is ever swept."""
     # os.urandom, not `secrets`: the hooks write through here and `secrets` costs their
@@ -63,9 +60,6 @@ def sweep(path: str, now: float | None = None) -> bool:
             os.unlink(path)
             return True
     return False
-
-
-# --- containment --------------------------------------------------------------------------------
 
 
 def leads_outside(directories: Iterable[str | Path], anchor: str | Path) -> tuple[Path, str] | None:
@@ -187,9 +181,6 @@ def _open_dir_by_path(target: str, create: bool, follow: bool, shown: str) -> in
     return os.open(target, os.O_RDONLY | _CLOEXEC)
 
 
-# --- reading ------------------------------------------------------------------------------------
-
-
 def read_regular(
     path: str | Path,
     limit: int,
@@ -236,9 +227,6 @@ def _read_fd(fd: int, limit: int, size: int) -> tuple[bytes, bool]:
     if total > limit:
         return data[:limit], True
     return data, False
-
-
-# --- writing ------------------------------------------------------------------------------------
 
 
 def _fsync_dir_fd(fd: int) -> None:
@@ -412,9 +400,6 @@ def _atomic_by_path(path: Path, data: Data, mode: int, durable: bool) -> None:
         raise
     if durable:
         fsync_dir(path.parent)
-
-
-# --- the store lock -----------------------------------------------------------------------------
 
 
 @contextlib.contextmanager

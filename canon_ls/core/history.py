@@ -226,10 +226,6 @@ def _line(entry: Entry, several: bool) -> str:
     return f"{entry.hash} {entry.date} {entry.side} {entry.author}: {subject}{files}"
 
 
-# ---------------------------------------------------------------------------------------
-# The diff since the reference date (the editor's "Show changes since <address> was updated")
-
-
 def base_commit(project: Path, cut: float) -> str | None:
     """The last commit before the staleness cut (the article's own last change, or the end of
     its reference day: core/evidence.py), or None when the history starts later."""

@@ -49,9 +49,6 @@ class Problem(NamedTuple):
     code: str = BAD_OPTION  # UNTRUSTED_OPTION: a key held back until `canon trust`
 
 
-# --------------------------------------------------------------------------- places
-
-
 def find_project(start: Path) -> Path:
     """SPEC §2: the nearest ancestor of `start` (itself included) holding `.canon/` or a
     `canon.toml` (a project whose store moved with `root`), else `start`."""
@@ -140,9 +137,6 @@ def trusted(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-# --------------------------------------------------------------------------- values
-
-
 _RULES = {
     "root": "must be a directory path (a non-empty string)",
     "mounts": "must be a list of directory paths",
@@ -223,9 +217,6 @@ def show(value: object) -> str:
     if isinstance(value, tuple):
         value = list(value)
     return json.dumps(value, ensure_ascii=False)
-
-
-# --------------------------------------------------------------------------- resolution
 
 
 class Options:

@@ -57,9 +57,6 @@ class Finding:
     evidence: Evidence | None = None  # a stale finding's facts (SPEC §9.1)
 
 
-# --- the individual lints (each returns sentences) -------------------------------------------
-
-
 def body_chars(n: int, bound: int | None = None) -> list[str]:
     """§6.1 item 1 for a body of `n` characters (a stored article keeps the count, not the body)."""
     if bound is not None and (n > bound or n > BODY_SPLIT):
@@ -228,9 +225,6 @@ def dropped_constraints(old_body: str, new_body: str) -> list[str]:
     return lines
 
 
-# --- composition -------------------------------------------------------------------------------
-
-
 def write_lints(
     address: str,
     *,
@@ -323,8 +317,6 @@ def article_findings(
         )
     return found
 
-
-# --- values a journal entry records that its article lacks (§6.1 item 8) ------------------------
 
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"

@@ -75,9 +75,6 @@ def validated(key: str, value: object, project: Path, where: Path) -> Any:
     return checked
 
 
-# --------------------------------------------------------------------------- the user's file
-
-
 def set_user(
     key: str, value: object, project: Path, env: Mapping[str, str] | None = None
 ) -> tuple[Path, bool]:
@@ -153,9 +150,6 @@ def _write_user(path: Path, data: dict[str, Any]) -> None:
         fsio.atomic_write(target, text.encode("utf-8"), anchor=target.parent)
     except OSError as exc:
         raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
-
-
-# --------------------------------------------------------------------------- the project's file
 
 
 def set_project(key: str, value: object, project: Path) -> tuple[Path, bool]:
@@ -259,9 +253,6 @@ def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], 
         raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
 
 
-# --------------------------------------------------------------------------- trust
-
-
 def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     """Record the project's canon.toml, as it is now, as trusted: its `root` leading outside
     the project and its `mounts` then apply (layout.resolve). (The trust file, the SHA-256.)"""
@@ -291,9 +282,6 @@ def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> Pa
         record[os.path.realpath(project)] = sha
     _write_user(path, record)
     return path
-
-
-# --------------------------------------------------------------------------- values
 
 
 def _plain(value: object) -> Any:

@@ -59,9 +59,6 @@ class Source:
     body_line: int = 0  # the body's first line, counted from 0
 
 
-# ---------------------------------------------------------------- globs <-> addresses
-
-
 def split_globs(value: object) -> list[str]:
     """A glob value as written: a YAML list, or one string of comma-separated globs (commas
     inside `{a,b}` braces belong to the glob). Quotes and blanks around each are dropped."""
@@ -121,9 +118,6 @@ def globs_of(asset_paths: list[str]) -> list[str]:
     return [p + "**" if p.endswith("/") else p for p in escaped]
 
 
-# ---------------------------------------------------------------- the generated-file marker
-
-
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
@@ -149,9 +143,6 @@ def read_marker(text: str) -> tuple[str, bool] | None:
             rest = text.replace(line, "", 1)
             return str(address), digest(rest) != m.group(2)
     return None
-
-
-# ---------------------------------------------------------------- reading one file
 
 
 def _front(text: str) -> tuple[dict[str, Any], str, int]:

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from canon_ls.core.reader import Reader
 
 WINDOW = 1000  # characters scanned either side of the cursor
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
@@ -56,3 +61,38 @@ def wikilink_open_before(line: str, column: int) -> int | None:
     if at == -1 or "]]" in head[at:]:
         return None
     return column - (len(head) - at - 2)
+
+
+def named(
+    reader: Reader, project: Path, document: Path, kind: str, line: str, col: int
+) -> tuple[CursorToken, str, bool] | None:
+    """What the text under the cursor in `document` (a `kind` of file) names: (its token, the
+    address, whether only an article at exactly that address answers: a bare word that is no
+    file). The one place a token becomes a path and an address: a resolver of a language's
+    imports (module -> project file) belongs here, before the path rule."""
+    token = token_at(line, col)
+    if token is None:
+        return None
+    try:
+        if token.wikilink:
+            address = reader.address_of(token.text)
+            return (token, address, False) if address else None
+        raw = token.text.replace("\\", "/")
+        candidates = [project / raw.lstrip("/")]
+        if raw.startswith(("./", "../")) or kind == "asset":
+            candidates.insert(0, document.parent / raw)
+        existing = next((c for c in candidates if _exists(c)), None)
+        if existing is not None:
+            address = reader.address_of(str(existing.resolve()), as_path=True)
+        else:
+            address = reader.address_of(raw)
+    except ValueError:
+        return None
+    return (token, address, existing is None and "/" not in raw) if address else None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False

@@ -29,18 +29,16 @@ from canon_ls.core.rules_formats import is_source
 
 from . import convert
 from .convert import Text
-from .cursor import CursorToken, token_at
+from .cursor import CursorToken, named
 from .early import KeptView, Load
 from .protocol import CanonProtocol
 from .searcher import Searcher
 from .settings import Settings
+from .signals import Signals, Typing
 from .turns import yield_to_requests
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
-    from canon_ls.core.assets import Finding
-    from canon_ls.core.check import Rechecked
-    from canon_ls.core.evidence import Evidence
     from canon_ls.core.store import Store
 
     from .logs import ClientLogHandler
@@ -152,7 +150,7 @@ def lookup(
             return None
         codec = ls.workspace.position_codec
         line_no, col, line = convert.from_client(codec, text, pos)
-        hit = named(where, text, line_no, line, col)
+        hit = named(where.reader, where.folder.project, where.path, where.kind, line, col)
         if hit is not None:
             token, address, exact = hit
             governing = where.refresh(address)
@@ -177,130 +175,6 @@ def _found(
     if governing is None or article is None:
         return None
     return Found(where, address, governing, article, where.article_uri(governing), token, rng)
-
-
-def named(
-    where: Where, text: Text, line_no: int, line: str, col: int
-) -> tuple[CursorToken, str, bool] | None:
-    """What the text under the cursor names: (its token, the address, whether only an article at
-    exactly that address answers: a bare word that is no file)."""
-    token = token_at(line, col)
-    if token is None:
-        return None
-    reader = where.reader
-    try:
-        if token.wikilink:
-            address = reader.address_of(token.text)
-            return (token, address, False) if address else None
-        raw = token.text.replace("\\", "/")
-        candidates = [where.folder.project / raw.lstrip("/")]
-        if raw.startswith(("./", "../")) or where.kind == "asset":
-            candidates.insert(0, where.path.parent / raw)
-        existing = next((c for c in candidates if _exists(c)), None)
-        if existing is not None:
-            address = reader.address_of(str(existing.resolve()), as_path=True)
-        else:
-            address = reader.address_of(raw)
-    except ValueError:
-        return None
-    return (token, address, existing is None and "/" not in raw) if address else None
-
-
-def _exists(path: Path) -> bool:
-    try:
-        return path.exists()
-    except (OSError, ValueError):
-        return False
-
-
-@dataclass
-class Signals:
-    """What the whole-store check found for one folder, kept current between checks by the
-    incremental re-checks."""
-
-    findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
-    stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
-    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
-    evidence_pending: bool = False  # an edit made a verdict the last pass has no facts for
-    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
-    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
-    known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
-    asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
-    checked: bool = False  # the whole-store check has landed
-    generation: int = 0  # bumps on every change; pull diagnostics' result ids
-
-    def forget(self) -> None:
-        """The store was reopened: what was found no longer applies (a new check is queued;
-        the rename guesses, change times and asset directories stay until it lands)."""
-        self.findings.clear()
-        self.stale.clear()
-        self.evidence.clear()
-        self.checked = False
-        self.generation += 1
-
-    def land_partial(self, findings: dict[str, list[Finding]], moves: dict[str, list[str]]) -> None:
-        """A check's first answer, all but staleness (git is still running in its child)."""
-        self.findings, self.moves = findings, moves
-        self.generation += 1
-
-    def land(
-        self, findings: dict[str, list[Finding]], snapshot: Any, known: set[str], staleness: bool
-    ) -> None:
-        """A check's whole answer (a `background.Snapshot`); `known`: the articles it saw."""
-        self.findings = findings
-        self.stale = snapshot.stale if staleness else {}
-        self.evidence = snapshot.evidence if staleness else {}
-        self.evidence_pending = False
-        self.newest, self.moves, self.asset_dirs = snapshot.newest, snapshot.moves, snapshot.dirs
-        self.known = known
-        self.checked = True
-        self.generation += 1
-
-    def record(self, address: str, done: Rechecked | None, staleness: bool) -> None:
-        """One article re-checked in-process (None: it is gone)."""
-        if done is None:
-            self.findings.pop(address, None)
-            self.stale.pop(address, None)
-            return
-        if staleness:
-            _put(self.stale, address, done.stale)
-            _put(self.evidence, address, done.evidence)
-            self.evidence_pending = self.evidence_pending or done.pending
-        _put(self.findings, address, done.findings or None)
-
-    def changed(self) -> bool:
-        """Something changed (pull diagnostics' result ids move on). True when an edit made a
-        verdict the last check has no evidence for (a new check is due); that is then taken."""
-        self.generation += 1
-        pending = self.evidence_pending and self.checked
-        self.evidence_pending = self.evidence_pending and not pending
-        return pending
-
-
-def _put(table: dict[str, Any], key: str, value: Any) -> None:
-    if value is None:
-        table.pop(key, None)
-    else:
-        table[key] = value
-
-
-@dataclass
-class Typing:
-    """One folder's open articles whose text differs from their file: uri -> ((document
-    version, signals generation), its findings, or None until checked), and the timers
-    armed by their changes (features/typed.py)."""
-
-    found: dict[str, tuple[tuple[int, int], list[Finding] | None]] = field(default_factory=dict)
-    timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
-    owed: set[str] = field(default_factory=set)  # pulled before the text could be checked
-
-    def forget(self, uri: str) -> None:
-        """The document was saved or closed: its file's findings apply again."""
-        self.found.pop(uri, None)
-        self.owed.discard(uri)
-        timer = self.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
 
 
 class Check:
