@@ -10,29 +10,13 @@ from typing import Any, BinaryIO
 
 from canon_ls import version
 
+from .capabilities import DIAGNOSTICS, PROVIDERS, WILL_RENAME
+
 log = logging.getLogger("canon_ls.lsp")
 
 MAX_HEADER = 64 * 1024  # bytes before the blank line; more is not an LSP frame
 MAX_BODY = 4 * 1024 * 1024  # an `initialize` is a few kB; a larger one is left to the server
 ENCODINGS = ("utf-8", "utf-16", "utf-32")  # what the server converts columns with
-
-COMMANDS = [
-    "canon.read",
-    "canon.write",
-    "canon.journal",
-    "canon.map",
-    "canon.search",
-    "canon.status",
-    "canon.settings",
-    "canon.resolve",
-    "canon.open",
-    "canon.createArticle",
-    "canon.journalAbout",
-    "canon.applyAction",
-    "canon.history",
-    "canon.showChanges",
-]
-"""The workspace/executeCommand names, in the order the server registers them."""
 
 
 @dataclass
@@ -130,23 +114,10 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
     capabilities: dict[str, Any] = {
         "positionEncoding": encoding,
         "textDocumentSync": {"openClose": True, "change": 2, **sync, "save": True},
-        "completionProvider": {"triggerCharacters": ["["]},
-        "hoverProvider": True,
-        "definitionProvider": True,
-        "referencesProvider": True,
-        "codeActionProvider": {"codeActionKinds": ["quickfix"], "resolveProvider": True},
-        "codeLensProvider": {"resolveProvider": False},
-        "documentLinkProvider": {"resolveProvider": False},
-        "workspaceSymbolProvider": {"resolveProvider": False},
-        "executeCommandProvider": {"commands": list(COMMANDS)},
-        "inlayHintProvider": {"resolveProvider": False},
+        **dict(PROVIDERS.values()),
     }
     if pulls:
-        capabilities["diagnosticProvider"] = {
-            "identifier": "canon",
-            "interFileDependencies": True,
-            "workspaceDiagnostics": True,
-        }
+        capabilities["diagnosticProvider"] = DIAGNOSTICS
     capabilities["workspace"] = {
         "workspaceFolders": {"supported": True, "changeNotifications": True},
         "fileOperations": renames,
@@ -205,7 +176,7 @@ def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
     value = operations.get("willRename")
     if value is not None and not isinstance(value, bool):
         return None
-    return {"willRename": {"filters": [{"pattern": {"glob": "**/*"}}]}} if value else {}
+    return {"willRename": WILL_RENAME} if value else {}
 
 
 def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
