@@ -8,10 +8,13 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent import initfiles
 from canon_ls.agent.plugin import hook_groups
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
@@ -54,7 +57,7 @@ Next:
   canon init claude-code   # let your coding agent use the store (or codex, pi)"""
 
 
-def store_created(store: Any, full: bool = True) -> list[str]:
+def store_created(store: Store, full: bool = True) -> list[str]:
     """Create the store (core's `Store.create`: directories and default schema.json, idempotent) and
     say what was made."""
     created = store.create()
