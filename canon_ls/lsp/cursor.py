@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from canon_ls.core.reader import Reader
 
+    from .convert import Text
+
 WINDOW = 1000  # characters scanned either side of the cursor
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _PATH_CHAR = re.compile(r"[\w@+~.\-/\\:]")
@@ -64,12 +66,20 @@ def wikilink_open_before(line: str, column: int) -> int | None:
 
 
 def named(
-    reader: Reader, project: Path, document: Path, kind: str, line: str, col: int
+    reader: Reader,
+    project: Path,
+    document: Path,
+    kind: str,
+    text: Text,
+    line_no: int,
+    line: str,
+    col: int,
 ) -> tuple[CursorToken, str, bool] | None:
-    """What the text under the cursor in `document` (a `kind` of file) names: (its token, the
-    address, whether only an article at exactly that address answers: a bare word that is no
-    file). The one place a token becomes a path and an address: a resolver of a language's
-    imports (module -> project file) belongs here, before the path rule."""
+    """What the text under the cursor names in `document` (a `kind` of file; `text` its text,
+    `line` its line `line_no`, `col` a code-point column): (its token, the address, whether only
+    an article at exactly that address answers: a bare word that is no file). The one place a
+    token becomes a path and an address: a resolver of a language's imports (the document's
+    text and the position -> a project file) belongs here, before the path rule."""
     token = token_at(line, col)
     if token is None:
         return None

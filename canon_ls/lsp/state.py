@@ -150,7 +150,9 @@ def lookup(
             return None
         codec = ls.workspace.position_codec
         line_no, col, line = convert.from_client(codec, text, pos)
-        hit = named(where.reader, where.folder.project, where.path, where.kind, line, col)
+        hit = named(
+            where.reader, where.folder.project, where.path, where.kind, text, line_no, line, col
+        )
         if hit is not None:
             token, address, exact = hit
             governing = where.refresh(address)
@@ -549,8 +551,7 @@ class CanonLanguageServer(LanguageServer):
         return found
 
     def view(self, uri: str) -> Where | None:
-        """`where(uri)` as a read request sees it: from the article files while its store
-        loads (`Folder.view`)."""
+        """`where(uri)` as a read request sees it (`Folder.view`)."""
         found = self.where(uri)
         return found.folder.view(found) if found is not None else None
 
