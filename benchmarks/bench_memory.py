@@ -84,7 +84,7 @@ def article_parts(store: Any) -> dict[str, float]:
         )
         parts["front matter dicts"] += size(article.meta) + size(article.problems)
         parts["objects"] += size(article) + size(getattr(article, "__dict__", {}))
-    parts["index dict"] = sys.getsizeof(store.index._index)
+    parts["index dict"] = sys.getsizeof(store._index)
     return {k: mb(v) for k, v in parts.items()}
 
 

@@ -1,11 +1,6 @@
-"""One message for a batch of finished tool calls (SPEC §11.3 Claude Code `PostToolBatch`,
-§11.6 Pi's turn): every call's address spine, the retrieval lane ranked once for the batch,
-and a line withdrawn when the same batch read its article through the canon tool.
-
-A host that runs parallel calls and then one model request gains nothing from a reply per
-call but more messages; Pi drains one queued message per provider round trip, so there a
-message per call would even cost a model call each.
-"""
+"""One message for a batch of finished tool calls (SPEC §11.3 Claude Code `PostToolBatch`, §11.6
+Pi's turn): every call's address spine, the retrieval lane ranked once for the batch, and a line
+withdrawn when the same batch read its article through the canon tool."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Quick capture (SPEC §11.5): a user prompt that starts with `remember:` becomes a journal entry.
-
-The user's own words are recorded as received, before the model answers, so a note survives
-even when the model forgets to write it down. The prompt still reaches the model, with one line
-saying it was journaled (so the model does not record it a second time). Only a prompt whose
-first non-blank characters are the prefix counts: `remember: …`, `note: …`, `记住：…`, `记一下：…`,
-`请记住：…` (either colon, any case); a prompt that merely contains the word is a normal prompt.
-
-Capture is not surfacing: it works with `surface: false` too. The store (and its parser) is
-imported only when a prompt is a capture, so ordinary prompts cost a regular expression.
-"""
+"""Quick capture (SPEC §11.5): a user prompt that starts with `remember:` becomes a journal
+entry."""
 
 from __future__ import annotations
 
@@ -57,9 +48,8 @@ def subjects(resolver: Resolver, body: str) -> list[str]:
 
 
 def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
-    """Journal a capture prompt for a `events.HookSession`: (the one line for the model, the
-    trace decision), or ('', None) when the prompt is not a capture. The session's running
-    totals keep the last capture, so one prompt seen by two installed hooks is one entry."""
+    """Journal a capture prompt for a `events.HookSession`: (the one line for the model, the trace
+    decision), or ('', None) when the prompt is not a capture."""
     body = note_of(prompt)
     if body is None:
         return "", None

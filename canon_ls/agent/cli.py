@@ -1,17 +1,5 @@
 # PYTHON_ARGCOMPLETE_OK  (argcomplete's marker: `canon` completes in bash, zsh and fish)
-"""The `canon` command line (SPEC §11.1): a thin argparse adapter over the store core.
-
-Every subcommand goes through `core.tool.run`, `core.store` or `core.assets`; the CLI never
-writes a store file itself. This module is only the entry point: the parser is in cli_parser,
-the handlers in cli_store (the store's content), cli_history (one article's life) and cli_setup
-(settings, stats, init, mcp, hook). Import cost matters because `canon hook …` runs on every
-agent tool call: at load time these modules import the standard library only, and each
-subcommand imports what it needs (core, the MCP SDK, the hooks) when it runs.
-
-Exit codes: 0 done, 1 refused by the schema (or `canon check` found errors), 2 bad input.
-Output: the tool's text on stdout; a bad-input sentence (exit 2) on stderr. Never a traceback,
-unless CANON_DEBUG is set.
-"""
+"""The `canon` command line (SPEC §11.1): a thin argparse adapter over the store core."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What every `canon` subcommand shares: the one-sentence UsageError, the project and store
-the command line names, paths typed in a subdirectory, and printing a tool result.
-
-Standard library only at load time (`canon hook` runs on every agent tool call).
-"""
+"""What every `canon` subcommand shares: the one-sentence UsageError, the project and store the
+command line names, paths typed in a subdirectory, and printing a tool result."""
 
 from __future__ import annotations
 
@@ -29,9 +26,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}. Run `{self.prog} --help` for usage.")
-
-
-# ---------------------------------------------------------------- helpers
 
 
 def project_of(args: argparse.Namespace) -> Path:

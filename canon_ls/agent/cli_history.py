@@ -1,8 +1,5 @@
-"""`canon` subcommands about one article's life: `review` (mark it current), `links`,
-`history` (commits since it was updated), and the store-wide `graph`.
-
-Each imports core when it runs, never at load time (hook latency).
-"""
+"""`canon` subcommands about one article's life: `review` (mark it current), `links`, `history`
+(commits since it was updated), and the store-wide `graph`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """`--format json` of the commands that print data (read, map, search, links, history, review,
-status, tool): the same facts as their text, as one JSON value on stdout. The shapes are
-documented in docs/FORMAT.md, "JSON output"; bad input stays a sentence on stderr (exit 2).
-
-Imported only when asked (hook latency); every fact comes from core.
-"""
+status, tool): the same facts as their text, as one JSON value on stdout."""
 
 from __future__ import annotations
 

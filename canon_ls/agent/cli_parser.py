@@ -1,6 +1,5 @@
-"""The `canon` command line as argparse: every subcommand, its arguments and help text,
-wired to its handler. One cohesive table, kept apart from the handlers so each reads alone.
-"""
+"""The `canon` command line as argparse: every subcommand, its arguments and help text, wired to its
+handler. One cohesive table, kept apart from the handlers so each reads alone."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""`canon import` and `canon export HOST`: other agents' rule files in and out of the store.
-
-The decisions live in core/rules_import.py and core/rules_export.py; these handlers print the
-plan, apply it when asked, and choose the exit code.
-"""
+"""`canon import` and `canon export HOST`: other agents' rule files in and out of the store."""
 
 from __future__ import annotations
 

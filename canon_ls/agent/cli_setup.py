@@ -1,9 +1,5 @@
-"""`canon` subcommands that set things up or run elsewhere: `settings`, `stats`, `init`, and
-the `mcp` server and `hook` entries the agents start.
-
-Each imports what it needs (the MCP SDK, the hooks, init) when it runs: `canon hook` runs on
-every agent tool call, so nothing here loads more than the standard library up front.
-"""
+"""`canon` subcommands that set things up or run elsewhere: `settings`, `stats`, `init`, and the
+`mcp` server and `hook` entries the agents start."""
 
 from __future__ import annotations
 
@@ -67,9 +63,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
     else:
         print(stats.render(data))
     return 0
-
-
-# ---------------------------------------------------------------- adapters run elsewhere
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

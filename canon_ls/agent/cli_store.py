@@ -1,8 +1,5 @@
-"""`canon` subcommands over the store's content: the five tool actions (tool, read, write,
-journal, map, search), `status` and the whole-store `check`.
-
-Each imports core when it runs, never at load time (hook latency).
-"""
+"""`canon` subcommands over the store's content: the five tool actions (tool, read, write, journal,
+map, search), `status` and the whole-store `check`."""
 
 from __future__ import annotations
 
@@ -24,8 +21,6 @@ from canon_ls.agent.cli_common import (
 
 if TYPE_CHECKING:
     from canon_ls.core.store import Store
-
-# ---------------------------------------------------------------- the five actions
 
 
 def cmd_tool(args: argparse.Namespace) -> int:
@@ -119,9 +114,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.journal:
         action["journal"] = True
     return run_action(args, action)
-
-
-# ---------------------------------------------------------------- project tools
 
 
 def missing_store(store: Store) -> str:

@@ -1,23 +1,5 @@
 """The retrieval lane's corpus (SPEC §11.4): the articles the address spine cannot reach, indexed
-with core's BM25 and persisted so a hook process ranks in milliseconds.
-
-Membership: an article is in the corpus when it declares `scope: rule`, or when no file or
-directory of the project maps to its address. (An article governs what lies under its address,
-so when nothing has its address nothing lies under it either: one directory listing answers
-the §9 asset test.) Asset-scoped articles that govern files are never ranked: the spine reaches
-them.
-
-The index, the capsule of each member and the keys it was built from are one marshal snapshot
-beside the parse cache (`$XDG_CACHE_HOME/canon-ls/lane-<root crc>-<length>.bin`). A hook trusts
-it while every directory of `articles/` keeps its (mtime, inode), which any article added,
-removed or written by the tool (an atomic rename) changes, and every member keeps its stat key,
-which an edit in place changes; otherwise the snapshot is rebuilt from the store (its own parse
-cache makes that a fraction of a second at 10k articles). An edit in place that makes an
-asset-scoped article a rule, and files created or deleted in the project, are picked up by the deep
-check at each session start (`load(..., deep=True)`); a member that gained an asset since is
-dropped when it would be delivered (`Corpus.off_spine`). The project's own store only: mounted
-stores are not ranked.
-"""
+with core's BM25 and persisted so a hook process ranks in milliseconds."""
 
 from __future__ import annotations
 
@@ -72,8 +54,7 @@ class Corpus:
 
 def cache_path(options: layout.Options) -> Path | None:
     """Where the lane's snapshot lives: beside the parse cache (core/cache.py's rule: under
-    $XDG_CACHE_HOME/canon-ls, never inside the project or the store, off with CANON_NO_CACHE).
-    Restated here because importing core's cache module costs a hook process tens of ms."""
+    $XDG_CACHE_HOME/canon-ls, never inside the project or the store, off with CANON_NO_CACHE)."""
     if os.environ.get("CANON_NO_CACHE", "") not in ("", "0"):
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")

@@ -1,20 +1,4 @@
-"""The hook decisions of every agent: one call per agent event, text out (SPEC §11.3–§11.5).
-
-Agent adapters translate their own event shapes into these calls and wrap the returned text in
-their own reply: `canon hook claude-code|codex` (hooks.py) and the Pi bridge (`canon hook pi`),
-so every agent surfaces, ranks, captures and reminds identically.
-
-    with open_session("codex", session_id, cwd) as hook:
-        if hook is not None:              # None: no store in this project, do nothing
-            text = hook.post_tool(tool_name, tool_input, tool_response)
-
-One `open_session` holds the session's state under its lock; several calls may run inside it
-(Pi batches a turn's tool calls). Each method returns '' when there is nothing to say. The
-project is the nearest ancestor of `project` (or `cwd`) holding `.canon/` or `canon.toml`; its
-options are resolved by `core.layout` (SPEC §13), so a store moved with `root`, mounts and the
-behaviour keys apply here exactly as in the CLI and the language server. A bad settings file
-never breaks the turn: the defaults apply and the trace says why.
-"""
+"""The hook decisions of every agent: one call per agent event, text out (SPEC §11.3–§11.5)."""
 
 from __future__ import annotations
 
@@ -91,10 +75,7 @@ class HookSession:
         return next((p.sentence for p in issues if p.code == layout.UNTRUSTED_OPTION), "")
 
     def user_prompt(self, prompt: str) -> str:
-        """The user's words (quick capture, the lane's intent): additional context, or ''.
-
-        A capture (SPEC §11.5) is journaled before the model answers, even with `surface`
-        off; its one line says so."""
+        """The user's words (quick capture, the lane's intent): additional context, or ''."""
         parts = [self._capture(prompt), self._lane_prompt(prompt)]
         return self._said("\n".join(part for part in parts if part))
 
@@ -150,9 +131,8 @@ class HookSession:
         rank: bool = True,
         event: str = "PostToolUse",
     ) -> str:
-        """The address spine of a finished tool call, and with the lane on the articles its
-        intent newly ranks (after the spine's lines): additional context, or ''. A subagent's
-        calls surface into the subagent and leave the lane (the main context's) alone."""
+        """The address spine of a finished tool call, and with the lane on the articles its intent
+        newly ranks (after the spine's lines): additional context, or ''."""
         if not self.options["surface"]:
             return ""
         surfacer = self._surfacer(agent_id)

@@ -1,12 +1,4 @@
-"""`canon graph`: one self-contained HTML page showing the store as a graph (SPEC §11.1, §12).
-
-Nodes are articles, journal entries, assets and missing link targets; edges are wikilinks,
-journal subjects, article → asset, and article → governing ancestor. The page loads nothing from
-the network (a Content-Security-Policy forbids it) and never executes store content: store text
-reaches the page only as HTML-escaped text in the index tables, and as JSON inside a
-`<script type="application/json">` block with `<`, `>` and `&` escaped, which the page's own
-script reads with JSON.parse and puts into the DOM with textContent.
-"""
+"""`canon graph`: one self-contained HTML page showing the store as a graph (SPEC §11.1, §12)."""
 
 from __future__ import annotations
 

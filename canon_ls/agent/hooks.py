@@ -1,32 +1,4 @@
-"""`canon hook claude-code|codex|pi`: one agent hook event in on stdin, the agent's JSON out.
-
-This module only translates: the decisions are `canon_ls.agent.events` (shared with the Pi
-bridge). A hook process starts for every tool call, so the path imports only the standard
-library and light core modules (never pygls or the MCP SDK) and never loads the store index.
-Whatever arrives, the agent is never broken: empty or invalid input, unknown events, a
-missing store or an internal failure all end with exit 0 and no output.
-
-Events (SPEC §11.3):
-- SessionStart: startup/clear/compact/fork start a new compaction cycle; resume keeps it.
-  Nothing is printed (Codex rejects a SessionStart reply without context), except Claude Code's
-  `systemMessage` to the person when canon.toml keys wait for `canon trust`.
-- UserPromptSubmit (SPEC §11.4, §11.5): a `remember:` prompt is journaled; with the retrieval
-  lane on, the prompt is the lane's newest intent and the articles that stand out ride the
-  reply's `hookSpecificOutput.additionalContext`.
-- PreToolUse: nothing. Both agents deliver a PreToolUse context in the same place as the
-  PostToolUse one (after the tool result), so surfacing there adds a process per call and
-  would spend an article's once-per-cycle slot on a call that may then fail.
-- PostToolUse: capsules of the articles governing the paths in the call's input, each once
-  per cycle, as `hookSpecificOutput.additionalContext`; a `canon` read withdraws an article.
-  With the lane on, the call's name and first argument extend the intent and newly ranked
-  articles follow the capsules.
-- PostToolBatch (Claude Code, once per batch of parallel calls, before the next model
-  request): the same for every call of the batch in one reply, the lane ranked once
-  (agent/batch.py). `canon init claude-code` configures it instead of PostToolUse; Codex has
-  no batch event and keeps a reply per call.
-- Stop: `{"decision": "block", "reason": …}` once when edited files' articles were not
-  written since; quiet when `stop_hook_active` is true or nothing is due.
-"""
+"""`canon hook claude-code|codex|pi`: one agent hook event in on stdin, the agent's JSON out."""
 
 from __future__ import annotations
 

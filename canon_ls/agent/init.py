@@ -1,14 +1,5 @@
-"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, and
-write an agent's config.
-
-`store_created` creates the store through core (SPEC §11.1): alone it prints the next three
-commands; before a project-level agent's config it says only what it made.
-
-Idempotent and conservative (SPEC §11.3): JSON files are parsed, only canon's entries are
-added, and a file that already holds them is not rewritten; in `.codex/config.toml` only the
-`[mcp_servers.canon]` table is appended or replaced, textually, so every other byte stays.
-A file that cannot be parsed is left alone with a sentence saying so. Nothing is journaled.
-"""
+"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, and write an
+agent's config."""
 
 from __future__ import annotations
 
@@ -17,19 +8,21 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent import initfiles
 from canon_ls.agent.plugin import hook_groups
+
+if TYPE_CHECKING:
+    from canon_ls.core.store import Store
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}
 
 
 def main(target: str, project: Path, directory: Path | None, user: bool = False) -> int:
-    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input.
-    `user` (`--global`) writes to the agent's user directory instead of the project (Pi).
-    Exit 1 also for a path it will not touch: a symbolic link or a special file on the way."""
+    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input. `user`
+    (`--global`) writes to the agent's user directory instead of the project (Pi)."""
     if directory is not None:
         directory = Path(os.path.abspath(directory))
     try:
@@ -64,10 +57,9 @@ Next:
   canon init claude-code   # let your coding agent use the store (or codex, pi)"""
 
 
-def store_created(store: Any, full: bool = True) -> list[str]:
-    """Create the store (core's `Store.create`: directories and default schema.json,
-    idempotent) and say what was made. `full` (`canon init` alone) also says when nothing was
-    and prints the next steps; before an agent's configuration only what was made is said."""
+def store_created(store: Store, full: bool = True) -> list[str]:
+    """Create the store (core's `Store.create`: directories and default schema.json, idempotent) and
+    say what was made."""
     created = store.create()
     root = _rel(store.root, store.project)
     made = ", ".join(_rel(p, store.root) + ("/" if p.is_dir() else "") for p in created)
@@ -92,13 +84,8 @@ class ConfigError(ValueError):
     """An existing configuration file canon will not touch (one sentence)."""
 
 
-# --------------------------------------------------------------------------- hook tables
-
-
 def merge_hooks(config: dict[str, Any], command: str) -> bool:
-    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed.
-    For Claude Code, canon's own per-call PostToolUse hook of an earlier `canon init` goes:
-    the batch hook replaces it (both would deliver each capsule per call)."""
+    """Add canon's hook groups to `config["hooks"]` where missing; True when it changed."""
     hooks = config.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError('The "hooks" entry is not an object; fix it by hand and run again.')
@@ -138,9 +125,6 @@ def _same_hook(existing: object, command: str) -> bool:
     if len(words) < len(ours) or words[-len(ours) + 1 :] != ours[1:]:
         return False
     return words[-len(ours)].rsplit("/", 1)[-1] in ("canon", "canon.exe")
-
-
-# --------------------------------------------------------------------------- targets
 
 
 def init_claude_code(root: Path) -> list[str]:
@@ -226,9 +210,6 @@ def init_pi(project: Path, user: bool) -> list[str]:
         "The extension runs `canon hook pi`: keep canon on the PATH Pi sees, or set CANON_BIN."
     )
     return lines
-
-
-# --------------------------------------------------------------------------- file helpers
 
 
 def _merge_mcp(config: dict[str, Any]) -> bool:

@@ -1,15 +1,4 @@
-"""Reading and writing `canon init`'s files without following a link (SPEC §12).
-
-`canon init` configures one directory (the project, the directory named on the command line,
-or with `--global` the agent's user directory). A cloned repository may carry a symbolic link
-where a configuration file or directory belongs (`.claude -> ~/elsewhere`,
-`.codex/config.toml -> ~/.secrets`); writing through it would write outside, and replacing it
-would copy the linked file's contents into the repository. So everything is checked up front
-(`check`: a refusal leaves every file as it was), then read and written through core's one
-atomic writer and regular-file reader (`canon_ls.core.fsio`) with no symlink followed below
-that directory: a link swapped in between the check and the use fails the open rather than
-redirects it. This module only turns their refusals into one sentence naming the path.
-"""
+"""Reading and writing `canon init`'s files without following a link (SPEC §12)."""
 
 from __future__ import annotations
 

@@ -1,52 +1,5 @@
-"""The retrieval lane (SPEC §11.4): articles no file path reaches, ranked by what the work is about.
-
-Opt-in (`retrieval = "lexical"`). The query is the *intent*: the user's recent prompts (newest
-first, bounded, both ends of a long one kept) plus this turn's tool calls by name and first
-argument; never tool results, model prose, nor canon's own delivered lines, so an article never
-scores for having been shown. It ranks the corpus (agent/corpus.py: off-spine and `scope: rule`
-articles) with core's BM25 and delivers through a gate:
-
-- standout: an article rides only if it scores at least `standout` times the first competitor
-  the cap would cut anyway (the 4th candidate). Scores of one query are only comparable with
-  each other, so the cutoff is a ratio. SPEC words it for the best article; every rider must
-  clear it here, so a decisive article does not carry two weak ones in with it.
-- drained-store floor: with a cutoff in force (`standout` > 1; 1 is the measuring setting,
-  no cutoff), the competitor is at least the best score this same query gives an article the
-  lane already delivered, so the near-zero tail of a drained store never rides. Only a
-  delivered article the newest words (the newest prompt and the arguments of this turn's
-  calls) still match raises it: a new topic is not held back by what older prompts asked for;
-- the newest words must call for a rider: an article only older prompts (or a tool's name)
-  match does not ride (the old topic's tail stays out when a new topic lowers the floor);
-- tokens (core/search.py `lane_tokens`): content words of four or more ASCII characters
-  outside a fixed stopword list, and CJK bigrams; a prompt of function words ranks nothing;
-- at most three ranked articles per message, best first; articles already in the context by
-  address (surfaced, read or written this cycle) are not candidates and take no slot;
-- each ranked article once per compaction cycle (`state.ranked`), and an intent unchanged
-  since the last ranking delivers nothing;
-- a retriever that raises loses that turn's ranking only: the hook still answers.
-
-Trace (`CANON_TRACE`, one JSON line per decision; `canon stats` reads them through
-agent/stats.py), besides the common `ts`, `agent`, `session`, `event` fields:
-
-- `{"decision": "ranking", "trigger", "standout", "corpus", "matched", "candidates",
-  "competitor", "floor", "threshold", "ratio", "sent", "worst_sent", "best_kept",
-  "near_miss", "near_misses", "chars", "intent_chars", "index"}`: one ranking. `trigger` is
-  `prompt` (the user's words), `tool` (a tool call) or `turn` (Pi's batched turn). `corpus`
-  members, `matched` of them scoring above zero, `candidates` of those not yet in the context.
-  `competitor` is the 4th candidate's score (0 with fewer), `floor` the drained-store floor
-  (0 when none), `threshold` = `standout` x max(competitor, floor), `ratio` = best score / that
-  maximum (null when it is 0). `sent` lists `{"address", "score"}` delivered, best first;
-  `worst_sent` is the lowest score sent and `best_kept` the best score held back (null when
-  none), `near_miss` the address held back with that score; `near_misses` are the best three
-  candidates held back. `chars` counts every character the lane delivered in this reply
-  (header and lines, with their newlines; 0 when nothing rode), `intent_chars` the query's
-  length; `index` is `snapshot` (the persisted corpus held) or `built` (rebuilt by this hook).
-  Scores are BM25, rounded to 4 decimals.
-- `{"decision": "ranked", "trigger", "governing", "score", "chars"}`: one article delivered by
-  rank (after its `ranking` line); `chars` is its line with the newline.
-- `{"decision": "lane-unchanged", "trigger"}`: the intent had not changed; nothing ranked.
-- `{"decision": "lane-error", "trigger", "error"}`: the retriever raised; nothing ranked.
-"""
+"""The retrieval lane (SPEC §11.4): articles no file path reaches, ranked by what the work is
+about."""
 
 from __future__ import annotations
 

@@ -1,26 +1,4 @@
-"""`canon mcp`: the stdio MCP server with one tool, `canon` (SPEC §11.2).
-
-Built on the official SDK's low-level `Server` (mcp 2.x) rather than the decorator API
-(`MCPServer`, formerly FastMCP), for two reasons:
-- the advertised inputSchema must be exactly `core.tool.input_schema()` (the §6 action object,
-  `action` an enum); the decorator API derives the schema from a Python signature instead;
-- the decorator API validates and coerces arguments with pydantic before the tool sees them
-  (a JSON string becomes a list, wrong types get pydantic's multi-line report), while §6 wants
-  `core.tool.run` to judge the raw object and answer every bad input with its own sentence.
-
-Session id: stdio has no transport session, so the server takes the client's session id from
-the `tools/call` request `_meta` when the client sends one (keys `sessionId`, `session_id`,
-`session`, or a vendor-prefixed `…/sessionId`), else from the environment the client started
-the server with (`CLAUDE_CODE_SESSION_ID`). Observed with the real clients (2026-11-29):
-Codex 0.171.0 sends `_meta.sessionId` (its thread id) on every tools/call; Claude Code 2.1.332
-sends no session in `_meta` (only `claudecode/toolUseId` and the protocol envelope) but starts
-the server with `CLAUDE_CODE_SESSION_ID`, the session id its hooks see; a server that outlives
-a `/clear` keeps the id of the session that started it. Journal entries carry as `source` the
-harness named by the client's `clientInfo.name`, as one short lowercase word (`harness_name`:
-Claude Code sends `claude-code`, Codex `codex-mcp-client` -> `codex`), else `mcp`.
-The store is re-validated (`store.refresh()`) before each call so edits made by hand, by the
-editor or by another agent are seen.
-"""
+"""`canon mcp`: the stdio MCP server with one tool, `canon` (SPEC §11.2)."""
 
 from __future__ import annotations
 

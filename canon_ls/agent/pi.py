@@ -1,30 +1,5 @@
-"""`canon hook pi`: the decisions behind the Pi extension that `canon init pi` writes (SPEC §11.6).
-
-The extension is a bridge: on each Pi event it sends one JSON object on stdin and acts on the
-JSON it gets back, so Pi surfaces, reminds and resets exactly as the Claude Code and Codex hooks
-do: the same `events.open_session` decisions over the same session state. Like every hook, this
-never breaks the agent: bad input, an unknown event, a missing store or an internal failure give
-exit 0 and no output.
-
-Events (in → out; `cwd` and `session` ride on every event):
-- `session_start {reason, resumed}`: startup/new/fork start a compaction cycle, resume/reload
-  keep it, and so does a startup that continues a stored session (`resumed`).
-  Out `{"tool": {description, snippet, guidelines, parameters}}` (the extension registers the
-  `canon` tool from it) and `"active": true` when the project has a store (surfacing wakes up).
-- `session_compact {presence}`: Pi compacted the context. With `presence` (the bridge sends
-  projections) what left it is found by presence; without, a new compaction cycle.
-- `prompt {prompt}`: the user's words (quick capture, the lane): a prompt that starts a run, or
-  a steering/follow-up message typed while Pi works. Out `{"message"}` or nothing.
-- `turn_end {calls: [{id, tool, input, isError}], projection}`: the turn's tool calls, in the
-  model's order, and the messages of the last model request (Pi's `context` event):
-  delivered lines no longer in it are forgotten first (agent/presence.py).
-  Out `{"message": text, "surfaced": [address, …]}`: one batched message for the turn.
-- `stop {again}`: the agent is about to settle. Out `{"message": reminder}` once when edited
-  files' articles were not written since; quiet when `again` (canon's own continuation).
-- `tool {input}`: the `canon` tool (SPEC §6). Out `{"text", "isError"}`; runs with or without
-  a store (a write creates it), journal entries carry `source: pi` and the session id.
-- `status {surfaced}`: out `{"text"}`, the `/canon` status line and what surfaced.
-"""
+"""`canon hook pi`: the decisions behind the Pi extension that `canon init pi` writes (SPEC
+§11.6)."""
 
 from __future__ import annotations
 

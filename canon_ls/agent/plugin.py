@@ -1,13 +1,7 @@
 """The canon plugin for Claude Code and Codex, as files: a marketplace for each host
 (`.claude-plugin/marketplace.json`, `.agents/plugins/marketplace.json`), each listing its own
 plugin folder (`plugins/canon/` for Claude Code, `plugins/canon-codex/` for Codex: both hosts
-read a plugin's `hooks/hooks.json`, so one folder cannot hold a hook list for each).
-
-`canon init claude-plugin DIR` writes them; this repository ships the same files at its root
-(tests/agent/test_plugin.py holds the two equal). The hook list is `hook_groups` (here), the one
-`canon init claude-code|codex` writes, each command guarded: the plugin runs the installed
-`canon`, and when there is none it says once, at the session's start, how to install it.
-"""
+read a plugin's `hooks/hooks.json`, so one folder cannot hold a hook list for each)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Pi: an article counts as seen while its line is still in what the provider receives
-(SPEC §11.6).
-
-Pi shows every extension the messages of each model request (its `context` event), after
-folding and compaction, so "seen" there means "still in that projection", not "sent once".
-The bridge passes the latest projection's text with each turn; a delivered line whose mark
-is gone from it has left the agent's window, and the next touch of its file surfaces it
-again. A mark is the article's address and the tail of the line as it went out, both
-normalised to lower-case letters and digits (whatever quoting or wrapping the projection
-applies), and both must be found. A line under 24 normalised characters is too short to
-tell apart and stays seen for the session; an article read or written through the tool is
-held to its address only (the tool's answer names it). Claude Code and Codex show no
-projection and keep the compaction cycle.
-"""
+"""Pi: an article counts as seen while its line is still in what the provider receives (SPEC
+§11.6)."""
 
 from __future__ import annotations
 

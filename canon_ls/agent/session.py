@@ -1,11 +1,4 @@
-"""Per-session hook state and the decision trace (SPEC §11.3, §13 `canon stats`).
-
-State lives per agent and session under `$XDG_STATE_HOME/canon/` (never inside the store): the
-addresses surfaced this compaction cycle, the reminders pending for the stop hook, the lane's
-intent and deliveries, and running totals for `canon stats`. An agent may run several hook
-processes for one session at once (parallel tool calls), so the file is read and written under
-an exclusive lock and replaced atomically.
-"""
+"""Per-session hook state and the decision trace (SPEC §11.3, §13 `canon stats`)."""
 
 from __future__ import annotations
 
@@ -43,10 +36,7 @@ def _dict(value: object) -> dict[str, Any]:
 
 
 class SessionState:
-    """What one session has seen this cycle and what the stop hook still has to say.
-
-    A plain class, not a dataclass: importing and building dataclasses costs about 10 ms,
-    paid by every hook process."""
+    """What one session has seen this cycle and what the stop hook still has to say."""
 
     def __init__(self, data: object = None) -> None:
         raw = _dict(data)

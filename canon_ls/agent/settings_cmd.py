@@ -1,12 +1,5 @@
-"""`canon settings`: the six options, each with its effective value and where it came from,
-and `set` / `unset` in the user's settings.json or (`--project`) the project's canon.toml
-(SPEC §13). Also the findings `canon check` makes of a bad option file.
-
-The text form is one line per option, `KEY = VALUE  SOURCE` (the value as the files spell it,
-two spaces before the source): the Pi extension's /canon-settings lists these lines, takes the
-first word as the key and the text between `=` and the two spaces as the value. Problems of
-the files go to stderr, so stdout is always exactly the six lines.
-"""
+"""`canon settings`: the six options, each with its effective value and where it came from, and
+`set` / `unset` in the user's settings.json or (`--project`) the project's canon.toml (SPEC §13)."""
 
 from __future__ import annotations
 
@@ -17,9 +10,6 @@ from canon_ls.core.layout import BAD_OPTION, DEFAULT_SOURCE, UNTRUSTED_OPTION, O
 from canon_ls.core.optionview import describe, dumps, home, locate, source_kind
 
 __all__ = ["change", "describe", "dumps", "finding_lines", "findings", "trust"]
-
-
-# --------------------------------------------------------------------------- canon check
 
 
 def findings(options: Options, project: Path) -> list[dict[str, Any]]:
@@ -53,9 +43,6 @@ def finding_lines(rows: list[dict[str, Any]]) -> list[str]:
         f"[{r['code']}]"
         for r in rows
     ]
-
-
-# --------------------------------------------------------------------------- set / unset
 
 
 def change(project: Path, key: str, words: list[str] | None, in_project: bool) -> str:
@@ -100,9 +87,6 @@ def _layer(kind: str) -> str:
         "project": "the project's canon.toml",
         DEFAULT_SOURCE: "the default",
     }.get(kind, kind)
-
-
-# --------------------------------------------------------------------------- canon trust
 
 
 def trust(project: Path, action: str) -> str:

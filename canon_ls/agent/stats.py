@@ -1,21 +1,4 @@
-"""What the memory cost the agent's context: running totals kept by the hooks, and `canon stats`.
-
-Every hook decision that puts text in the agent's context carries `chars` (SPEC §11.3 trace).
-`account` adds each decision to its session's running totals and `delivered` counts each whole
-reply (headers too, so the total is what the agent really received). The totals live in the
-session state under `$XDG_STATE_HOME/canon/` (default `~/.local/state/canon/`, one file per
-agent session, deleted two weeks after its last use), so they exist without `CANON_TRACE`.
-`report` gathers the sessions of one project for `canon stats` (SPEC §13).
-
-Decisions read (the trace's `decision` field):
-- `surfaced` (address spine): `chars`, `governing`, `file` (the touched file);
-- `ranked` (retrieval lane): `chars`, `governing`, `score`;
-- `ranking` (one lane ranking) with `best_kept` / `worst_sent`: the scores of the best article
-  held back and the weakest one sent; one that held something back and sent nothing is a near
-  miss (`near_miss` names the article held back);
-- `captured` (quick capture), `remind` (the stop reminder), each with `chars`.
-Standard library only: `account` runs in every hook process.
-"""
+"""What the memory cost the agent's context: running totals kept by the hooks, and `canon stats`."""
 
 from __future__ import annotations
 
@@ -97,9 +80,6 @@ def account(stats: dict[str, Any], agent: str, session: str, decisions: list[dic
                     name = d.get("near_miss") or d.get("kept") or ""
                     near.append({"address": name if isinstance(name, str) else "", "score": kept})
                     del near[:-MAX_NEAR]
-
-
-# --------------------------------------------------------------------------- canon stats
 
 
 def _sessions(project: str, states: Any) -> list[dict[str, Any]]:

@@ -1,13 +1,4 @@
-"""Surfacing decisions for agent hooks (SPEC §11.3): which articles a tool call touched.
-
-A hook runs as a fresh process for every tool call, so this module never loads the store's
-index: what a path is comes from core's one rule (`address.place`: an article file, a store
-file, or an asset and its §3 address, against the project and its mounts), its governing
-article from the §4 rule (`address.governing_in`) asked of the disk, a few stats, and only
-that one article's front matter is read. Where the store and the mounts are comes from
-the project's resolved options (`core.layout`), so a store moved with `root` and mounted
-stores are honoured exactly as by the CLI and the language server.
-"""
+"""Surfacing decisions for agent hooks (SPEC §11.3): which articles a tool call touched."""
 
 from __future__ import annotations
 
@@ -212,10 +203,7 @@ class Surfacer:
         return self.state.surfaced
 
     def session_start(self, source: str, resurface: bool = True) -> None:
-        """startup/clear/compact/fork start a cycle: surfaced articles may surface again.
-
-        With `resurface` off (SPEC §11.3) a compaction keeps what was shown: each article
-        surfaces at most once per session."""
+        """startup/clear/compact/fork start a cycle: surfaced articles may surface again."""
         if source in NEW_CYCLE:
             if resurface or source != "compact":
                 self.state.surfaced = []

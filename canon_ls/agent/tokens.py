@@ -1,10 +1,4 @@
-"""What an agent's tool call names (SPEC §11.3): path tokens of its input, and its outcome.
-
-Agent vocabulary lives here: Claude Code and Codex tool names, shell parsing (which commands
-write), `apply_patch` headers, the `canon` tool (and pi-canon's) under any MCP prefix. Only
-the call's *input* is scanned, never its result or model prose. Standard library only: a hook
-process runs for every tool call.
-"""
+"""What an agent's tool call names (SPEC §11.3): path tokens of its input, and its outcome."""
 
 from __future__ import annotations
 
@@ -35,9 +29,6 @@ _SEGMENT_OPS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", ";;", "|&"}
 _SEPARATOR_CHARS = frozenset("();|&\n")
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PUNCT = "\"'`,;:()[]{}<>"
-
-
-# --------------------------------------------------------------------------- tool inputs
 
 
 # NamedTuples and plain classes, not dataclasses: importing and building dataclasses costs
@@ -201,14 +192,7 @@ def canon_cli_calls(command: str) -> list[tuple[str, str]]:
 
 
 def succeeded(response: object) -> bool:
-    """False when a tool response says the call failed (exit code, error flag).
-
-    Claude Code reports failures as PostToolUseFailure, so its PostToolUse means success
-    (Bash may still say `interrupted`); its PostToolBatch gives each call's result as the
-    model sees it, a failure wrapped in `<tool_use_error>`. Codex prefixes apply_patch results
-    with `Exit code: N` but gives a shell call only its output, so a failed Codex shell command
-    still counts.
-    """
+    """False when a tool response says the call failed (exit code, error flag)."""
     if isinstance(response, list):  # content blocks (a PostToolBatch call's result)
         texts = [b.get("text") for b in response if isinstance(b, dict)]
         response = "\n".join(t for t in texts if isinstance(t, str))

@@ -1,9 +1,5 @@
-"""Addresses (SPEC §3) and containment (§12): the one place that decides a path is inside a store.
-
-An address is a project-relative path with its extension stripped once. Normalisation is lexical
-and clamped, so no input can name anything above the root; file operations additionally re-check
-containment on the resolved path, so symlinks cannot lead outside either.
-"""
+"""Addresses (SPEC §3) and containment (§12): the one place that decides a path is inside a
+store."""
 
 from __future__ import annotations
 
@@ -84,15 +80,7 @@ def normalise(
     *,
     strip: bool = True,
 ) -> str:
-    """SPEC §3: a path (relative, absolute, or file:// URI) -> address; '' for the project root.
-
-    An absolute path inside a mount named `lake` becomes 'lake:sub/addr'; 'lake:sub/addr.ext' is
-    accepted as well. An absolute path outside the project and mounts is clamped like '..'.
-    NUL bytes raise OutsideStore. strip=False keeps the extension (the exact reading `argument`
-    tries first). Given the project, an absolute path outside it and its mounts raises
-    OutsideStore (`canon write /etc/hosts` must not make `articles/etc/hosts.md`), and so does
-    any address with a `.git` segment, a name git never commits.
-    """
+    """SPEC §3: a path (relative, absolute, or file:// URI) -> address; '' for the project root."""
     address = _address(_prepare(raw), project, mounts, strip)
     if any(seg.lower() == ".git" for seg in re.split("[/:]", address)):
         raise OutsideStore(f"{raw} lies in a .git directory, which git never commits")
@@ -235,6 +223,13 @@ class StorePaths:
         """The article file of a normalised project address (one the index holds or a
         request already checked), as a string: hovers stat it on every request."""
         return f"{self._prefix}{address}.md"
+
+    def files_up(self, address: str) -> list[tuple[str, str]] | None:
+        """(address, article file) from a normalised project address up to its first segment
+        (§4's order); None for any other address (a mount's, or one to check first)."""
+        if ":" in address or not address or normalise(address) != address:
+            return None
+        return [(a, self.file(a)) for a in ancestors(address)]
 
     def checked(self, address: str) -> Path:
         """The article file of any address: refused (OutsideStore) when it is empty, not

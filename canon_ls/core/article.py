@@ -1,14 +1,4 @@
-"""Article files (SPEC §5): parse fast and never raise; render touching only owned keys.
-
-The parser handles the flat `key: value` front matter that canon and most people write (plain,
-'single' and "double" quoted scalars, simple block lists) by hand, ten times faster than YAML,
-and hands anything else to python-frontmatter over libyaml (every scalar kept as a string).
-The renderer edits the front matter line by line, so foreign keys keep their bytes, order and
-comments (python-frontmatter's own dump would reorder them).
-
-One module on purpose: the parser and the renderer are the two sides of one front matter
-grammar (what `_scalar` reads, `quote` must write), so they change together.
-"""
+"""Article files (SPEC §5): parse fast and never raise; render touching only owned keys."""
 
 from __future__ import annotations
 
@@ -20,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from canon_ls.core.links import Link, link_targets, wikilinks
+from canon_ls.core.yaml_subset import KEY, UNSAFE, Fail, flat, scalar, yaml_mapping
 
 OWNED = ("capsule", "updated", "scope")
 
@@ -32,13 +23,7 @@ class BodySource(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Article:
-    """One parsed article; `problems` says what was wrong with the file, if anything.
-
-    A store keeps its articles lean: no body in memory (at 50k articles the bodies were more
-    than half of the server's store), only what hovers, lenses, completion, backlinks and the
-    checker ask of every article: the link `targets` and the body's length. `body` is then read
-    from the file on demand through `source`. An article parsed on its own (`parse`) holds its
-    body in `held`."""
+    """One parsed article; `problems` says what was wrong with the file, if anything."""
 
     address: str
     capsule: str = ""
@@ -64,8 +49,7 @@ class Article:
 
     @property
     def targets(self) -> tuple[str, ...]:
-        """Every wikilink's target, in order (repeats kept): kept by a lean article, found in
-        the body of one parsed on its own (a hook or the search worker never asks)."""
+        """Every wikilink's target, in order (repeats kept)."""
         if self.kept_targets is not None:
             return self.kept_targets
         return targets_in(self.held) if self.held is not None else ()
@@ -115,10 +99,6 @@ def tags_of(value: object) -> tuple[str, ...]:
     return tuple(out)
 
 
-# ---------------------------------------------------------------------------------------------
-# splitting the file
-
-
 @dataclass
 class _Parts:
     head: str  # optional BOM + the opening '---' line
@@ -129,9 +109,7 @@ class _Parts:
 
 
 def _parts(text: str) -> _Parts | None:
-    """Front matter pieces; None when the text does not open with a '---' line.
-
-    Scans only as far as the closing delimiter (the body is never split)."""
+    """Front matter pieces; None when the text does not open with a '---' line."""
     front = _front(text)
     if front is None:
         return None
@@ -145,9 +123,7 @@ def _parts(text: str) -> _Parts | None:
 
 def _front(text: str) -> tuple[str, str, str, str, int] | None:
     """_Parts without the list of lines: (head, the front matter lines joined, close, body,
-    body_line); None when the text does not open with a '---' line. The closing line is the
-    first line after the head whose text up to its trailing blanks is '---' or '...': only
-    lines starting so are looked at."""
+    body_line); None when the text does not open with a '---' line."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom) :] if bom else text
     if not rest.startswith("---"):
@@ -174,181 +150,17 @@ def _front(text: str) -> tuple[str, str, str, str, int] | None:
     return bom + first, rest[pos:], "", "", 1
 
 
-# ---------------------------------------------------------------------------------------------
-# parsing
-
-
-class _Fail(Exception):
-    pass
-
-
-_KEY = re.compile(r"[A-Za-z_][\w.-]*[ \t]*:")
-_PLAIN_BAD_START = set("[]{},#&*!|>%@`")
-
-
-def _scalar(val: str) -> str:
-    """One flat YAML scalar as a string (quotes removed); _Fail when YAML must decide."""
-    if not val:
-        return ""
-    c = val[0]
-    if c == '"':
-        if len(val) >= 2 and val.endswith('"'):
-            inner = val[1:-1]
-            if "\\" not in inner and '"' not in inner:
-                return inner
-            try:
-                got = json.loads(val, strict=False)
-            except ValueError:
-                raise _Fail from None
-            if isinstance(got, str):
-                return got
-        raise _Fail
-    if c == "'":
-        if len(val) >= 2 and val.endswith("'"):
-            inner = val[1:-1]
-            if "'" not in inner.replace("''", ""):
-                return inner.replace("''", "'")
-        raise _Fail
-    if c in _PLAIN_BAD_START or (c in "-?:" and (len(val) == 1 or val[1] in " \t")):
-        raise _Fail
-    for mark in (" #", "\t#"):
-        cut = val.find(mark)
-        if cut >= 0:
-            val = val[:cut].rstrip()
-    if ": " in val or ":\t" in val or val.endswith(":") or "\t" in val:
-        raise _Fail
-    return val
-
-
-def _flat(block: str) -> dict[str, Any]:
-    """The hand parser for flat front matter; raises _Fail for anything it does not know."""
-    if "\t" in block or _UNSAFE.search(block):
-        raise _Fail  # tabs, control characters, BOMs, odd line breaks: let YAML judge them
-    meta: dict[str, Any] = {}
-    list_key: str | None = None
-    list_indent = -1
-    for raw in block.split("\n"):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if "\r" in line:
-            raise _Fail
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if line[0] in " \t-":
-            body = line.lstrip(" ")
-            indent = len(line) - len(body)
-            if list_key is None or not (body.startswith("- ") or body == "-"):
-                raise _Fail
-            if list_indent < 0:
-                list_indent = indent
-            elif indent != list_indent:
-                raise _Fail
-            value = _scalar(body[2:].strip())
-            current = meta[list_key]
-            if not isinstance(current, list):
-                current = meta[list_key] = []
-            current.append(value)
-            continue
-        m = _KEY.match(line)
-        if not m:
-            raise _Fail
-        after = line[m.end() :]
-        if after and after[0] != " ":
-            raise _Fail
-        key, value = line[: m.end() - 1].rstrip(" "), after.strip(" ")
-        if key in meta:
-            raise _Fail
-        list_key, list_indent = None, -1
-        if not value:
-            meta[key] = ""
-            list_key = key
-        elif value[0] == "[" and value[-1] == "]":
-            meta[key] = _flow(value)
-        else:
-            meta[key] = _scalar(value)
-    return meta
-
-
-# Anything that could make YAML read a flow item differently (quotes, nesting, anchors, tags,
-# comments, mapping keys): the flat parser declines and libyaml decides.
-_FLOW_BAD = re.compile(r"[\[\]{}#&*!|>%@`\"'?:]")
-
-
-def _flow(val: str) -> list[str]:
-    """A one-line flow list of plain words (`tags: [a, b c]`), as libyaml's BaseLoader reads it;
-    _Fail for anything else (40% of real front matter carries such a list, so YAML is costly)."""
-    inner = val[1:-1]
-    if _FLOW_BAD.search(inner):
-        raise _Fail
-    if not inner.strip(" "):
-        return []
-    items = inner.split(",")
-    if len(items) > 1 and not items[-1].strip(" "):
-        items.pop()  # one trailing comma is allowed
-    out: list[str] = []
-    for item in items:
-        word = item.strip(" ")
-        if not word or (word[0] == "-" and (len(word) == 1 or word[1] == " ")):
-            raise _Fail
-        out.append(word)
-    return out
-
-
-def _yaml_reason(exc: Exception) -> str:
-    """YAML's complaint with its places counted in the article file (the block starts on
-    the line after `---`), e.g. `did not find expected ',' or ']' (line 5, column 1)`."""
-    parts = []
-    for what, mark in (("context", "context_mark"), ("problem", "problem_mark")):
-        text, at = getattr(exc, what, None), getattr(exc, mark, None)
-        if text:
-            parts.append(f"{text} (line {at.line + 2}, column {at.column + 1})" if at else text)
-    return re.sub(r"\s+", " ", ", ".join(parts) or str(exc))
-
-
-def _yaml(block: str) -> dict[str, Any]:
-    """The slow path: python-frontmatter's YAML handler over libyaml's BaseLoader (every
-    scalar kept as a string); raises ValueError with a readable reason.
-
-    Imported here, not at module load: the flat parser answers almost every article, and a
-    hook process (SPEC §11.3, p50 budget 150 ms) should not pay ~40 ms for the imports.
-    """
-    import yaml
-
-    loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
-    try:
-        from frontmatter.default_handlers import YAMLHandler
-
-        load: Any = YAMLHandler().load
-    except ImportError:  # an environment installed before the dependency: the same YAML
-        load = yaml.load
-    try:
-        data = load(block, Loader=loader)  # BaseLoader builds no objects
-    except yaml.YAMLError as exc:
-        raise ValueError(_yaml_reason(exc)) from None
-    except RecursionError:
-        # libyaml stops at 1,000 levels; PyYAML's composer recurses per level before that
-        # (SPEC §12: deep nesting is a finding, never a crash).
-        raise ValueError("the front matter is nested too deeply") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError("the front matter is not a mapping of keys to values")
-    return {str(k): v for k, v in data.items()}
-
-
 def parse_front_matter(block: str) -> dict[str, Any]:
-    """Front matter text (between the '---' lines) -> dict of strings/lists/dicts.
-
-    Raises ValueError when it is not valid YAML or not a mapping."""
+    """Front matter text (between the '---' lines) -> dict of strings/lists/dicts."""
     try:
-        return _shared(_flat(block))
-    except _Fail:
+        return _shared(flat(block))
+    except Fail:
         pass
     rest, owned = _owned_apart(block)
     try:
-        meta = _flat(rest)
-    except _Fail:
-        meta = _yaml(rest)
+        meta = flat(rest)
+    except Fail:
+        meta = yaml_mapping(rest)
     return _shared({**meta, **owned})
 
 
@@ -371,7 +183,7 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
                 raise ValueError("lines under no key: not a mapping of keys to values")
             meta.update(parse_front_matter("\n".join(chunk)))
         except ValueError as exc:
-            key = chunk[0].split(":", 1)[0].strip() if _KEY.match(chunk[0]) else repr(chunk[0][:20])
+            key = chunk[0].split(":", 1)[0].strip() if KEY.match(chunk[0]) else repr(chunk[0][:20])
             reason = _WHERE.sub("", str(exc))
             reason = _LINE.sub(functools.partial(_shifted, by=at), reason)
             problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
@@ -398,11 +210,8 @@ _PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
 
 
 def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
-    """Read owned keys as pi-canon meant them, the rest of the block left for YAML (so no
-    other key is lost): a one-line value pi-canon writes plain although YAML misreads it
-    (`capsule: - x`, `capsule: ? x`) is the text after `key: `, and a blank owned line beside
-    a non-blank one of the same key (pi-canon carries it along as a foreign line, with the
-    indented block under it when there is one) is nothing."""
+    """Read owned keys as pi-canon meant them (`capsule: - x` is the text after `key: `), the
+    rest of the block left for YAML; a blank owned line beside a non-blank one is nothing."""
     lines = block.split("\n")
     found: list[tuple[int, str, str]] = []
     blocks: list[tuple[str, range]] = []  # a blank owned key and the indented lines under it
@@ -424,10 +233,10 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
                 apart.add(i)
             continue
         try:
-            _scalar(value)
+            scalar(value)
             if _BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
-                raise _Fail
-        except _Fail:
+                raise Fail
+        except Fail:
             if not _PI_QUOTES.search(value):
                 apart.add(i)
                 owned[key] = one_line(value)
@@ -468,9 +277,7 @@ SHARED_CHARS = 32  # keys and values this short (dates, scopes, tags) are one st
 
 
 def _shared(meta: dict[str, Any]) -> dict[str, Any]:
-    """The same front matter with its keys and short values interned: 50k articles repeat
-    `capsule`, `updated`, a few hundred dates and tags, each its own string once parsed
-    (~13 MB of a 50k-article store)."""
+    """The same front matter with its keys and short values interned (~13 MB at 50k articles)."""
     out: dict[str, Any] = {}
     for key, value in meta.items():
         if isinstance(value, str) and len(value) <= SHARED_CHARS:
@@ -514,9 +321,8 @@ PASTED = "The body began with a front matter block of its own; it was removed"
 
 
 def without_pasted(body: str) -> tuple[str, dict[str, Any]] | None:
-    """A body that opens with a front matter block of its own (an agent pasting a whole
-    article or entry file), as (the body after it, the block's keys); None for any other
-    body. Only a closed block whose text reads as keys counts, so a Markdown rule does not."""
+    """A body that opens with a front matter block of its own (an agent pasting a whole article or
+    entry file), as (the body after it, the block's keys); None for any other body."""
     front = _front(body)
     if front is None or not front[2]:
         return None
@@ -539,9 +345,7 @@ def parse(
     size: int = 0,
     source: BodySource | None = None,
 ) -> Article:
-    """Parse an article file. Never raises: problems are reported in Article.problems.
-
-    With a `source` the article is lean: its body is not kept but read through the source."""
+    """Parse an article file. Never raises: problems are reported in Article.problems."""
     problems: list[str]
     if isinstance(data, bytes):
         text, problems = decode(data)
@@ -615,9 +419,7 @@ def make(
     body_chars: int,
     source: BodySource | None,
 ) -> Article:
-    """Article(...) without the frozen dataclass's __init__ (a setattr through object per
-    field): ~2x cheaper, which counts when a store of 50k articles loads (the parse cache
-    builds every article through here)."""
+    """Article(...) without the frozen dataclass's __init__: ~2x cheaper, for loading a store."""
     article = _new(Article)
     _address(article, address)
     _capsule(article, capsule)
@@ -674,22 +476,14 @@ def title_of(body: str) -> str:
         pos = end + 1
 
 
-# ---------------------------------------------------------------------------------------------
-# rendering
-
 _BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
 _INDICATORS = set("[]{},#&*!|>'\"%@`")
 _KEYWORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ""}
-# Anything a YAML 1.1 or 1.2 reader could take for a number: a sign or dot, then a digit or an
-# underscore (ruamel's 1.2 int and float patterns accept `-_`, `+_`, `._`, and then fail on them).
+# Anything a YAML 1.1 or 1.2 reader could take for a number (ruamel accepts `-_`, `+_`, `._`)
 _NUMBERISH = re.compile(
     r"(?=[-+.0-9])[-+]?(?:\.?[0-9_][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE
 )
 _DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
-# Characters YAML readers reject or treat as breaks/BOM: always escaped inside double quotes.
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\x85\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
-)
 
 
 def one_line(capsule: str) -> str:
@@ -716,7 +510,7 @@ def needs_quotes(value: str) -> bool:
         return True
     if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
         return True
-    return bool(_UNSAFE.search(value) or "\n" in value or "\r" in value)
+    return bool(UNSAFE.search(value) or "\n" in value or "\r" in value)
 
 
 def _escape(ch: str) -> str:
@@ -727,7 +521,7 @@ def _escape(ch: str) -> str:
 def quote(value: str) -> str:
     """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
     text = json.dumps(value, ensure_ascii=False)
-    return _UNSAFE.sub(lambda m: _escape(m.group(0)), text)
+    return UNSAFE.sub(lambda m: _escape(m.group(0)), text)
 
 
 def format_scalar(value: str) -> str:

@@ -1,12 +1,4 @@
-"""The asset set (SPEC §9): the project's files and directories by address.
-
-In a git work tree the listing is what git lists (gitignored files never count); elsewhere a
-walk. The checker (core/check.py), staleness (core/staleness.py) and `canon graph` read it; the
-change times come from core/changes.py.
-
-Decision (SPEC §9 leaves it open): when a file `x.py` and a directory `x/` both exist, the
-article `x` governs both; its asset set is their union.
-"""
+"""The asset set (SPEC §9): the project's files and directories by address."""
 
 from __future__ import annotations
 
@@ -51,11 +43,7 @@ _LOOKUPS_MAX = 64  # any_mapped: bisect for each address up to this many, else o
 
 
 def address_of_path(relpath: str) -> str:
-    """SPEC §3 for a clean project-relative path: strip one extension from the last segment.
-
-    Directories are given with or without a trailing '/'. Same result as address.normalise for
-    the paths git and os.walk produce, at a fraction of its cost (it runs for every file).
-    """
+    """SPEC §3 for a clean project-relative path: strip one extension from the last segment."""
     if "\\" in relpath or "/." in relpath or relpath.startswith("."):
         from canon_ls.core.address import normalise
 
@@ -93,21 +81,7 @@ def has_gitignore(project: Path) -> bool:
 
 
 class Assets:
-    """The project's files and directories by address (SPEC §9).
-
-    In a git work tree the listing is `git ls-files --cached --others --exclude-standard` minus
-    files deleted from the work tree, so gitignored files never count; elsewhere an os.walk.
-    `.git/` and `.canon/` (and a custom store root) are skipped. Directories are derived from
-    the files: `src/core/config/` has the address `src/core/config`.
-
-    Decision (SPEC §9 says only "what .gitignore ignores"): without a `.gitignore` the
-    directories in DEFAULT_IGNORES are not assets either: without git none of their files
-    count; in a git work tree their untracked files do not (a file committed there does).
-
-    Kept compact for 500k files: one bytes blob of the paths in byte order, each ended by NUL
-    (git's own `ls-files -z` output when nothing needs merging), no object per file. Questions
-    about one address bisect the blob; questions about every article (`survey`) stream it once.
-    """
+    """The project's files and directories by address (SPEC §9)."""
 
     def __init__(
         self, project: Path, store_root: Path | None = None, scope: str | None = None
@@ -401,9 +375,8 @@ def _address(path: str) -> str:
 
 
 def _dir_governing(d: str, get: Callable[[str], int | None], known: dict[str, int]) -> int:
-    """Index of the article governing directory `d` (SPEC §4: itself or its nearest ancestor),
-    -1 for none; `known` (holding "") remembers every directory answered. A loop, not
-    recursion: a file thousands of directories deep is an ordinary asset."""
+    """Index of the article governing directory `d` (SPEC §4: itself or its nearest ancestor), -1
+    for none; `known` (holding "") remembers every directory answered."""
     met: list[str] = []
     found = known.get(d)
     while found is None:

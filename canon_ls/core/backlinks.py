@@ -1,12 +1,4 @@
-"""The inverse wikilink index (target -> linking articles) that `Store.backlinks` answers from.
-
-Scanning every article's links per question cost ~13 ms at 10k articles, and references,
-renames, relations checks and each incremental re-check ask it. The Store feeds this index
-from the one place it learns an article changed (`StoreIndex._set`), so the CLI, MCP and the
-language server share one answer. Building it touches every article's link targets once (kept
-on the article, so no body is read), and it can be built in steps (`pending`/`step`) between an
-event loop's requests.
-"""
+"""The inverse wikilink index (target -> linking articles) that `Store.backlinks` answers from."""
 
 from __future__ import annotations
 
@@ -25,12 +17,7 @@ def targets_of(article: Article | None) -> frozenset[str]:
 
 
 class LinkIndex:
-    """source -> targets and target -> sources, updated one source article at a time.
-
-    A build in progress lists the sources still to index in `pending`; updates meanwhile are
-    applied at once (a later step re-indexes a pending source from the current article, which
-    is idempotent), so the index is exact as soon as `pending` is empty.
-    """
+    """source -> targets and target -> sources, updated one source article at a time."""
 
     def __init__(self, pending: Iterable[str] = ()) -> None:
         self._in: dict[str, set[str]] = {}

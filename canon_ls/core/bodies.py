@@ -1,12 +1,4 @@
-"""A store's article bodies, read from their files on demand (SPEC §4: files are the truth).
-
-The index keeps no bodies (core/article.py, lean articles): hovers, lenses, completion,
-backlinks and most of the checker never need one, and at 50k articles they were more than half
-of the store's memory. The few readers that do (read, search, a few lints) get the file's
-current body. When the file is not the one the article was parsed from (its stat key moved,
-or it is still racy), the index is asked to re-read it, so what the store says about the
-article catches up with the body just served.
-"""
+"""A store's article bodies, read from their files on demand (SPEC §4: files are the truth)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
-"""A persistent parse cache for a store's articles, so a new process is ready in a blink.
-
-Parsing 10k article files costs a few hundred milliseconds; loading their parsed form from one
-marshal snapshot costs a few tens. The snapshot lives under $XDG_CACHE_HOME/canon-ls (default
-~/.cache), keyed by the resolved store root, never inside the project or the store. Every entry
-carries its file's (mtime_ns, size, inode, ctime_ns) and is used only when the store's fresh
-scan finds exactly that key; anything else is re-read from disk. Entries whose file changed
-within RACY_NS of being read are never written (git's "racy" rule: a coarse mtime could hide a
-second edit). A snapshot that is damaged (checksum), from another parser version or for another
-root is ignored. CANON_NO_CACHE=1 turns the cache off. Bodies are not in it: the store keeps
-none (core/bodies.py), so the snapshot holds what the store does and no more.
-"""
+"""A persistent parse cache for a store's articles, so a new process is ready in a blink."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import marshal
 import os
 import sys
@@ -64,7 +54,15 @@ def cache_file(store_root: Path, project: Path) -> Path | None:
 
 # The modules whose code decides what a cached article holds (parser, store's read path, this,
 # and the wikilink grammar and address rule behind its kept link targets).
-_SOURCES = ("article.py", "index.py", "cache.py", "freshness.py", "links.py", "address.py")
+_SOURCES = (
+    "canon_ls.core.article",
+    "canon_ls.core.yaml_subset",
+    "canon_ls.core.index",
+    "canon_ls.core.cache",
+    "canon_ls.core.freshness",
+    "canon_ls.core.links",
+    "canon_ls.core.address",
+)
 
 
 @functools.cache
@@ -75,9 +73,10 @@ def _fingerprint() -> bytes:
 
     digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {yaml.__version__}".encode())
     digest.update(repr(tuple(sys.version_info)).encode())
-    here = os.path.dirname(os.path.abspath(art.__file__))
     for name in _SOURCES:
-        with open(os.path.join(here, name), "rb") as fh:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        with open(spec.origin, "rb") as fh:
             digest.update(fh.read())
     return digest.digest()
 
@@ -120,11 +119,8 @@ def load_steps(
 
 
 def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[str, _Entry]]:
-    """The snapshot's usable entries one record (CHUNK articles) at a time, so a store loads
-    from it without ever holding it whole (~20 MB of entries at 50k articles). Nothing is
-    yielded unless the file is whole (every record's length walked to the end, nothing
-    after); a record that fails its checksum ends it there (those before it passed theirs,
-    and each entry is used only if its file's key still matches)."""
+    """The snapshot's usable entries one record (CHUNK articles) at a time, so a store loads from it
+    without ever holding it whole (~20 MB of entries at 50k articles)."""
     if file is None:
         return
     try:
@@ -208,9 +204,7 @@ def _keep(part: dict[str, Any], limit: int, kept: dict[str, _Entry]) -> None:
 def restore(
     address: str, values: tuple[Any, ...], source: art.BodySource | None, key: _Key | None = None
 ) -> Article:
-    """A lean Article from a snapshot entry's fields, its body read through `source`. `key`:
-    the scan's stat key the entry matched, whose mtime and size objects the article then
-    shares (two fewer ints per article kept)."""
+    """A lean Article from a snapshot entry's fields, its body read through `source`."""
     (capsule, updated, scope, title, meta, problems, body_line, mtime_ns, size, targets, chars) = (
         values
     )
@@ -284,9 +278,8 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
 
 
 def record(payload: bytes) -> tuple[bytes, bytes]:
-    """A record of a cache file: its length and CRC-32 (checked before marshal ever sees the
-    bytes), then the bytes. The parse cache and the search index are written as records, so
-    neither is ever whole in memory as bytes."""
+    """A record of a cache file: its length and CRC-32 (checked before marshal ever sees the bytes),
+    then the bytes."""
     return len(payload).to_bytes(4, "big") + zlib.crc32(payload).to_bytes(4, "big"), payload
 
 
@@ -303,10 +296,9 @@ def read_record(fh: Any) -> bytes | None:
 
 
 def write_file(file: Path, data: fsio.Data) -> bool:
-    """Replace a cache file atomically (fsio.atomic_write without fsync: a lost cache is
-    rebuilt), so a reader in another process never sees half a snapshot; False when it could
-    not be written. Shared by every cache of canon-ls (parse, search, change times). Never
-    raises."""
+    """Replace a cache file atomically (fsio.atomic_write without fsync: a lost cache is rebuilt),
+    so a reader in another process never sees half a snapshot; False when it could not be
+    written. Shared by every cache of canon-ls (parse, search, change times). Never raises."""
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fsio.atomic_write(file, data, 0o600, durable=False)

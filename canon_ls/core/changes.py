@@ -1,9 +1,4 @@
-"""When each project file last changed, and which commits touched it (SPEC §9, §9.1, §9.2).
-
-One `git log --no-renames --name-status` pass over the project's history, never a process per
-file, kept by HEAD in memory and in a cache file outside the project; dirty and untracked files
-fall back to their mtime. Staleness (core/staleness.py), the evidence and `canon history` read it.
-"""
+"""When each project file last changed, and which commits touched it (SPEC §9, §9.1, §9.2)."""
 
 from __future__ import annotations
 
@@ -98,14 +93,9 @@ def log_args(
     limit: int | None = None,
     part: Sequence[str] = (),
 ) -> list[str]:
-    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these);
-    `whole`: the pass over all of history, with the delta cache its size needs (`limit`, when
-    the caller knows it already); `part`: which of its commits (`--max-count=K`, `--skip=K`).
-
-    No pathspec leaves the store out: `canon history` lists the commits of the article files
-    (SPEC §9.2), and one leaving out only the journal (which nothing dates from git) made the
-    pass slower, not faster: with a pathspec git also compares each commit's trees to prune
-    history (CPU 4.9 -> 6.0 s at 250k files, 30.9 -> 34.1 s at 500k)."""
+    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these); `whole`:
+    the pass over all of history, with the delta cache its size needs (`limit`, when the caller
+    knows it already); `part`: which of its commits (`--max-count=K`, `--skip=K`)."""
     if whole and limit is None:
         limit = delta_cache_limit(project)
     config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
@@ -125,9 +115,8 @@ def log_args(
 
 
 class _Step(NamedTuple):
-    """A refresh's history pass under way: the HEAD it reaches, its git processes (their
-    outputs end to end are one `git log`), and the cached history they go on from (None: the
-    whole history)."""
+    """A refresh's history pass under way: the HEAD it reaches, its git processes (their outputs end
+    to end are one `git log`), and the cached history they go on from (None: the whole history)."""
 
     head: str | None
     jobs: list[gitrun.Job]
@@ -135,17 +124,9 @@ class _Step(NamedTuple):
 
 
 class ChangeTimes:
-    """When each file last changed: committer date of the last commit touching it, or its
-    mtime when it is dirty or untracked, or without git (SPEC §9); and which commits touched
-    it, for the staleness evidence and history (SPEC §9.1, §9.2).
-
-    One `git log --no-renames --name-status` pass, never a process per file. Paths whose
-    newest event is a deletion are set aside, so every path kept is tracked at HEAD and anything
-    else (untracked) falls back to its mtime. The result is kept by HEAD (in memory and in a
-    cache file under $XDG_CACHE_HOME/canon-ls, never inside the store); a later HEAD that
-    descends from the cached one costs only `git log OLD..HEAD`. `git status -uno` finds the
-    dirty files on every refresh.
-    """
+    """When each file last changed: committer date of the last commit touching it, or its mtime when
+    it is dirty or untracked, or without git (SPEC §9); and which commits touched it, for the
+    staleness evidence and history (SPEC §9.1, §9.2)."""
 
     VERSION = 7  # 5: paths as a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked)
 
@@ -170,9 +151,7 @@ class ChangeTimes:
 
     # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Bring committed times up to HEAD and re-read the set of dirty files. `git status`
-        starts first and runs alongside the rest; the history pass, when one is due, starts
-        as soon as HEAD is known (it is the long pole: 14 s of git at 500k files)."""
+        """Bring committed times up to HEAD and re-read the set of dirty files."""
         status = gitrun.start(
             self.project,
             "status",

@@ -1,17 +1,4 @@
-"""The one checker (SPEC §6.1, §7, §9, §10, §11.1 `canon check`): an article's findings.
-
-`findings_of(ctx, address)` is the only place an article's findings are assembled: lints,
-front matter problems, broken links, schema, relations, orphan and stale. The whole-store
-`check()` runs it for every article with what it computed once for the store (the inverse
-links, whether any address maps to a file, the stale verdicts of one history pass); the
-incremental `article_findings()` and `recheck()` run it for one article with cheaper answers
-(the backlinks index, the last pass's facts). `run()` is the whole pass in two phases: every
-finding but staleness first (`on_partial`), while `git log` still runs, then the stale ones,
-in the same order `check()` gives. Move guesses for orphans live here too.
-
-One module on purpose: the whole pass, the two-phase run and the incremental re-check must
-give the same findings in the same order, so they share `findings_of` and its helpers here.
-"""
+"""The one checker (SPEC §6.1, §7, §9, §10, §11.1 `canon check`): an article's findings."""
 
 from __future__ import annotations
 
@@ -80,15 +67,10 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------
-# What checking an article needs beyond the article
-
-
 @dataclass
 class Context:
-    """The store-level answers one article's check asks for, computed once per pass (whole
-    store) or asked of the store's indexes (one article). `assets` None: no orphan signal;
-    `times` and `evidence` None: no stale signal."""
+    """The store-level answers one article's check asks for, computed once per pass (whole store) or
+    asked of the store's indexes (one article)."""
 
     store: Store
     schema: Schema
@@ -129,10 +111,6 @@ class Context:
             return address in self.survey.mapped
         assert self.assets is not None
         return bool(self.assets.of(address))
-
-
-# ---------------------------------------------------------------------------------------
-# The per-article checker
 
 
 def findings_of(
@@ -184,7 +162,7 @@ def _is_orphan(ctx: Context, address: str, art: Article) -> bool:
     if "/" not in address or art.scope == "rule" or ctx.has_asset(address):
         return False
     # a file git ignores is on disk all the same (as read, write and pi-canon see it)
-    mapped = ctx.mapped() and not ctx.store.index.maps(address)
+    mapped = ctx.mapped() and not ctx.store.maps(address)
     return mapped and asset_folder(Path(assets.project), address)
 
 
@@ -203,10 +181,8 @@ def _schema_findings(address: str, art: Article, schema: Schema) -> list[Finding
 def _lint_findings(
     store: Store, address: str, art: Article, schema: Schema, known: frozenset[str] | None = None
 ) -> list[Finding]:
-    """lint's per-article findings plus schema violations, under the store-level address
-    (a mount article knows only its address inside the mount; its links may name either).
-    `known`: every address of the store, when the whole pass has them (a set lookup per link
-    instead of a store lookup)."""
+    """lint's per-article findings plus schema violations, under the store-level address (a mount
+    article knows only its address inside the mount; its links may name either)."""
     mount = mount_of(store, address)
 
     def exists(target: str) -> bool:
@@ -231,16 +207,8 @@ def _orphan_finding(address: str) -> Finding:
     return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
 
 
-# ---------------------------------------------------------------------------------------
-# Orphans over the whole store (SPEC §6.1 item 5, §9)
-
-
 def orphans(store: Store, assets: Assets) -> list[str]:
-    """Nested articles no asset maps to although their parent directory exists on disk.
-
-    Silent for one-segment addresses, declared `scope: rule`, and stores none of whose
-    addresses maps to a file (a topic store, not a code map). Mount articles are not judged.
-    """
+    """Nested articles no asset maps to although their parent directory exists on disk."""
     addresses = project_addresses(store)
     ctx = Context(store, store.schema(), assets, survey=assets.survey(addresses))
     out = []
@@ -285,10 +253,6 @@ def move_guesses(
     return {k: v for k, v in out.items() if v}
 
 
-# ---------------------------------------------------------------------------------------
-# The whole store (canon check, the language server's pass)
-
-
 def _store_findings(store: Store) -> list[Finding] | None:
     """Findings about the store itself; None when nothing else can be checked."""
     if not store.exists():
@@ -309,10 +273,8 @@ def check(
     *,
     staleness: bool = True,
 ) -> list[Finding]:
-    """Every finding of the store (SPEC §11.1 canon check, §10 diagnostics): lints, broken
-    links, front matter problems, schema, relations, orphans, stale. A malformed schema.json
-    is one finding with the empty address. Missing `assets`/`times` are built here;
-    `staleness=False` skips the stale signal and its git pass."""
+    """Every finding of the store (SPEC §11.1 canon check, §10 diagnostics): lints, broken links,
+    front matter problems, schema, relations, orphans, stale."""
     head = _store_findings(store)
     if head is None or (head and head[0].code == "store-outside"):
         return head or []
@@ -549,10 +511,6 @@ def _times(project: Path, box: dict[str, Any]) -> None:
         box["error"] = exc
 
 
-# ---------------------------------------------------------------------------------------
-# One article again, between whole passes (the language server's edit path)
-
-
 @dataclass
 class Rechecked:
     """One article's findings after an edit, and its staleness as far as the last pass knew."""
@@ -573,13 +531,7 @@ def recheck(
     staleness: bool = False,
     text: str | None = None,
 ) -> Rechecked | None:
-    """One article's findings from what the last whole pass measured, or None when it is
-    gone. Lints, links, schema and relations are computed now; the orphan verdict is carried
-    over from `previous` (assets did not move; asset events re-run the whole pass); staleness
-    (when asked) comes from the article's `newest` governed change, so an updated or reviewed
-    article stops being stale at once, with the last pass's `evidence` re-dated to the new
-    reference date (SPEC §9.1). `text`: the article as an editor holds it, unsaved (SPEC §10
-    diagnostics as you type): checked instead of the file, which is not touched."""
+    """One article's findings from what the last whole pass measured, or None when it is gone."""
     article = store.article(address)
     if text is not None:
         article = parse(text, article.address if article is not None else address)

@@ -1,6 +1,5 @@
-"""The one calendar canon dates by: the UTC date, as pi-canon stamps `updated` and journal
-names, so two tools (or two people in different zones) sharing a store agree on "today".
-CANON_TODAY overrides today (SPEC §5); staleness turns commit times into days the same way."""
+"""The one calendar canon dates by: the UTC date, as pi-canon stamps `updated` and journal names, so
+two tools (or two people in different zones) sharing a store agree on "today"."""
 
 from __future__ import annotations
 

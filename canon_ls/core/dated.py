@@ -1,14 +1,4 @@
-"""Each governed file's change time, by laying the asset listing over the history's paths.
-
-The whole-store pass needs, per article, its newest governed change (the verdict, SPEC §9) and,
-for the stale ones, the commits that touched its files (the evidence, SPEC §9.1). Both sides
-are sorted blobs of the same paths, mostly (core/assets.py, core/pathtable.py): the listing
-and the paths tracked at HEAD. Instead of a lookup or a str per file, equal stretches of the
-two blobs are found with a few byte comparisons (`bytes.startswith` over a memoryview: no
-copy) and the history's times are copied by slices into one array in listing order. Files git
-does not date (untracked, dirty) keep their mtime, as ChangeTimes.of() says. This is what
-runs after git in the check child, on the critical path, so it does little per file.
-"""
+"""Each governed file's change time, by laying the asset listing over the history's paths."""
 
 from __future__ import annotations
 
@@ -23,9 +13,8 @@ __all__ = ["Runs", "Timeline", "runs_of"]
 
 
 class Runs:
-    """The listing's governed files as runs of consecutive rows with one governing article
-    (start row, end row, article index): a directory's files are one run, not one entry each.
-    Computed from the survey while git runs."""
+    """The listing's governed files as runs of consecutive rows with one governing article (start
+    row, end row, article index): a directory's files are one run, not one entry each."""
 
     __slots__ = ("ends", "govs", "starts")
 
@@ -62,8 +51,7 @@ def runs_of(governing: array) -> Runs:
 
 class Timeline:
     """The listing (`blob`, its files in byte order, NUL-ended) dated by `times`: per row its
-    history row (-1 when git does not know the path) and its change time. Only rows some
-    article governs are ever dated by a stat (`date`), as ChangeTimes.dated() does."""
+    history row (-1 when git does not know the path) and its change time."""
 
     def __init__(self, blob: bytes, rows: int, times: ChangeTimes) -> None:
         history, dirty = times.state()
@@ -195,8 +183,7 @@ class Timeline:
         return hits, late
 
     def mtime(self, path: str) -> float:
-        """The mtime of a path touched_since() found undated, as date() read it (no second
-        stat)."""
+        """The mtime of a path touched_since() found undated, as date() read it (no second stat)."""
         found = self._late.get(path)
         return found if found is not None else self._times.mtime(path)
 

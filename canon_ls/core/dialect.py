@@ -1,10 +1,4 @@
-"""How a tool result names the next step: in the JSON tool's words or the CLI's (SPEC §6, §11.1).
-
-The tool's sentences say what to do next, and the words depend on who called it: an agent on
-MCP, the JSON tool or an editor command sends action objects (`{"action": "write", …}`), a
-person at a shell types `canon write PATH --capsule …`. `tool.run` takes a dialect and asks it
-for those few phrases; everything else a result says is the same in every interface.
-"""
+"""How a tool result names the next step: in the JSON tool's words or the CLI's (SPEC §6, §11.1)."""
 
 from __future__ import annotations
 

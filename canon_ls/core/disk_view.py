@@ -1,11 +1,4 @@
-"""A store's answers read straight from its files, before the Store has loaded (SPEC §4, §10).
-
-Loading a store reads every article: about a second at 10k articles and several at 50k. The
-first file a person opens needs one article, so the language server's first hovers, inlay
-hints and lenses ask a DiskView (the nearest `articles/<ancestor>.md` that exists, by core's
-`ancestors` rule) while the Store loads on a thread. The answers are the same as the Store's:
-only where they are read from differs.
-"""
+"""A store's answers read straight from its files, before the Store has loaded (SPEC §4, §10)."""
 
 from __future__ import annotations
 
@@ -18,6 +11,7 @@ from canon_ls.core import article as art
 from canon_ls.core import fsio
 from canon_ls.core import journal as jrn
 from canon_ls.core.address import OutsideStore, ancestors
+from canon_ls.core.reader import Reader
 
 if TYPE_CHECKING:
     from canon_ls.core.article import Article
@@ -26,7 +20,7 @@ if TYPE_CHECKING:
 JOURNAL_MAX = 2000  # a longer journal is not read for the first hovers (its names come later)
 
 
-class DiskView:
+class DiskView(Reader):
     """The few questions resolution and rendering ask a Store, answered from the article
     files (each read once per view: a view lives for one request)."""
 

@@ -1,11 +1,4 @@
-"""Staleness evidence (SPEC §9.1): why an article is stale, as facts every interface shows.
-
-A stale verdict alone says "a file changed after a date"; the evidence says how many commits
-touched the governed files since the article's reference date, which was newest, which files
-changed outside git, or which `stale_after` date passed. It is computed from the one history
-pass (`changes.ChangeTimes`), only for the articles found stale, and it is plain data: the
-language server receives it from its background process and re-dates it after an edit.
-"""
+"""Staleness evidence (SPEC §9.1): why an article is stale, as facts every interface shows."""
 
 from __future__ import annotations
 
@@ -176,9 +169,8 @@ class Evidence:
         return bool(self.commits or self.uncommitted)
 
     def line(self) -> str:
-        """The one-line form every interface shows, e.g. `stale: 7 commits in 41 days since
-        updated 2026-10-21 touched src/feed/fetch.py (newest 3f2a9c1 2026-11-30 "Retry on
-        429")`."""
+        """The one-line form every interface shows, e.g. `stale: 7 commits in 41 days since updated
+        2026-10-21 touched src/feed/fetch.py (newest 3f2a9c1 2026-11-30 "Retry on 429")`."""
         parts = []
         if self.stale_after:
             ago = days_between(self.stale_after, self.today)
@@ -288,11 +280,7 @@ def _cut(subject: str) -> str:
 def gather(
     address: str, article: Dates, files: Iterable[str], times: ChangeTimes, today: str
 ) -> Evidence | None:
-    """The evidence for one article from its governed files, or None when it is not stale.
-
-    Reads only what the history pass holds (commits per path) plus a stat per file that git
-    does not date (dirty, untracked, or no repository): no git process.
-    """
+    """The evidence for one article from its governed files, or None when it is not stale."""
     return gather_with(
         address,
         article,

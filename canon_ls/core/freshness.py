@@ -1,14 +1,5 @@
-"""The one freshness rule: when a file read earlier must be read again (SPEC §10 external
-changes, §11.3 "written since").
-
-A file is identified by its stat key (mtime_ns, size, inode, ctime_ns): an atomic replace
-changes the inode, an edit that restores the old mtime (touch -r, some sync tools) still moves
-ctime. A key younger than RACY_NS is not trusted (git's "racy" rule: on a coarse clock a
-second write in the same tick keeps the key), so such a file is read again next time. The
-Store (refresh, revalidate), the language server's per-request checks and caches, the search
-worker and the hooks all decide with these functions. Standard library only: the hooks import
-it.
-"""
+"""The one freshness rule: when a file read earlier must be read again (SPEC §10 external changes,
+§11.3 "written since")."""
 
 from __future__ import annotations
 
@@ -49,10 +40,8 @@ def settled(k: Key, now_ns: int | None = None) -> bool:
 def scan(
     base: str | Path, real: str, on_temp: Callable[[str], object] | None = None
 ) -> dict[str, tuple[str, Key]]:
-    """Every article file under `base` (whose resolved path is `real`): address -> (path,
-    stat key). Regular `.md` files only; an iterative walk (a 1,000-deep tree costs no
-    recursion); symbolic links followed only while they stay inside `real`, each real
-    directory once. `on_temp` is called with the path of each of the tool's own temp files."""
+    """Every article file under `base` (whose resolved path is `real`): address -> (path, stat
+    key)."""
     found: dict[str, tuple[str, Key]] = {}
     for _ in scan_steps(base, real, found, on_temp, step=1 << 62):
         pass

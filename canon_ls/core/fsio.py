@@ -1,21 +1,4 @@
-"""Every file the store and its caches touch goes through here (SPEC §6, §12).
-
-One module, four rules, so no caller can forget one:
-- the atomic writer: temp file `.<name>.canon-<random>.tmp` in the target's directory, fsync,
-  rename (or link, never replacing, for journal entries), fsync the directory;
-- the bounded reader: only regular files are opened for reading (a FIFO or device is refused
-  before any read, so nothing hangs), at most `limit` bytes;
-- the containment check on what was opened: a directory is reached component by component
-  from a trusted anchor with O_NOFOLLOW, so a symlink swapped in between the check and the
-  use makes the open fail instead of redirecting it; a file read is checked on its opened
-  descriptor (/proc/self/fd, F_GETPATH);
-- the store lock: an exclusive `flock` on the store's root directory (no lock file), held
-  for one read-modify-write and never across user input.
-
-Platform notes: without `dir_fd` support (Windows) the directory walk falls back to a
-resolve-then-check on paths, and without `fcntl` the lock is a no-op; both are documented in
-docs/ARCHITECTURE.md.
-"""
+"""Every file the store and its caches touch goes through here (SPEC §6, §12)."""
 
 from __future__ import annotations
 
@@ -55,9 +38,6 @@ class NotRegular(OSError):
     """A path that exists but is not a regular file (FIFO, device, socket, directory)."""
 
 
-# --- temp files ---------------------------------------------------------------------------------
-
-
 def temp_name(name: str) -> str:
     """The tool's temp file name for `name`: unmistakably ours, so only ours is ever swept."""
     # os.urandom, not `secrets`: the hooks write through here and `secrets` costs their
@@ -83,13 +63,9 @@ def sweep(path: str, now: float | None = None) -> bool:
     return False
 
 
-# --- containment --------------------------------------------------------------------------------
-
-
 def leads_outside(directories: Iterable[str | Path], anchor: str | Path) -> tuple[Path, str] | None:
-    """The first of `directories` that exists and resolves outside `anchor` (a symlink leading
-    out of the project), with where it leads; None when all stay inside. The one rule for a
-    store's own directories (SPEC §12): Store.layout_problem words it, the hooks go quiet."""
+    """The first of `directories` that exists and resolves outside `anchor` (a symlink leading out
+    of the project), with where it leads; None when all stay inside."""
     base = os.path.realpath(anchor)
     for directory in directories:
         if os.path.lexists(directory):
@@ -131,17 +107,7 @@ def open_dir(
     inside: str | None = None,
     what: str = "",
 ) -> int:
-    """Open `directory` (which must lie under `anchor`) and return its descriptor.
-
-    The anchor is trusted (the project, a configured root). From it, each component is opened
-    with O_NOFOLLOW|O_DIRECTORY (created with mkdirat when `create`), so a symlink that appears
-    between the check and the use makes the open fail rather than lead elsewhere. `follow`:
-    symlinks inside the anchor are resolved first (their real target must stay under the
-    anchor); `follow=False` refuses any symlink on the way (for writers such as `canon init`).
-    `inside`: a resolved directory under the anchor the target must also lie in (a store's
-    articles/ within the project). Raises OutsideStore when the directory leads outside or
-    kept changing while it was opened.
-    """
+    """Open `directory` (which must lie under `anchor`) and return its descriptor."""
     shown = what or str(directory)
     for _attempt in range(3):
         if follow:
@@ -216,9 +182,6 @@ def _open_dir_by_path(target: str, create: bool, follow: bool, shown: str) -> in
     return os.open(target, os.O_RDONLY | _CLOEXEC)
 
 
-# --- reading ------------------------------------------------------------------------------------
-
-
 def read_regular(
     path: str | Path,
     limit: int,
@@ -228,17 +191,7 @@ def read_regular(
     dir_fd: int | None = None,
     regular: bool = False,
 ) -> tuple[bytes, bool]:
-    """At most `limit` bytes of a regular file, and whether it was longer.
-
-    Anything but a regular file raises NotRegular before a byte is read (a FIFO is opened
-    non-blocking, so even opening it cannot hang). `inside`: a resolved directory the opened
-    file must lie under, checked on the descriptor itself (OutsideStore otherwise). `size`
-    (from a scan's stat) sizes the first read; a file that grew since is still capped.
-    `regular`: the caller's own stat (a scan's) just found a regular file, so it is not
-    stat'ed again before the open (46k stats at 50k articles); what was opened is still
-    checked on the descriptor, and only a FIFO (opened non-blocking) can replace a file
-    without privileges.
-    """
+    """At most `limit` bytes of a regular file, and whether it was longer."""
     if not regular and not stat.S_ISREG(os.stat(path, dir_fd=dir_fd).st_mode):
         raise NotRegular(errno.EINVAL, "not a regular file", os.fspath(path))  # no device
     fd = os.open(path, _READ, dir_fd=dir_fd)
@@ -285,9 +238,6 @@ def _read_fd(fd: int, limit: int, size: int) -> tuple[bytes, bool]:
     if total > limit:
         return data[:limit], True
     return data, False
-
-
-# --- writing ------------------------------------------------------------------------------------
 
 
 def _fsync_dir_fd(fd: int) -> None:
@@ -351,11 +301,8 @@ def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) ->
 def replace_in(
     dir_fd: int, name: str, data: Data, mode: int = 0o644, durable: bool = True, keep: bool = False
 ) -> int | None:
-    """Atomically replace (or create) `name` in the opened directory: temp file, fsync,
-    rename, fsync the directory. A reader sees the old or the new bytes, never a mix, and a
-    crash leaves one of them (plus, at worst, a temp file the next listing sweeps). `keep`:
-    return a read descriptor of the new file, opened before the rename, so the caller holds
-    exactly what it wrote even if another process replaces `name` at once (the search file)."""
+    """Atomically replace (or create) `name` in the opened directory: temp file, fsync, rename,
+    fsync the directory."""
     tmp = _write_temp(dir_fd, name, data, mode, durable)
     kept = None
     try:
@@ -403,15 +350,7 @@ def atomic_write(
     durable: bool = True,
     keep: bool = False,
 ) -> int | None:
-    """Replace `path` atomically with `data` (temp file, fsync, rename, fsync directory).
-
-    `anchor`: the trusted directory `path` must lie under (default: its own directory); the
-    parent is opened with `open_dir` (created as needed), so no symlink swapped in can
-    redirect the write. `follow=False` refuses any symlink on the way and a symlink as the
-    target itself (OutsideStore), for writers that must never write through a link.
-    `durable=False` skips the fsyncs (caches, which are rebuilt when lost). `keep`: return a
-    read descriptor of the file written (replace_in), which the caller closes.
-    """
+    """Replace `path` atomically with `data` (temp file, fsync, rename, fsync directory)."""
     path = Path(os.path.abspath(path))
     fd = open_dir(path.parent, anchor or path.parent, create=True, follow=follow)
     try:
@@ -474,17 +413,9 @@ def _atomic_by_path(path: Path, data: Data, mode: int, durable: bool) -> None:
         fsync_dir(path.parent)
 
 
-# --- the store lock -----------------------------------------------------------------------------
-
-
 @contextlib.contextmanager
 def locked(dir_fd: int) -> Iterator[None]:
-    """Hold the store lock: an exclusive flock on the store root's directory descriptor.
-
-    Every process that writes an article takes it for its read-modify-write, so two writes of
-    different fields both land (SPEC §12). No file is created. Where flock on a directory is
-    refused (some network file systems) or fcntl is missing (Windows), writes proceed without
-    it, as before the lock existed (documented)."""
+    """Hold the store lock: an exclusive flock on the store root's directory descriptor."""
     if fcntl is None:
         yield
         return

@@ -1,12 +1,4 @@
-"""The history pass's output (`git log -z --name-status`, core/changes.py) as a compact History.
-
-At 500k files the pass names ~550k paths; held as dicts of str they cost ~100 MB, and parsing
-them as one decoded str split into a list cost twice that again. Here the paths end up in one
-sorted blob with an int array (core/pathtable.py). The parse reads the output once, a block at
-a time (from the file git wrote it to: never the whole text in memory), sorting each path
-event into a byte range of paths kept as compact bytes; then each range in turn becomes its
-rows of the table and is dropped.
-"""
+"""The history pass's output (`git log -z --name-status`, core/changes.py) as a compact History."""
 
 from __future__ import annotations
 
@@ -58,14 +50,7 @@ class Older:
 
 
 class History(NamedTuple):
-    """What one `git log --name-status` pass says about every path it saw.
-
-    `commits` holds only commits that touched a path of the project; the others hold indices
-    into it, newest event first (ties and clock skew: the largest committer time leads).
-    `newest`: each kept path (its newest commit did not delete it) -> that commit, with its
-    other commits as the table's extra ints; `gone`: each path whose newest commit deleted
-    it -> all its commits.
-    """
+    """What one `git log --name-status` pass says about every path it saw."""
 
     commits: list[Commit]
     newest: Table
@@ -158,14 +143,9 @@ def parse_history(out: bytes) -> History:
 
 
 def parse_outputs(outs: Sequence[Output]) -> History:
-    """parse_history of the outputs laid end to end: one pass run as consecutive parts
-    (`log -n K` and `log --skip=K` list exactly the commits of `log`, in its order), each
-    given as the file git wrote it to, read a block at a time.
-
-    One walk over the output keeps the commits and sorts each path event (the path, its
-    commit, whether it deleted the path) into the byte range of paths it falls in; then each
-    range, in order, becomes its rows of the table and is dropped. So the parse never holds
-    the output, and each output byte is looked at once."""
+    """parse_history of the outputs laid end to end: one pass run as consecutive parts (`log -n K`
+    and `log --skip=K` list exactly the commits of `log`, in its order), each given as the file
+    git wrote it to, read a block at a time."""
     bounds = _bounds(outs)
     commits, ranges = _walk(outs, bounds)
     commits = ticked(commits)
@@ -185,15 +165,9 @@ def parse_outputs(outs: Sequence[Output]) -> History:
 def _walk(
     outs: Sequence[Output], bounds: list[bytes]
 ) -> tuple[list[Commit], list[tuple[bytearray, array]]]:
-    """The commits that touched a path, and for each range of `bounds` its events in the
-    output's order: the paths NUL-ended in one bytearray, an int per event (the commit's
-    index, or ~index when the commit deleted the path).
-
-    Each commit is NUL, its header, NUL, then (when it touched files) a newline and pairs of
-    status and path, each ended by NUL; an empty field always precedes a commit's header.
-    A block's fields go a commit's run of pairs at a time (its statuses and paths are every
-    other field), to the ranges by slices where the run is in byte order (git lists a
-    commit's paths so)."""
+    """The commits that touched a path, and for each range of `bounds` its events in the output's
+    order: the paths NUL-ended in one bytearray, an int per event (the commit's index, or ~index
+    when the commit deleted the path)."""
     commits: list[Commit] = []
     ranges = [(bytearray(), array("i")) for _ in bounds]
     cuts = bounds[1:]
@@ -268,11 +242,7 @@ def _route(
 def _parse_range(
     blob: bytes, events: array, times: list[float], builder: Builder, gone: dict[str, list[int]]
 ) -> None:
-    """One range's events (in the output's order) into `builder` (in byte order) and `gone`.
-
-    The events sorted by path (a stable sort: each path's in the output's order) are the
-    table's rows once the paths with several events are folded to one row each (_fold);
-    those are few, so the rest is C loops."""
+    """One range's events (in the output's order) into `builder` (in byte order) and `gone`."""
     paths = blob.split(b"\0")
     paths.pop()  # the blob ends in NUL
     order = sorted(range(len(paths)), key=paths.__getitem__)

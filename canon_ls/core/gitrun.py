@@ -1,23 +1,5 @@
 """The one way canon runs git (SPEC §9, §12): read-only, and never a program the repository's
-configuration names.
-
-A repository's config (or its .gitattributes) can name programs git runs on its own:
-`core.fsmonitor`, a pager, `diff.external`, textconv and diff drivers, clean/smudge/process
-filters (git status hashes files whose stat changed), `gpg.program` through
-`log.showSignature`, hooks. Every call here passes `--no-pager`, `-c core.fsmonitor=false`,
-`-c log.showSignature=false`, hooks pointed at nothing, `--no-ext-diff --no-textconv` for
-commands that can diff, every configured filter driver emptied (and not required) for commands
-that hash the work tree, and submodules ignored through `diff.ignoreSubmodules=all`, its one
-home (git would enter each one and obey its own config under .git/modules, which none of this
-empties), and runs with GIT_OPTIONAL_LOCKS=0 (no index refresh is written).
-
-Git writes its output to an unnamed temporary file, read once it exits: through a pipe, git
-waited whenever the thread reading it waited for the GIL (see Job).
-
-A git process that blocks opening a FIFO (a `.gitignore` or `.gitattributes` that is a named
-pipe) is noticed within a fraction of a second on Linux and killed: the caller gets None, as
-for any failure, and falls back to what it does without git.
-"""
+configuration names."""
 
 from __future__ import annotations
 
@@ -126,9 +108,8 @@ def run_many(cwd: Path, *commands: Sequence[str]) -> list[bytes | None]:
 
 
 def start(cwd: Path, *args: str, step_back: int = 0) -> Job:
-    """Start one read-only git command (every guard of command() in place); its Job gives
-    the output once git exits. `step_back`: how many steps of CPU priority (niceness) git
-    takes below the calling thread."""
+    """Start one read-only git command (every guard of command() in place); its Job gives the output
+    once git exits."""
     job = Job(command(cwd, args), cwd)
     if step_back and job._proc is not None:
         with contextlib.suppress(OSError, AttributeError):  # not on every platform
@@ -140,11 +121,8 @@ def start(cwd: Path, *args: str, step_back: int = 0) -> Job:
 
 
 class Job:
-    """One git process started now. Its stdout goes to an unnamed temporary file, never a
-    pipe: git then never waits for us. Read through a pipe, a big output (the history pass,
-    the asset listing) stalled git whenever the thread reading it waited for the GIL that a
-    busy thread of ours held. The output is read once git has exited, in one piece of exactly
-    its size (`output()`), or handed over as the file to read a part at a time (`file()`)."""
+    """One git process started now. Its stdout goes to an unnamed temporary file, never a pipe: git
+    then never waits for us."""
 
     def __init__(self, argv: list[str], cwd: Path) -> None:
         self._started = time.monotonic()

@@ -1,11 +1,6 @@
 """An article's history (SPEC §9.2): the commits of its file and of the files it governs,
-interleaved newest first around its reference date, then the journal entries about it; and
-the diff of the governed files since the staleness cut (core/evidence.py, Dates.cut).
-
-The list comes from the one history pass (`changes.ChangeTimes`, cached by HEAD), so its
-counts are the staleness evidence's (SPEC §9.1). Only the diff runs git on demand, read-only
-and without repository-configured programs (`--no-ext-diff --no-textconv`).
-"""
+interleaved newest first around its reference date, then the journal entries about it; and the
+diff of the governed files since the staleness cut (core/evidence.py, Dates.cut)."""
 
 from __future__ import annotations
 
@@ -244,10 +239,6 @@ def _line(entry: Entry, several: bool) -> str:
         files = f" [{shown}{f' and {more} more' if more > 0 else ''}]"
     subject = " ".join(entry.subject.split())
     return f"{entry.hash} {entry.date} {entry.side} {entry.author}: {subject}{files}"
-
-
-# ---------------------------------------------------------------------------------------
-# The diff since the reference date (the editor's "Show changes since <address> was updated")
 
 
 def base_commit(project: Path, cut: float) -> str | None:

@@ -1,17 +1,4 @@
-"""The store's index (SPEC §2, §4, §6): `.canon/` on disk, read into memory and kept in sync.
-
-Resolution is a dict lookup per ancestor. `refresh()` re-validates with one os.scandir walk
-comparing stat keys (core/freshness.py) and re-parses only changed files, so hand and agent
-edits are never missed; `revalidate()` and `refresh(dirs=…)` serve watchers and per-request
-checks. The first load of a process takes unchanged files from a parse cache outside the
-project (core/cache.py). Reads go through core/fsio.py (regular files only, bounded,
-containment checked on what was opened). Store (core/store.py) holds one and adds the writes,
-telling it what a write changed through `written`, `take_mount` and `journal_changed`.
-
-One class on purpose (~690 lines): the index, its stat table, the racy set and the indexes
-derived from it (search, backlinks, the journal listing) change together under one lock, and
-every change goes through `_set`; splitting them would spread that invariant.
-"""
+"""The store's index (SPEC §2, §4, §6): `.canon/` on disk, read into memory and kept in sync."""
 
 from __future__ import annotations
 
@@ -19,18 +6,16 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from canon_ls.core import article as art
-from canon_ls.core import cache, freshness, fsio, layout
-from canon_ls.core import schema as sch
+from canon_ls.core import cache, freshness, fsio
 from canon_ls.core.address import (
     OutsideStore,
-    StorePaths,
     ancestors,
     argument,
     asset_folder,
@@ -38,7 +23,6 @@ from canon_ls.core.address import (
     governing_in,
     link_target,
     normalise,
-    place,
 )
 from canon_ls.core.article import Article
 from canon_ls.core.backlinks import LinkIndex, targets_of
@@ -46,7 +30,8 @@ from canon_ls.core.bodies import BodyReader
 from canon_ls.core.freshness import Key, key_of, scan, settled
 from canon_ls.core.journal import JournalEntry
 from canon_ls.core.journal_index import JournalIndex
-from canon_ls.core.merge import BadInput
+from canon_ls.core.places import StorePlaces
+from canon_ls.core.reader import Reader
 
 if TYPE_CHECKING:  # BM25 is imported when first asked (a third of this module's import)
     from canon_ls.core.search_file import FileIndex
@@ -57,47 +42,27 @@ MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a p
 def _read_capped(
     path: str | Path, size: int = -1, inside: str | None = None, regular: bool = False
 ) -> tuple[bytes, bool]:
-    """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular).
-    `size` (from the scan's stat) sizes the read: asking for MAX_BYTES every time allocated
-    4 MB per file (3x slower); `regular`: that stat found a regular file."""
+    """At most MAX_BYTES of a regular file, and whether it was longer (fsio.read_regular)."""
     return fsio.read_regular(path, MAX_BYTES, size, inside=inside, regular=regular)
 
 
-def _lstat_key(path: Path) -> tuple[int, int, int] | None:
-    """What changes when a directory is replaced, moved or turned into a symlink."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_mode)
-
-
-class StoreIndex:
+class StoreIndex(StorePlaces, Reader):
     """One store read: the project's `.canon/` plus its mounts, indexed in memory (a Store
     holds one and adds the writes)."""
+
+    mounted: Mapping[str, StoreIndex]
 
     def __init__(
         self, project: Path, root: str | Path | None = None, mounts: Sequence[str | Path] = ()
     ) -> None:
-        self.project = Path(os.path.abspath(project))
-        self.root = layout.store_root(self.project, root)
-        self.articles_dir = self.root / layout.ARTICLES_DIR
-        self.journal_dir = self.root / layout.JOURNAL_DIR
-        self.schema_file = self.root / layout.SCHEMA_FILE
-        try:
-            self.mounts: dict[str, Path] = layout.mount_dirs(self.project, mounts)
-        except layout.OptionError as exc:
-            raise BadInput(str(exc)) from None
-        self.paths = StorePaths(self.articles_dir, self.mounts)  # address <-> file, mounts
-        # each mount's own index (the Store wraps each in a Store of its own, for writes)
-        self.mounted = {n: StoreIndex(d) for n, d in self.mounts.items()}
+        super().__init__(project, root, mounts)
         self.lock = threading.RLock()  # the Store's writes change the index under it too
         self._index: dict[str, Article] = {}
         self._stat: dict[str, Key] = {}
         self._digest: dict[str, int] = {}
         self._racy: set[str] = set()
         self._parsed = 0  # files parsed since the parse cache was last written
-        self._loaded = False
+        self.loaded = False  # the articles have been read (on first use, or in steps)
         self._scanned: list[str] | None = None  # every address the stepped load's scan found
         self._search: FileIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
@@ -109,68 +74,9 @@ class StoreIndex:
         for sub in self.mounted.values():  # a mount article read stale: re-read through here
             sub.bodies.changed = self._body_changed
         self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem)
-        self._schema: tuple[tuple[int, ...] | None, sch.Schema] | None = None
-        self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
         self._mapped = False
 
     # --- disk -> index -----------------------------------------------------------------------
-
-    def exists(self) -> bool:
-        """True when the store directory exists (nothing is created by asking)."""
-        return self.root.is_dir()
-
-    @property
-    def anchor(self) -> Path:
-        """The trusted directory the store must stay inside (SPEC §12): the project, or the
-        configured root itself when the `root` option places it outside the project."""
-        if self.root == self.project or self.project in self.root.parents:
-            return self.project
-        return self.root
-
-    def layout_problem(self) -> str:
-        """One sentence when the store's own directories (.canon, articles/, journal/) lead
-        outside the project through a symbolic link, else ''. Reads and writes alike are
-        refused then (SPEC §12). Re-checked whenever one of them changes (three lstats)."""
-        own = self._own_layout_problem()
-        if own:
-            return own
-        for sub in self.mounted.values():
-            problem = sub._own_layout_problem()
-            if problem:
-                return problem
-        return ""
-
-    def _own_layout_problem(self) -> str:
-        dirs = (self.root, self.articles_dir, self.journal_dir)
-        key = tuple(_lstat_key(d) for d in dirs)
-        if self._layout_seen is not None and self._layout_seen[0] == key:
-            return self._layout_seen[1]
-        problem = ""
-        outside = fsio.leads_outside(dirs if self.anchor != self.root else dirs[1:], self.anchor)
-        if outside is not None:
-            directory, real = outside
-            shown = self.shown(directory)
-            where = "the project" if self.anchor == self.project else str(self.anchor)
-            problem = (
-                f"The store directory {shown} is a symbolic link leading outside {where} "
-                f"(to {real}); canon refuses to read or write through it, so replace the "
-                "link with a real directory."
-            )
-        self._layout_seen = (key, problem)
-        return problem
-
-    def shown(self, path: Path) -> str:
-        """A store path as messages show it: relative to the project when inside it."""
-        try:
-            return path.relative_to(self.project).as_posix()
-        except ValueError:
-            return str(path)
-
-    def check_layout(self) -> None:
-        """Raise OutsideStore with layout_problem's sentence, if there is one (SPEC §12)."""
-        problem = self.layout_problem()
-        if problem:
-            raise OutsideStore(problem)
 
     def _scan(self, base: Path | None = None) -> dict[str, tuple[str, Key]]:
         """Every article file under articles/ (or its subdirectory `base`): address -> (path,
@@ -187,9 +93,8 @@ class StoreIndex:
         return {prefix + address: hit for address, hit in found.items()}
 
     def _consider(self, address: str, path: str | Path, key: Key, inside: str) -> bool:
-        """Re-read a file whose stat key changed (or was modified too recently to trust its
-        mtime, as git does for "racy" entries); True when its content changed. `key` comes
-        from a stat that found a regular file (the scan's, or reload_file's)."""
+        """Re-read a file whose stat key changed (or was modified too recently to trust its mtime,
+        as git does for "racy" entries); True when its content changed."""
         if self._stat.get(address) == key and address not in self._racy:
             return False
         now = time.time_ns()  # before the read: "settled" must hold for the bytes we get
@@ -263,11 +168,7 @@ class StoreIndex:
         self._journal.invalidate()
 
     def refresh(self, dirs: Iterable[str | Path] | None = None) -> set[str]:
-        """Re-validate against disk and return the addresses added, changed or removed.
-
-        Without `dirs`: the whole store, one scandir walk comparing stat keys. With `dirs`
-        (directories of articles/ or a mount's, e.g. from a watcher's directory event): only
-        the files below them, and the articles indexed there that are gone."""
+        """Re-validate against disk and return the addresses added, changed or removed."""
         if dirs is None:
             return self._refresh_all()
         with self.lock:
@@ -278,9 +179,8 @@ class StoreIndex:
             return changed
 
     def revalidate(self, paths: Iterable[str | Path]) -> set[str]:
-        """Re-read whichever of these article files changed since they were indexed (the one
-        stat key, core/freshness.py): one stat each when none did. A file that appeared or
-        vanished is added or removed; a path outside the articles is handed to reload_file."""
+        """Re-read whichever of these article files changed since they were indexed (the one stat
+        key, core/freshness.py): one stat each when none did."""
         changed: set[str] = set()
         with self.lock:
             self.load()
@@ -294,8 +194,9 @@ class StoreIndex:
         re-read first if disk moved on (a read's freshness: a stat each when nothing did),
         and the addresses that changed."""
         changed: set[str] = set()
-        for candidate in list(ancestors(address)):
-            changed |= self.revalidate([self.article_file(candidate)])
+        files = self.paths.files_up(address)
+        for candidate, file in files or ((a, str(self.path_of(a))) for a in ancestors(address)):
+            changed |= self.revalidate([file])
             if self.has(candidate):
                 return changed, candidate
         return changed, None
@@ -339,7 +240,7 @@ class StoreIndex:
             own = {a for a in self._index if not self.paths.split(a)[0]}
             # §12: a store whose directories lead outside is not read at all (no articles)
             found = {} if self._own_layout_problem() else self._scan()
-            if found and not self._loaded:
+            if found and not self.loaded:
                 for part in self._cached():
                     self._restore(part.items(), found, changed)
             inside = os.path.realpath(self.articles_dir)
@@ -373,22 +274,16 @@ class StoreIndex:
         self._journal.invalidate()  # the next journal look-up re-checks every entry
         for name, sub in self.mounted.items():
             changed |= self.take_mount(name, sub.refresh())
-        self._loaded = True
+        self.loaded = True
         if self._parsed >= cache.MIN_PARSED:
             self._save_cache()
 
     def load_steps(self, step: int = 20, save: bool = True) -> Iterator[int]:
-        """The first load in small steps (the scan, the parse cache, then about `step`
-        articles at a time), yielding between them so an event loop answers requests
-        meanwhile: a thread holding the GIL would delay every answer (issue 15).
-
-        The store counts as loaded only after the last step; any other use before that
-        loads the rest at once (what was read already is not read again), so abandoning
-        the generator is harmless. Yields progress counts. `save=False`: the parse cache is
-        not written (writing it is one long step; the language server leaves it to its check
-        child, which loads the same store)."""
+        """The first load in small steps (the scan, the parse cache, then about `step` articles at a
+        time), yielding between them so an event loop answers requests meanwhile: a thread
+        holding the GIL would delay every answer (issue 15)."""
         with self.lock:
-            if self._loaded:
+            if self.loaded:
                 return
             problem = self._own_layout_problem()
             before = {a for a in self._index if not self.paths.split(a)[0]}  # none, as a rule
@@ -405,7 +300,7 @@ class StoreIndex:
                 del part
                 for start in range(0, len(entries), step):
                     with self.lock:
-                        if self._loaded:
+                        if self.loaded:
                             return
                         self._restore(entries[start : start + step], found, set())
                     yield step
@@ -413,13 +308,13 @@ class StoreIndex:
         items = list(found.items())
         for start in range(0, len(items), step):
             with self.lock:
-                if self._loaded:
+                if self.loaded:
                     return
                 for address, (path, key) in items[start : start + step]:
                     self._consider(address, path, key, inside)
             yield len(items) - start - step
         with self.lock:
-            if not self._loaded:
+            if not self.loaded:
                 if not save:
                     self._parsed = 0
                 self._finish(before, found, set())
@@ -433,16 +328,11 @@ class StoreIndex:
     def _cache_file(self) -> Path | None:
         return cache.cache_file(self.root, self.project)
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the articles have been read (the store loads on first use, or in steps)."""
-        return self._loaded
-
     def held(self) -> tuple[list[str] | None, list[Article]]:
         """What the store holds now, never loading it: every address (None while a stepped
         load has not finished its scan) and the articles read so far (all, once loaded)."""
         with self.lock:
-            if self._loaded:
+            if self.loaded:
                 return sorted(self._index), list(self._index.values())
             return self._scanned, list(self._index.values())
 
@@ -456,10 +346,9 @@ class StoreIndex:
         return cache.records(self._cache_file(), self.root, freshness.RACY_NS)
 
     def _body_changed(self, path: str) -> None:
-        """A body was just read from a file other than the one its article was parsed from:
-        re-read the file into the index. Skipped while another thread holds the store (a
-        load or refresh in progress sees the file itself) and before the first load."""
-        if self._loaded and self.lock.acquire(blocking=False):
+        """A body was just read from a file other than the one its article was parsed from: re-read
+        the file into the index."""
+        if self.loaded and self.lock.acquire(blocking=False):
             try:
                 self.revalidate([path])
             finally:
@@ -467,7 +356,7 @@ class StoreIndex:
 
     def load(self) -> None:
         """Read the store now unless it has been (every look-up does so first)."""
-        if not self._loaded:
+        if not self.loaded:
             self._refresh_all()
 
     def reload_file(self, path: Path) -> set[str]:
@@ -516,26 +405,21 @@ class StoreIndex:
         return self._index.get(address)
 
     def has(self, address: str) -> bool:
-        """Whether an article exists at exactly this address (in memory, no disk access)."""
         self.load()
         return address in self._index
 
     def governing(self, address: str) -> str | None:
-        """§4: the exact article, else the nearest ancestor with one, else None."""
         self.load()
         return governing_in(address, self._index)
 
     def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
-        """What an argument names (§3, §8): exactly an existing article's address names it,
-        else the path's address (as_path=True: always the path rule, for a file on disk).
-
-        The path of an article file itself (`.canon/articles/src/a.md`) names its address
-        (`src/a`), so an agent or editor holding the article's path reaches the article."""
+        """What an argument names (§3, §8): exactly an existing article's address names it, else the
+        path's address (as_path=True: always the path rule, for a file on disk)."""
         if as_path:
             address = normalise(path_or_address, self.project, self.mounts)
         else:
             address = argument(path_or_address, self.is_article_file, self.project, self.mounts)
-        name, rest = self.paths.split(address)
+        name, rest = self.paths.split(address) if ":" in address else ("", address)
         owner = self.mounted[name] if name else self
         inner = owner._articles_prefix()
         if inner and rest.startswith(inner):
@@ -549,57 +433,16 @@ class StoreIndex:
         self.load()
         return link_target(target, self._index.__contains__)
 
-    def is_article_file(self, address: str) -> bool:
-        """Whether an article file exists at exactly this address, asked of the disk (the
-        index may not have seen a file another process wrote a moment ago)."""
-        try:
-            return os.path.isfile(self.path_of(address))
-        except ValueError:
-            return False
-
-    def _articles_prefix(self) -> str:
-        """'.canon/articles/' when the articles directory lies inside the project, else ''."""
-        try:
-            rel = self.articles_dir.relative_to(self.project).as_posix()
-        except ValueError:
-            return ""
-        return rel + "/"
-
-    def place(self, path: str | Path) -> tuple[str, str]:
-        """What a file is to this store: (kind, address), core's one rule (address.place)."""
-        return place(path, self.project, self.root, self.mounts)
-
-    def path_of(self, address: str) -> Path:
-        """The article file for an address (it may not exist); OutsideStore if it would escape
-        or the store's directories lead outside the project (the sentence says which)."""
-        name, rest = self.paths.split(address)
-        if name:
-            return self.mounted[name].path_of(rest)
-        self.check_layout()
-        return self.paths.checked(address)
-
-    def article_file(self, address: str) -> str:
-        """`path_of` as a string, without its on-disk resolve (~80 µs) for indexed-shaped
-        project addresses: reads stat the file on every request."""
-        if ":" not in address and address and normalise(address) == address:
-            return self.paths.file(address)
-        return str(self.path_of(address))
-
     def backlinks(self, address: str) -> list[str]:
-        """Articles whose wikilinks target `address`, sorted (the article itself excluded).
-
-        Answered from an inverse index built on first use and kept current by `_set`."""
+        """Articles whose wikilinks target `address`, sorted (the article itself excluded)."""
         with self.lock:
             links = self._link_index()
             links.step(len(links.pending), self._index.get)
             return links.sources(address, self._index.__contains__)
 
     def build_backlinks(self, step: int = 25) -> Iterator[int]:
-        """Build the backlinks index `step` articles at a time, yielding how many are left
-        between chunks, so an event loop can answer requests meanwhile (never a thread).
-
-        Abandoning the generator is harmless: the next `backlinks()` finishes the build, and
-        articles that change meanwhile are indexed at once."""
+        """Build the backlinks index `step` articles at a time, yielding how many are left between
+        chunks, so an event loop can answer requests meanwhile (never a thread)."""
         while True:
             with self.lock:
                 links = self._link_index()
@@ -613,46 +456,6 @@ class StoreIndex:
         if self._links is None:
             self._links = LinkIndex(self._index)
         return self._links
-
-    def schema(self) -> sch.Schema:
-        """schema.json (defaults when absent), kept while its stat key holds and is settled
-        (core's racy rule: an edit in the same clock tick is read again)."""
-        try:
-            st = os.stat(self.schema_file)
-            key: tuple[int, ...] | None = (*freshness.key(st), st.st_mode)
-        except OSError:
-            key = None
-        if self._schema is None or self._schema[0] != key:
-            now = time.time_ns()
-            if self._own_layout_problem():  # §12: nothing is read through such a store
-                schema = sch.absent()
-            else:
-                schema = sch.load(self.schema_file, os.path.realpath(self.root))
-            settled = key is None or freshness.settled(cast(Key, key[:4]), now)
-            self._schema = (key if settled else (), schema)
-        return self._schema[1]
-
-    def schema_for(self, address: str) -> sch.Schema:
-        """The schema that judges one article: a mount's own `.canon/schema.json` for its
-        articles (SPEC §8: each mount has its own `.canon/`), else the project's."""
-        name, _rest = self.paths.split(address)
-        return self.mounted[name].schema() if name else self.schema()
-
-    def maps(self, address: str) -> bool:
-        """Some file or directory of the project has this address (§9 asset set, cheaply)."""
-        up, _, stem = address.rpartition("/")
-        directory = self.project / up if up else self.project
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            return False
-        for name in names:
-            if name == stem:
-                return True
-            dot = name.rfind(".")
-            if dot > 0 and name[:dot] == stem:
-                return True
-        return False
 
     def is_orphan(self, address: str) -> bool:
         """§6.1 item 5 for an existing article of this store (read says so, SPEC §6): one
@@ -681,9 +484,8 @@ class StoreIndex:
             return self._journal.entries()
 
     def journal_steps(self, step: int = 50) -> Iterator[int]:
-        """Read the journal and group it by subject in steps of `step` entries, for an event
-        loop (the first `journal_names` reads every entry: 0.3 s for 5k entries in one go).
-        Abandoning it is harmless: the next look-up finishes the work."""
+        """Read the journal and group it by subject in steps of `step` entries, for an event loop
+        (the first `journal_names` reads every entry: 0.3 s for 5k entries in one go)."""
         steps = self._journal.refresh_steps(max(1, step))
         while True:
             with self.lock:

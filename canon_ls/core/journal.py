@@ -1,8 +1,4 @@
-"""Journal entries (SPEC §6 journal): names, front matter, and reading one entry back.
-
-Pure functions over text; Store.journal writes an entry through fsio (whole or not at all) and
-Store lists and indexes them. Kept apart so the store module stays about the index.
-"""
+"""Journal entries (SPEC §6 journal): names, front matter, and reading one entry back."""
 
 from __future__ import annotations
 
@@ -172,10 +168,8 @@ def flow_subjects(raw: str) -> tuple[str, ...]:
 def entry_of(
     name: str, path: Path, data: bytes, mtime_ns: int, size: int
 ) -> tuple[JournalEntry, str]:
-    """An entry read back from its bytes, and its body: either shape (`subject: [a, b]`,
-    `logged`, `harness`; or `date`, a block-list `subject`, `source`). The date is `date`,
-    else `logged`'s day, else the file name's. Front matter YAML refuses still gives its
-    one-line keys, read as pi-canon reads them (never an exception)."""
+    """An entry read back from its bytes, and its body: either shape (`subject: [a, b]`, `logged`,
+    `harness`; or `date`, a block-list `subject`, `source`)."""
     parsed = art.parse(data, name)
     meta = parsed.meta
     if parsed.problems:

@@ -1,10 +1,5 @@
-"""The journal as the store reads it (SPEC §6 journal, search): entries listed, read and
-grouped by subject, kept until the directory changes.
-
-Store owns one and calls it under its lock; writing an entry stays in Store.journal (through
-fsio, whole or not at all). An entry is re-read when its stat key moved or is not yet settled
-(core/freshness.py, the rule the articles follow too).
-"""
+"""The journal as the store reads it (SPEC §6 journal, search): entries listed, read and grouped by
+subject, kept until the directory changes."""
 
 from __future__ import annotations
 
@@ -50,9 +45,8 @@ class JournalIndex:
             pass
 
     def refresh_steps(self, step: int) -> Iterator[int]:
-        """`refresh`, yielding after every `step` entries read (the language server reads a
-        5k-entry journal between requests: 0.3 s in one go). Until the last step the listing
-        counts as unchecked, so a `refresh` meanwhile finishes the work itself."""
+        """`refresh`, yielding after every `step` entries read (the language server reads a 5k-entry
+        journal between requests: 0.3 s in one go)."""
         dir_key = self._key()
         if dir_key is not None and dir_key == self._dir_key:
             return
@@ -101,9 +95,8 @@ class JournalIndex:
             return None
 
     def _listing_steps(self, now: int, found: dict[str, freshness.Key], step: int) -> Iterator[int]:
-        """Entry file name -> stat key into `found`, yielding after every `step` entries (a
-        stat each: 25k entries took 0.14 s in one go); the tool's own old temp files are
-        swept."""
+        """Entry file name -> stat key into `found`, yielding after every `step` entries (a stat
+        each: 25k entries took 0.14 s in one go); the tool's own old temp files are swept."""
         if self._blocked():
             return
         try:
@@ -144,9 +137,7 @@ class JournalIndex:
         return n
 
     def names(self, address: str) -> list[str]:
-        """Every entry file name whose subject names `address`, newest first. The grouping is
-        kept until the journal changes: hovers and code lenses ask on every request, and
-        sorting 5k entries each time cost ~100 ms."""
+        """Every entry file name whose subject names `address`, newest first."""
         self.refresh()
         if self._by_subject is None:
             for _ in self.group_steps(1 << 62):

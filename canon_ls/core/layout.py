@@ -1,21 +1,4 @@
-"""Where a project's memory lives and which options apply (SPEC §2, §8, §13).
-
-The one home of the store's directory names, of finding the project root and of resolving the
-six options, highest first: explicit options (CLI flags, the language server's
-`workspace/configuration`) > the user's `$XDG_CONFIG_HOME/canon/settings.json` (behaviour keys)
-> the project's `canon.toml` (topology and behaviour) > defaults. Every adapter resolves through
-`resolve`, the hook process of every agent tool call included, so this module imports the
-standard library only (`tomllib` only when a `canon.toml` exists).
-
-A bad key or value in a file never stops anything: it becomes one sentence naming the file, the
-key and the fix (`Options.problems`) and the default applies for that key. A bad explicit
-option is the caller's bad input: `OptionError`.
-
-A cloned repository's canon.toml must not point the store at another project or the home
-directory: a `root` leading outside the project, or any `mounts`, is honoured only once the user
-ran `canon trust` there, which records the project and the file's SHA-256 beside the user's
-settings (`trusted.json`); any edit of the file needs trusting again (as `direnv allow`).
-"""
+"""Where a project's memory lives and which options apply (SPEC §2, §8, §13)."""
 
 from __future__ import annotations
 
@@ -64,9 +47,6 @@ class Problem(NamedTuple):
     key: str | None  # None: the whole file (unreadable, not valid TOML/JSON, not an object)
     sentence: str
     code: str = BAD_OPTION  # UNTRUSTED_OPTION: a key held back until `canon trust`
-
-
-# --------------------------------------------------------------------------- places
 
 
 def find_project(start: Path) -> Path:
@@ -205,9 +185,6 @@ def trusted(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-# --------------------------------------------------------------------------- values
-
-
 _RULES = {
     "root": "must be a directory path (a non-empty string)",
     "mounts": "must be a list of directory paths",
@@ -219,10 +196,7 @@ _RULES = {
 
 
 def check(key: str, value: object, project: Path | None = None) -> Any:
-    """One option value, validated and normalised (mounts -> tuple, standout -> float).
-
-    Raises OptionError naming the key. Mount directories must exist when `project` is given
-    (relative mounts are relative to it)."""
+    """One option value, validated and normalised (mounts -> tuple, standout -> float)."""
     if key not in OPTION_KEYS:
         known = ", ".join(OPTION_KEYS)
         raise OptionError(f"Unknown canon option {key!r}; known options are {known}.")
@@ -293,9 +267,6 @@ def show(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-# --------------------------------------------------------------------------- resolution
-
-
 class Options:
     """The effective options of one project: values, where each came from, file problems."""
 
@@ -350,12 +321,7 @@ def resolve(
     explicit_source: str = "flag",
     trust: bool | None = None,
 ) -> Options:
-    """SPEC §13: explicit > user settings.json > project canon.toml > defaults.
-
-    Explicit options are validated strictly (OptionError); files never raise: their problems
-    are sentences in `Options.problems` and the default applies for a bad key. canon.toml's
-    keys leading outside the project apply only when trusted: `trust` True (the client
-    vouches, as VS Code's workspace trust), else the user's trust record decides."""
+    """SPEC §13: explicit > user settings.json > project canon.toml > defaults."""
     options = Options(project)
     given = _explicit(explicit, options.project)
     toml_path = project_file(options.project)

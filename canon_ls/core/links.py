@@ -119,9 +119,8 @@ def new_target(
     anchors: dict[str, str] | None,
     named: Callable[[str], str] = str,
 ) -> str:
-    """What replaces the link's target text: the new address, plus `#heading` when the link
-    named none and the old article became a section. `named`: the article a target names
-    (Store.link_target: `[[src/x.ts]]` names `src/x`)."""
+    """What replaces the link's target text: the new address, plus `#heading` when the link named
+    none and the old article became a section."""
     old = named(link.target)
     moved = moves[old]
     anchor = (anchors or {}).get(old)

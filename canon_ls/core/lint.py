@@ -1,8 +1,4 @@
-"""Write-time lints (SPEC §6.1) and per-article findings for `canon check` and the editor.
-
-Everything here is advisory: lines are appended to a write's result, findings become
-diagnostics. Nothing here touches the disk; callers pass what they know (e.g. `exists`).
-"""
+"""Write-time lints (SPEC §6.1) and per-article findings for `canon check` and the editor."""
 
 from __future__ import annotations
 
@@ -63,14 +59,8 @@ class Finding:
     evidence: Evidence | None = None  # a stale finding's facts (SPEC §9.1)
 
 
-# --- the individual lints (each returns sentences) -------------------------------------------
-
-
 def body_chars(n: int, bound: int | None = None) -> list[str]:
-    """§6.1 item 1 for a body of `n` characters (a stored article keeps the count, not the
-    body). `bound`: the schema's body `max_chars`, which owns the size message once declared
-    (§7): the split line gives way to it, and so does the warning when the schema's own
-    line fires, so a body's size is never reported twice."""
+    """§6.1 item 1 for a body of `n` characters (a stored article keeps the count, not the body)."""
     if bound is not None and (n > bound or n > BODY_SPLIT):
         return []
     if n > BODY_SPLIT:
@@ -151,9 +141,7 @@ def broken_links(body: str, exists: Callable[[str], bool]) -> list[str]:
 def orphan_question(
     address: str, declare: str = "it a rule (scope rule)", move: str = ""
 ) -> list[str]:
-    """§6.1 item 5 (the caller decides whether the address is an orphan). `declare` names
-    the rule declaration in the reader's words (the CLI: `canon write … --scope rule`), `move`
-    the command that moves an article (the CLI: ` (`canon mv …`)`)."""
+    """§6.1 item 5 (the caller decides whether the address is an orphan)."""
     up = parent(address) or "its parent"
     return [
         f"Orphan: no file or directory maps to {address}. Was the asset moved or deleted? Move "
@@ -183,9 +171,8 @@ def fold_up(
 def scope_question(
     address: str, body: str, old_body: str, scope: str, governs: Callable[[str], bool] | None
 ) -> list[str]:
-    """§6.1 item 8, with the retrieval lane on (`governs` given): asked once, on the write
-    that first gives the article constraint language. At a file's address a rule reaches only
-    that file's readers; away from every file an undeclared rule looks like an orphan."""
+    """§6.1 item 8, with the retrieval lane on (`governs` given): asked once, on the write that
+    first gives the article constraint language."""
     if governs is None or not _CONSTRAINT.search(body) or _CONSTRAINT.search(old_body):
         return []
     if governs(address):
@@ -241,9 +228,6 @@ def dropped_constraints(old_body: str, new_body: str) -> list[str]:
     return lines
 
 
-# --- composition -------------------------------------------------------------------------------
-
-
 def write_lints(
     address: str,
     *,
@@ -260,11 +244,8 @@ def write_lints(
     governs: Callable[[str], bool] | None = None,
     asset: bool = False,
 ) -> list[str]:
-    """All §6.1 lines for a write that landed. A bound the schema declares replaces the
-    built-in line on the same aspect (§7). `chars`: the body's size to judge (default its
-    length); `governs` (whether a file has an address) is given when the retrieval lane is
-    on: it asks the scope question. `asset`: a file or folder has this address; its article
-    is never asked to fold into its parent's (a file that needs explaining gets its own)."""
+    """All §6.1 lines for a write that landed. A bound the schema declares replaces the built-in
+    line on the same aspect (§7); `asset`: a file has this address (never asked to fold up)."""
     chars = len(body) if chars is None else chars
     kept = previous is not None and not capsule and unreadable(previous, "capsule")
     lines = [] if kept else capsule_missing(capsule)
@@ -306,12 +287,7 @@ def _duplicate_message(problem: str) -> str:
 def article_findings(
     article: Article, exists: Callable[[str], bool], schema: Schema | None = None
 ) -> list[Finding]:
-    """Per-article findings (§6.1 items 1–4, broken links ranged on the link, file problems).
-
-    `exists(address)` says whether an article exists at an address (mount prefixes included).
-    A bound `schema` declares replaces the built-in size line (§7). Orphans, staleness,
-    schema violations and relations are added by check.findings_of.
-    """
+    """Per-article findings (§6.1 items 1–4, broken links ranged on the link, file problems)."""
     a = article.address
     found: list[Finding] = []
     for problem in article.problems:
@@ -357,8 +333,6 @@ def article_findings(
         )
     return found
 
-
-# --- values a journal entry records that its article lacks (§6.1 item 8) ------------------------
 
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"

@@ -1,7 +1,5 @@
-"""§6 write as a function: the article file as it is on disk plus the request in; the outcome,
-the new bytes and the mode out. Store runs it under the store lock (core/fsio.py), between
-reading the file and replacing it, so a write changes only the fields it names (SPEC §6, §12).
-"""
+"""§6 write as a function: the article file as it is on disk plus the request in; the outcome, the
+new bytes and the mode out."""
 
 from __future__ import annotations
 

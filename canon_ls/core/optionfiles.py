@@ -1,18 +1,4 @@
-"""Changing one option in the user's settings.json or the project's canon.toml (SPEC §13).
-
-`canon settings set` and `unset` come here. The value is validated by `layout.check` before
-anything is written, and a file is only ever rewritten whole and atomically:
-- settings.json (the user's own, behaviour keys only) is loaded, changed and dumped; keys canon
-  does not know are kept (they are reported, not deleted). A settings.json that is a symbolic
-  link (dotfile managers) is written through to its target.
-- canon.toml (committed, shared) is edited line by line so its comments, order and tables stay
-  as the team wrote them: the top-level `key = …` line is replaced, or a new one added before
-  the first table. The result is parsed back and must hold exactly the old keys with this one
-  changed; when it does not (a value spread over several lines) nothing is written and the
-  sentence says to edit the file by hand. It is written without following a symbolic link.
-
-Standard library only: the CLI imports this on `canon settings set`.
-"""
+"""Changing one option in the user's settings.json or the project's canon.toml (SPEC §13)."""
 
 from __future__ import annotations
 
@@ -88,9 +74,6 @@ def validated(key: str, value: object, project: Path, where: Path) -> Any:
     except OptionError as exc:
         raise OptionError(f"{str(exc).rstrip('.')}; {home(where)} was left unchanged.") from None
     return checked
-
-
-# --------------------------------------------------------------------------- the user's file
 
 
 def set_user(
@@ -186,9 +169,6 @@ def _write_user(path: Path, data: dict[str, Any]) -> None:
         fsio.atomic_write(target, text.encode("utf-8"), anchor=target.parent)
     except OSError as exc:
         raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
-
-
-# --------------------------------------------------------------------------- the project's file
 
 
 def set_project(key: str, value: object, project: Path) -> tuple[Path, bool]:
@@ -292,9 +272,6 @@ def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], 
         raise OptionError(f"{path} cannot be written ({_why(exc)}).") from None
 
 
-# --------------------------------------------------------------------------- trust
-
-
 def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     """Record the project's canon.toml, as it is now, as trusted: its `root` leading outside
     the project and its `mounts` then apply (layout.resolve). (The trust file, the SHA-256.)"""
@@ -325,9 +302,6 @@ def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> bo
         if sha is not None or was:
             _write_user(path, record if sha is None else {**record, key: sha})
     return was
-
-
-# --------------------------------------------------------------------------- values
 
 
 def _plain(value: object) -> Any:

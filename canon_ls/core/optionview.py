@@ -1,7 +1,5 @@
-"""How the six options are shown (SPEC §13): one line per option with its source, the JSON
-form for tools, and the line of a file a problem is on. Shared by `canon settings`, `canon
-check` and the language server's `canon.settings` command. Standard library only.
-"""
+"""How the six options are shown (SPEC §13): one line per option with its source, the JSON form for
+tools, and the line of a file a problem is on."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Sorted project paths held compactly: one bytes blob instead of a str object per path.
-
-At 500k files a `dict[str, int]` of paths costs ~100 MB; the same paths as one NUL-ended,
-byte-ordered blob cost their length. The asset listing (core/assets.py) and the history pass
-(core/changes.py) keep their paths so: a question about one path bisects the blob, a question
-about every path streams it a chunk at a time (both are in byte order, so they also merge).
-"""
+"""Sorted project paths held compactly: one bytes blob instead of a str object per path."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Open a project's Store with its resolved options (SPEC §2, §8, §13).
-
-The rules themselves (directory names, the project root, option resolution) live in
-`core/layout.py`; this module only joins them to the heavier `Store`.
-"""
+"""Open a project's Store with its resolved options (SPEC §2, §8, §13)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Graph relations (SPEC §7 `relations`): `orphan.warn` (an article no other one links to)
-and `children.listed` (an article that does not link its direct children), with their
-sentences. The checker (core/check.py) asks them per article; these whole-store forms serve
-`canon check`'s callers and tests.
-"""
+"""Graph relations (SPEC §7 `relations`): `orphan.warn` (an article no other one links to) and
+`children.listed` (an article that does not link its direct children), with their sentences."""
 
 from __future__ import annotations
 

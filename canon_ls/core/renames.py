@@ -1,12 +1,5 @@
-"""Where an orphan's asset went when it was renamed in its own folder (SPEC §6.1 item 5, §10
-"Move article to …").
-
-The name-alike guesses (check.move_guesses) find `src/auth/login` reappearing elsewhere; a
-rename in place (`login.ts` -> `signin.ts`) keeps the folder and changes the name, so they
-cannot. Two signs of one here: git's rename detection over the orphans' folders (one read-only
-`git log -M` of the commits touching them), and the work tree: a file new since HEAD (not
-tracked there) beside the vanished asset, with no article of its own.
-"""
+"""Where an orphan's asset went when it was renamed in its own folder (SPEC §6.1 item 5, §10 "Move
+article to …")."""
 
 from __future__ import annotations
 
@@ -30,10 +23,8 @@ def renamed_in_place(
     tracked: Callable[[str], bool] | None = None,
     limit: int = 3,
 ) -> dict[str, list[str]]:
-    """For each orphan, the addresses in its folder that likely replaced its asset: renames
-    git detected first (newest first), then files new since HEAD. `files(folder)`: the listed
-    files below a folder; `tracked(path)`: whether git tracks a file at HEAD (None: no git,
-    so the work tree says nothing)."""
+    """For each orphan, the addresses in its folder that likely replaced its asset: renames git
+    detected first (newest first), then files new since HEAD."""
     by_folder: dict[str, list[str]] = {}
     for orphan in orphans:
         if "/" in orphan and ":" not in orphan:

@@ -1,12 +1,6 @@
-"""`canon export HOST`: one generated rule file per article that governs files, in the format
-of a host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro), and the survey that
-tells `canon export --check` and `canon check` which of them are out of date.
-
-Each file holds the article's capsule, a pointer to the article and the globs its address
-covers (a directory: `dir/**`; a file article: its files), plus the marker naming the article
-and a digest of the file (rules_formats). A file without the marker is never written over or
-removed; a marked file whose digest no longer matches was edited by hand and is left alone.
-"""
+"""`canon export HOST`: one generated rule file per article that governs files, in the format of a
+host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro), and the survey that tells
+`canon export --check` and `canon check` which of them are out of date."""
 
 from __future__ import annotations
 
@@ -157,9 +151,8 @@ def used_hosts(project: Path) -> list[str]:
 
 
 def apply(store: Store, files: list[Generated]) -> dict[str, str]:
-    """Write what is missing or out of date, remove what is left over; edited and foreign
-    files are never touched. Never through a symbolic link (a cloned `.cursor` leading
-    elsewhere): path -> the sentence for each file that could not be written."""
+    """Write what is missing or out of date, remove what is left over; edited and foreign files are
+    never touched."""
     failed: dict[str, str] = {}
     for item in files:
         path = store.project / item.path

@@ -1,14 +1,7 @@
-"""The path-scoped instruction files other agents read, as facts `canon import` and `canon
-export` share: where each host keeps them, which front matter key holds the globs, how a list
-of globs maps to an address and an address back to globs, and the marker an exported file
-carries so that canon recognises its own output (and a hand edit to it).
-
-Hosts (from their documentation): Claude Code `.claude/rules/**/*.md` (`paths:`), Cursor
-`.cursor/rules/*.mdc` (`description`, `globs`, `alwaysApply`), GitHub Copilot
-`.github/instructions/*.instructions.md` (`applyTo`, comma-separated), Kiro
-`.kiro/steering/*.md` (`inclusion: always|fileMatch|manual|auto`, `fileMatchPattern`), and the
-per-directory `AGENTS.md` / `CLAUDE.md` / `GEMINI.md`.
-"""
+"""The path-scoped instruction files other agents read, as facts `canon import` and `canon export`
+share: where each host keeps them, which front matter key holds the globs, how a list of globs
+maps to an address and an address back to globs, and the marker an exported file carries so that
+canon recognises its own output (and a hand edit to it)."""
 
 from __future__ import annotations
 
@@ -66,9 +59,6 @@ class Source:
     facts: str  # its activation as the host wrote it, for the journal entry
     exported_from: str | None = None  # the article named by a canon export marker
     body_line: int = 0  # the body's first line, counted from 0
-
-
-# ---------------------------------------------------------------- globs <-> addresses
 
 
 def split_globs(value: object) -> list[str]:
@@ -130,9 +120,6 @@ def globs_of(asset_paths: list[str]) -> list[str]:
     return [p + "**" if p.endswith("/") else p for p in escaped]
 
 
-# ---------------------------------------------------------------- the generated-file marker
-
-
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
@@ -160,13 +147,8 @@ def read_marker(text: str) -> tuple[str, bool] | None:
     return None
 
 
-# ---------------------------------------------------------------- reading one file
-
-
 def _front(text: str) -> tuple[dict[str, Any], str, int]:
-    """(front matter, body); ValueError names what is wrong with a malformed front matter.
-    Hosts read unquoted globs YAML rejects (`globs: **/*.ts`): those lines are read as the
-    hosts read them, `key: value` and `- item`."""
+    """(front matter, body); ValueError names what is wrong with a malformed front matter."""
     front, body, body_line = art.split_front(text)
     if front is None:
         return {}, body, body_line

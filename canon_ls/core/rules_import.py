@@ -1,19 +1,4 @@
-"""`canon import`: other agents' path-scoped instruction files become articles.
-
-A plan first (what each file would become, nothing written), then `apply` writes it through
-`Store.write` and `Store.journal` only. Decisions:
-- globs under one directory (`src/api/**/*.ts`) -> the article of that directory (`src/api`);
-  a nested `AGENTS.md` / `CLAUDE.md` / `GEMINI.md` -> the article of its directory;
-- globs that cut across directories (`**/*.ts`), always-on rules, rules loaded on request and
-  the project root's AGENTS.md / CLAUDE.md -> a `scope: rule` article `<prefix>/<name>`
-  (prefix `rules` unless the user picks another);
-- capsule: the file's `description`, else its first line; the whole text becomes the body;
-  one journal entry per imported file names it, its activation and a digest of its text;
-- an article that exists is never overwritten: when it does not hold the text yet, the text is
-  appended under a heading naming the file (merge); when it does, or a journal entry already
-  records this file's text, nothing happens. So a second import changes nothing;
-- files canon itself exported (their marker) are skipped.
-"""
+"""`canon import`: other agents' path-scoped instruction files become articles."""
 
 from __future__ import annotations
 

@@ -283,11 +283,8 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
 def judge(
     schema: Schema, *, created: bool, changed: set[str], values: dict[str, str], refs_changed: bool
 ) -> Judgement:
-    """Judge a write (§7): a required rule refuses only for the fields it changes (everything
-    when it creates the article); what it leaves broken warns, as every other rule does.
-
-    `changed` holds field names ('capsule', 'title', 'body'); `values` the resulting texts.
-    """
+    """Judge a write (§7): a required rule refuses only for the fields it changes (everything when
+    it creates the article); what it leaves broken warns."""
     result = Judgement()
     if schema.error:
         return result
@@ -319,10 +316,7 @@ def judge(
 def violations(
     schema: Schema, values: dict[str, str], refs: Iterable[str] | None = None
 ) -> list[str]:
-    """Every rule the existing article breaks (for reads and checks; never a refusal).
-
-    `refs`: the body's wikilink targets when the caller has them (a stored article keeps
-    them), so a body is needed only when a rule on the body itself is declared."""
+    """Every rule the existing article breaks (for reads and checks; never a refusal)."""
     if schema.error:
         return [schema.malformed_line]
     lines: list[str] = []

@@ -1,8 +1,6 @@
-"""Cache files read whole (the change times, the hooks' lane corpus) carry their length and
-CRC-32 in front, as each record of the parse cache does (core/cache.py): a file cut short,
-extended or with a byte flipped is discarded and rebuilt, never believed. Only zlib: a hook
-imports this.
-"""
+"""Cache files read whole (the change times, the hooks' lane corpus) carry their length and CRC-32
+in front, as each record of the parse cache does (core/cache.py): a file cut short, extended or
+with a byte flipped is discarded and rebuilt, never believed. Only zlib: a hook imports this."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""Tokenizer and incremental BM25 index for `search` (SPEC §6 search).
-
-Pure Python on purpose: at 10k articles an inverted index (per-term postings in typed arrays)
-answers in about a millisecond and updates one document in about one, with no native
-dependency (figures in docs/BENCHMARKS.md). Only the postings of the query's terms are scored.
-
-One module on purpose: the tokenizer, the index and its on-disk snapshot change together (the
-postings layout `_LAYOUT`; `SNAPSHOT_VERSION` moves when the tokens do).
-"""
+"""Tokenizer and incremental BM25 index for `search` (SPEC §6 search)."""
 
 from __future__ import annotations
 
@@ -61,12 +53,8 @@ _VOWEL = re.compile("[aeiouy].")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased words stemmed, plus the parts of camelCase words; CJK runs as bigrams.
-
-    A one-character CJK run is kept as a single character so a lone 表 can still match.
-    `load_config` gives `load config`; `loadConfig` gives `loadconfig load config`.
-    The result is a bag of words: its order carries no meaning.
-    """
+    """Lower-cased words stemmed, plus the parts of camelCase words; CJK runs as character
+    bigrams."""
     words = _WORD.findall(text)
     out: list[str] = []
     if words:
@@ -143,9 +131,8 @@ def article_text(article: Article) -> str:
 
 
 def article_tokens(article: Article) -> list[str]:
-    """An article's search tokens: address, title, capsule, tags and body, plus its tags as
-    a boosted field (`tag_tokens`). The Store and the search worker share this one
-    definition: both read and write the same index file."""
+    """An article's search tokens: address, title, capsule, tags and body, plus its tags as a
+    boosted field (`tag_tokens`)."""
     return tokenize(article_text(article)) + tag_tokens(article.tags)
 
 
@@ -162,17 +149,7 @@ _NO_TERMS: array[int] = array(_TERM)  # a removed document's terms (shared, neve
 
 
 class SearchIndex:
-    """BM25 (Lucene idf, k1=1.2, b=0.75) over keyed documents, updated one document at a time.
-
-    Postings map term -> (doc ids sorted, term frequencies) as two parallel typed arrays: six
-    bytes a posting instead of about fifty in a dict, for about 10% more query time. Each
-    document keeps its distinct terms (to remove it later) as a typed array of term ids: four
-    bytes a term instead of an eight-byte pointer in a tuple (that list was the larger half of
-    the index: 12.6 of 25 MB at 10k articles; dicts of tokens made it 180 MB). Length norms
-    depend on the average document length, so they are recomputed lazily on the first query
-    after a change (about a millisecond at 10k documents) and scores always equal a fresh
-    rebuild's.
-    """
+    """BM25 (Lucene idf, k1=1.2, b=0.75) over keyed documents, updated one document at a time."""
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
@@ -415,9 +392,8 @@ def _arrays_into(postings: dict[str, tuple[array[int], array[int]]], raw: Any) -
 def bm25(
     plists: list[tuple[array[int], array[int]]], n: int, k1: float, norms: Sequence[float]
 ) -> dict[int, float]:
-    """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus
-    of `n` documents; `norms[d]`: document d's length normalisation. The one scoring of the
-    in-memory index and the mapped index file, so both rank alike."""
+    """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus of `n`
+    documents; `norms[d]`: document d's length normalisation."""
     k1p = k1 + 1
     plists = sorted(plists, key=_df, reverse=True)  # the longest list seeds the dict at once
     scores: dict[int, float] = {}

@@ -1,13 +1,4 @@
-"""The search worker's index over the article files, with no Store beside it.
-
-A loaded Store keeps every article (front matter and body) in memory: the server already
-holds one, and a second in the search worker doubled it (about 60 MB at 10k articles, the
-largest part of the worker). Here each file is read, tokenized and dropped; only the BM25
-index stays. The index and its on-disk snapshot are the ones `Store.search_articles` uses
-(same tokens, same `(mtime_ns, size, inode, ctime_ns)` stamps, same cache file), so the CLI's
-`canon search` and the worker reuse each other's work. It lives in core because
-it reads the store's files; the server's search worker is its one caller.
-"""
+"""The search worker's index over the article files, with no Store beside it."""
 
 from __future__ import annotations
 
@@ -34,10 +25,8 @@ Spec = dict[str, Any]  # {"roots": {prefix: [articles dir, its real path]}, "cac
 
 
 def spec_of(store: Store) -> Spec:
-    """What the worker needs of a store, as plain data: the articles directory (and its real
-    path) of the project and of each mount, by address prefix, and the index file. The
-    worker gets this instead of opening the store itself: the Store's modules cost a
-    process about 5 MB it does not need."""
+    """What the worker needs of a store, as plain data: the articles directory (and its real path)
+    of the project and of each mount, by address prefix, and the index file."""
     from canon_ls.core.store import Store
 
     roots: dict[str, list[str]] = {}
@@ -91,9 +80,8 @@ class SearchCorpus:
                 self.index.add_tokens(address, tokens)
 
     def _locate(self, address: str) -> tuple[str, str, str] | None:
-        """(address in its own store, file path, real articles directory), as the Store
-        reads it: a `name:` prefix naming a mount is that mount's article, anything else the
-        project's."""
+        """(address in its own store, file path, real articles directory), as the Store reads it: a
+        `name:` prefix naming a mount is that mount's article, anything else the project's."""
         prefix, rest = _split(address, self.mounts)
         root = self.roots.get(prefix)
         if root is None or not rest or rest.startswith("/") or ".." in rest.split("/"):
@@ -106,10 +94,8 @@ class SearchCorpus:
 
 
 class _Docs(Mapping[str, tuple[object, "_Tokens"]]):
-    """The scanned article files as `cached_index` wants them (address -> (stamp, tokens
-    thunk)), made when asked for: at 50k articles a second dict beside the scan's cost
-    about 10 MB. A mount's articles are under `name:`; its files are parsed under their own
-    address, as its Store does."""
+    """The scanned article files as `cached_index` wants them (address -> (stamp, tokens thunk)),
+    made when asked for: at 50k articles a second dict beside the scan's cost about 10 MB."""
 
     def __init__(self, scans: dict[str, dict[str, tuple[str, Key]]]) -> None:
         self.scans = scans

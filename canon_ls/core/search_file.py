@@ -1,281 +1,37 @@
-"""The BM25 index as one file read through mmap: a query touches only its terms' postings.
-
-Held as Python objects the index cost the search worker 20 MB at 10k articles and well over
-100 MB at 50k, for a handful of queries an hour. Here it is a file in the cache directory,
-mapped read-only: the vocabulary is a sorted blob searched by bisection, postings are typed
-arrays read for the query's terms only, and the documents' lengths, stamps and addresses are
-arrays and blobs too. What changed since the file was written (articles edited while the
-worker runs) is a small overlay in memory: new documents with their postings, and the file's
-documents that no longer count. Scores are computed exactly as `search.SearchIndex` computes
-them (same norms, same weights, same order of summation), so the ranking is the same.
-
-Layout (native byte order; the trailer records it, a file from another machine is rebuilt):
-  documents  lengths u32[N] · stamps i64[5N] · key offsets u64[N+1] · keys · key order u32[L]
-  postings   per term, sorted by its UTF-8 bytes: doc ids u32[n] then frequencies u16[n]
-  terms      term offsets u64[V+1] · terms · postings offsets u64[V] · postings counts u32[V]
-  trailer    TRAILER (figures, section offsets, the CRC-32 of all before it), then END
-A document slot with an empty key is a hole (removed when the file was written): no posting
-names it. Files are replaced by rename, never rewritten in place, so a mapping stays valid.
-
-One module on purpose: the writer and the reader are the two sides of this one layout (what
-the writer lays down, the offsets check and the reader must find), so they change together.
-"""
+"""The BM25 index as one file read through mmap: a query touches only its terms' postings."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
 import heapq
-import mmap
 import os
-import struct
 import tempfile
-import weakref
 import zlib
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from canon_ls.core.search import TF_MAX, SearchIndex, best, bm25, tokenize
-
-END = b"canon-ls search file 2\n"  # 2: the trailer carries the CRC-32 of all before it
-_ORDER = 0x0102030405060708  # reads back as itself only in the byte order that wrote it
-_SECTIONS = (
-    "lengths",
-    "stamps",
-    "key_starts",
-    "keys",
-    "order",
-    "postings",
-    "term_starts",
-    "terms",
-    "post_offs",
-    "post_counts",
-    "end",
+from canon_ls.core.search_disk import (
+    BUFFER,
+    END,
+    NONE_STAMP,
+    ORDER,
+    SECTIONS,
+    TRAILER,
+    UTF8,
+    IndexFile,
+    sealed,
+    stamp_ints,
 )
-TRAILER = struct.Struct("=dd7q" + "q" * len(_SECTIONS))
-_UTF8 = ("utf-8", "surrogatepass")  # byte order of the encoding is the order of the strings
-_NONE_STAMP = (-1, 0, 0, 0, 0)
-_BUFFER = 1 << 20  # bytes gathered before each write
-
-
-def _stamp_ints(stamp: object) -> tuple[int, int, int, int, int]:
-    """A stamp as five int64s: (kind, values…); kind -1 None, 5 an int, 0-4 a tuple of that
-    many ints. Anything else (or too large) is stored as None: never trusted, re-read."""
-    lo, hi = -(2**63), 2**63 - 1
-    if isinstance(stamp, int) and not isinstance(stamp, bool) and lo <= stamp <= hi:
-        return (5, stamp, 0, 0, 0)
-    if (
-        isinstance(stamp, tuple)
-        and len(stamp) <= 4
-        and all(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi for v in stamp)
-    ):
-        padded = (*stamp, 0, 0, 0, 0)
-        return (len(stamp), padded[0], padded[1], padded[2], padded[3])
-    return _NONE_STAMP
-
-
-def _stamp_of(ints: Any) -> object:
-    kind = ints[0]
-    if kind == 5:
-        return ints[1]
-    if 0 <= kind <= 4:
-        return tuple(ints[1 : 1 + kind])
-    return None
-
-
-class IndexFile:
-    """A written index file, mapped read-only. Only what a caller reads is paged in; the
-    writer reads postings with `pread`, so copying a file into the next does not make its
-    pages part of this process's resident set."""
-
-    def __init__(self, fd: int, mm: mmap.mmap, head: dict[str, Any]) -> None:
-        self.fd, self.mm = fd, mm
-        weakref.finalize(self, os.close, fd)
-        self.k1, self.b = head["k1"], head["b"]
-        self.n_docs, self.n_live, self.total = head["n_docs"], head["n_live"], head["total"]
-        self.n_terms = head["n_terms"]
-        at = head["at"]
-        view = memoryview(mm)
-        n, v = self.n_docs, self.n_terms
-        self.lengths = view[at["lengths"] : at["lengths"] + 4 * n].cast("I")
-        self.stamps = view[at["stamps"] : at["stamps"] + 40 * n].cast("q")
-        self.key_starts = view[at["key_starts"] : at["key_starts"] + 8 * (n + 1)].cast("Q")
-        self.order = view[at["order"] : at["order"] + 4 * self.n_live].cast("I")
-        self.term_starts = view[at["term_starts"] : at["term_starts"] + 8 * (v + 1)].cast("Q")
-        self.post_offs = view[at["post_offs"] : at["post_offs"] + 8 * v].cast("Q")
-        self.post_counts = view[at["post_counts"] : at["post_counts"] + 4 * v].cast("I")
-        self._keys, self._terms = at["keys"], at["terms"]
-
-    @classmethod
-    def open(cls, path: Path) -> IndexFile | None:
-        """The file at `path`; None when it is missing, damaged or of another version."""
-        try:
-            from canon_ls.core.fsio import open_regular
-
-            with open_regular(path) as fh:
-                return cls.of_handle(fh)
-        except (OSError, ValueError):
-            return None
-
-    @classmethod
-    def of_handle(cls, fh: IO[bytes]) -> IndexFile | None:
-        """The file open as `fh` (which the caller still closes: this keeps its own fd)."""
-        try:
-            size = os.fstat(fh.fileno()).st_size
-            tail = TRAILER.size + len(END)
-            if size < tail:
-                return None
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            return None
-        head = _head(mm, size - tail)
-        if head is None:
-            mm.close()
-            return None
-        try:
-            fd = os.dup(fh.fileno())
-        except OSError:
-            mm.close()
-            return None
-        try:
-            found = cls(fd, mm, head)
-        except (ValueError, TypeError):
-            os.close(fd)
-            return None
-        return found if found._sane(head["at"]) else None
-
-    def _sane(self, at: dict[str, int]) -> bool:
-        """The offsets inside the file point where they may (a few ms at 50k documents; the
-        bytes themselves are trusted, as the file was written whole and renamed)."""
-        n, v = self.n_docs, self.n_terms
-        ks, ts, offs, counts = self.key_starts, self.term_starts, self.post_offs, self.post_counts
-        if ks[0] != 0 or ks[n] > at["order"] - at["keys"] or any(map(int.__gt__, ks, ks[1:])):
-            return False
-        if ts[0] != 0 or ts[v] > at["post_offs"] - at["terms"] or any(map(int.__gt__, ts, ts[1:])):
-            return False
-        if any(d >= n for d in self.order) or sum(self.lengths) != self.total:
-            return False
-        low, high = at["postings"], at["term_starts"]
-        return all(low <= o and o + 6 * c <= high for o, c in zip(offs, counts, strict=True))
-
-    def read(self, offset: int, size: int) -> bytes:
-        return os.pread(self.fd, size, offset)
-
-    def term_bytes(self, tid: int) -> bytes:
-        base = self._terms
-        return self.mm[base + self.term_starts[tid] : base + self.term_starts[tid + 1]]
-
-    def find(self, term: bytes) -> int:
-        """The term's id, or -1."""
-        lo, hi = 0, self.n_terms
-        mm, base, starts = self.mm, self._terms, self.term_starts
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if mm[base + starts[mid] : base + starts[mid + 1]] < term:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < self.n_terms and mm[base + starts[lo] : base + starts[lo + 1]] == term:
-            return lo
-        return -1
-
-    def postings(self, tid: int) -> tuple[array[int], array[int]]:
-        """The term's doc ids and frequencies, read with `pread`: a common term's list is
-        large, and through the mapping it would stay in the resident set after the query."""
-        at, n = self.post_offs[tid], self.post_counts[tid]
-        raw = self.read(at, 6 * n)
-        ids, tfs = array("I"), array("H")
-        ids.frombytes(raw[: 4 * n])
-        tfs.frombytes(raw[4 * n : 6 * n])
-        return ids, tfs
-
-    def key_bytes(self, doc: int) -> bytes:
-        return self.mm[self._keys + self.key_starts[doc] : self._keys + self.key_starts[doc + 1]]
-
-    def key(self, doc: int) -> str | None:
-        raw = self.key_bytes(doc)
-        return raw.decode(*_UTF8) if raw else None
-
-    def doc_of(self, key: str) -> int:
-        """The live document stored under `key`, or -1 (bisection over the sorted keys)."""
-        want = key.encode(*_UTF8)
-        lo, hi = 0, self.n_live
-        order = self.order
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.key_bytes(order[mid]) < want:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < self.n_live and self.key_bytes(order[lo]) == want:
-            return int(order[lo])
-        return -1
-
-    def stamp(self, doc: int) -> object:
-        return _stamp_of(self.stamps[5 * doc : 5 * doc + 5])
-
-    def live(self) -> Iterator[tuple[str, int]]:
-        """(key, doc) of every live document, in key order."""
-        for doc in self.order:
-            yield self.key_bytes(doc).decode(*_UTF8), doc
-
-
-_CRC_AT = 64  # where the trailer keeps its CRC (after two doubles and six ints)
-
-
-def _sealed(body_crc: int, trailer: bytes) -> int:
-    """The CRC-32 of the body and of the trailer with its own CRC field as zeros."""
-    blank = trailer[:_CRC_AT] + bytes(8) + trailer[_CRC_AT + 8 :]
-    return zlib.crc32(blank, body_crc)
-
-
-def _head(mm: mmap.mmap, at: int) -> dict[str, Any] | None:
-    """The trailer's figures, checked against the file's size; None when they do not fit."""
-    if mm[at + TRAILER.size :] != END:
-        return None
-    k1, b, version, order, n_docs, n_live, total, n_terms, crc, *offs = TRAILER.unpack_from(mm, at)
-    if version != SearchIndex.SNAPSHOT_VERSION or order != _ORDER:
-        return None
-    where = dict(zip(_SECTIONS, offs, strict=True))
-    sizes = {
-        "lengths": 4 * n_docs,
-        "stamps": 40 * n_docs,
-        "key_starts": 8 * (n_docs + 1),
-        "order": 4 * n_live,
-        "term_starts": 8 * (n_terms + 1),
-        "post_offs": 8 * n_terms,
-        "post_counts": 4 * n_terms,
-    }
-    if where["end"] != at or not 0 <= n_live <= n_docs or n_terms < 0:
-        return None
-    last = 0
-    for name in _SECTIONS:  # in order, inside the file, each as large as its counts say
-        if where[name] < last or where[name] > at:
-            return None
-        last = where[name] + sizes.get(name, 0)
-    if last > at:
-        return None
-    with memoryview(mm) as view, view[:at] as body:  # a flipped byte would index past an end
-        if _sealed(zlib.crc32(body), bytes(mm[at : at + TRAILER.size])) != crc:
-            return None
-    return {
-        "k1": k1,
-        "b": b,
-        "n_docs": n_docs,
-        "n_live": n_live,
-        "total": total,
-        "n_terms": n_terms,
-        "at": where,
-    }
 
 
 class FileIndex:
-    """BM25 over an `IndexFile` plus what changed since it was written; the same answers as
-    a `SearchIndex` holding the same documents. Documents added here get ids after the
-    file's; a file's document removed or replaced is only marked (`_dead`)."""
+    """BM25 over an `IndexFile` plus what changed since it was written; the same answers as a
+    `SearchIndex` holding the same documents."""
 
     def __init__(self, base: IndexFile | None, k1: float = 1.2, b: float = 0.75) -> None:
         self.base = base
@@ -329,7 +85,7 @@ class FileIndex:
         self._keys.append(key)
         self._lengths.append(length)
         self._total += length
-        self._stamps.extend(_stamp_ints(stamp))
+        self._stamps.extend(stamp_ints(stamp))
         postings = self._postings
         for term, tf in counts.items():
             plist = postings.get(term)
@@ -377,7 +133,7 @@ class FileIndex:
         self._total -= self._lengths[i]
         self._lengths[i] = 0
         self._keys[i] = None
-        self._stamps[5 * i : 5 * i + 5] = array("q", _NONE_STAMP)
+        self._stamps[5 * i : 5 * i + 5] = array("q", NONE_STAMP)
         self._norms = None
 
     def _key(self, doc: int) -> str | None:
@@ -406,7 +162,7 @@ class FileIndex:
         ids: array[int] | None = None
         tfs: array[int] | None = None
         if self.base is not None:
-            tid = self.base.find(term.encode(*_UTF8))
+            tid = self.base.find(term.encode(*UTF8))
             if tid >= 0:
                 ids, tfs = self.base.postings(tid)
                 dead = self._dead
@@ -452,7 +208,7 @@ class _Out:
         self.buf += piece
         self.pos += len(piece)
         self.crc = zlib.crc32(piece, self.crc)
-        if len(self.buf) >= _BUFFER:
+        if len(self.buf) >= BUFFER:
             yield bytes(self.buf)
             self.buf.clear()
 
@@ -478,13 +234,13 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
             assert base is not None
             raw = b"" if doc in dead else base.key_bytes(doc)
             length = base.lengths[doc] if raw else 0
-            stamp = tuple(base.stamps[5 * doc : 5 * doc + 5]) if raw else _NONE_STAMP
+            stamp = tuple(base.stamps[5 * doc : 5 * doc + 5]) if raw else NONE_STAMP
         else:
             key = index._keys[doc - index._first]
-            raw = key.encode(*_UTF8) if key is not None else b""
+            raw = key.encode(*UTF8) if key is not None else b""
             length = index._lengths[doc - index._first]
             at = 5 * (doc - index._first)
-            stamp = tuple(index._stamps[at : at + 5]) if raw else _NONE_STAMP
+            stamp = tuple(index._stamps[at : at + 5]) if raw else NONE_STAMP
         lengths.append(length)
         stamps.extend(stamp)
         keys += raw
@@ -534,9 +290,9 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
         yield from out.section(name)
         yield from out.put(data)
     yield from out.section("end")
-    figures = [SearchIndex.SNAPSHOT_VERSION, _ORDER, slots, n_live, total, len(post_offs), 0]
-    offsets = [out.at[name] for name in _SECTIONS]
-    figures[-1] = _sealed(out.crc, TRAILER.pack(index.k1, index.b, *figures, *offsets))
+    figures = [SearchIndex.SNAPSHOT_VERSION, ORDER, slots, n_live, total, len(post_offs), 0]
+    offsets = [out.at[name] for name in SECTIONS]
+    figures[-1] = sealed(out.crc, TRAILER.pack(index.k1, index.b, *figures, *offsets))
     yield from out.put(TRAILER.pack(index.k1, index.b, *figures, *offsets) + END)
     yield from out.flush()
 
@@ -545,7 +301,7 @@ def _sorted_live(index: FileIndex) -> Iterator[tuple[bytes, int]]:
     """(key, doc) of every live document in key order: the file's, already sorted, merged
     with the added ones (at most a chunk while building), so no list of every key is made."""
     base, dead = index.base, index._dead
-    added = sorted((k.encode(*_UTF8), d) for k, d in index._ids.items())
+    added = sorted((k.encode(*UTF8), d) for k, d in index._ids.items())
     kept: Iterator[tuple[bytes, int]] = iter(())
     if base is not None:
         kept = ((base.key_bytes(d), int(d)) for d in base.order if d not in dead)
@@ -556,7 +312,7 @@ def _merged_terms(
     index: FileIndex,
 ) -> Iterator[tuple[bytes, int, tuple[array[int], array[int]] | None]]:
     """(term, id in the file or -1, added postings or None), in the terms' byte order."""
-    added = sorted((t.encode(*_UTF8), t) for t in index._postings)
+    added = sorted((t.encode(*UTF8), t) for t in index._postings)
     base = index.base
     j = 0
     for tid in range(base.n_terms if base is not None else 0):
@@ -575,9 +331,8 @@ def _merged_terms(
 
 
 def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> IndexFile | None:
-    """Write `index` as a new file at `path` (replaced atomically; None or unwritable: an
-    unnamed temporary file, in `scratch` if given) and map it; None when no file could be
-    written at all."""
+    """Write `index` as a new file at `path` (replaced atomically; None or unwritable: an unnamed
+    temporary file, in `scratch` if given) and map it; None when no file could be written at all."""
     if path is not None:
         from canon_ls.core import fsio  # the one atomic writer, keeping what it wrote open
 
@@ -641,12 +396,8 @@ def _reconciled(
     docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]],
     scratch: Path | None = None,
 ) -> FileIndex | None:
-    """The file's index with what differs from `docs` done over it; None when that would
-    leave too many holes. The file's keys are sorted by their UTF-8 bytes, which is the order
-    of the strings, so the two lists are walked side by side (nothing per key is kept).
-    Every CHUNK documents read, what was added is written out with the rest to an unnamed
-    file in `scratch`, which becomes the base: a build of 50k articles never holds more than
-    a chunk's postings in memory (at 50k the whole index was about 70 MB of them)."""
+    """The file's index with what differs from `docs` done over it; None when that would leave too
+    many holes."""
     index = FileIndex(base)
     index.bulk = True
     todo: Iterable[str] = docs
@@ -688,16 +439,8 @@ def _reconciled(
 def cached_index(
     cache_file: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> FileIndex:
-    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), kept as a
-    file read through mmap (this module) and reusing the one already there.
-
-    Keys whose stamp matches the file are not re-tokenized (a None stamp never matches: pass
-    it for files modified too recently to trust their mtime); the rest are added, vanished
-    keys removed, and the file is rewritten (atomically) only when something changed. A
-    damaged or unwritable cache just means a full build, kept in an unnamed temporary file.
-    At 10k articles this turns a first search of seconds into a fraction of one
-    (docs/BENCHMARKS.md).
-    """
+    """An index over `docs` (key -> (stamp, thunk giving the text or its tokens)), kept as a file
+    read through mmap (this module) and reusing the one already there."""
     with _gc_paused():  # millions of small objects while building: collections only slow it
         return build(cache_file, docs)
 

@@ -1,9 +1,4 @@
-"""Staleness (SPEC §9, §9.1): which articles are older than the files they govern, and why.
-
-The verdict comes from each article's newest governed change (the asset listing of
-core/assets.py dated by core/changes.py); the evidence (core/evidence.py) is gathered for the
-stale ones only, from the same history pass.
-"""
+"""Staleness (SPEC §9, §9.1): which articles are older than the files they govern, and why."""
 
 from __future__ import annotations
 
@@ -45,10 +40,8 @@ def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator
 
 
 class Governed:
-    """(file, governing article) for every project file some article governs (SPEC §4, §9),
-    streamed from the listing and one int per file (the survey): never a list of 500k pairs.
-    Iterable again and again. With git, the verdicts and the evidence go through its runs
-    and a Timeline (core/dated.py) instead of a pair per file."""
+    """(file, governing article) for every project file some article governs (SPEC §4, §9), streamed
+    from the listing and one int per file (the survey): never a list of 500k pairs."""
 
     def __init__(self, assets: Assets, survey: Survey) -> None:
         self.assets = assets
@@ -57,8 +50,7 @@ class Governed:
         self._dated: tuple[ChangeTimes, Timeline] | None = None
 
     def runs(self) -> Runs:
-        """The governed rows as runs (no git needed: the check child builds them while git
-        runs)."""
+        """The governed rows as runs (no git needed: the check child builds them while git runs)."""
         if self._runs is None:
             self._runs = runs_of(self.survey.governing)
         return self._runs
@@ -119,9 +111,8 @@ def newest_changes(
 
 
 def own_file(store: Store, address: str, prefix: str | None = None) -> str:
-    """The article's file as ChangeTimes names it (project-relative; absolute when the store
-    lies outside the project), whose own last change refines its reference day (SPEC §9).
-    `prefix`: articles_prefix(store), for a caller naming many."""
+    """The article's file as ChangeTimes names it (project-relative; absolute when the store lies
+    outside the project), whose own last change refines its reference day (SPEC §9)."""
     return (articles_prefix(store) if prefix is None else prefix) + address + ".md"
 
 
@@ -169,12 +160,7 @@ def stale_evidence(
     governed: Iterable[tuple[str, str]] | None = None,
     newest: dict[str, tuple[float, str]] | None = None,
 ) -> dict[str, Evidence]:
-    """Address -> evidence for every stale article of the project store (SPEC §9, §9.1).
-
-    The verdict comes from each article's newest governed change (one walk over the files);
-    the evidence is gathered for the stale ones only, from the same history pass. Callers that
-    already hold the (file, article) pairs or the newest changes pass them in.
-    """
+    """Address -> evidence for every stale article of the project store (SPEC §9, §9.1)."""
     addresses = project_addresses(store)
     if governed is None:
         governed = governed_pairs(addresses, assets)
@@ -265,9 +251,8 @@ def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes)
 
 
 def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
-    """The evidence of one article read on its own (`canon read`): lists only the files it
-    can govern and dates them from the shared history pass (its cache, or the new commits).
-    None when the article is not stale; never raises for a project git cannot read."""
+    """The evidence of one article read on its own (`canon read`): lists only the files it can
+    govern and dates them from the shared history pass (its cache, or the new commits)."""
     art = store.article(address)
     if art is None or mount_of(store, address):
         return None

@@ -1,22 +1,13 @@
-"""The store (SPEC §2, §4, §6): an index (core/index.py) it holds, plus every write to `.canon/`.
-
-Nothing is created on disk until the first write or journal entry. Every write goes through
-core/fsio.py: atomic replacement (or a new journal file linked whole into place), containment
-checked on what was opened, and the store lock that serialises each write's read-modify-write
-across processes (SPEC §12). A write updates the index in place under the index's lock,
-through the index's small write-side interface (`written`, `take_mount`, `journal_changed`).
-"""
+"""The store (SPEC §2, §4, §6): an index (core/index.py) it holds, plus every write to `.canon/`."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import operator
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Concatenate, Generic, ParamSpec, TypeVar
 
 from canon_ls.core import article as art
 from canon_ls.core import clock, freshness, fsio, layout, merge
@@ -52,86 +43,24 @@ def _valid_text(text: str | None) -> str | None:
     return _SURROGATES.sub("\ufffd", text)
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
+class Store(StoreIndex):
+    """One store: the index of the project's `.canon/` and its mounts (its reads, declared in
+    core/reader.py), plus every write. Each mount is a Store of its own (it can be written to)."""
 
-
-class _Read(Generic[P, R]):
-    """One of the index's reads offered as the Store's own: bound on first use and kept on
-    the instance, so a hot read (`has`, `article`) costs no extra call."""
-
-    def __init__(self, method: Callable[Concatenate[StoreIndex, P], R]) -> None:
-        self.name, self.__doc__ = method.__name__, method.__doc__
-
-    def __get__(self, store: Store | None, owner: type) -> Callable[P, R]:
-        if store is None:
-            return getattr(StoreIndex, self.name)
-        bound: Callable[P, R] = getattr(store.index, self.name)
-        store.__dict__[self.name] = bound
-        return bound
-
-
-class Store:
-    """One store: the project's `.canon/` plus its mounts, an index of them (`index`), and
-    its writes. The index's reads are the store's own (below); the index never writes."""
+    mounted: Mapping[str, Store]
 
     def __init__(
-        self,
-        project: Path,
-        root: str | Path | None = None,
-        mounts: Sequence[str | Path] = (),
-        *,
-        index: StoreIndex | None = None,
+        self, project: Path, root: str | Path | None = None, mounts: Sequence[str | Path] = ()
     ) -> None:
-        self.index = StoreIndex(project, root, mounts) if index is None else index
-        ix = self.index
-        self.project, self.root, self.mounts, self.paths = ix.project, ix.root, ix.mounts, ix.paths
-        self.articles_dir, self.journal_dir = ix.articles_dir, ix.journal_dir
-        self.schema_file, self.bodies, self.anchor = ix.schema_file, ix.bodies, ix.anchor
+        super().__init__(project, root, mounts)
         self.options: layout.Options | None = None  # §13, set by project.open_store
         self._held: int | None = None  # the store root's descriptor while `locked` holds it
-        # each mount's own store over the index's own index of it (a mount can be written to)
-        self._mounts = {name: Store(sub.project, index=sub) for name, sub in ix.mounted.items()}
-
-    exists = _Read(StoreIndex.exists)
-    layout_problem = _Read(StoreIndex.layout_problem)
-    refresh = _Read(StoreIndex.refresh)
-    revalidate = _Read(StoreIndex.revalidate)
-    revalidate_governing = _Read(StoreIndex.revalidate_governing)
-    reload_file = _Read(StoreIndex.reload_file)
-    load_steps = _Read(StoreIndex.load_steps)
-    held = _Read(StoreIndex.held)
-    cache_usable = _Read(StoreIndex.cache_usable)
-    addresses = _Read(StoreIndex.addresses)
-    articles = _Read(StoreIndex.articles)
-    article = _Read(StoreIndex.article)
-    has = _Read(StoreIndex.has)
-    governing = _Read(StoreIndex.governing)
-    address_of = _Read(StoreIndex.address_of)
-    link_target = _Read(StoreIndex.link_target)
-    place = _Read(StoreIndex.place)
-    path_of = _Read(StoreIndex.path_of)
-    article_file = _Read(StoreIndex.article_file)
-    backlinks = _Read(StoreIndex.backlinks)
-    build_backlinks = _Read(StoreIndex.build_backlinks)
-    schema = _Read(StoreIndex.schema)
-    schema_for = _Read(StoreIndex.schema_for)
-    is_orphan = _Read(StoreIndex.is_orphan)
-    journal_entries = _Read(StoreIndex.journal_entries)
-    journal_steps = _Read(StoreIndex.journal_steps)
-    journal_count = _Read(StoreIndex.journal_count)
-    journal_names = _Read(StoreIndex.journal_names)
-    journal_body = _Read(StoreIndex.journal_body)
-    search_articles = _Read(StoreIndex.search_articles)
-    search_journal = _Read(StoreIndex.search_journal)
-    # whether the articles have been read (the store loads on first use, or in steps)
-    loaded = property(operator.attrgetter("index.loaded"))  # no call of its own (hot: reads)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the store lock across several reads and writes (an import's check of the
         journal, read, write and entry): no other process writes in between (SPEC §12)."""
-        with self.index.lock, self._locked_root(create=True):
+        with self.lock, self._locked_root(create=True):
             yield
 
     @contextlib.contextmanager
@@ -154,10 +83,10 @@ class Store:
             os.close(fd)
 
     def _open_root(self, create: bool) -> int:
-        self.index.check_layout()
+        self.check_layout()
         if create and self.anchor == self.root:
             self.root.mkdir(parents=True, exist_ok=True)  # a configured root outside the project
-        shown = self.index.shown(self.root)
+        shown = self.shown(self.root)
         return fsio.open_dir(self.root, self.anchor, create=create, what=shown)
 
     def _open_within(self, directory: Path, base: Path, create: bool) -> int:
@@ -167,7 +96,7 @@ class Store:
         if not fsio.within(inside, os.path.realpath(self.anchor)):
             raise OutsideStore(self.layout_problem() or f"{base} leads outside the project")
         return fsio.open_dir(
-            directory, self.anchor, create=create, inside=inside, what=self.index.shown(directory)
+            directory, self.anchor, create=create, inside=inside, what=self.shown(directory)
         )
 
     def _create_store(self, root_fd: int, articles: bool) -> None:
@@ -190,7 +119,7 @@ class Store:
         (articles/, journal/, schema.json order); nothing when the store is complete."""
         before = {p: os.path.lexists(p) for p in (self.articles_dir, self.schema_file)}
         journal_before = os.path.lexists(self.journal_dir)
-        with self.index.lock:
+        with self.lock:
             with self._locked_root(create=True) as root_fd:
                 self._create_store(root_fd, articles=not before[self.articles_dir])
             os.close(self._open_within(self.journal_dir, self.journal_dir, create=True))
@@ -214,12 +143,12 @@ class Store:
         if scope not in (None, "", "rule", "asset"):
             raise BadInput(f'scope must be "rule" or "asset", not {scope!r}.')
         name, rest = self.paths.split(address)
-        with self.index.lock:
-            self.index.load()
+        with self.lock:
+            self.load()
             if name:
-                outcome = self._mounts[name].write(rest, capsule, body, scope)
+                outcome = self.mounted[name].write(rest, capsule, body, scope)
                 outcome.address = address
-                self.index.take_mount(name, {rest})
+                self.take_mount(name, {rest})
                 return outcome
             return self._write_own(address, capsule, body, scope or None)
 
@@ -245,9 +174,9 @@ class Store:
                     merge.Request(capsule, body, scope, capsule_given, body_given),
                     self.schema(),
                     exists=self.has,
-                    orphan=self.index.would_orphan,
-                    governs=self.index.maps if self.options and self.options.lane else None,
-                    maps=self.index.maps,
+                    orphan=self.would_orphan,
+                    governs=self.maps if self.options and self.options.lane else None,
+                    maps=self.maps,
                 )
                 if data is None:
                     return outcome
@@ -260,7 +189,7 @@ class Store:
             finally:
                 if parent_fd is not None:
                     os.close(parent_fd)
-        written = self.index.written(address, data, freshness.key(st))
+        written = self.written(address, data, freshness.key(st))
         for problem in written.problems:
             outcome.lines.append(f"The front matter is still wrong ({problem}); fix it by hand.")
         return outcome
@@ -303,11 +232,11 @@ class Store:
     def edit(self, address: str, change: Callable[[str], str], what: str = "edit") -> bool:
         """Rewrite an article's text by `change` under the store lock, `updated` untouched
         (`reviewed`, `canon check --fix`); False when the text stays as it was."""
-        with self.index.lock:
+        with self.lock:
             name, rest = self.paths.split(address)
             if name:
-                changed = self._mounts[name].edit(rest, change, what)
-                self.index.take_mount(name, {rest})
+                changed = self.mounted[name].edit(rest, change, what)
+                self.take_mount(name, {rest})
                 return changed
             file = self.path_of(address)
             if not self.exists():
@@ -338,8 +267,8 @@ class Store:
             raise BadInput("The project root has no article; give two file paths or addresses.")
         if self.paths.split(a)[0] or self.paths.split(b)[0]:
             raise BadInput("canon mv moves this project's articles; move a mount's in its own.")
-        with self.index.lock:
-            self.index.load()
+        with self.lock:
+            self.load()
             if not self.has(a) or a == b:
                 raise BadInput(f"There is no article {a} to move." if a != b else "Same address.")
             if self.has(b) or os.path.lexists(self.path_of(b)):
@@ -367,7 +296,7 @@ class Store:
         the articles whose links changed now); None when no move is pending."""
         if self.pending_move() is None:
             return None
-        with self.index.lock, self._locked_root(create=False) as root_fd:
+        with self.lock, self._locked_root(create=False) as root_fd:
             pending = self.pending_move()
             if pending is None:
                 return None
@@ -445,8 +374,7 @@ class Store:
         session: str | None = None,
     ) -> Path:
         """§6 journal: one new file, whole or not at all (temp file linked into place, never
-        replacing one), -2, -3… on collision; never rewritten. A bare string subject is a
-        one-element array."""
+        replacing one), -2, -3… on collision; never rewritten."""
         if not isinstance(body, str) or not body.strip():
             raise BadInput(
                 "The journal entry is empty; say what happened (decisions, findings, changes)."
@@ -461,7 +389,7 @@ class Store:
         text += body.strip() + "\n"  # as pi-canon stores it: no blank lines around the text
         data = text.encode("utf-8", errors="replace")
         names = jrn.names(date, stem)
-        with self.index.lock:
+        with self.lock:
             created = not self.exists()
             root_fd = self._open_root(create=True)
             try:
@@ -477,29 +405,28 @@ class Store:
                 ) from None
             finally:
                 os.close(journal_fd)
-            self.index.journal_changed()
+            self.journal_changed()
             return self.journal_dir / name
 
     def mend_entry(self, name: str, change: Callable[[str], str | None]) -> bool:
         """Rewrite one journal entry by `change` (None: leave it) under the store lock, whole
         or not at all: the one repair `canon check --fix` makes to an entry."""
         path, inside = self.journal_dir / name, os.path.realpath(self.journal_dir)
-        with self.index.lock, self._locked_root(create=False):
+        with self.lock, self._locked_root(create=False):
             data, truncated = fsio.read_regular(path, MAX_BYTES, inside=inside)
             edited = None if truncated else change(data.decode("utf-8"))
             if edited is not None:
                 mode = os.stat(path).st_mode & 0o777
                 fsio.atomic_write(path, edited.encode(), mode, anchor=inside, follow=False)
-        self.index.journal_changed()
+        self.journal_changed()
         return edited is not None
 
     def journal_draft(
         self, subject: list[str] | str | None = None, slug: str | None = None, source: str = "lsp"
     ) -> tuple[Path, str]:
         """The file an editor would create for a new entry it lets a person write: the next free
-        name under journal/ and the entry's front matter (the same header `journal` writes).
-        Nothing is written here; the editor creates the file through an undoable edit."""
-        self.index.check_layout()
+        name under journal/ and the entry's front matter (the same header `journal` writes)."""
+        self.check_layout()
         date = clock.today()
         stem = (sanitise_slug(slug) if isinstance(slug, str) and slug else "") or "entry"
         for name in jrn.names(date, stem):

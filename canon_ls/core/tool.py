@@ -1,8 +1,4 @@
-"""The canon tool (SPEC §6): one JSON action in, one text out; every adapter calls run().
-
-Result text is for a model to read: short and factual; each miss or refusal is a sentence that
-says what to do next. Bad input never raises: it comes back as a sentence with code 2.
-"""
+"""The canon tool (SPEC §6): one JSON action in, one text out; every adapter calls run()."""
 
 from __future__ import annotations
 
@@ -159,13 +155,7 @@ def run(
     evidence: Callable[[str], Evidence | None] | None = None,
     dialect: Dialect = JSON,
 ) -> ToolResult:
-    """Run one §6 action object (a dict, or its JSON text) against the store.
-
-    `evidence`: how `read` learns an article's staleness evidence (§9.1) when the caller
-    already holds it (the language server, from its last whole-store pass); by default it is
-    gathered from the history pass for that one article. `dialect` words the next steps a
-    result suggests: the JSON tool's (the default: MCP, the JSON tool, editor commands) or the
-    CLI's (`dialect.CLI`, the `canon` subcommands)."""
+    """Run one §6 action object (a dict, or its JSON text) against the store."""
     try:
         if isinstance(action, (str, bytes)):
             try:

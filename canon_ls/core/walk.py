@@ -1,6 +1,5 @@
-"""The iterative directory walk under the store scan and the asset listing (SPEC §12 deep
-nesting: a tree thousands of levels deep costs no recursion). Standard library only: the hooks
-import it through freshness."""
+"""The iterative directory walk under the store scan and the asset listing (SPEC §12 deep nesting: a
+tree thousands of levels deep costs no recursion)."""
 
 from __future__ import annotations
 
@@ -10,9 +9,7 @@ from collections.abc import Iterator
 
 def entries(stack: list[tuple[str, str]]) -> Iterator[tuple[os.DirEntry[str], str]]:
     """(entry, prefix) for each entry of each directory popped from `stack`, whose items are
-    (directory path, prefix of its entries). The caller decides what to descend into by
-    pushing onto `stack`, and which links to follow; a directory that cannot be opened is
-    skipped."""
+    (directory path, prefix of its entries)."""
     while stack:
         directory, prefix = stack.pop()
         try:

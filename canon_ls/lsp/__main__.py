@@ -1,11 +1,4 @@
-"""`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws).
-
-Over stdio the client's `initialize` is answered before the server's imports (first_answer.py),
-and its first workspace symbols while they run (meanwhile.py).
-`--stdio` is accepted and is the default (clients such as vscode-languageclient's stdio
-transport append it); `--version` prints the version. The help is written for a person
-installing the server, not pygls' generic text.
-"""
+"""`canon-ls` / `python -m canon_ls.lsp`: the language server over stdio (or --tcp/--ws)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""Whole-store work in a child process, so the server's event loop never starves (GIL).
-
-Transport only: `python -m canon_ls.lsp.background` reads `{"project", "options",
-"staleness"}` as JSON on stdin, runs core's whole-store pass (`core.check.run`) and writes its
-phases on stdout as length-prefixed pickles: `Loaded` once its store has read the articles
-(and written the parse cache the server then loads from), a partial Snapshot (everything but
-staleness, ready while `git log` still runs), then the final one. The server awaits it as an
-asyncio subprocess: no thread of ours holds the GIL while requests are answered. The child
-imports only `canon_ls.core`.
-"""
+"""Whole-store work in a child process, so the server's event loop never starves (GIL)."""
 
 from __future__ import annotations
 
@@ -29,12 +20,7 @@ from canon_ls.lsp.child import give_way, spawn
 
 @dataclass
 class Snapshot:
-    """What the whole-store pass found, as small plain data.
-
-    Not the `Assets`/`ChangeTimes` objects themselves: at 100k files they unpickle for ~2 s
-    and hold ~60 MB, which would stall the server's loop. The server needs only, per article,
-    its newest governed change (for staleness after an edit) and, per orphan, likely renames.
-    """
+    """What the whole-store pass found, as small plain data."""
 
     findings: list[Any] = field(default_factory=list)
     stale: dict[str, str] = field(default_factory=dict)
@@ -154,12 +140,7 @@ async def run(
     on_partial: Callable[[Snapshot], Awaitable[None]] | None = None,
     on_loaded: Callable[[], None] | None = None,
 ) -> Snapshot:
-    """Run `compute` in a fresh child process and await its result without blocking the loop.
-
-    `on_loaded` is called when the child's store has loaded; the partial snapshot, if the
-    child sends one, is awaited through `on_partial` while the child's git pass goes on; the
-    final snapshot is returned.
-    """
+    """Run `compute` in a fresh child process and await its result without blocking the loop."""
     import tempfile
 
     with tempfile.TemporaryFile() as errors:  # the child's stderr: never a full pipe

@@ -1,26 +1,22 @@
-"""The one place that converts positions between the client's encoding and code points.
-
-Core works in code points (Python string indices). Clients count columns in utf-8 (Neovim
-negotiates it) or utf-16 (VS Code); pygls' position codec, negotiated at initialize, does the
-counting. Conversion needs only the affected line, so huge documents never get split whole.
-"""
+"""The one place that converts positions between the client's encoding and code points."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass, field
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 from pygls.workspace.position_codec import ServerTextPosition
 
 
+@dataclass(eq=False)
 class Text:
     """A document's text with a lazily built line index (one pass, reused per version)."""
 
-    def __init__(self, source: str, version: int | None = None) -> None:
-        self.source = source
-        self.version = version
-        self._starts: list[int] | None = None
+    source: str
+    version: int | None = None
+    _starts: list[int] | None = field(default=None, init=False, repr=False)
 
     @property
     def starts(self) -> list[int]:

@@ -1,13 +1,16 @@
-"""Find the path-shaped token or `[[wikilink]]` under the cursor on one line.
-
-Only a bounded window around the cursor is scanned, so a 50 MB single-line file costs the
-same as a short one.
-"""
+"""Find the path-shaped token or `[[wikilink]]` under the cursor on one line."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from canon_ls.core.reader import Reader
+
+    from .convert import Text
 
 WINDOW = 1000  # characters scanned either side of the cursor
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
@@ -60,3 +63,46 @@ def wikilink_open_before(line: str, column: int) -> int | None:
     if at == -1 or "]]" in head[at:]:
         return None
     return column - (len(head) - at - 2)
+
+
+def named(
+    reader: Reader,
+    project: Path,
+    document: Path,
+    kind: str,
+    text: Text,
+    line_no: int,
+    line: str,
+    col: int,
+) -> tuple[CursorToken, str, bool] | None:
+    """What the text under the cursor names in `document` (a `kind` of file; `text` its text,
+    `line` its line `line_no`, `col` a code-point column): (its token, the address, whether only
+    an article at exactly that address answers: a bare word that is no file). The one place a
+    token becomes a path and an address: a resolver of a language's imports (the document's
+    text and the position -> a project file) belongs here, before the path rule."""
+    token = token_at(line, col)
+    if token is None:
+        return None
+    try:
+        if token.wikilink:
+            address = reader.address_of(token.text)
+            return (token, address, False) if address else None
+        raw = token.text.replace("\\", "/")
+        candidates = [project / raw.lstrip("/")]
+        if raw.startswith(("./", "../")) or kind == "asset":
+            candidates.insert(0, document.parent / raw)
+        existing = next((c for c in candidates if _exists(c)), None)
+        if existing is not None:
+            address = reader.address_of(str(existing.resolve()), as_path=True)
+        else:
+            address = reader.address_of(raw)
+    except ValueError:
+        return None
+    return (token, address, existing is None and "/" not in raw) if address else None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False

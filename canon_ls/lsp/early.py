@@ -1,19 +1,4 @@
-"""The first hovers and inlay hints, before the store is loaded (issue 15, SPEC §10 hover).
-
-Loading a store reads every article: about a second at 10k articles and several at 50k, all
-on the path to the first hover of a session. The first file a person opens needs one
-article, so until the store is loaded hover and inlay hints resolve from the article files
-themselves (core's `DiskView`: the nearest `articles/<ancestor>.md` that exists) and the
-store loads meanwhile, in small steps on the event loop (`load`): a loading thread held the
-GIL and took hover p99 during the start-up check from 5 to 12 ms at 10k articles. The
-answers are the same: only where they are read from differs.
-
-With no parse cache to load from, the start-up check's child parses the very same articles
-and writes one: the load waits for it (`expect_cache`) instead of parsing them a second time
-(3.7 s of the server's CPU at 50k articles, on a machine the child and its git keep busy),
-then restores from it. Its scan of the files comes after the wait, so a file edited
-meanwhile is read again (the cache is keyed by each file's stat).
-"""
+"""The first hovers and inlay hints, before the store is loaded (issue 15, SPEC §10 hover)."""
 
 from __future__ import annotations
 
@@ -81,9 +66,8 @@ class Load:
         return True
 
     def soon(self, journal: bool = False) -> asyncio.Task[None] | None:
-        """Start loading the store in steps on the event loop (once); None when it is loaded
-        or no loop runs (a handler called outside a session loads on first use instead).
-        `journal`: read the journal in steps too (for hovers; nothing else needs it early)."""
+        """Start loading the store in steps on the event loop (once); None when it is loaded or no
+        loop runs (a handler called outside a session loads on first use instead)."""
         if self.task is not None or self.store.loaded:
             return self.task
         try:
@@ -95,11 +79,8 @@ class Load:
         return task
 
     def expect_cache(self) -> Callable[[], None] | None:
-        """A check child is starting: when the store is not loaded yet and has no parse cache
-        to load from, its load is to wait for the one the child writes. Returns what to call
-        once the child's store has loaded or the child has ended (either ends the wait), or
-        None when the load goes ahead on its own (loaded or loading already, a mount, a store
-        leading outside, no cache directory or CANON_NO_CACHE)."""
+        """A check child is starting: when the store is not loaded yet and has no parse cache to
+        load from, its load is to wait for the one the child writes."""
         store = self.store
         if store.loaded or self.task is not None:
             return None
@@ -161,11 +142,7 @@ class Load:
             await asyncio.shield(task)
 
     async def _steps(self, step: int = STEP, slice_s: float = SLICE, journal: bool = False) -> None:
-        """core's step-wise load, yielding to the loop after each `slice_s` of work.
-
-        What was loaded leaves the collector's scans as it goes (young garbage collected, the
-        rest frozen, as the check does once it lands): a full collection over a half-loaded
-        store took 20-25 ms in one step at 10k articles."""
+        """core's step-wise load, yielding to the loop after each `slice_s` of work."""
         store, coming = self.store, self.coming
         if coming is not None and not coming.done():
             log.info("canon waits for the parse cache of the check of %s", store.project)
@@ -218,9 +195,8 @@ class KeptView(DiskView):
         self.kept = load.kept
 
     def journal_entries(self) -> list[JournalEntry]:
-        """Read once while the folder's stat key holds: a hover on a 500-entry journal read
-        every entry again (40 ms a hover at 1k articles). The journal only grows by new files,
-        which change the folder's key."""
+        """Read once while the folder's stat key holds: a hover on a 500-entry journal read every
+        entry again (40 ms a hover at 1k articles)."""
         key = _key_now(self.journal_dir)
         kept = self.load.kept_journal
         if kept is not None and kept[0] == key:

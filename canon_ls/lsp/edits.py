@@ -1,10 +1,4 @@
-"""Build `WorkspaceEdit`s from text computed by core (SPEC §10 code actions, §12).
-
-Every edit is computed from the file as it is *now*: the editor's buffer when the document is
-open (and then it carries that version, so a stale edit is refused by the client instead of
-overwriting), else the bytes on disk. Text edits are minimal line ranges, so undo and cursors
-behave.
-"""
+"""Build `WorkspaceEdit`s from text computed by core (SPEC §10 code actions, §12)."""
 
 from __future__ import annotations
 
@@ -71,11 +65,7 @@ def link_rewrites(
     moves: dict[str, str],
     anchors: dict[str, str] | None = None,
 ) -> list[types.TextDocumentEdit]:
-    """Rewrite inbound `[[old]]` targets to their new addresses; labels and headings stay.
-
-    `anchors` (old -> heading) points links that name no heading of their own at a section
-    of the new article: a merged article lives on as a heading of its parent.
-    """
+    """Rewrite inbound `[[old]]` targets to their new addresses; labels and headings stay."""
     store = folder.store
     if store is None or not moves:
         return []

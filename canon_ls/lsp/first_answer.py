@@ -1,18 +1,4 @@
-"""Answer `initialize` before the server's heavy imports (SPEC §10: the editor first).
-
-An editor sends nothing else until `initialize` is answered, and importing pygls, lsprotocol
-and the features takes most of a second. The answer itself depends on a few facts of the
-client's capabilities only (its position encodings, whether it pulls diagnostics, states
-willSave, or sends willRenameFiles), so it is written here from the raw message with the
-standard library alone. The server then starts and is handed the very same bytes: it runs
-`initialize` as usual (settings, folders, the encoding it converts columns with) and its
-own answer, already given, is dropped after a comparison (a difference is logged).
-Whatever the client sends meanwhile waits in the pipe.
-
-Anything unusual (another first message, a malformed frame, capabilities of the wrong type)
-gets no early answer: the bytes go to the server untouched and it answers as it always did.
-`CANON_LS_EARLY_INITIALIZE=0` turns the early answer off.
-"""
+"""Answer `initialize` before the server's heavy imports (SPEC §10: the editor first)."""
 
 from __future__ import annotations
 
@@ -24,29 +10,13 @@ from typing import Any, BinaryIO
 
 from canon_ls import version
 
+from .capabilities import DIAGNOSTICS, PROVIDERS, WILL_RENAME
+
 log = logging.getLogger("canon_ls.lsp")
 
 MAX_HEADER = 64 * 1024  # bytes before the blank line; more is not an LSP frame
 MAX_BODY = 4 * 1024 * 1024  # an `initialize` is a few kB; a larger one is left to the server
 ENCODINGS = ("utf-8", "utf-16", "utf-32")  # what the server converts columns with
-
-COMMANDS = [
-    "canon.read",
-    "canon.write",
-    "canon.journal",
-    "canon.map",
-    "canon.search",
-    "canon.status",
-    "canon.settings",
-    "canon.resolve",
-    "canon.open",
-    "canon.createArticle",
-    "canon.journalAbout",
-    "canon.applyAction",
-    "canon.history",
-    "canon.showChanges",
-]
-"""The workspace/executeCommand names, in the order the server registers them."""
 
 
 @dataclass
@@ -83,9 +53,8 @@ def answer(stdin: BinaryIO, stdout: BinaryIO) -> Early:
 
 
 def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None, int]:
-    """Every byte read (all are replayed to the server), the first message when it is a
-    well-formed frame holding a JSON object, and that frame's length in bytes. Unbuffered
-    reads: nothing stays hidden in a Python buffer the server's reader would not see."""
+    """Every byte read (all are replayed to the server), the first message when it is a well-formed
+    frame holding a JSON object, and that frame's length in bytes."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > MAX_HEADER or not (chunk := _read(fd)):
@@ -145,23 +114,10 @@ def initialize_result(params: Any) -> dict[str, Any] | None:
     capabilities: dict[str, Any] = {
         "positionEncoding": encoding,
         "textDocumentSync": {"openClose": True, "change": 2, **sync, "save": True},
-        "completionProvider": {"triggerCharacters": ["["]},
-        "hoverProvider": True,
-        "definitionProvider": True,
-        "referencesProvider": True,
-        "codeActionProvider": {"codeActionKinds": ["quickfix"], "resolveProvider": True},
-        "codeLensProvider": {"resolveProvider": False},
-        "documentLinkProvider": {"resolveProvider": False},
-        "workspaceSymbolProvider": {"resolveProvider": False},
-        "executeCommandProvider": {"commands": list(COMMANDS)},
-        "inlayHintProvider": {"resolveProvider": False},
+        **dict(PROVIDERS.values()),
     }
     if pulls:
-        capabilities["diagnosticProvider"] = {
-            "identifier": "canon",
-            "interFileDependencies": True,
-            "workspaceDiagnostics": True,
-        }
+        capabilities["diagnosticProvider"] = DIAGNOSTICS
     capabilities["workspace"] = {
         "workspaceFolders": {"supported": True, "changeNotifications": True},
         "fileOperations": renames,
@@ -220,7 +176,7 @@ def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
     value = operations.get("willRename")
     if value is not None and not isinstance(value, bool):
         return None
-    return {"willRename": {"filters": [{"pattern": {"glob": "**/*"}}]}} if value else {}
+    return {"willRename": WILL_RENAME} if value else {}
 
 
 def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:

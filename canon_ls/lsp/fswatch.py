@@ -1,27 +1,6 @@
 """File events, watched in a child process and handed to the server as JSON lines: from inotify
 itself on Linux (`inotify.py`), from watchfiles (Rust `notify`: FSEvents, ReadDirectoryChangesW)
-elsewhere and whenever the watch polls.
-
-Why a child: building a watcher holds the GIL for its whole directory walk (measured: 121 ms
-for 8,500 directories watched one by one, 207 ms for the same tree recursively), which inside
-the server would stall every request queued meanwhile; the watch loop also takes the GIL back
-on every step. Here the server's loop only reads one line per batch from a pipe.
-
-    python -m canon_ls.lsp.fswatch
-
-stdin, one JSON object per line, each the whole set wanted from now on:
-    {"trees": [dir, ...], "dirs": [dir, ...], "poll_ms": 500}
-`trees` are watched with their subdirectories (stores, git refs), `dirs` alone (asset
-directories, project roots, `.git`): so ignored trees such as node_modules are never watched.
-stdout, one JSON object per line:
-    {"ready": "trees" | "dirs", "count": n, "polling": bool, "by": "inotify" | "watchfiles"}
-                                        a set took effect
-    {"changes": [[kind, path], ...]}    a debounced batch (kind: 1 added, 2 modified, 3 deleted)
-    {"warning": "..."}                  e.g. the OS watch limit: that side polls instead
-The child ends when its stdin closes (the server is gone), and with exit code 1 when a watch
-fails midway (the server restarts it and re-reads the stores). Directories that cannot be
-watched (named past PATH_MAX, unreadable) are skipped and said once.
-"""
+elsewhere and whenever the watch polls."""
 
 from __future__ import annotations
 
@@ -38,12 +17,8 @@ from canon_ls.lsp.child import give_way
 
 @functools.cache
 def _rust_notify() -> Any:
-    """The Rust backend as watchfiles documents it ("Rust backend direct usage"): its
-    constructor tells when the watch is in place, which `watchfiles.watch` does not.
-
-    Loaded from its own file when it can be found, so the package's `__init__` (anyio and
-    the async helpers this process never uses) stays out: 16 -> 11 MB resident for a child
-    that lives as long as the server."""
+    """The Rust backend as watchfiles documents it ("Rust backend direct usage"): its constructor
+    tells when the watch is in place, which `watchfiles.watch` does not."""
     import glob
     import importlib.util
 

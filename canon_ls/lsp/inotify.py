@@ -1,18 +1,4 @@
-"""Linux file events straight from inotify, for the watcher child (`fswatch.py`).
-
-watchfiles (Rust `notify`) asks inotify for IN_OPEN on every directory it watches, so each
-time any process merely opens a file in a watched tree the watcher wakes: reading the 71k
-files of a 50k-article store cost it 0.9 s of CPU, and a cold start of the language server
-reads the store twice (its check child, then the server itself). This watcher asks only for
-what changes a file: created, written, deleted, moved, attributes. It offers the part of
-watchfiles' `RustNotify` the watcher child uses (`watch` and closing), with the same change
-kinds (1 added, 2 modified, 3 deleted), so everything past it is shared. Elsewhere (macOS,
-Windows) and for polling, RustNotify stays.
-
-A directory that appears inside a recursive watch is watched at once, with everything below
-it, and reported as added (as watchfiles does): the server re-reads a directory that appears,
-so a file written into it before its watch took effect is found that way.
-"""
+"""Linux file events straight from inotify, for the watcher child (`fswatch.py`)."""
 
 from __future__ import annotations
 
@@ -77,11 +63,7 @@ def _libc() -> Any:
 
 
 class Inotify:
-    """Watch `paths` (with their subdirectories when `recursive`) until closed.
-
-    Raises OSError when a watch cannot be added (ENOSPC: the system's max_user_watches), as
-    RustNotify does, so the caller can fall back to polling; FileNotFoundError when a path
-    vanished meanwhile."""
+    """Watch `paths` (with their subdirectories when `recursive`) until closed."""
 
     def __init__(self, paths: list[str], recursive: bool) -> None:
         libc = _libc()
@@ -108,11 +90,8 @@ class Inotify:
 
     # -- watches ------------------------------------------------------------------------
     def _add(self, path: str, walk: bool, root: bool = False) -> None:
-        """Watch `path` (and, when `walk`, every directory under it). Iterative: a 1,000-deep
-        tree moved in must not exhaust the stack. A directory watched already (the same
-        watch: the same directory) is not walked again: its walk found what was below it
-        then, and its own watch reports what came since (a chain made level by level was
-        walked again from every level: a 2,100-deep one took minutes)."""
+        """Watch `path` (and, when `walk`, every directory under it). Iterative: a 1,000-deep tree
+        moved in must not exhaust the stack."""
         stack = [path] if self._watch_new(path, root) and walk else []
         while stack:
             for entry in _subdirectories(stack.pop()):

@@ -1,8 +1,4 @@
-"""Python logging -> `window/logMessage`, so editors show canon's log in their output panel.
-
-pygls' own records are skipped (they log every message sent, which would recurse). Records from
-other threads are handed to the event loop; only the loop thread writes to stdout.
-"""
+"""Python logging -> `window/logMessage`, so editors show canon's log in their output panel."""
 
 from __future__ import annotations
 

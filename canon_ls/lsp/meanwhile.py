@@ -1,22 +1,4 @@
-"""Workspace symbols answered while the server is still being built (SPEC §10).
-
-`initialize` is answered before the server's imports (first_answer.py), but those imports
-(pygls, lsprotocol, the features: 0.6-0.8 s) still stand between the client's next request
-and its answer: a person opening the symbol picker at once waited for them. So the process
-forks as it starts. The child imports only what a symbol answer needs (the core's store, its
-listing, the article parser) while the parent reads `initialize`; once that is answered, the
-child reads stdin in the parent's place until the server is built. It answers each
-`workspace/symbol` whose words name articles (by address; the capsules of the best are read
-for their names) and keeps every other byte. The parent then stops it and takes those bytes
-back, to be read before stdin, in their order. An answered request comes back as the
-notification `canon/symbolsAnsweredEarly`, so the server starts what the query would have
-started (the store's load, the BM25 index, the "indexing" progress).
-
-The child leaves a query to the server when no address matches it, and leaves them all on a
-store with mounts or a layout problem. Nothing is answered early without an early
-`initialize` answer, over --tcp/--ws, where there is no fork, or with
-`CANON_LS_EARLY_SYMBOLS=0`.
-"""
+"""Workspace symbols answered while the server is still being built (SPEC §10)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""Invalid params are answered, never dropped (SPEC §12).
-
-pygls deserialises a message while parsing its JSON; when the params do not fit the method's
-schema (`"position": {"line": -1}`, `"params": null`) it raises out of the reader loop, which
-logs and goes on: the client waits forever for an answer. Here such a message becomes an
-`Invalid` marker instead, and the protocol answers a request carrying it with JSON-RPC error
--32602 and a sentence naming the method and the offending field; an invalid notification is
-logged and dropped (there is nobody to answer, and a pop-up per bad message helps no one).
-"""
+"""Invalid params are answered, never dropped (SPEC §12)."""
 
 from __future__ import annotations
 

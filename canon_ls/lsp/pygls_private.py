@@ -1,16 +1,4 @@
-"""The one place that touches pygls' private attributes, because pygls 2.1 offers no public way.
-
-- The stdio reader (`stdio.serve`) replaces pygls' thread-pool reader by calling its public
-  `pygls.io_.run_async` with our own reader; `LanguageServer.shutdown()` (which `exit` calls)
-  stops that loop only through `server._stop_event`, so the event is set there.
-- `shutdown` in pygls 2.1 cancels running requests while iterating its table of futures,
-  which a cancelled command's future leaves at once: the iteration fails. The table
-  (`protocol._request_futures`) is read here so `lifecycle.on_shutdown` cancels them first.
-
-`tests/lsp/test_pygls_private.py` fails loudly when pygls is upgraded (its version or any of
-these attributes changed): re-read pygls' server.py and protocol/ then, and drop what it now
-offers publicly.
-"""
+"""The one place that touches pygls' private attributes, because pygls 2.1 offers no public way."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""Workspace-symbol search in a child process (SPEC §10 workspace symbols).
-
-BM25 needs every article tokenized: seconds at 10k articles. Built in the server it would
-stall the event loop (GIL) on the first query; here a child process holds the index (and no
-Store: core/search_corpus.py reads each article once), built right after startup, and
-answers one JSON line per query. The index is a file it maps (core/search_file.py), so the
-child is small, and it exits when nobody asked anything for a while (`idle_seconds()`): the
-next question starts it again from that file in a fraction of a second. The server passes
-the addresses that changed since the last query, so the child re-reads just those.
-`python -m canon_ls.lsp.searcher --spec JSON` runs the child (`PROJECT [OPTIONS_JSON]` by
-hand); it imports only the parts of `canon_ls.core` that read and search articles.
-"""
+"""Workspace-symbol search in a child process (SPEC §10 workspace symbols)."""
 
 from __future__ import annotations
 
@@ -69,10 +58,7 @@ IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
 
 
 class Searcher:
-    """The server-side handle: start once, ask many times. The first questions wait for the
-    index (loaded from the on-disk snapshot, or built): an answer from a half-ready search
-    would look complete and be wrong (issue 9 item 16). A worker nobody asked for
-    `idle_seconds()` exits; the next question starts it again from its index file."""
+    """The server-side handle: start once, ask many times."""
 
     def __init__(self, project: Path, options: dict[str, Any], run: RunTask) -> None:
         self.run = run  # the server's tracked task starter

@@ -1,8 +1,4 @@
-"""The whole protocol surface of canon-ls in one table (SPEC §10).
-
-Every handler is wrapped by `guard`: an exception in one feature is logged and answered with
-"nothing" (or a sentence for commands); it never reaches pygls' error path or the process.
-"""
+"""The whole protocol surface of canon-ls in one table (SPEC §10)."""
 
 from __future__ import annotations
 
@@ -13,8 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.lsp import get_method_options_type
 
 from . import logs, meanwhile
+from .capabilities import DIAGNOSTICS, PROVIDERS, WILL_RENAME
 from .features import (
     actions,
     commands,
@@ -34,6 +33,7 @@ from .features import (
 from .state import CanonLanguageServer
 
 log = logging.getLogger(__name__)
+converter = get_converter()
 
 
 def guard(fn: Callable[..., Any], fallback: Any = None) -> Callable[..., Any]:
@@ -79,6 +79,12 @@ def _no_workspace_diagnostics(name: str) -> types.WorkspaceDiagnosticReport:
     return types.WorkspaceDiagnosticReport(items=[])
 
 
+def _options(method: str, wire: object) -> Any:
+    """A provider's options (capabilities.py's wire form) as pygls registers them."""
+    kind = get_method_options_type(method)
+    return None if wire is True or kind is None else converter.structure(wire, kind)
+
+
 def create_server() -> CanonLanguageServer:
     ls = CanonLanguageServer()
     ls.log_handler = logs.configure(ls)
@@ -104,9 +110,7 @@ def create_server() -> CanonLanguageServer:
     ls.pull_features = [
         (
             types.TEXT_DOCUMENT_DIAGNOSTIC,
-            types.DiagnosticOptions(
-                identifier="canon", inter_file_dependencies=True, workspace_diagnostics=True
-            ),
+            converter.structure(DIAGNOSTICS, types.DiagnosticOptions),
             guard(diagnostics.on_document_diagnostic, _no_document_diagnostics),
         ),
         (
@@ -116,32 +120,25 @@ def create_server() -> CanonLanguageServer:
         ),
     ]
 
-    feature(types.TEXT_DOCUMENT_HOVER)(guard(hover.on_hover))
-    feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions())(guard(inlay.on_inlay_hint))
-    feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions())(guard(lens.on_code_lens))
-    feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True
-        ),
-    )(guard(actions.on_code_action))
+    provide: dict[
+        str, Callable[..., Any]
+    ] = {  # each provider with its options from the one table (capabilities.PROVIDERS)
+        types.TEXT_DOCUMENT_HOVER: hover.on_hover,
+        types.TEXT_DOCUMENT_INLAY_HINT: inlay.on_inlay_hint,
+        types.TEXT_DOCUMENT_CODE_LENS: lens.on_code_lens,
+        types.TEXT_DOCUMENT_CODE_ACTION: actions.on_code_action,
+        types.TEXT_DOCUMENT_DOCUMENT_LINK: navigation.on_document_link,
+        types.TEXT_DOCUMENT_DEFINITION: navigation.on_definition,
+        types.TEXT_DOCUMENT_REFERENCES: navigation.on_references,
+        types.TEXT_DOCUMENT_COMPLETION: completion.on_completion,
+        types.WORKSPACE_SYMBOL: symbols.on_workspace_symbol,
+    }
+    for method, handler in provide.items():
+        feature(method, _options(method, PROVIDERS[method][1]))(guard(handler))
     feature(types.CODE_ACTION_RESOLVE)(guard(actions.on_code_action_resolve))
-    feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions())(
-        guard(navigation.on_document_link)
-    )
-    feature(types.TEXT_DOCUMENT_DEFINITION)(guard(navigation.on_definition))
-    feature(types.TEXT_DOCUMENT_REFERENCES)(guard(navigation.on_references))
-    feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["["]))(
-        guard(completion.on_completion)
-    )
-    feature(types.WORKSPACE_SYMBOL)(guard(symbols.on_workspace_symbol))
     feature(meanwhile.ANSWERED)(guard(symbols.on_answered_early))
-    feature(
-        types.WORKSPACE_WILL_RENAME_FILES,
-        types.FileOperationRegistrationOptions(
-            filters=[types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*"))]
-        ),
-    )(guard(rename.on_will_rename_files))
+    rename_options = _options(types.WORKSPACE_WILL_RENAME_FILES, WILL_RENAME)
+    feature(types.WORKSPACE_WILL_RENAME_FILES, rename_options)(guard(rename.on_will_rename_files))
 
     for action in commands.TOOL_COMMANDS:
         ls.command(f"canon.{action}")(guard(commands.tool_command(action), _command_failed))

@@ -1,13 +1,4 @@
-"""Typed settings from `workspace/configuration` (section `canon`) and initializationOptions.
-
-Bad values never stop the server: each one becomes a sentence for `window/showMessage` and the
-field falls back to its default (SPEC §10 configuration).
-
-`root`, `mounts`, `surface`, `resurface`, `retrieval` and `standout` are the six options of
-SPEC §13: what the client sets is the explicit layer, above the user's settings.json and the
-project's canon.toml (`options()`); what it leaves unset (null, or no mounts) comes from those
-files or the defaults.
-"""
+"""Typed settings from `workspace/configuration` (section `canon`) and initializationOptions."""
 
 from __future__ import annotations
 
@@ -43,9 +34,7 @@ class Settings:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def store_options(self) -> dict[str, Any]:
-        """The options `core.project.open_store` understands. Untrusted: root and mounts are
-        always given (the defaults when the client set none), so canon.toml cannot move the
-        store or mount directories the person never chose."""
+        """The options `core.project.open_store` understands."""
         if self.untrusted:
             return {"root": self.root or layout.STORE_DIR, "mounts": list(self.mounts)}
         options: dict[str, Any] = {}
@@ -56,9 +45,8 @@ class Settings:
         return options
 
     def open_store(self, project: Path) -> Store:
-        """The project's store as the editor opens it: these settings are the explicit layer,
-        and a client's word that the workspace is trusted lets canon.toml choose root and
-        mounts. Raises core's OptionError (or BadInput) for an option it cannot use."""
+        """The project's store as the editor opens it: these settings are the explicit layer, and a
+        client's word that the workspace is trusted lets canon.toml choose root and mounts."""
         from canon_ls.core.project import open_store
 
         trust = self.trusted_client or None

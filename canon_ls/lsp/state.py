@@ -1,8 +1,7 @@
-"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store
-check (`Check`) and what that check found (`Signals`); the server keeps the folders, the
-notifier and the watcher. Read requests get `view(uri)`, a read-only `Where` that hides
-whether the store has loaded. Nothing here writes a file.
-"""
+"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store check
+(`Check`) and what that check found (`Signals`); the server keeps the folders, the notifier and
+the watcher. Read requests get `view(uri)`, a read-only `Where` that hides whether the store has
+loaded. Nothing here writes a file."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lsprotocol.types import DiagnosticOptions, Range
+from lsprotocol.types import DiagnosticOptions, Position, Range
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -26,18 +25,21 @@ from canon_ls.core import check as core_check
 from canon_ls.core import fsio
 from canon_ls.core.disk_view import JOURNAL_MAX
 from canon_ls.core.layout import Options, resolve
+from canon_ls.core.reader import Reader
+from canon_ls.core.rules_formats import is_source
 
+from . import convert
 from .convert import Text
+from .cursor import CursorToken, named
 from .early import KeptView, Load
 from .protocol import CanonProtocol
 from .searcher import Searcher
 from .settings import Settings
+from .signals import Signals, Typing
 from .turns import yield_to_requests
 
 if TYPE_CHECKING:
-    from canon_ls.core.assets import Finding
-    from canon_ls.core.check import Rechecked
-    from canon_ls.core.evidence import Evidence
+    from canon_ls.core.article import Article
     from canon_ls.core.store import Store
 
     from .logs import ClientLogHandler
@@ -73,6 +75,8 @@ class Where:
     path: Path
     kind: str  # 'article' | 'journal' | 'store' (other files under .canon) | 'asset'
     address: str  # the article's address, or the asset's address ('' for the project root)
+    reader: Reader  # what read requests ask: the store, or the article files while it loads
+    rule_source: bool = False  # a file `canon import` reads (its head hovers as a rule)
 
     @property
     def store(self) -> Store:
@@ -83,7 +87,7 @@ class Where:
         if self.kind == "article":
             return self.address
         served = self.kind == "asset" and self.address and self.folder.store is not None
-        return self.store.governing(self.address) if served else None
+        return self.reader.governing(self.address) if served else None
 
     def refresh(self, address: str) -> str | None:
         """`address`'s governing article (§4), re-read first if disk moved on since (a stat or
@@ -103,111 +107,77 @@ class DiskWhere(Where):
     """A `Where` answering from the article files while the store loads (SPEC §10 hover: the
     same answers, read from where they are); nothing there is stale yet."""
 
-    view: KeptView = field(kw_only=True)
-
-    @property
-    def store(self) -> Any:
-        return self.view
+    reader: KeptView
 
     def refresh(self, address: str) -> str | None:
-        return self.view.governing(address)  # just read from disk
+        return self.reader.governing(address)  # just read from disk
 
     def journal_read(self) -> bool:
-        return self.view.store.journal_count() <= JOURNAL_MAX
+        return self.reader.store.journal_count() <= JOURNAL_MAX
 
     def article_uri(self, address: str) -> str:
-        return from_fs_path(self.view.store.paths.file(address)) or ""
+        return from_fs_path(self.reader.store.paths.file(address)) or ""
 
 
-@dataclass
-class Signals:
-    """What the whole-store check found for one folder, kept current between checks by the
-    incremental re-checks. Written only through its methods: `land_partial` and `land` (a
-    check's answer), `record` (one article re-checked), `forget` (the store reopened)."""
+@dataclass(frozen=True)
+class Found:
+    """What hover, inlay hint, code lens and definition show: the article governing `address`
+    (§4), validated once (`Where.refresh`)."""
 
-    findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
-    stale: dict[str, str] = field(default_factory=dict)  # article address -> reason
-    evidence: dict[str, Evidence] = field(default_factory=dict)  # stale article -> its facts
-    evidence_pending: bool = False  # an edit made a verdict the last pass has no facts for
-    newest: dict[str, tuple[float, str]] = field(default_factory=dict)  # article -> change
-    moves: dict[str, list[str]] = field(default_factory=dict)  # orphan -> likely renames
-    known: set[str] = field(default_factory=set)  # articles the last whole-store check saw
-    asset_dirs: list[str] = field(default_factory=list)  # last check's asset dirs, to watch
-    checked: bool = False  # the whole-store check has landed
-    generation: int = 0  # bumps on every change; pull diagnostics' result ids
-
-    def forget(self) -> None:
-        """The store was reopened: what was found no longer applies (a new check is queued;
-        the rename guesses, change times and asset directories stay until it lands)."""
-        self.findings.clear()
-        self.stale.clear()
-        self.evidence.clear()
-        self.checked = False
-        self.generation += 1
-
-    def land_partial(self, findings: dict[str, list[Finding]], moves: dict[str, list[str]]) -> None:
-        """A check's first answer, all but staleness (git is still running in its child)."""
-        self.findings, self.moves = findings, moves
-        self.generation += 1
-
-    def land(
-        self, findings: dict[str, list[Finding]], snapshot: Any, known: set[str], staleness: bool
-    ) -> None:
-        """A check's whole answer (a `background.Snapshot`); `known`: the articles it saw."""
-        self.findings = findings
-        self.stale = snapshot.stale if staleness else {}
-        self.evidence = snapshot.evidence if staleness else {}
-        self.evidence_pending = False
-        self.newest, self.moves, self.asset_dirs = snapshot.newest, snapshot.moves, snapshot.dirs
-        self.known = known
-        self.checked = True
-        self.generation += 1
-
-    def record(self, address: str, done: Rechecked | None, staleness: bool) -> None:
-        """One article re-checked in-process (None: it is gone)."""
-        if done is None:
-            self.findings.pop(address, None)
-            self.stale.pop(address, None)
-            return
-        if staleness:
-            _put(self.stale, address, done.stale)
-            _put(self.evidence, address, done.evidence)
-            self.evidence_pending = self.evidence_pending or done.pending
-        _put(self.findings, address, done.findings or None)
-
-    def changed(self) -> bool:
-        """Something changed (pull diagnostics' result ids move on). True when an edit made a
-        verdict the last check has no evidence for (a new check is due); that is then taken."""
-        self.generation += 1
-        pending = self.evidence_pending and self.checked
-        self.evidence_pending = self.evidence_pending and not pending
-        return pending
+    where: Where
+    address: str  # what the token (or the document itself) names
+    governing: str
+    article: Article
+    uri: str  # the governing article's file
+    token: CursorToken | None = None  # None: the document's own article
+    range: Range | None = None  # the token's span, in the client's encoding
 
 
-def _put(table: dict[str, Any], key: str, value: Any) -> None:
-    if value is None:
-        table.pop(key, None)
-    else:
-        table[key] = value
+def lookup(
+    ls: CanonLanguageServer,
+    uri: str,
+    where: Where | None,
+    pos: Position | None = None,
+    *,
+    own_on_first_line: bool = True,
+) -> Found | None:
+    """The one lookup of the read requests: what the text at `pos` names (`named`), or with no
+    `pos` the document itself, and the article governing it; None when nothing does."""
+    if where is None or where.folder.store is None or where.kind == "store":
+        return None
+    if pos is not None:
+        text = ls.text_of(uri)
+        if text is None:
+            return None
+        codec = ls.workspace.position_codec
+        line_no, col, line = convert.from_client(codec, text, pos)
+        hit = named(
+            where.reader, where.folder.project, where.path, where.kind, text, line_no, line, col
+        )
+        if hit is not None:
+            token, address, exact = hit
+            governing = where.refresh(address)
+            if governing and (not exact or governing == address):
+                rng = convert.span(codec, text, line_no, token.start, token.end)
+                return _found(where, address, governing, token, rng)
+        if not (own_on_first_line and line_no == 0):
+            return None
+    if where.kind != "asset" or not where.address:
+        return None
+    return _found(where, where.address, where.refresh(where.address))
 
 
-@dataclass
-class Typing:
-    """One folder's open articles whose text differs from their file: uri -> ((document
-    version, signals generation), its findings, or None until checked), and the timers
-    armed by their changes (features/typed.py)."""
-
-    found: dict[str, tuple[tuple[int, int], list[Finding] | None]] = field(default_factory=dict)
-    timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
-    owed: set[str] = field(default_factory=set)  # pulled before the text could be checked
-
-    def forget(self, uri: str) -> None:
-        """The document was saved or closed: its file's findings apply again."""
-        self.found.pop(uri, None)
-        self.owed.discard(uri)
-        timer = self.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
+def _found(
+    where: Where,
+    address: str,
+    governing: str | None,
+    token: CursorToken | None = None,
+    rng: Range | None = None,
+) -> Found | None:
+    article = where.reader.article(governing) if governing else None
+    if governing is None or article is None:
+        return None
+    return Found(where, address, governing, article, where.article_uri(governing), token, rng)
 
 
 class Check:
@@ -380,7 +350,8 @@ class Folder:
         load = self.load
         if where.kind not in ("asset", "article") or load is None or not load.early():
             return where
-        return DiskWhere(self, where.path, where.kind, where.address, view=KeptView(load))
+        view = KeptView(load)
+        return DiskWhere(self, where.path, where.kind, where.address, view, where.rule_source)
 
     def revalidate(self, address: str) -> str | None:
         """`address`'s governing article, re-read (and any nearer one that appeared) if disk
@@ -443,7 +414,10 @@ class Folder:
         if store is None:
             return None
         kind, address = store.place(path)
-        return Where(self, path, kind, address) if kind else None
+        if not kind:
+            return None
+        rule = kind == "asset" and _rule_source(path, self.project)
+        return Where(self, path, kind, address, store, rule)
 
     def article_uri(self, address: str) -> str:
         """The article file's URI (cached: `path_of` resolves the path on disk, ~80 µs)."""
@@ -514,9 +488,7 @@ class CanonLanguageServer(LanguageServer):
 
     # -- background work ------------------------------------------------------------------
     def run_task(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start background work on the loop: the one way the server does. The task is kept
-        (asyncio holds only a weak reference), cancelled at shutdown, and a failure is logged
-        instead of vanishing with the task."""
+        """Start background work on the loop: the one way the server does."""
         task = asyncio.get_running_loop().create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
@@ -532,12 +504,8 @@ class CanonLanguageServer(LanguageServer):
             task.cancel()
 
     def stop_work(self) -> None:
-        """End everything the session started: the file watcher, the background tasks, each
-        folder's check and search worker (their child processes killed). At `shutdown`, and
-        when the session ends without it (the client closed the pipe): a helper notices the
-        end of its input only between two pieces of work, and a search worker building its
-        index went on for tens of seconds after the editor was gone. Running it again does
-        nothing more."""
+        """End everything the session started: the file watcher, the background tasks, each folder's
+        check and search worker (their child processes killed)."""
         self.watcher.close()
         self.cancel_tasks()
         for folder in self.folders.values():
@@ -571,12 +539,7 @@ class CanonLanguageServer(LanguageServer):
         return None
 
     def where(self, uri: str) -> Where | None:
-        """Locate a document URI; None outside every served project (or for non-file URIs).
-
-        Cached per URI while its folder and store stay the same (the answer depends only on
-        the folders' layout): the path arithmetic and `Store.address_of` (a realpath) were a
-        third of a hover's time.
-        """
+        """Locate a document URI; None outside every served project (or for non-file URIs)."""
         cached = self._where.get(uri)
         if cached is not None:
             store, where = cached
@@ -598,8 +561,7 @@ class CanonLanguageServer(LanguageServer):
         return found
 
     def view(self, uri: str) -> Where | None:
-        """`where(uri)` as a read request sees it: from the article files while its store
-        loads (`Folder.view`)."""
+        """`where(uri)` as a read request sees it (`Folder.view`)."""
         found = self.where(uri)
         return found.folder.view(found) if found is not None else None
 
@@ -621,10 +583,7 @@ class CanonLanguageServer(LanguageServer):
         return Text(doc.source, doc.version) if doc is not None else None
 
     def text_of(self, uri: str) -> Text | None:
-        """The editor's text when the document is open, else the file on disk (bounded).
-
-        Non-UTF-8 and oversized files on disk give None: nothing is computed from a guess.
-        """
+        """The editor's text when the document is open, else the file on disk (bounded)."""
         text = self.open_text(uri)
         if text is not None:
             return text
@@ -632,6 +591,13 @@ class CanonLanguageServer(LanguageServer):
         if not fs:
             return None
         return read_text(Path(fs))
+
+
+def _rule_source(path: Path, project: Path) -> bool:
+    try:
+        return is_source(path.relative_to(project).as_posix())
+    except ValueError:
+        return False
 
 
 def read_text(path: Path) -> Text | None:

@@ -1,16 +1,4 @@
-"""stdin read on the event loop instead of pygls' thread pool.
-
-pygls 2.1 reads each header line and each body through `run_in_executor`: three thread hops
-and GIL handoffs per message, which is most of a hover's round trip and the source of its
-scheduling tail on a busy machine. Here the pipe is an asyncio transport: one wakeup per chunk
-of bytes, and a message already in the buffer is parsed without any hop.
-
-Only pipes and sockets qualify, and only when stdin is not the very object stdout writes to
-(a tty or one socket for both): the transport makes stdin non-blocking, which would then make
-pygls' blocking stdout writes fail. Otherwise (and on Windows) one daemon thread feeds the same
-buffer with blocking reads: still one hop per chunk, not per line, and a read still waiting at
-`exit` never holds the process.
-"""
+"""stdin read on the event loop instead of pygls' thread pool."""
 
 from __future__ import annotations
 
@@ -87,11 +75,7 @@ class LoopStdin:
 
 
 def _feed(stream: BinaryIO, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
-    """The fallback's thread: blocking reads handed to the loop whole (no per-line hop).
-
-    `os.read` on the descriptor, not the buffered stream: a daemon thread blocked inside
-    `BufferedReader.read` holds its lock, and the interpreter aborts at exit when it finds it
-    taken."""
+    """The fallback's thread: blocking reads handed to the loop whole (no per-line hop)."""
     fd = stream.fileno()
     try:
         while chunk := os.read(fd, 65536):
@@ -126,14 +110,7 @@ def _pipe_apart(stdin: BinaryIO, stdout: BinaryIO, reading: bool) -> bool:
 
 
 class LoopStdout:
-    """pygls' writer over a non-blocking stdout pipe, drained by the event loop.
-
-    A blocking write held the loop whenever the client read slower than the server wrote:
-    at start-up, while hundreds of kB of diagnostics went out, a hover waited tens of ms.
-    Here a write never blocks, and an answer to a request goes out before the notifications
-    still queued (each message whole, the answers in their order, the notifications in
-    theirs), so a hover is not stuck behind the push. `answering` says whether the message
-    being written is an answer (the protocol knows; the bytes do not say it cheaply)."""
+    """pygls' writer over a non-blocking stdout pipe, drained by the event loop."""
 
     def __init__(self, stream: BinaryIO, answering: Callable[[], bool]) -> None:
         self.fd = stream.fileno()
@@ -278,9 +255,8 @@ def serve(server: object, early: Early | None = None) -> None:
 
 
 async def _then_stop_work(session: Coroutine[Any, Any, None], server: object) -> None:
-    """Run the session, then end the work it started (`stop_work`) however it ended: a
-    client that closes the pipe without `shutdown` leaves no helper process behind. On the
-    loop, before `_run` cancels what is left, so a cancelled task still kills its child."""
+    """Run the session, then end the work it started (`stop_work`) however it ended: a client that
+    closes the pipe without `shutdown` leaves no helper process behind."""
     try:
         await session
     finally:

@@ -1,14 +1,4 @@
-"""Background work on the event loop gives way to requests (SPEC §10: no start-up stalls).
-
-The store's load, the landing of the check and the diagnostics pushes run on the loop in
-small steps, one step per turn. A request's answer takes several turns itself (the pipe's
-bytes, the reader's wakeup, the handler, the write), and a step of ~1 ms ran before each of
-them: a hover that needs 0.3 ms of work waited 4-5 ms while the store loaded. So after its
-step, background work yields again for as long as anything else is queued to run (a
-request's next hop, bytes just read), up to `MAX_TURNS` turns, then takes its next step.
-Other background work giving way at the same moment does not count as waiting: two loads
-would otherwise wait for each other.
-"""
+"""Background work on the event loop gives way to requests (SPEC §10: no start-up stalls)."""
 
 from __future__ import annotations
 

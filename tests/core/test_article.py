@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from canon_ls.core import article as art
+from canon_ls.core import yaml_subset
 
 LOOKALIKES = [
     "yes",
@@ -360,7 +361,7 @@ def test_spec_5_title_and_flat_parser_matches_yaml() -> None:
     assert a.title == "The title"
     assert a.meta == yaml.load(front_matter(text), Loader=yaml.BaseLoader)
     assert a.body_line == 9  # 0-based: the blank line after the closing '---'
-    assert art._flat(front_matter(text)) == a.meta  # served by the fast path, not libyaml
+    assert yaml_subset.flat(front_matter(text)) == a.meta  # served by the fast path, not libyaml
 
 
 def test_set_meta_reviewed_keeps_everything_else() -> None:
@@ -389,8 +390,8 @@ def test_spec_5_flat_parser_agrees_with_yaml(lines: list[str]) -> None:
     """The hand parser either declines (falls back) or gives exactly what libyaml gives."""
     block = "".join(line + "\n" for line in lines)
     try:
-        flat = art._flat(block)
-    except art._Fail:
+        flat = yaml_subset.flat(block)
+    except yaml_subset.Fail:
         return
     assert flat == yaml.load(block, Loader=yaml.BaseLoader) or (
         flat == {} and yaml.load(block, Loader=yaml.BaseLoader) is None

@@ -14,14 +14,15 @@ from hypothesis import strategies as st
 
 from canon_ls.core import article as art
 from canon_ls.core import index as store_mod  # the reading side of the store
+from canon_ls.core import yaml_subset
 from canon_ls.core.article import Article
 from canon_ls.core.store import Store
 
 
 def flat_or_none(block: str) -> dict | None:
     try:
-        return art._flat(block)
-    except art._Fail:
+        return yaml_subset.flat(block)
+    except yaml_subset.Fail:
         return None
 
 
@@ -41,7 +42,7 @@ def flat_or_none(block: str) -> dict | None:
 def test_spec_5_flow_lists_are_read_flat_and_match_libyaml(value: str, want: list[str]) -> None:
     block = f"capsule: C.\ntags: {value}\n"
     assert flat_or_none(block) == {"capsule": "C.", "tags": want}
-    assert art._yaml(block) == {"capsule": "C.", "tags": want}
+    assert yaml_subset.yaml_mapping(block) == {"capsule": "C.", "tags": want}
 
 
 @pytest.mark.parametrize(
@@ -54,7 +55,7 @@ def test_spec_5_anything_unusual_in_a_flow_list_falls_back_to_yaml(value: str) -
     assert flat_or_none(block) is None
     meta = art.parse(f"---\n{block}---\nbody\n", "x")
     try:
-        want = art._yaml(block)
+        want = yaml_subset.yaml_mapping(block)
     except ValueError:
         assert meta.problems and meta.problems[0].startswith("malformed front matter")
     else:
@@ -67,7 +68,7 @@ def test_spec_5_flat_flow_lists_never_disagree_with_libyaml(items: list[str]) ->
     block = f"k: [{','.join(items)}]\n"
     got = flat_or_none(block)
     if got is not None:
-        assert got == art._yaml(block)
+        assert got == yaml_subset.yaml_mapping(block)
 
 
 def test_make_matches_the_dataclass() -> None:

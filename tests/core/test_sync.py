@@ -124,7 +124,7 @@ def test_spec_10_revalidate_rereads_only_what_changed(store: Store, project: Pat
     a = put(project, "src/a", "---\ncapsule: One.\n---\n")
     assert store.refresh() == {"src/a"}
     first = store.article("src/a")
-    store.index._racy.clear()  # as if read 3 s ago: only the stat key decides from here
+    store._racy.clear()  # as if read 3 s ago: only the stat key decides from here
     assert store.revalidate([a]) == set()
     assert store.article("src/a") is first  # not re-read
     mtime = a.stat().st_mtime_ns

@@ -246,7 +246,7 @@ def test_the_load_reads_no_journal_and_then_warms_what_references_read(tmp_path:
     folder = ls.add_folder(root.as_uri())
     assert folder is not None and folder.store is not None
     assert folder.load is not None
-    index = folder.store.index
+    index = folder.store
     warmed: list[bool] = []
 
     async def load_then_warm() -> None:
@@ -295,7 +295,7 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     def capsule() -> str:
         where = ls.view(uri)
         assert isinstance(where, DiskWhere)
-        article = where.store.article("src/core/config")
+        article = where.reader.article("src/core/config")
         return article.capsule if article is not None else ""
 
     assert capsule() == "Loads layered config; env beats file."

@@ -1,6 +1,8 @@
-"""Issue 26: a hover and a whole-store check walk through few modules, returning to a room
-fewer times than the issue counted before its step (20 for a hover, 24 for a check).
-scripts/walks.py traces them (docs/ARCHITECTURE.md "One hover, end to end" states the rule)."""
+"""Issues 26 and 37: a hover and a whole-store check walk through few modules. A hover is one
+lookup (lsp/state.py `lookup`) that validates once: at most 20 stays and 8 returns to a room
+(17 and 7 when issue 37 landed; 30 and 17 before), and the rule-file check stays off its walk.
+A check returns fewer than 24 times. scripts/walks.py traces them (docs/ARCHITECTURE.md "The
+two walks" states the rule)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ def test_a_hover_and_a_check_return_to_few_rooms(tmp_path: Path, monkeypatch):
     hovered, checked = walks.walks(tmp_path)
     assert hovered.stays[0] == ("lsp.features.hover", "on_hover")
     assert ("core.index", "StoreIndex.revalidate_governing") in hovered.stays
+    assert ("core.index", "StoreIndex.governing") not in hovered.stays  # validated once
+    assert not any("rule" in room or "formats" in room for room, _ in hovered.stays)
     assert ("lsp.features.diagnostics", "push_folder") in checked.stays  # the child answered
-    assert hovered.counts()[2] < 20, hovered.stays
+    stays, _rooms, returns = hovered.counts()
+    assert stays <= 20 and returns <= 8, hovered.stays
     assert checked.counts()[2] < 24, checked.stays

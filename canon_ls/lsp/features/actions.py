@@ -1,10 +1,5 @@
-"""Code actions (SPEC §10): create, update, journal, mark reviewed, show changes (§9.2),
-orphan remedies, links.
-
-Titles are exactly the SPEC's. Edits are built when the action is *applied*, never when the
-menu is shown: through `codeAction/resolve` when the client can resolve `edit`, else through
-the `canon.applyAction` command, which computes the edit and sends `workspace/applyEdit`.
-"""
+"""Code actions (SPEC §10): create, update, journal, mark reviewed, show changes (§9.2), orphan
+remedies, links."""
 
 from __future__ import annotations
 

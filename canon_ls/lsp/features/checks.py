@@ -1,8 +1,4 @@
-"""The whole-store check: at startup and after asset-level changes, in a child process.
-
-Shown as work-done progress. While it runs, edits keep being handled incrementally; addresses
-that change meanwhile are re-checked in-process once the child's answer lands.
-"""
+"""The whole-store check: at startup and after asset-level changes, in a child process."""
 
 from __future__ import annotations
 
@@ -151,9 +147,8 @@ async def _differing(before: dict[str, list[Finding]], after: dict[str, list[Fin
 async def _carry_stale(
     folder: Folder, grouped: dict[str, list[Finding]]
 ) -> dict[str, list[Finding]]:
-    """`grouped` (a partial snapshot's findings) with the stale findings the previous check
-    found, kept meanwhile (a re-check must not make them flicker); the final snapshot
-    replaces them."""
+    """`grouped` (a partial snapshot's findings) with the stale findings the previous check found,
+    kept meanwhile (a re-check must not make them flicker); the final snapshot replaces them."""
     async for part in _in_turns(list(folder.signals.stale.items()), 64):
         for address, reason in part:
             if address in grouped or (folder.store is not None and folder.store.has(address)):

@@ -1,9 +1,4 @@
-"""`workspace/executeCommand`: the five §6 actions, status, and what the actions/lenses use.
-
-`canon.read` … `canon.search` take the §6 object without `action` and return exactly the text
-`core.tool.run` returns to the CLI and MCP (source `lsp`). Handlers take `*args` so any JSON
-arrives unconverted and a wrong shape becomes a sentence, never an exception.
-"""
+"""`workspace/executeCommand`: the five §6 actions, status, and what the actions/lenses use."""
 
 from __future__ import annotations
 
@@ -110,14 +105,7 @@ def settings(ls: CanonLanguageServer, *args: Any) -> str:
 
 def resolve(ls: CanonLanguageServer, *args: Any) -> dict[str, Any] | str | None:
     """`canon.resolve`: what a document, path or address is to canon (§3 address, §4 governing
-    article), so editor clients ask instead of re-implementing the rule.
-
-    One argument: `{"uri": …}` (a document), `{"path": …}` (project-relative or absolute) or
-    `{"address": …}` (as `canon map` prints it); `address` wins over `path` over `uri`, and a
-    `uri`/`folder` beside them only picks the workspace folder. Answers `{folder, kind, address,
-    governing, article, exists}`: `article` is the governing article's URI, else the URI the
-    exact article would get; null outside every served project.
-    """
+    article), so editor clients ask instead of re-implementing the rule."""
     obj = args[0] if args else None
     if not isinstance(obj, dict):
         return 'canon.resolve takes one argument, e.g. {"uri": "file:///…/src/a.ts"}.'

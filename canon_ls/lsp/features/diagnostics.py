@@ -1,9 +1,4 @@
-"""Diagnostics for articles (core findings) and assets (stale governing article), SPEC §10.
-
-Pull (`textDocument/diagnostic`, `workspace/diagnostic`) for clients that can pull *and* be
-told to re-pull (`workspace.diagnostics.refreshSupport`); push for everyone else, so a client
-never sees the same finding twice and never misses a whole-store change.
-"""
+"""Diagnostics for articles (core findings) and assets (stale governing article), SPEC §10."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The first workspace symbols, answered at once from what the server holds (SPEC §10).
-
-Before the store has loaded and the BM25 worker is ready, the answer comes from every address
-(the load's first step lists them) and the articles read so far: their titles, capsules and
-tags. An address typed as such ranks first (exact, then starting with the query, then holding
-it), then articles holding every word of the query, most words in the address or title first,
-then those holding some of its words, the most first (BM25 too ranks an article holding some
-words of the query). Body words wait for BM25, which answers as soon as it is ready (the next
-keystroke).
-"""
+"""The first workspace symbols, answered at once from what the server holds (SPEC §10)."""
 
 from __future__ import annotations
 
@@ -29,14 +20,7 @@ CAPSULE_CHARS = 120
 
 
 def symbol_name(address: str, capsule: str) -> str:
-    """`address — capsule`: the capsule belongs in the name, not only in the container.
-
-    VS Code filters workspace symbols itself and keeps only those whose *name* fuzzy-matches
-    the query (its own scorer; the container is consulted only for the words after the
-    first): with the address alone as the name, an article found by a word of its capsule
-    ("routes" for src/app) was dropped before the person saw it. Every client shows the
-    name, so the capsule reads at a glance in a picker or a quickfix list too.
-    """
+    """`address — capsule`: the capsule belongs in the name, not only in the container."""
     if not capsule:
         return address
     if len(capsule) > CAPSULE_CHARS:

@@ -1,10 +1,4 @@
-"""`canon.history {path}` and `canon.showChanges {address}` (SPEC §9.2).
-
-Both need the history pass and git, so they run the `canon` CLI in a child process (the
-same core functions, hence the same text as `canon history`): the server's event loop and
-its memory never carry a second copy of the project's history. The changes document is
-written under the canon-ls cache directory, read-only, and opened with window/showDocument.
-"""
+"""`canon.history {path}` and `canon.showChanges {address}` (SPEC §9.2)."""
 
 from __future__ import annotations
 

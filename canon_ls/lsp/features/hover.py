@@ -5,41 +5,31 @@ from __future__ import annotations
 from lsprotocol import types
 
 from canon_ls.core import rules_import
-from canon_ls.core.article import Article, unreadable
+from canon_ls.core.article import unreadable
 
-from .. import convert, resolve
-from ..state import CanonLanguageServer, Where
+from ..state import CanonLanguageServer, Found, Where, lookup
 
 
 def on_hover(ls: CanonLanguageServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
     where = ls.view(uri)  # from the article files while the store loads
-    origin = _rule_file(ls, uri, where, params.position)
-    if origin is not None:
-        return origin
-    target = resolve.at_cursor(ls, uri, params.position, where=where)
-    if target is None:
+    if where is not None and where.rule_source:
+        origin = _rule_file(ls, uri, where, params.position)
+        if origin is not None:
+            return origin
+    found = lookup(ls, uri, where, params.position)
+    if found is None:
         return None
-    governing = target.where.refresh(target.address)
-    store = target.store
-    article = store.article(governing) if governing is not None else None
-    if governing is None or article is None:
-        return None
-    value = render(target, governing, article, store.journal_names(governing))
-    token, text = target.token, target.text
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
-        range=None  # the document's own article: no token
-        if token is None or text is None
-        else convert.span(ls.workspace.position_codec, text, target.line, token.start, token.end),
-    )
+    value = render(found, found.where.reader.journal_names(found.governing))
+    contents = types.MarkupContent(kind=types.MarkupKind.Markdown, value=value)
+    return types.Hover(contents=contents, range=found.range)
 
 
 def _rule_file(
-    ls: CanonLanguageServer, uri: str, where: Where | None, position: types.Position
+    ls: CanonLanguageServer, uri: str, where: Where, position: types.Position
 ) -> types.Hover | None:
     """On the head of a rule file canon exported, or one canon import reads: its article."""
-    if where is None or where.kind != "asset" or where.folder.store is None:
+    if where.folder.store is None:
         return None
     project = where.folder.store.project
     try:
@@ -48,7 +38,7 @@ def _rule_file(
         return None
     text = ls.workspace.get_text_document(uri).source
     found = rules_import.relation(project, relpath, text, position.line)
-    article = where.store.article(found[1]) if found is not None else None
+    article = where.reader.article(found[1]) if found is not None else None
     if found is None or article is None:
         return None
     how, address = found
@@ -63,11 +53,12 @@ def _rule_file(
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
 
 
-def render(target: resolve.Target, governing: str, article: Article, journal: list[str]) -> str:
+def render(found: Found, journal: list[str]) -> str:
+    governing, article = found.governing, found.article
     title = article.title or governing
     lines = [f"**{_escape(title)}**"]
-    if governing != target.address:
-        lines.append(f"`{governing}` governs `{target.address}`")
+    if governing != found.address:
+        lines.append(f"`{governing}` governs `{found.address}`")
     lines.append("")
     unread = "_the capsule cannot be read; fix the article's front matter_"
     empty = unread if unreadable(article, "capsule") else "_no capsule yet_"
@@ -76,7 +67,7 @@ def render(target: resolve.Target, governing: str, article: Article, journal: li
     facts = [f"updated {article.updated or 'never'}"]
     if article.reviewed:
         facts.append(f"reviewed {article.reviewed}")
-    folder = target.where.folder
+    folder = found.where.folder
     evidence = folder.signals.evidence.get(governing)
     if evidence is None and governing in folder.signals.stale:
         facts.append("**stale**")
@@ -88,7 +79,7 @@ def render(target: resolve.Target, governing: str, article: Article, journal: li
         lines.append("")
         lines.append("journal: " + ", ".join(f"`{name}`" for name in journal[:3]))
     lines.append("")
-    lines.append(f"[Open {governing}]({target.where.article_uri(governing)})")
+    lines.append(f"[Open {governing}]({found.uri})")
     return "\n".join(lines)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from .. import convert
-from ..state import CanonLanguageServer
+from ..state import CanonLanguageServer, lookup
 
 
 def on_inlay_hint(
@@ -15,16 +15,14 @@ def on_inlay_hint(
     if params.range.start.line > 0:
         return None
     where = ls.view(uri)  # from the article files while the store loads
-    if where is None or where.kind != "asset" or not where.folder.settings.inlay_hints_enabled:
+    if where is None or not where.folder.settings.inlay_hints_enabled:
         return None
-    governing = where.refresh(where.address)
-    if not governing:
-        return None
-    article = where.store.article(governing)
+    found = lookup(ls, uri, where)
     text = ls.text_of(uri)
-    if article is None or text is None:
+    if found is None or text is None:
         return None
-    capsule = " ".join(article.capsule.split())
+    governing = found.governing
+    capsule = " ".join(found.article.capsule.split())
     label = shorten(capsule or "(no capsule)", where.folder.settings.inlay_hints_max_length)
     if governing != where.address:
         label = f"{governing}: {label}"

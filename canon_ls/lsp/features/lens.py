@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from .. import convert
-from ..state import CanonLanguageServer, Folder
+from ..state import CanonLanguageServer, Folder, lookup
 
 
 def on_code_lens(
@@ -21,23 +21,19 @@ def on_code_lens(
     if where.kind == "article":
         stale = stale_lens(where.folder, where.address)
         return [stale] if stale is not None else None
-    governing = where.refresh(where.address)
-    if not governing:
+    found = lookup(ls, uri, where)
+    if found is None:
         command = types.Command(
             title="canon: no article · create",
             command="canon.createArticle",
             arguments=[{"uri": uri}],
         )
         return [types.CodeLens(range=convert.TOP, command=command)]
-    article = where.store.article(governing)
-    if article is None:
-        return None
-    title = f"canon: {governing} · updated {article.updated or 'never'}"
+    governing = found.governing
+    title = f"canon: {governing} · updated {found.article.updated or 'never'}"
     if where.journal_read():  # a long journal is counted once the store has loaded
-        title += f" · {len(where.store.journal_names(governing))} journal"
-    command = types.Command(
-        title=title, command="canon.open", arguments=[where.article_uri(governing)]
-    )
+        title += f" · {len(where.reader.journal_names(governing))} journal"
+    command = types.Command(title=title, command="canon.open", arguments=[found.uri])
     lenses = [types.CodeLens(range=convert.TOP, command=command)]
     stale = stale_lens(where.folder, governing)
     if stale is not None:

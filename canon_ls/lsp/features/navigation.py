@@ -13,9 +13,9 @@ from lsprotocol import types
 from canon_ls.core import freshness
 from canon_ls.core.links import wikilinks
 
-from .. import convert, edits, resolve
+from .. import convert, edits
 from ..convert import Text
-from ..state import CanonLanguageServer, Folder, read_text
+from ..state import CanonLanguageServer, Folder, lookup, read_text
 
 MAX_RANGES = 20_000  # cached sources per folder before the cache starts over
 MAX_SCAN = 1_000_000  # characters: longer documents get no document links (never a slow scan)
@@ -71,12 +71,9 @@ def on_document_link(
 
 
 def on_definition(ls: CanonLanguageServer, params: types.DefinitionParams) -> types.Location | None:
-    target = resolve.at_cursor(
-        ls, params.text_document.uri, params.position, own_on_first_line=False
-    )
-    if target is None:
-        return None
-    return types.Location(uri=target.where.folder.article_uri(target.governing), range=convert.TOP)
+    uri = params.text_document.uri
+    found = lookup(ls, uri, ls.where(uri), params.position, own_on_first_line=False)
+    return types.Location(uri=found.uri, range=convert.TOP) if found is not None else None
 
 
 def on_references(
@@ -87,9 +84,9 @@ def on_references(
     if where is None or where.folder.store is None:
         return None
     address = where.address if where.kind == "article" else where.governing()
-    target = resolve.at_cursor(ls, uri, params.position, own_on_first_line=False)
-    if target is not None and target.token is not None and target.token.wikilink:
-        address = target.address
+    found = lookup(ls, uri, where, params.position, own_on_first_line=False)
+    if found is not None and found.token is not None and found.token.wikilink:
+        address = found.address
     if not address:
         return None
     store = where.store
@@ -112,14 +109,7 @@ def on_references(
 def link_ranges(
     ls: CanonLanguageServer, folder: Folder, source: str, uri: str
 ) -> list[tuple[str, types.Range]]:
-    """Every wikilink of one article as (target, range in the client's encoding).
-
-    Ranges come from the editor's text when the article is open (unsaved edits included),
-    else from the file. Re-reading and re-parsing each source made references ~2 ms, so the
-    answer is cached per source, keyed by the exact open text or the file's stat key (core's
-    freshness rule: never cached for a file changed in the last 3 s), and by the position
-    encoding.
-    """
+    """Every wikilink of one article as (target, range in the client's encoding)."""
     encoding = ls.workspace.position_codec.encoding
     cached = folder.link_ranges.get(uri)
     opened = ls.open_text(uri)

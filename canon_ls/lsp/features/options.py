@@ -1,7 +1,5 @@
-"""The six options in the language server (SPEC §13): the client's settings are the explicit
-layer over the user's settings.json and the project's canon.toml. A bad key or value in those
-files is shown once as a warning message (the default applies for that key); a change to either
-file on disk is followed without a restart: a new root or new mounts reopen the store."""
+"""The six options in the language server (SPEC §13): the client's settings are the explicit layer
+over the user's settings.json and the project's canon.toml."""
 
 from __future__ import annotations
 

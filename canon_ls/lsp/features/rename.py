@@ -1,13 +1,4 @@
-"""`workspace/willRenameFiles` (SPEC §10 file operations, §12).
-
-Renaming an asset (file or folder) moves its article(s) to the new address(es) and rewrites
-inbound `[[wikilinks]]`; moved into another workspace folder, the article goes into that
-root's store when it has one (links in this store cannot follow); moved anywhere else (outside
-the served projects, into `.git/` or a store) nothing moves (`_destination`). Renaming an
-article file (or a folder of them) rewrites inbound links only, since the editor moves the
-file itself. Nothing else changes: link labels, headings, titles and unrelated text stay
-byte-for-byte.
-"""
+"""`workspace/willRenameFiles` (SPEC §10 file operations, §12)."""
 
 from __future__ import annotations
 
@@ -70,10 +61,8 @@ def on_will_rename_files(
 
 
 def _destination(ls: CanonLanguageServer, uri: str) -> Where | None:
-    """Where a renamed asset lands, when its article may follow it (SPEC §12): an asset of a
-    served project with a store (this one, another root, a mount). Outside every workspace
-    folder, inside `.git/` or the store, at a project's root, or in a root without a store,
-    there is nowhere to move an article to, and no link may point there."""
+    """Where a renamed asset lands, when its article may follow it (SPEC §12): an asset of a served
+    project with a store (this one, another root, a mount)."""
     dest = ls.where(uri)
     if dest is None or dest.kind != "asset" or not dest.address or not dest.folder.serving:
         return None

@@ -1,14 +1,4 @@
-"""Workspace symbols: articles by address and capsule, ranked by the store's BM25 (SPEC §10).
-
-The BM25 index lives in a child process (`searcher.py`), ready seconds after a cold start on a
-big store. Until it is (and until the store has loaded), queries are answered at once from
-what the server holds (`early_symbols.py`: addresses, titles, capsules, tags), and a
-work-done progress "indexing" says that answer may miss articles found by their body; the
-next query after it ends is BM25's. A query nothing held matches waits for BM25 instead of
-answering empty: a store that has matches never gets an empty answer. Only when the worker
-cannot answer at all do addresses and capsules containing the query stand in, and the person
-is told so once.
-"""
+"""Workspace symbols: articles by address and capsule, ranked by the store's BM25 (SPEC §10)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The change pipeline: store changed -> re-check what depends on it -> tell the client.
-
-Incremental by construction (SPEC §10 external changes): a changed article re-checks itself,
-the articles linking to it (broken links may have healed) and its nearest ancestor article
-(`children.listed`). Client notifications are coalesced into one send per loop tick.
-"""
+"""The change pipeline: store changed -> re-check what depends on it -> tell the client."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""Diagnostics as you type (SPEC §10): an open article's findings from its unsaved text.
-
-A change to an open article re-arms one timer on the event loop; `DEBOUNCE` seconds after the
-last change the text is checked by core (lints, links, schema, relations, front matter: the
-same checker as the saved file, given the text) and pushed. The orphan and stale verdicts come
-from the last whole-store check (they depend on the project's files and history, not on the
-text), the orphan one dropped when the text declares `scope: rule`. Nothing is written: a save
-hands back to the stored file's findings (the store re-reads it), and so does a close. A pull
-client gets the same findings: its pull checks the current text when the timer has not yet.
-"""
+"""Diagnostics as you type (SPEC §10): an open article's findings from its unsaved text."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""External changes (agents, git, hand edits): the client's file events and our own watcher.
-
-With dynamic registration (VS Code) the client reports `.canon/**` changes and asset
-creations/deletions. Always, the `Watcher` runs watchfiles in a child process
-(`..fswatch`: inotify, FSEvents or ReadDirectoryChangesW) over the stores (with their
-subdirectories), each project root and `.git` (alone: a store appearing, a commit, a checkout),
-and, without client events, the asset directories the last whole-store check listed (alone,
-so gitignored trees such as node_modules are never watched). Its debounced batches arrive on
-the event loop as lines on a pipe and go through the same handling as the client's events:
-one changed article re-reads one article; an asset created or deleted, a schema change or a
-new commit queues the debounced whole-store re-check.
-"""
+"""External changes (agents, git, hand edits): the client's file events and our own watcher."""
 
 from __future__ import annotations
 
