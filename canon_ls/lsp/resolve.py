@@ -6,13 +6,14 @@ address itself always comes from `Store.address_of` and resolution from `Store.g
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
-from . import convert
+from . import convert, imports
 from .convert import Text
 from .cursor import CursorToken, token_at
 from .state import CanonLanguageServer, Where
@@ -48,8 +49,15 @@ def at_cursor(
     codec = ls.workspace.position_codec
     line_no, col, line = convert.from_client(codec, text, pos)
     token = token_at(line, col)
+
+    def lines(n: int) -> str:  # line 0 without indexing a huge document
+        return line if n == line_no else text.line(n)
+
+    named = imports.at(where.folder.project, where.path, lines, line_no, col)
+    if named is not None:  # an import in the language's own syntax names a project module
+        token = CursorToken(line[named.start : named.end], named.start, named.end, False)
     if token is not None:
-        target = resolve_token(where, token)
+        target = resolve_token(where, token, named.path if named else None)
         if target is not None:
             return replace(target, line=line_no, text=text)
     if own_on_first_line and line_no == 0 and where.kind == "asset":
@@ -61,8 +69,9 @@ def at_cursor(
     return None
 
 
-def resolve_token(where: Where, token: CursorToken) -> Target | None:
-    """The governed address a token names; None for words that name nothing (no empty hovers)."""
+def resolve_token(where: Where, token: CursorToken, named: Path | None = None) -> Target | None:
+    """The governed address a token names; None for words that name nothing (no empty hovers).
+    `named`: the file or folder the token names when an import resolver found it."""
     store = where.store
     if token.wikilink:
         try:
@@ -74,10 +83,9 @@ def resolve_token(where: Where, token: CursorToken) -> Target | None:
         governing = store.governing(address)  # the address itself when it is an article
         return Target(where, address, governing, token, None, store=store) if governing else None
     raw = token.text.replace("\\", "/")
-    candidates: list[Path] = []
-    if raw.startswith(("./", "../")) or where.kind == "asset":
-        candidates.append(where.path.parent / raw)
-    candidates.append(where.folder.project / raw.lstrip("/"))
+    candidates = [named] if named else [where.folder.project / raw.lstrip("/")]
+    if named is None and (raw.startswith(("./", "../")) or where.kind == "asset"):
+        candidates.insert(0, where.path.parent / raw)
     existing = next((c for c in candidates if _exists(c)), None)
     try:
         if existing is not None:
@@ -99,3 +107,16 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except (OSError, ValueError):
         return False
+
+
+def imported(
+    where: Where, text: Text, lines: range
+) -> Iterator[tuple[int, imports.Import, Target]]:
+    """Each import on `lines` naming a governed project module (document links, inlay hints)."""
+    for n in lines:
+        line = text.line(n)
+        for found in imports.on_line(where.folder.project, where.path, text.line, n):
+            token = CursorToken(line[found.start : found.end], found.start, found.end, False)
+            target = resolve_token(where, token, found.path)
+            if target is not None:
+                yield n, found, target

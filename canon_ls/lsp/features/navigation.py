@@ -50,6 +50,13 @@ def on_document_link(
                 target=where.folder.article_uri(governing),
             )
         )
+    for n, found, target in resolve.imported(where, text, range(text.line_count)):
+        out.append(
+            types.DocumentLink(
+                range=convert.span(codec, text, n, found.start, found.end),
+                target=where.folder.article_uri(target.governing),
+            )
+        )
     if where.kind == "article":  # path tokens in articles link to the asset itself
         project = where.folder.project
         for m in _PATH.finditer(text.source):

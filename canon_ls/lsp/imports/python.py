@@ -1,0 +1,112 @@
+"""Python imports: `import a.b [as c]`, `from a.b import c` (c a module when a/b/c.py or a/b/c/
+exists), relative `from . import x` / `from ..a import b`, and the names of a parenthesised
+`from a import (` list on the lines below it. Package roots, in order: what the nearest
+pyproject.toml declares (setuptools `package-dir` / `packages.find.where`, hatch `packages`,
+poetry `packages`), then `src/`, then the folder holding pyproject.toml, then the project;
+folders without `__init__.py` are namespace packages like any other."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from . import Lines, Where, facts, first
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_DOTTED = re.compile(r"\.*[A-Za-z_][\w.]*|\.+")
+RULES = (  # line rule -> how its names resolve
+    ("import", re.compile(r"^\s*import\s+(?P<names>[^#;]+)")),  # each dotted name itself
+    ("from", re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\b(?P<names>[^#;]*)")),
+)
+_OPEN = re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\s*\((?P<names>[^)#]*)$")
+_CONTINUED = re.compile(r"^[\s\w,]*\)?\s*(#.*)?$")  # a line of a parenthesised name list
+LOOK_BACK = 50  # lines searched for the `from x import (` a name list belongs to
+
+
+def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path | None]]:
+    line = lines(n)
+    for kind, rule in RULES:
+        m = rule.match(line)
+        if m is None:
+            continue
+        if kind == "import":
+            for name in _DOTTED.finditer(line, m.start("names"), m.end("names")):
+                if not _alias(line, name):
+                    yield name.start(), name.end(), _module(where, name.group())
+            return
+        module = m.group("module")
+        yield m.start("module"), m.end("module"), _module(where, module)
+        yield from _names(where, module, line, m.start("names"), m.end("names"))
+        return
+    if _CONTINUED.match(line):  # inside `from x import (` ... `)`?
+        for back in range(n - 1, max(-1, n - LOOK_BACK), -1):
+            above = lines(back)
+            opened = _OPEN.match(above)
+            if opened:
+                yield from _names(where, opened.group("module"), line, 0, len(line))
+                return
+            if not _CONTINUED.match(above) or ")" in above:
+                return
+
+
+def _names(
+    where: Where, module: str, line: str, lo: int, hi: int
+) -> Iterator[tuple[int, int, Path | None]]:
+    """`c` of `from a.b import c`: the module a.b.c if it is one, else a.b."""
+    for name in _NAME.finditer(line, lo, hi):
+        if _alias(line, name):
+            continue
+        joined = module + name.group() if module.endswith(".") else f"{module}.{name.group()}"
+        yield name.start(), name.end(), _module(where, joined) or _module(where, module)
+
+
+def _alias(line: str, name: re.Match[str]) -> bool:
+    """`as` or the name after it: what the import is bound to, not what it imports."""
+    return name.group() == "as" or line[: name.start()].rstrip().endswith(" as")
+
+
+def _module(where: Where, dotted: str) -> Path | None:
+    level = len(dotted) - len(dotted.lstrip("."))
+    parts = [p for p in dotted[level:].split(".") if p]
+    if level:
+        base = where.doc.parent
+        for _ in range(level - 1):
+            base = base.parent
+        roots = [base]
+    else:
+        roots = _roots(where)
+    for root in roots:
+        at = root.joinpath(*parts)
+        found = first([at.with_name(at.name + ".py"), at.with_name(at.name + ".pyi"), at])
+        if found is not None and (parts or level):
+            return found
+    return None
+
+
+def _roots(where: Where) -> list[Path]:
+    config = where.nearest("pyproject.toml")
+    base = config.parent if config else where.project
+    declared = (facts(config, _declared) or []) if config else []
+    return [*declared, base / "src", base, where.project]
+
+
+def _declared(text: str, path: Path) -> list[Path]:
+    """The package roots a pyproject.toml declares."""
+    tool: dict[str, Any] = tomllib.loads(text).get("tool", {})
+    base, roots = path.parent, []
+    setuptools = tool.get("setuptools", {})
+    package_dir = setuptools.get("package-dir", {})
+    if isinstance(package_dir, dict) and isinstance(package_dir.get(""), str):
+        roots.append(base / package_dir[""])
+    find = setuptools.get("packages", {})
+    if isinstance(find, dict):
+        where = find.get("find", {}).get("where", [])
+        roots += [base / w for w in ([where] if isinstance(where, str) else where)]
+    hatch = tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {})
+    roots += [(base / p).parent for p in hatch.get("packages", []) if isinstance(p, str)]
+    poetry = tool.get("poetry", {}).get("packages", [])
+    roots += [base / p.get("from", ".") for p in poetry if isinstance(p, dict)]
+    return roots
