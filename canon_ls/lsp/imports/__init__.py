@@ -9,13 +9,15 @@ third-party packages answer None after a handful of stats at most.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MAX_LINE = 2000  # characters: longer lines are no imports (never a slow scan)
 Lines = Callable[[int], str]  # line n of the document ('' past the end)
+Found = Iterator[tuple[int, int, Callable[[], Path | None]]]  # a name's columns, its resolution
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,11 @@ class Import:
     path: Path  # the file or folder it names, inside the project
 
 
-def on_line(project: Path, doc: Path, lines: Lines, n: int) -> list[Import]:
-    """The imports written on line `n` of `doc` that name something inside `project`."""
+def on_line(
+    project: Path, doc: Path, lines: Lines, n: int, column: int | None = None
+) -> list[Import]:
+    """The imports written on line `n` of `doc` that name something inside `project` (only
+    the one under `column` when given: a hover resolves no other name)."""
     from . import go, javascript, python, rust
 
     language = {".py": python, ".pyi": python, ".go": go, ".rs": rust}.get(doc.suffix)
@@ -35,14 +40,17 @@ def on_line(project: Path, doc: Path, lines: Lines, n: int) -> list[Import]:
     if language is None or len(lines(n)) > MAX_LINE:
         return []
     out = []
-    for start, end, target in language.imports(Where(project, doc), lines, n):
+    for start, end, resolve in language.imports(Where(project, doc), lines, n):
+        if column is not None and not start <= column <= end:
+            continue
+        target = resolve()
         if target is not None and within(target, project):
             out.append(Import(start, end, Path(os.path.normpath(target))))
     return out
 
 
 def at(project: Path, doc: Path, lines: Lines, n: int, column: int) -> Import | None:
-    return next((i for i in on_line(project, doc, lines, n) if i.start <= column <= i.end), None)
+    return next(iter(on_line(project, doc, lines, n, column)), None)
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,11 @@ def facts(path: Path, parse: Callable[[str, Path], Any]) -> Any:
 def first(candidates: Iterable[Path], folders: bool = True) -> Path | None:
     """The first candidate that is a file (or, with `folders`, a folder)."""
     for path in candidates:
-        if path.is_file() or (folders and path.is_dir()):
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode)):
             return path
     return None
 

@@ -5,10 +5,10 @@ go.work `use`s, names that module's package folder."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
-from . import Lines, Where, facts
+from . import Found, Lines, Where, facts
 
 RULES = (  # an import spec line: optional `import`, optional alias, the quoted path
     re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<path>[^"\s]+)"\s*(?://.*)?$'),
@@ -17,12 +17,12 @@ _MODULE = re.compile(r"^\s*module\s+(\S+)", re.M)
 _USE = re.compile(r"^\s*use\s+(?:\(([^)]*)\)|(\S+))", re.M)
 
 
-def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path | None]]:
+def imports(where: Where, lines: Lines, n: int) -> Found:
     line = lines(n)
     for rule in RULES:
         m = rule.match(line)
         if m is not None:
-            yield m.start("path"), m.end("path"), _resolve(where, m.group("path"))
+            yield m.start("path"), m.end("path"), partial(_resolve, where, m.group("path"))
 
 
 def _resolve(where: Where, spec: str) -> Path | None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import Lines, Where, facts, first
+from . import Found, Lines, Where, facts, first
 
 EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 RULES = (  # each: a specifier in quotes after an import form
@@ -27,11 +27,11 @@ _JSONC = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
 _TRAILING = re.compile(r'("(?:\\.|[^"\\])*")|,(?=\s*[}\]])')
 
 
-def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path | None]]:
+def imports(where: Where, lines: Lines, n: int) -> Found:
     line = lines(n)
     for rule in RULES:
         for m in rule.finditer(line):
-            yield m.start("spec"), m.end("spec"), _resolve(where, m.group("spec"))
+            yield m.start("spec"), m.end("spec"), partial(_resolve, where, m.group("spec"))
 
 
 def _resolve(where: Where, spec: str) -> Path | None:

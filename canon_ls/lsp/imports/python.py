@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import Lines, Where, facts, first
+from . import Found, Lines, Where, facts, first
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DOTTED = re.compile(r"\.*[A-Za-z_][\w.]*|\.+")
@@ -26,7 +26,7 @@ _CONTINUED = re.compile(r"^[\s\w,]*\)?\s*(#.*)?$")  # a line of a parenthesised 
 LOOK_BACK = 50  # lines searched for the `from x import (` a name list belongs to
 
 
-def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path | None]]:
+def imports(where: Where, lines: Lines, n: int) -> Found:
     line = lines(n)
     for kind, rule in RULES:
         m = rule.match(line)
@@ -35,10 +35,10 @@ def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path
         if kind == "import":
             for name in _DOTTED.finditer(line, m.start("names"), m.end("names")):
                 if not _alias(line, name):
-                    yield name.start(), name.end(), _module(where, name.group())
+                    yield name.start(), name.end(), partial(_module, where, name.group())
             return
         module = m.group("module")
-        yield m.start("module"), m.end("module"), _module(where, module)
+        yield m.start("module"), m.end("module"), partial(_module, where, module)
         yield from _names(where, module, line, m.start("names"), m.end("names"))
         return
     if _CONTINUED.match(line):  # inside `from x import (` ... `)`?
@@ -52,15 +52,13 @@ def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path
                 return
 
 
-def _names(
-    where: Where, module: str, line: str, lo: int, hi: int
-) -> Iterator[tuple[int, int, Path | None]]:
+def _names(where: Where, module: str, line: str, lo: int, hi: int) -> Found:
     """`c` of `from a.b import c`: the module a.b.c if it is one, else a.b."""
     for name in _NAME.finditer(line, lo, hi):
         if _alias(line, name):
             continue
         joined = module + name.group() if module.endswith(".") else f"{module}.{name.group()}"
-        yield name.start(), name.end(), _module(where, joined) or _module(where, module)
+        yield name.start(), name.end(), partial(_module, where, joined, module)
 
 
 def _alias(line: str, name: re.Match[str]) -> bool:
@@ -68,7 +66,8 @@ def _alias(line: str, name: re.Match[str]) -> bool:
     return name.group() == "as" or line[: name.start()].rstrip().endswith(" as")
 
 
-def _module(where: Where, dotted: str) -> Path | None:
+def _module(where: Where, dotted: str, otherwise: str = "") -> Path | None:
+    """The module `dotted` names, else the one `otherwise` names."""
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted[level:].split(".") if p]
     if level:
@@ -80,10 +79,11 @@ def _module(where: Where, dotted: str) -> Path | None:
         roots = _roots(where)
     for root in roots:
         at = root.joinpath(*parts)
-        found = first([at.with_name(at.name + ".py"), at.with_name(at.name + ".pyi"), at])
+        files = [at.with_name(at.name + ".py"), at.with_name(at.name + ".pyi")] if parts else []
+        found = first([*files, at])
         if found is not None and (parts or level):
             return found
-    return None
+    return _module(where, otherwise) if otherwise else None
 
 
 def _roots(where: Where) -> list[Path]:

@@ -6,10 +6,10 @@ that exists, from the crate root: src/ beside the nearest Cargo.toml."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
-from . import Lines, Where, first
+from . import Found, Lines, Where, first
 
 _PUB = r"^\s*(?:pub(?:\([^)]*\))?\s+)?"
 RULES = (
@@ -19,12 +19,12 @@ RULES = (
 _ROOTS = ("mod.rs", "lib.rs", "main.rs")
 
 
-def imports(where: Where, lines: Lines, n: int) -> Iterator[tuple[int, int, Path | None]]:
+def imports(where: Where, lines: Lines, n: int) -> Found:
     line = lines(n)
     for kind, rule in RULES:
         m = rule.match(line)
         if m is not None:
-            yield m.start("path"), m.end("path"), _resolve(where, kind, m.group("path"))
+            yield m.start("path"), m.end("path"), partial(_resolve, where, kind, m.group("path"))
 
 
 def _resolve(where: Where, kind: str, path: str) -> Path | None:
