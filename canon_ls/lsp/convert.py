@@ -39,7 +39,9 @@ class Text:
         return len(self.starts)
 
     def line(self, n: int) -> str:
-        """Line `n` without its line ending ('' past the end)."""
+        """Line `n` without its line ending ('' past the end); line 0 without the index."""
+        if n == 0 and self._starts is None:
+            return self.first_line()
         starts = self.starts
         if n < 0 or n >= len(starts):
             return ""
@@ -114,8 +116,7 @@ def offsets(codec: PositionCodec, text: Text, start: int, end: int) -> types.Ran
 
 
 def line_end(codec: PositionCodec, text: Text, line: int) -> types.Position:
-    line_text = text.first_line() if line == 0 else text.line(line)
-    return types.Position(line=line, character=codec.client_num_units(line_text))
+    return types.Position(line=line, character=codec.client_num_units(text.line(line)))
 
 
 def whole(codec: PositionCodec, text: Text) -> types.Range:
@@ -126,5 +127,5 @@ def whole(codec: PositionCodec, text: Text) -> types.Range:
 
 def from_client(codec: PositionCodec, text: Text, pos: types.Position) -> tuple[int, int, str]:
     """Client position -> (line, code-point column, the line's text)."""
-    line_text = text.first_line() if pos.line == 0 else text.line(pos.line)
+    line_text = text.line(pos.line)
     return pos.line, to_column(codec, line_text, pos.character), line_text

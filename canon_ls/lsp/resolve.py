@@ -49,12 +49,11 @@ def at_cursor(
     codec = ls.workspace.position_codec
     line_no, col, line = convert.from_client(codec, text, pos)
     token = token_at(line, col)
-
-    def lines(n: int) -> str:  # line 0 without indexing a huge document
-        return line if n == line_no else text.line(n)
-
-    named = imports.at(where.folder.project, where.path, lines, line_no, col)
-    if named is not None:  # an import in the language's own syntax names a project module
+    # an import in the language's own syntax naming a project module
+    named = next(
+        iter(imports.on_line(where.folder.project, where.path, text.line, line_no, col)), None
+    )
+    if named is not None:
         token = CursorToken(line[named.start : named.end], named.start, named.end, False)
     if token is not None:
         target = resolve_token(where, token, named.path if named else None)

@@ -11,42 +11,34 @@ from ..state import CanonLanguageServer
 def on_inlay_hint(
     ls: CanonLanguageServer, params: types.InlayHintParams
 ) -> list[types.InlayHint] | None:
-    uri = params.text_document.uri
+    uri, lines = params.text_document.uri, params.range
     where = ls.view(uri)  # from the article files while the store loads
-    settings = where.folder.settings if where is not None else None
-    if where is None or where.kind != "asset" or settings is None:
+    text = ls.text_of(uri) if where is not None and where.kind == "asset" else None
+    if where is None or text is None or not where.folder.settings.inlay_hints_enabled:
         return None
-    text = ls.text_of(uri)
-    if not settings.inlay_hints_enabled or text is None:
-        return None
-    codec, width = ls.workspace.position_codec, settings.inlay_hints_max_length
+    codec, settings = ls.workspace.position_codec, where.folder.settings
+    found = []  # (where the hint goes, the governing article, whether it is the file's own)
+    if lines.start.line == 0 and (governing := where.refresh(where.address)):
+        found.append((convert.line_end(codec, text, 0), governing, governing == where.address))
+    if settings.inlay_hints_imports:  # after each import naming a governed module
+        span = range(lines.start.line, min(lines.end.line + 1, text.line_count))
+        for n, named, target in resolve.imported(where, text, span):
+            found.append((convert.position(codec, text, n, named.end), target.governing, False))
     hints = []
-    governing = where.refresh(where.address) if params.range.start.line == 0 else None
-    article = where.store.article(governing) if governing else None
-    if governing and article is not None:
+    for position, governing, own in found:
+        article = where.store.article(governing)
+        if article is None:
+            continue
         capsule = " ".join(article.capsule.split())
-        label = shorten(capsule or "(no capsule)", width)
+        label = shorten(capsule or "(no capsule)", settings.inlay_hints_max_length)
         hints.append(
             types.InlayHint(
-                position=convert.line_end(codec, text, 0),
-                label=label if governing == where.address else f"{governing}: {label}",
+                position=position,
+                label=label if own else f"{governing}: {label}",
                 tooltip=capsule or f"{governing} has no capsule yet.",
                 padding_left=True,
             )
         )
-    if settings.inlay_hints_imports:  # after each import naming a governed module
-        lines = range(params.range.start.line, min(params.range.end.line + 1, text.line_count))
-        for n, found, target in resolve.imported(where, text, lines):
-            article = where.store.article(target.governing)
-            capsule = " ".join(article.capsule.split()) if article else ""
-            hints.append(
-                types.InlayHint(
-                    position=convert.position(codec, text, n, found.end),
-                    label=shorten(f"{target.governing}: {capsule}".rstrip(": "), width),
-                    tooltip=capsule or f"{target.governing} has no capsule yet.",
-                    padding_left=True,
-                )
-            )
     return hints
 
 

@@ -1,28 +1,26 @@
 """Imports written in a language's own syntax -> the project file or folder they name (SPEC
-§10 hover). One module per language, each a table of line rules; this one picks the module
-by the document's extension and holds what they share: project facts (pyproject.toml,
-tsconfig.json, go.mod, ...) parsed once and re-parsed when their stat changes, and existence
-checks (a few stats). Nothing outside the project resolves: the standard library and
-third-party packages answer None after a handful of stats at most.
-"""
+§10 hover). One module per language, each a table of line rules, picked by the document's
+extension. What they share: project facts (pyproject.toml, tsconfig.json, go.mod, ...)
+parsed once and again only when their stat changes, and existence checks, a stat each. What
+does not resolve inside the project (standard library, third-party packages) is None."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_LINE = 2000  # characters: longer lines are no imports (never a slow scan)
 Lines = Callable[[int], str]  # line n of the document ('' past the end)
 Found = Iterator[tuple[int, int, Callable[[], Path | None]]]  # a name's columns, its resolution
 
 
-@dataclass(frozen=True)
-class Import:
-    start: int  # code-point columns on the line of the name the import is written with
+class Import(NamedTuple):
+    start: int  # code-point columns of the name as written
     end: int
     path: Path  # the file or folder it names, inside the project
 
@@ -30,41 +28,49 @@ class Import:
 def on_line(
     project: Path, doc: Path, lines: Lines, n: int, column: int | None = None
 ) -> list[Import]:
-    """The imports written on line `n` of `doc` that name something inside `project` (only
-    the one under `column` when given: a hover resolves no other name)."""
+    """The imports on line `n` of `doc` naming something inside `project`; with `column`,
+    only the one under it (a hover resolves no other name)."""
     from . import go, javascript, python, rust
 
-    language = {".py": python, ".pyi": python, ".go": go, ".rs": rust}.get(doc.suffix)
-    if language is None and doc.suffix in javascript.EXTENSIONS:
-        language = javascript
+    suffix = doc.suffix
+    language = next((m for m in (python, javascript, go, rust) if suffix in m.EXTENSIONS), None)
     if language is None or len(lines(n)) > MAX_LINE:
         return []
     out = []
     for start, end, resolve in language.imports(Where(project, doc), lines, n):
-        if column is not None and not start <= column <= end:
-            continue
-        target = resolve()
-        if target is not None and within(target, project):
-            out.append(Import(start, end, Path(os.path.normpath(target))))
+        if column is None or start <= column <= end:
+            target = resolve()
+            if target is not None and within(target, project):
+                out.append(Import(start, end, Path(os.path.normpath(target))))
     return out
 
 
-def at(project: Path, doc: Path, lines: Lines, n: int, column: int) -> Import | None:
-    return next(iter(on_line(project, doc, lines, n, column)), None)
+Rules = tuple[tuple[re.Pattern[str], str, Callable[["Where", str], Path | None]], ...]
 
 
-@dataclass(frozen=True)
-class Where:
+def by_rules(rules: Rules) -> Callable[[Where, Lines, int], Found]:
+    """A language's table of rules, (line pattern, its group, how that group resolves), read
+    as its `imports`."""
+
+    def imports(where: Where, lines: Lines, n: int) -> Found:
+        for pattern, group, resolve in rules:
+            for m in pattern.finditer(lines(n)):
+                yield m.start(group), m.end(group), partial(resolve, where, m.group(group))
+
+    return imports
+
+
+class Where(NamedTuple):
     project: Path
     doc: Path
 
     def nearest(self, *names: str) -> Path | None:
-        """The nearest `names` file from the document's folder up to the project (stats)."""
+        """The nearest `names` file from the document's folder up to the project."""
         folder = self.doc.parent
         while within(folder, self.project):
-            for name in names:
-                if (folder / name).is_file():
-                    return folder / name
+            found = first([folder / name for name in names], folders=False)
+            if found is not None:
+                return found
             folder = folder.parent
         return None
 
@@ -73,8 +79,7 @@ _FACTS: dict[tuple[str, Callable[[str, Path], Any]], tuple[tuple[int, int], Any]
 
 
 def facts(path: Path, parse: Callable[[str, Path], Any]) -> Any:
-    """`parse(text, path)` of a project file, cached while its mtime and size stay the same;
-    None when it cannot be read or parsed."""
+    """`parse(text, path)`, cached while the file's mtime and size stay; None if unreadable."""
     try:
         st = os.stat(path)
     except OSError:

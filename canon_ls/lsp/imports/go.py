@@ -1,28 +1,18 @@
-"""Go imports: a quoted import path (`import "x"`, `import alias "x"`, or a line of an
-`import (` block) under the module path of the nearest go.mod, or of a module the nearest
-go.work `use`s, names that module's package folder."""
+"""Go: an import path under the module path of the nearest go.mod, or of a module the nearest
+go.work `use`s, names a package folder of that module."""
 
 from __future__ import annotations
 
 import re
-from functools import partial
 from pathlib import Path
 
-from . import Found, Lines, Where, facts
+from . import Rules, Where, by_rules, facts
 
-RULES = (  # an import spec line: optional `import`, optional alias, the quoted path
-    re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<path>[^"\s]+)"\s*(?://.*)?$'),
-)
+EXTENSIONS = (".go",)
+# an import spec line: optional `import`, optional alias, the quoted path
+_SPEC = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<path>[^"\s]+)"\s*(?://.*)?$')
 _MODULE = re.compile(r"^\s*module\s+(\S+)", re.M)
 _USE = re.compile(r"^\s*use\s+(?:\(([^)]*)\)|(\S+))", re.M)
-
-
-def imports(where: Where, lines: Lines, n: int) -> Found:
-    line = lines(n)
-    for rule in RULES:
-        m = rule.match(line)
-        if m is not None:
-            yield m.start("path"), m.end("path"), partial(_resolve, where, m.group("path"))
 
 
 def _resolve(where: Where, spec: str) -> Path | None:
@@ -52,3 +42,7 @@ def _uses(text: str, path: Path) -> list[Path]:
     for m in _USE.finditer(text):
         found += [path.parent / d for d in (m.group(1) or m.group(2)).split()]
     return found
+
+
+RULES: Rules = ((_SPEC, "path", _resolve),)
+imports = by_rules(RULES)

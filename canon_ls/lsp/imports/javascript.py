@@ -1,37 +1,25 @@
-"""TypeScript/JavaScript imports: the specifier of `import … from "x"`, `import "x"`,
-`export … from "x"`, `require("x")` and `import("x")`. Relative specifiers resolve against the
-document's folder, trying the extensions and `index.*` a bundler tries (and `.ts` for a `.js`
-written for it); bare ones through the nearest tsconfig.json/jsconfig.json (`paths`, then
-`baseUrl`; comments and trailing commas allowed; `extends` is not followed), then the
-workspace packages the project's package.json names (`workspaces`)."""
+"""TypeScript/JavaScript: a relative specifier is tried with the extensions and `index.*` a
+bundler tries; a bare one through the nearest tsconfig.json/jsconfig.json (`paths`, then
+`baseUrl`), then the workspace packages of the project's package.json."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import Found, Lines, Where, facts, first
+from . import Rules, Where, by_rules, facts, first
 
 EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
-RULES = (  # each: a specifier in quotes after an import form
-    re.compile(
-        r"""(?:\bfrom|^\s*import|\bimport\s*\(|\brequire\s*\()\s*(['"])(?P<spec>[^'"]+)\1"""
-    ),
+_SPEC = re.compile(
+    r"""(?:\bfrom|^\s*import|\bimport\s*\(|\brequire\s*\()\s*(['"])(?P<spec>[^'"]+)\1"""
 )
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
-_JSONC = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.S)
-_TRAILING = re.compile(r'("(?:\\.|[^"\\])*")|,(?=\s*[}\]])')
-
-
-def imports(where: Where, lines: Lines, n: int) -> Found:
-    line = lines(n)
-    for rule in RULES:
-        for m in rule.finditer(line):
-            yield m.start("spec"), m.end("spec"), partial(_resolve, where, m.group("spec"))
+_COMMENT = r"//[^\n]*|/\*.*?\*/"
+_JSONC = re.compile(rf'("(?:\\.|[^"\\])*")|{_COMMENT}|,(?=(?:\s|{_COMMENT})*[}}\]])', re.S)
+_PACKAGE = re.compile(r"((?:@[^/]+/)?[^/]+)/?(.*)")
 
 
 def _resolve(where: Where, spec: str) -> Path | None:
@@ -42,43 +30,33 @@ def _resolve(where: Where, spec: str) -> Path | None:
     base = config.parent / options.get("baseUrl", ".") if config else where.project
     for pattern, targets in (options.get("paths") or {}).items():
         head, star, tail = pattern.partition("*")
-        matched = spec == pattern if not star else spec.startswith(head) and spec.endswith(tail)
-        if matched and len(spec) >= len(head) + len(tail):
-            middle = spec[len(head) : len(spec) - len(tail)] if star else ""
-            for target in targets if isinstance(targets, list) else []:
-                found = _module(base / target.replace("*", middle))
-                if found is not None:
-                    return found
+        m = re.fullmatch(re.escape(head) + "(.*)" * bool(star) + re.escape(tail), spec)
+        middle = m.group(1) if m and star else ""
+        for target in targets if m and isinstance(targets, list) else []:
+            if found := _module(base / str(target).replace("*", middle)):
+                return found
     if "baseUrl" in options and (found := _module(base / spec)) is not None:
         return found
-    package = where.project / "package.json"
-    names: dict[str, Path] = facts(package, _workspaces) or {}
-    scoped = spec.startswith("@")
-    name, _, rest = spec.partition("/") if not scoped else _two(spec)
-    folder = names.get(name)
-    if folder is None:
+    names: dict[str, Path] = facts(where.project / "package.json", _workspaces) or {}
+    m = _PACKAGE.match(spec)  # `name/rest` or `@scope/name/rest`
+    folder = names.get(m.group(1)) if m else None
+    if m is None or folder is None:
         return None
-    return _module(folder / rest) if rest else folder
-
-
-def _two(spec: str) -> tuple[str, str, str]:
-    scope, _, rest = spec.partition("/")
-    name, _, rest = rest.partition("/")
-    return f"{scope}/{name}", "/", rest
+    return _module(folder / m.group(2)) if m.group(2) else folder
 
 
 def _module(base: Path) -> Path | None:
     base = Path(os.path.normpath(base))
-    swapped = [base.with_suffix(e) for e in _JS_TO_TS.get(base.suffix, ())]
-    files = [base, *swapped, *(base.with_name(base.name + e) for e in EXTENSIONS)]
-    return first([*files, *(base / f"index{e}" for e in EXTENSIONS)], folders=False) or first(
-        [base]
-    )
+    files = [base, *(base.with_suffix(e) for e in _JS_TO_TS.get(base.suffix, ()))]
+    files += [base.with_name(base.name + e) for e in EXTENSIONS]
+    files += [base / f"index{e}" for e in EXTENSIONS]
+    return first(files, folders=False) or first([base])
 
 
-def _jsonc(text: str) -> Any:
-    text = _JSONC.sub(lambda m: m.group(1) or "", text)
-    return json.loads(_TRAILING.sub(lambda m: m.group(1) or "", text))
+def _jsonc(text: str, path: Path | None = None) -> dict[str, Any]:
+    """JSON with comments and trailing commas (tsconfig.json's dialect); {} for a non-object."""
+    value = json.loads(_JSONC.sub(lambda m: m.group(1) or "", text))
+    return value if isinstance(value, dict) else {}
 
 
 def _options(text: str, path: Path) -> dict[str, Any]:
@@ -96,11 +74,11 @@ def _workspaces(text: str, path: Path) -> dict[str, Path]:
         if not isinstance(pattern, str) or pattern.startswith("!"):
             continue
         for folder in sorted(path.parent.glob(pattern.rstrip("/"))):
-            data = facts(folder / "package.json", _name)
-            if isinstance(data, str):
-                names[data] = folder
+            name = (facts(folder / "package.json", _jsonc) or {}).get("name")
+            if isinstance(name, str):
+                names[name] = folder
     return names
 
 
-def _name(text: str, path: Path) -> Any:
-    return _jsonc(text).get("name")
+RULES: Rules = ((_SPEC, "spec", _resolve),)
+imports = by_rules(RULES)

@@ -1,9 +1,6 @@
-"""Python imports: `import a.b [as c]`, `from a.b import c` (c a module when a/b/c.py or a/b/c/
-exists), relative `from . import x` / `from ..a import b`, and the names of a parenthesised
-`from a import (` list on the lines below it. Package roots, in order: what the nearest
-pyproject.toml declares (setuptools `package-dir` / `packages.find.where`, hatch `packages`,
-poetry `packages`), then `src/`, then the folder holding pyproject.toml, then the project;
-folders without `__init__.py` are namespace packages like any other."""
+"""Python: `import a.b`, `from a.b import c` (c a module when it is one), relative imports,
+a parenthesised name list. Package roots: what the nearest pyproject.toml declares, then
+`src/` beside it, its folder, the project; a folder without `__init__.py` is a package too."""
 
 from __future__ import annotations
 
@@ -15,6 +12,7 @@ from typing import Any
 
 from . import Found, Lines, Where, facts, first
 
+EXTENSIONS = (".py", ".pyi")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DOTTED = re.compile(r"\.*[A-Za-z_][\w.]*|\.+")
 RULES = (  # line rule -> how its names resolve
@@ -71,12 +69,12 @@ def _module(where: Where, dotted: str, otherwise: str = "") -> Path | None:
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted[level:].split(".") if p]
     if level:
-        base = where.doc.parent
-        for _ in range(level - 1):
-            base = base.parent
-        roots = [base]
+        roots = [where.doc.parents[min(level, len(where.doc.parents)) - 1]]
     else:
-        roots = _roots(where)
+        config = where.nearest("pyproject.toml")
+        base = config.parent if config else where.project
+        declared = facts(config, _declared) if config else None
+        roots = [*(declared or []), base / "src", base, where.project]
     for root in roots:
         at = root.joinpath(*parts)
         files = [at.with_name(at.name + ".py"), at.with_name(at.name + ".pyi")] if parts else []
@@ -84,13 +82,6 @@ def _module(where: Where, dotted: str, otherwise: str = "") -> Path | None:
         if found is not None and (parts or level):
             return found
     return _module(where, otherwise) if otherwise else None
-
-
-def _roots(where: Where) -> list[Path]:
-    config = where.nearest("pyproject.toml")
-    base = config.parent if config else where.project
-    declared = (facts(config, _declared) or []) if config else []
-    return [*declared, base / "src", base, where.project]
 
 
 def _declared(text: str, path: Path) -> list[Path]:
