@@ -39,20 +39,17 @@ class Text:
         return len(self.starts)
 
     def line(self, n: int) -> str:
-        """Line `n` without its line ending ('' past the end); line 0 without the index."""
+        """Line `n` without its line ending ('' past the end); line 0 without building the
+        index (cheap on 50 MB documents)."""
         if n == 0 and self._starts is None:
-            return self.first_line()
-        starts = self.starts
-        if n < 0 or n >= len(starts):
+            end = self.source.find("\n")
+            text = self.source if end == -1 else self.source[:end]
+        elif 0 <= n < len(self.starts):
+            starts = self.starts
+            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(self.source)
+            text = self.source[starts[n] : end]
+        else:
             return ""
-        end = starts[n + 1] - 1 if n + 1 < len(starts) else len(self.source)
-        text = self.source[starts[n] : end]
-        return text[:-1] if text.endswith("\r") else text
-
-    def first_line(self) -> str:
-        """Line 0 without building the whole index (cheap on 50 MB documents)."""
-        end = self.source.find("\n")
-        text = self.source if end == -1 else self.source[:end]
         return text[:-1] if text.endswith("\r") else text
 
     def line_col(self, offset: int) -> tuple[int, int]:
