@@ -112,9 +112,12 @@ def imported(
     where: Where, text: Text, lines: range
 ) -> Iterator[tuple[int, imports.Import, Target]]:
     """Each import on `lines` naming a governed project module (document links, inlay hints)."""
-    for n in lines:
+    seen: dict[Any, Any] = {}  # one stat per path for the whole document
+    for n in imports.import_lines(where.path, text.source, lambda at: text.line_col(at)[0]):
+        if n not in lines:
+            continue
         line = text.line(n)
-        for found in imports.on_line(where.folder.project, where.path, text.line, n):
+        for found in imports.on_line(where.folder.project, where.path, text.line, n, seen=seen):
             token = CursorToken(line[found.start : found.end], found.start, found.end, False)
             target = resolve_token(where, token, found.path)
             if target is not None:

@@ -26,18 +26,18 @@ class Import(NamedTuple):
 
 
 def on_line(
-    project: Path, doc: Path, lines: Lines, n: int, column: int | None = None
+    project: Path, doc: Path, lines: Lines, n: int, column: int | None = None, seen: Any = None
 ) -> list[Import]:
     """The imports on line `n` of `doc` naming something inside `project`; with `column`,
-    only the one under it (a hover resolves no other name)."""
-    from . import go, javascript, python, rust
-
-    suffix = doc.suffix
-    language = next((m for m in (python, javascript, go, rust) if suffix in m.EXTENSIONS), None)
+    only the one under it (a hover resolves no other name). `seen`: a dict shared by the
+    calls of one request, so a file is looked for once."""
+    language = _LANGUAGES.get(doc.suffix)
     if language is None or len(lines(n)) > MAX_LINE:
         return []
     out = []
-    for start, end, resolve in language.imports(Where(project, doc), lines, n):
+    for start, end, resolve in language.imports(
+        Where(project, doc, {} if seen is None else seen), lines, n
+    ):
         if column is None or start <= column <= end:
             target = resolve()
             if target is not None and within(target, project):
@@ -60,19 +60,45 @@ def by_rules(rules: Rules) -> Callable[[Where, Lines, int], Found]:
     return imports
 
 
+def import_lines(doc: Path, source: str, line_of: Callable[[int], int]) -> list[int]:
+    """The lines of a whole document that may hold an import (one pass of the language's
+    CANDIDATES pattern, so a long file's other lines are never read one by one)."""
+    language = _LANGUAGES.get(doc.suffix)
+    found: set[int] = set()
+    for m in language.CANDIDATES.finditer(source) if language else ():
+        found.update(range(line_of(m.start()), line_of(m.end()) + 1))
+    return sorted(found)
+
+
 class Where(NamedTuple):
     project: Path
     doc: Path
+    seen: dict[Any, Any]  # what one request found on disk: path -> stat mode (0: missing)
+
+    def first(self, candidates: Iterable[Path], folders: bool = True) -> Path | None:
+        """The first candidate that is a file (or, with `folders`, a folder); a stat each,
+        once per request."""
+        for path in candidates:
+            mode = self.seen.get(path)
+            if mode is None:
+                try:
+                    mode = os.stat(path).st_mode
+                except (OSError, ValueError):
+                    mode = 0
+                self.seen[path] = mode
+            if stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode)):
+                return path
+        return None
 
     def nearest(self, *names: str) -> Path | None:
         """The nearest `names` file from the document's folder up to the project."""
-        folder = self.doc.parent
-        while within(folder, self.project):
-            found = first([folder / name for name in names], folders=False)
-            if found is not None:
-                return found
-            folder = folder.parent
-        return None
+        if names not in self.seen:
+            folder, found = self.doc.parent, None
+            while found is None and within(folder, self.project):
+                found = self.first([folder / name for name in names], folders=False)
+                folder = folder.parent
+            self.seen[names] = found
+        return self.seen[names]
 
 
 _FACTS: dict[tuple[str, Callable[[str, Path], Any]], tuple[tuple[int, int], Any]] = {}
@@ -97,20 +123,13 @@ def facts(path: Path, parse: Callable[[str, Path], Any]) -> Any:
     return cached[1]
 
 
-def first(candidates: Iterable[Path], folders: bool = True) -> Path | None:
-    """The first candidate that is a file (or, with `folders`, a folder)."""
-    for path in candidates:
-        try:
-            mode = os.stat(path).st_mode
-        except (OSError, ValueError):
-            continue
-        if stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode)):
-            return path
-    return None
-
-
 def within(path: Path, project: Path) -> bool:
     try:
         return os.path.commonpath([os.path.normpath(path), project]) == str(project)
     except ValueError:
         return False
+
+
+from . import go, javascript, python, rust  # noqa: E402  (they import the helpers above)
+
+_LANGUAGES = {suffix: m for m in (python, javascript, go, rust) for suffix in m.EXTENSIONS}

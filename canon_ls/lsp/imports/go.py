@@ -11,6 +11,7 @@ from . import Rules, Where, by_rules, facts
 EXTENSIONS = (".go",)
 # an import spec line: optional `import`, optional alias, the quoted path
 _SPEC = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<path>[^"\s]+)"\s*(?://.*)?$')
+CANDIDATES = re.compile(r'^[ \t]*(?:import[ \t]+)?(?:[\w.]+[ \t]+)?"', re.M)
 _MODULE = re.compile(r"^\s*module\s+(\S+)", re.M)
 _USE = re.compile(r"^\s*use\s+(?:\(([^)]*)\)|(\S+))", re.M)
 
@@ -26,7 +27,7 @@ def _resolve(where: Where, spec: str) -> Path | None:
     for name, folder in modules:
         if name and (spec == name or spec.startswith(name + "/")):
             target = folder / spec[len(name) :].lstrip("/")
-            if target.is_dir():
+            if where.first([target]):
                 return target
     return None
 

@@ -10,12 +10,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import Rules, Where, by_rules, facts, first
+from . import Rules, Where, by_rules, facts
 
 EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _SPEC = re.compile(
     r"""(?:\bfrom|^\s*import|\bimport\s*\(|\brequire\s*\()\s*(['"])(?P<spec>[^'"]+)\1"""
 )
+CANDIDATES = re.compile(r"^.*\b(?:from|import|require)\b", re.M)
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 _COMMENT = r"//[^\n]*|/\*.*?\*/"
 _JSONC = re.compile(rf'("(?:\\.|[^"\\])*")|{_COMMENT}|,(?=(?:\s|{_COMMENT})*[}}\]])', re.S)
@@ -24,7 +25,7 @@ _PACKAGE = re.compile(r"((?:@[^/]+/)?[^/]+)/?(.*)")
 
 def _resolve(where: Where, spec: str) -> Path | None:
     if spec.startswith("."):
-        return _module(where.doc.parent / spec)
+        return _module(where, where.doc.parent / spec)
     config = where.nearest("tsconfig.json", "jsconfig.json")
     options = (facts(config, _options) or {}) if config else {}
     base = config.parent / options.get("baseUrl", ".") if config else where.project
@@ -33,24 +34,24 @@ def _resolve(where: Where, spec: str) -> Path | None:
         m = re.fullmatch(re.escape(head) + "(.*)" * bool(star) + re.escape(tail), spec)
         middle = m.group(1) if m and star else ""
         for target in targets if m and isinstance(targets, list) else []:
-            if found := _module(base / str(target).replace("*", middle)):
+            if found := _module(where, base / str(target).replace("*", middle)):
                 return found
-    if "baseUrl" in options and (found := _module(base / spec)) is not None:
+    if "baseUrl" in options and (found := _module(where, base / spec)) is not None:
         return found
     names: dict[str, Path] = facts(where.project / "package.json", _workspaces) or {}
     m = _PACKAGE.match(spec)  # `name/rest` or `@scope/name/rest`
     folder = names.get(m.group(1)) if m else None
     if m is None or folder is None:
         return None
-    return _module(folder / m.group(2)) if m.group(2) else folder
+    return _module(where, folder / m.group(2)) if m.group(2) else folder
 
 
-def _module(base: Path) -> Path | None:
+def _module(where: Where, base: Path) -> Path | None:
     base = Path(os.path.normpath(base))
     files = [base, *(base.with_suffix(e) for e in _JS_TO_TS.get(base.suffix, ()))]
     files += [base.with_name(base.name + e) for e in EXTENSIONS]
     files += [base / f"index{e}" for e in EXTENSIONS]
-    return first(files, folders=False) or first([base])
+    return where.first(files, folders=False) or where.first([base])
 
 
 def _jsonc(text: str, path: Path | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import Found, Lines, Where, facts, first
+from . import Found, Lines, Where, facts
 
 EXTENSIONS = (".py", ".pyi")
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -20,7 +20,9 @@ RULES = (  # line rule -> how its names resolve
     ("from", re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\b(?P<names>[^#;]*)")),
 )
 _OPEN = re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\s*\((?P<names>[^)#]*)$")
-_CONTINUED = re.compile(r"^[\s\w,]*\)?\s*(#.*)?$")  # a line of a parenthesised name list
+_ITEM = r"\s*\w+(?:\s+as\s+\w+)?\s*"
+_CONTINUED = re.compile(rf"^(?:{_ITEM},)*(?:{_ITEM})?\)?\s*(#.*)?$")  # a line of a name list
+CANDIDATES = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n(]*(?:\([^)]*)?", re.M)
 LOOK_BACK = 50  # lines searched for the `from x import (` a name list belongs to
 
 
@@ -74,11 +76,14 @@ def _module(where: Where, dotted: str, otherwise: str = "") -> Path | None:
         config = where.nearest("pyproject.toml")
         base = config.parent if config else where.project
         declared = facts(config, _declared) if config else None
-        roots = [*(declared or []), base / "src", base, where.project]
+        roots = list(dict.fromkeys([*(declared or []), base / "src", base, where.project]))
     for root in roots:
+        top = [root / parts[0], root / f"{parts[0]}.py", root / f"{parts[0]}.pyi"] if parts else []
+        if top and where.first(top) is None:
+            continue  # no such top-level package here (the standard library, third-party)
         at = root.joinpath(*parts)
         files = [at.with_name(at.name + ".py"), at.with_name(at.name + ".pyi")] if parts else []
-        found = first([*files, at])
+        found = where.first([*files, at])
         if found is not None and (parts or level):
             return found
     return _module(where, otherwise) if otherwise else None

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import Rules, Where, by_rules, first
+from . import Rules, Where, by_rules
 
 EXTENSIONS = (".rs",)
 _PUB = r"^\s*(?:pub(?:\([^)]*\))?\s+)?"
+CANDIDATES = re.compile(r"^[ \t]*(?:pub\S*[ \t]+)?(?:mod|use)[ \t]", re.M)
 _ROOTS = ("mod.rs", "lib.rs", "main.rs")
 
 
@@ -21,7 +22,7 @@ def _children(doc: Path) -> Path:
 
 def _mod(where: Where, name: str) -> Path | None:
     children = _children(where.doc)
-    return first([children / f"{name}.rs", children / name / "mod.rs"], folders=False)
+    return where.first([children / f"{name}.rs", children / name / "mod.rs"], folders=False)
 
 
 def _use(where: Where, path: str) -> Path | None:
@@ -33,7 +34,7 @@ def _use(where: Where, path: str) -> Path | None:
         folder = _children(where.doc) if head == "self" else _children(where.doc).parent
     for i in range(len(parts), 0, -1):
         at = folder.joinpath(*parts[:i])
-        found = first([at.with_name(at.name + ".rs"), at / "mod.rs"], folders=False)
+        found = where.first([at.with_name(at.name + ".rs"), at / "mod.rs"], folders=False)
         if found is not None:
             return found
     return None
