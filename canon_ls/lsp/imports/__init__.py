@@ -1,8 +1,6 @@
-"""Imports written in a language's own syntax -> the project file or folder they name (SPEC
-§10 hover). One module per language, each a table of line rules, picked by the document's
-extension. What they share: project facts (pyproject.toml, tsconfig.json, go.mod, ...)
-parsed once and again only when their stat changes, and existence checks, a stat each. What
-does not resolve inside the project (standard library, third-party packages) is None."""
+"""Imports in a language's own syntax -> the project file or folder they name (SPEC §10
+hover): one module per language, each a table of line rules; here what they share, project
+facts parsed once per change of their file and existence checks, a stat each per request."""
 
 from __future__ import annotations
 
@@ -117,8 +115,6 @@ def facts(path: Path, parse: Callable[[str, Path], Any]) -> Any:
             value = parse(path.read_text(encoding="utf-8", errors="replace"), path)
         except (OSError, ValueError, TypeError, AttributeError):
             value = None
-        if len(_FACTS) > 1000:
-            _FACTS.clear()
         cached = _FACTS[key] = (stamp, value)
     return cached[1]
 

@@ -17,18 +17,12 @@ _USE = re.compile(r"^\s*use\s+(?:\(([^)]*)\)|(\S+))", re.M)
 
 
 def _resolve(where: Where, spec: str) -> Path | None:
-    modules = []
-    work = where.nearest("go.work")
-    for folder in (facts(work, _uses) or []) if work else []:
-        modules.append((facts(folder / "go.mod", _module), folder))
-    mod = where.nearest("go.mod")
-    if mod is not None:
-        modules.append((facts(mod, _module), mod.parent))
-    for name, folder in modules:
-        if name and (spec == name or spec.startswith(name + "/")):
-            target = folder / spec[len(name) :].lstrip("/")
-            if where.first([target]):
-                return target
+    work, mod = where.nearest("go.work"), where.nearest("go.mod")
+    for folder in [*((facts(work, _uses) or []) if work else []), *([mod.parent] if mod else [])]:
+        name = facts(folder / "go.mod", _module)
+        inside = name and (spec + "/").startswith(name + "/")
+        if inside and (found := where.first([folder / spec[len(name) :].lstrip("/")])):
+            return found
     return None
 
 
@@ -38,11 +32,8 @@ def _module(text: str, path: Path) -> str | None:
 
 
 def _uses(text: str, path: Path) -> list[Path]:
-    text = re.sub(r"//[^\n]*", "", text)
-    found = []
-    for m in _USE.finditer(text):
-        found += [path.parent / d for d in (m.group(1) or m.group(2)).split()]
-    return found
+    uses = _USE.finditer(re.sub(r"//[^\n]*", "", text))
+    return [path.parent / d for m in uses for d in (m.group(1) or m.group(2)).split()]
 
 
 RULES: Rules = ((_SPEC, "path", _resolve),)

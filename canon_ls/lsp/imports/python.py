@@ -15,40 +15,32 @@ from . import Found, Lines, Where, facts
 EXTENSIONS = (".py", ".pyi")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DOTTED = re.compile(r"\.*[A-Za-z_][\w.]*|\.+")
-RULES = (  # line rule -> how its names resolve
-    ("import", re.compile(r"^\s*import\s+(?P<names>[^#;]+)")),  # each dotted name itself
-    ("from", re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\b(?P<names>[^#;]*)")),
-)
+# The rules: `import a.b, c` (each dotted name), `from a.b import c, d` (the module, and each
+# name as a module or else the module), a line of the name list of a `from a.b import (`.
+_IMPORT = re.compile(r"^\s*import\s+(?P<names>[^#;]+)")
+_FROM = re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\b(?P<names>[^#;]*)")
 _OPEN = re.compile(r"^\s*from\s+(?P<module>\S+)\s+import\s*\((?P<names>[^)#]*)$")
 _ITEM = r"\s*\w+(?:\s+as\s+\w+)?\s*"
-_CONTINUED = re.compile(rf"^(?:{_ITEM},)*(?:{_ITEM})?\)?\s*(#.*)?$")  # a line of a name list
+_CONTINUED = re.compile(rf"^(?:{_ITEM},)*(?:{_ITEM})?\)?\s*(#.*)?$")
 CANDIDATES = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n(]*(?:\([^)]*)?", re.M)
 LOOK_BACK = 50  # lines searched for the `from x import (` a name list belongs to
 
 
 def imports(where: Where, lines: Lines, n: int) -> Found:
     line = lines(n)
-    for kind, rule in RULES:
-        m = rule.match(line)
-        if m is None:
-            continue
-        if kind == "import":
-            for name in _DOTTED.finditer(line, m.start("names"), m.end("names")):
-                if not _alias(line, name):
-                    yield name.start(), name.end(), partial(_module, where, name.group())
-            return
-        module = m.group("module")
-        yield m.start("module"), m.end("module"), partial(_module, where, module)
-        yield from _names(where, module, line, m.start("names"), m.end("names"))
-        return
-    if _CONTINUED.match(line):  # inside `from x import (` ... `)`?
+    if m := _IMPORT.match(line):
+        for name in _DOTTED.finditer(line, m.start("names"), m.end("names")):
+            if not _alias(line, name):
+                yield name.start(), name.end(), partial(_module, where, name.group())
+    elif m := _FROM.match(line):
+        yield m.start("module"), m.end("module"), partial(_module, where, m.group("module"))
+        yield from _names(where, m.group("module"), line, m.start("names"), m.end("names"))
+    elif _CONTINUED.match(line):
         for back in range(n - 1, max(-1, n - LOOK_BACK), -1):
             above = lines(back)
-            opened = _OPEN.match(above)
-            if opened:
+            if opened := _OPEN.match(above):
                 yield from _names(where, opened.group("module"), line, 0, len(line))
-                return
-            if not _CONTINUED.match(above) or ")" in above:
+            if opened or not _CONTINUED.match(above) or ")" in above:
                 return
 
 

@@ -15,33 +15,24 @@ CANDIDATES = re.compile(r"^[ \t]*(?:pub\S*[ \t]+)?(?:mod|use)[ \t]", re.M)
 _ROOTS = ("mod.rs", "lib.rs", "main.rs")
 
 
-def _children(doc: Path) -> Path:
-    """Where the modules a file declares live."""
-    return doc.parent if doc.name in _ROOTS else doc.parent / doc.stem
-
-
-def _mod(where: Where, name: str) -> Path | None:
-    children = _children(where.doc)
-    return where.first([children / f"{name}.rs", children / name / "mod.rs"], folders=False)
-
-
 def _use(where: Where, path: str) -> Path | None:
     head, *parts = path.split("::")
+    doc = where.doc
+    folder = doc.parent if doc.name in _ROOTS else doc.parent / doc.stem  # its own modules
     if head == "crate":
         cargo = where.nearest("Cargo.toml")
         folder = (cargo.parent if cargo else where.project) / "src"
-    else:
-        folder = _children(where.doc) if head == "self" else _children(where.doc).parent
+    elif head == "super":
+        folder = folder.parent
     for i in range(len(parts), 0, -1):
         at = folder.joinpath(*parts[:i])
-        found = where.first([at.with_name(at.name + ".rs"), at / "mod.rs"], folders=False)
-        if found is not None:
+        if found := where.first([at.with_name(at.name + ".rs"), at / "mod.rs"], folders=False):
             return found
     return None
 
 
-RULES: Rules = (
-    (re.compile(_PUB + r"mod\s+(?P<path>\w+)\s*;"), "path", _mod),
+RULES: Rules = (  # `mod x;` is `use self::x`
+    (re.compile(_PUB + r"mod\s+(?P<path>\w+)\s*;"), "path", lambda w, x: _use(w, f"self::{x}")),
     (re.compile(_PUB + r"use\s+(?P<path>(?:crate|self|super)(?:::\w+)+)"), "path", _use),
 )
 imports = by_rules(RULES)
