@@ -32,7 +32,8 @@ def ast_import_lines(tree: ast.AST) -> set[int]:
 
 
 def rule_lines(lines: list[str]) -> set[int]:
-    return {n for n, line in enumerate(lines) if any(r.match(line) for _, r in python.RULES)}
+    rules = (python._IMPORT, python._FROM)  # the rules for a statement's first line
+    return {n for n, line in enumerate(lines) if any(r.match(line) for r in rules)}
 
 
 def main() -> None:
@@ -66,7 +67,7 @@ def main() -> None:
         only_rules += len(found - expected)
         for n in sorted(expected)[:3]:
             t = time.perf_counter()
-            any(r.match(lines[n]) for _, r in python.RULES)
+            any(r.match(lines[n]) for r in (python._IMPORT, python._FROM))
             line_costs.append(time.perf_counter() - t)
         if len(lines) > 20:  # the buffer cut at two thirds, as while typing
             cut_total += 1
@@ -108,6 +109,7 @@ def main() -> None:
                 costs.append(time.perf_counter() - t)
             print(
                 f"  on_line {line!r}: p50 {percentile(costs, 50) * 1e6:.1f} µs,"
+                f" p90 {percentile(costs, 90) * 1e6:.1f} µs,"
                 f" p99 {percentile(costs, 99) * 1e6:.1f} µs"
             )
 
