@@ -25,6 +25,9 @@ ARTICLES = {
     "src/plugins/csv_export": "CSV export plugin.",
     "billing/ledger": "Ledger postings.",
     "svc/lib/payroll/run": "Payroll run.",
+    "svc_hatch/code/shop/cart": "Shopping cart.",
+    "svc_poetry/lib/pay/card": "Card payments.",
+    "svc_dir/python/mail/send": "Mail sending.",
     "web/src/tax": "Tax rates.",
     "web/src/lib/money": "Money formatting.",
     "web/src/util": "Small utilities.",
@@ -51,6 +54,15 @@ FILES = {
     "svc/lib/payroll/__init__.py": "",
     "svc/lib/payroll/run.py": "def go(): ...\n",
     "svc/lib/payroll/cli.py": "from payroll.run import go\n",
+    "svc_hatch/pyproject.toml": '[tool.hatch.build.targets.wheel]\npackages = ["code/shop"]\n',
+    "svc_hatch/code/shop/cart.py": "",
+    "svc_hatch/main.py": "import shop.cart\n",
+    "svc_poetry/pyproject.toml": '[tool.poetry]\npackages = [{include = "pay", from = "lib"}]\n',
+    "svc_poetry/lib/pay/card.py": "",
+    "svc_poetry/run.py": "from pay.card import charge\n",
+    "svc_dir/pyproject.toml": '[tool.setuptools]\npackage-dir = {"" = "python"}\n',
+    "svc_dir/python/mail/send.py": "",
+    "svc_dir/tool.py": "import mail.send as send\n",
     PY: '"""The app."""\n'
     "import invoicer.models\n"
     "import invoicer.tax as tx\n"
@@ -141,8 +153,8 @@ async def test_python_imports_hover_the_module_they_import(s: Session) -> None:
     """`import a.b`, `import a.b as c`, `from a.b import c` (c a module or a name), relative
     `from . import x` and `from ..a import b`, a parenthesised name list; package roots from
     the src layout, a plain package at the root, a namespace package (no __init__.py) and a
-    pyproject.toml's `packages.find.where`; the standard library and third-party answer
-    nothing."""
+    pyproject.toml's setuptools `packages.find.where` and `package-dir`, hatch's and poetry's
+    `packages`; the standard library and third-party answer nothing."""
     await check(
         s,
         PY,
@@ -162,9 +174,13 @@ async def test_python_imports_hover_the_module_they_import(s: Session) -> None:
             ("from requests import get", "requests", None),
         ],
     )
-    await check(
-        s, "svc/lib/payroll/cli.py", [("from payroll.run import go", "payroll", "Payroll run.")]
-    )
+    for rel, line, word, capsule in [
+        ("svc/lib/payroll/cli.py", "from payroll.run import go", "payroll", "Payroll run."),
+        ("svc_hatch/main.py", "import shop.cart", "cart", "Shopping cart."),
+        ("svc_poetry/run.py", "from pay.card import charge", "card", "Card payments."),
+        ("svc_dir/tool.py", "import mail.send as send", "mail", "Mail sending."),
+    ]:
+        await check(s, rel, [(line, word, capsule)])
 
 
 async def test_typescript_imports_hover_the_module_they_import(s: Session) -> None:
