@@ -35,18 +35,17 @@ class Text:
         return len(self.starts)
 
     def line(self, n: int) -> str:
-        """Line `n` without its line ending ('' past the end)."""
-        starts = self.starts
-        if n < 0 or n >= len(starts):
+        """Line `n` without its line ending ('' past the end); line 0 without building the
+        index (cheap on 50 MB documents)."""
+        if n == 0 and self._starts is None:
+            end = self.source.find("\n")
+            text = self.source if end == -1 else self.source[:end]
+        elif 0 <= n < len(self.starts):
+            starts = self.starts
+            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(self.source)
+            text = self.source[starts[n] : end]
+        else:
             return ""
-        end = starts[n + 1] - 1 if n + 1 < len(starts) else len(self.source)
-        text = self.source[starts[n] : end]
-        return text[:-1] if text.endswith("\r") else text
-
-    def first_line(self) -> str:
-        """Line 0 without building the whole index (cheap on 50 MB documents)."""
-        end = self.source.find("\n")
-        text = self.source if end == -1 else self.source[:end]
         return text[:-1] if text.endswith("\r") else text
 
     def line_col(self, offset: int) -> tuple[int, int]:
@@ -110,8 +109,7 @@ def offsets(codec: PositionCodec, text: Text, start: int, end: int) -> types.Ran
 
 
 def line_end(codec: PositionCodec, text: Text, line: int) -> types.Position:
-    line_text = text.first_line() if line == 0 else text.line(line)
-    return types.Position(line=line, character=codec.client_num_units(line_text))
+    return types.Position(line=line, character=codec.client_num_units(text.line(line)))
 
 
 def whole(codec: PositionCodec, text: Text) -> types.Range:
@@ -122,5 +120,5 @@ def whole(codec: PositionCodec, text: Text) -> types.Range:
 
 def from_client(codec: PositionCodec, text: Text, pos: types.Position) -> tuple[int, int, str]:
     """Client position -> (line, code-point column, the line's text)."""
-    line_text = text.first_line() if pos.line == 0 else text.line(pos.line)
+    line_text = text.line(pos.line)
     return pos.line, to_column(codec, line_text, pos.character), line_text

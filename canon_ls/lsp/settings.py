@@ -20,6 +20,7 @@ class Settings:
     mounts: tuple[str, ...] = ()
     inlay_hints_enabled: bool = True
     inlay_hints_max_length: int = 80
+    inlay_hints_imports: bool = False  # a hint after each import naming a governed module
     code_lens_enabled: bool = True
     staleness_enabled: bool = True
     asset_diagnostics_severity: str = "hint"
@@ -100,6 +101,7 @@ def parse(value: object) -> tuple[Settings, list[str]]:
 
     inlay = _section(raw, "inlayHints", errors)
     _bool(inlay, "enabled", "canon.inlayHints.enabled", "inlay_hints_enabled", values, errors)
+    _bool(inlay, "imports", "canon.inlayHints.imports", "inlay_hints_imports", values, errors)
     max_length = inlay.get("maxLength")
     if max_length is not None:
         if isinstance(max_length, int) and not isinstance(max_length, bool) and max_length >= 8:

@@ -10,7 +10,7 @@ import contextlib
 import itertools
 import logging
 import os
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,10 +28,11 @@ from canon_ls.core.layout import Options, resolve
 from canon_ls.core.reader import Reader
 from canon_ls.core.rules_formats import is_source
 
-from . import convert
+from . import convert, imports
 from .convert import Text
 from .cursor import CursorToken, named
 from .early import KeptView, Load
+from .imports import Import
 from .protocol import CanonProtocol
 from .searcher import Searcher
 from .settings import Settings
@@ -165,6 +166,22 @@ def lookup(
     if where.kind != "asset" or not where.address:
         return None
     return _found(where, where.address, where.refresh(where.address))
+
+
+def imported(where: Where, text: Text, lines: range) -> Iterator[tuple[int, Import, Found]]:
+    """Each import on `lines` naming a governed project module (document links, inlay hints);
+    one stat per path for the whole document."""
+    seen: dict[Any, Any] = {}
+    for n in imports.import_lines(where.path, text.source, lambda at: text.line_col(at)[0]):
+        if n not in lines:
+            continue
+        line = text.line(n)
+        for hit in imports.on_line(where.folder.project, where.path, text.line, n, seen=seen):
+            address = where.reader.address_of(str(hit.path), as_path=True)
+            token = CursorToken(line[hit.start : hit.end], hit.start, hit.end, False)
+            found = _found(where, address, where.refresh(address), token) if address else None
+            if found is not None:
+                yield n, hit, found
 
 
 def _found(

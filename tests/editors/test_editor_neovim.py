@@ -103,6 +103,15 @@ def test_neovim_diagnostics_as_you_type(workspace: Path, tmp_path: Path, canon_l
     assert "ok - deleting the link clears the diagnostic" in out
 
 
+def test_neovim_import_hover(workspace: Path, tmp_path: Path, canon_ls: Path) -> None:
+    """SPEC §10 hover on an import written in Python's own syntax: `from src.feed import fetch`
+    shows the capsule of the article governing src/feed.py (issue 38)."""
+    (workspace / "src" / "main.py").write_text("from src.feed import fetch\n", encoding="utf-8")
+    home, env = user_home(tmp_path)
+    out = run_nvim(workspace, home, env, install("packadd", home, env), "imports")
+    assert "ok - hover on an import shows the imported module's capsule" in out
+
+
 @pytest.mark.parametrize("route", ["lazy-clone", "lazy-repository"])
 def test_neovim_lazy_nvim_specs_from_the_readme(
     route: str, workspace: Path, tmp_path: Path, canon_ls: Path

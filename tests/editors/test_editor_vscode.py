@@ -187,6 +187,14 @@ def test_vscode_diagnostics_as_you_type(
     assert "ok - deleting the link clears it from Problems" in out
 
 
+def test_vscode_import_hover(compiled: str, vsix: Path, workspace: Path, tmp_path: Path) -> None:
+    """SPEC §10 hover on an import in VS Code: the mouse over `feed` in
+    `from src.feed import fetch` shows the capsule of the article governing src/feed.py."""
+    (workspace / "src" / "main.py").write_text("from src.feed import fetch\n", encoding="utf-8")
+    out = drive(compiled, vsix, workspace, tmp_path, ["", "imports"], USER_SETTINGS)
+    assert "ok - hover on an import shows the imported module's capsule" in out
+
+
 def drive(
     compiled: str,
     vsix: Path,

@@ -61,8 +61,10 @@ def render(found: Found, journal: list[str]) -> str:
         lines.append(f"`{governing}` governs `{found.address}`")
     lines.append("")
     unread = "_the capsule cannot be read; fix the article's front matter_"
-    empty = unread if unreadable(article, "capsule") else "_no capsule yet_"
-    lines.append(_escape(article.capsule) if article.capsule else empty)
+    if article.capsule:
+        lines.append(_escape(article.capsule))
+    else:
+        lines.append(unread if unreadable(article, "capsule") else "_no capsule yet_")
     lines.append("")
     facts = [f"updated {article.updated or 'never'}"]
     if article.reviewed:

@@ -15,7 +15,7 @@ from canon_ls.core.links import wikilinks
 
 from .. import convert, edits
 from ..convert import Text
-from ..state import CanonLanguageServer, Folder, lookup, read_text
+from ..state import CanonLanguageServer, Folder, imported, lookup, read_text
 
 MAX_RANGES = 20_000  # cached sources per folder before the cache starts over
 MAX_SCAN = 1_000_000  # characters: longer documents get no document links (never a slow scan)
@@ -48,6 +48,12 @@ def on_document_link(
             types.DocumentLink(
                 range=convert.offsets(codec, text, link.target_start, link.target_end),
                 target=where.folder.article_uri(governing),
+            )
+        )
+    for n, hit, found in imported(where, text, range(text.line_count)):
+        out.append(
+            types.DocumentLink(
+                range=convert.span(codec, text, n, hit.start, hit.end), target=found.uri
             )
         )
     if where.kind == "article":  # path tokens in articles link to the asset itself

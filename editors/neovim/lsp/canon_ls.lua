@@ -15,7 +15,7 @@
 --- Server settings (section `canon`, answered through workspace/configuration):
 --- `root`, `mounts`, `surface`, `resurface`, `retrieval`, `standout` (the six canon options;
 --- set here they win over the project's canon.toml and ~/.config/canon/settings.json),
---- `inlayHints = { enabled, maxLength }`, `codeLens = { enabled }`,
+--- `inlayHints = { enabled, maxLength, imports }`, `codeLens = { enabled }`,
 --- `staleness = { enabled }`, `assetDiagnostics = { severity }`.
 
 ---@type vim.lsp.Config

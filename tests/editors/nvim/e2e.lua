@@ -1,7 +1,8 @@
 -- Headless Neovim against the real canon-ls, with the plugin installed and set up by the init
 -- file the test wrote from editors/neovim/README.md (packadd, lazy.nvim, ...).
--- usage: nvim --headless -u <init.lua> -i NONE -l e2e.lua <workspace> [full|install]
+-- usage: nvim --headless -u <init.lua> -i NONE -l e2e.lua <workspace> [full|install|typing|imports]
 -- `install` checks only what proves the installation: attach, hover, :CanonOpen.
+-- `imports` adds the hover on an import of src/main.py (the module it imports).
 -- Prints "ok - <name>" / "FAIL - <name>: <detail>" lines and "N passed, M failed"; exit 0 only
 -- when everything passed. A watchdog ends a hung run with exit 2.
 local ws, mode = arg[1], arg[2] or 'full'
@@ -152,6 +153,20 @@ local function stop_and_finish()
   return finish()
 end
 if mode == 'install' then
+  return stop_and_finish()
+end
+
+-- `imports`: hover on an import shows the imported module's article (SPEC §10 hover)
+if mode == 'imports' then
+  local main = open('src/main.py')
+  local params = { textDocument = { uri = vim.uri_from_bufnr(main) }, position = { line = 0, character = 10 } }
+  local imported = wait(10000, function()
+    local h = request(main, 'textDocument/hover', params)
+    local t = h and text_of(h.contents) or ''
+    return t:find("Fetches the feed; retries are the caller's job.", 1, true) and t or nil
+  end)
+  check("hover on an import shows the imported module's capsule", imported ~= nil,
+    request(main, 'textDocument/hover', params))
   return stop_and_finish()
 end
 

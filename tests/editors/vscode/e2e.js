@@ -1,8 +1,9 @@
 // Drives a running code-server (real VS Code) with headless Debian Chromium through playwright-core,
 // as a person would: open a governed file, hover, read the inlay hint, look at Problems, apply the
 // "Create article" quick fix. Prints "ok - name" / "FAIL - name: detail" and "N passed, M failed".
-// usage: node e2e.js <baseUrl> <workspace> <screenshot.png> [full|typing]
+// usage: node e2e.js <baseUrl> <workspace> <screenshot.png> [full|typing|imports]
 // `typing`: only the diagnostics of an article's unsaved text (SPEC §10 diagnostics as you type).
+// `imports`: only the hover on an import, which names the module it imports (SPEC §10 hover).
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
@@ -171,6 +172,21 @@ async function typing(page) {
     await page.locator('.monaco-workbench').click({ position: { x: 600, y: 300 } }).catch(() => {});
     if (mode === 'typing') {
       await typing(page);
+      return;
+    }
+    if (mode === 'imports') {
+      await openFile(page, 'src/main.py');
+      // the server has answered for this file (its code lens) before the mouse goes over line 1
+      const lens = await waitFor(page, () => [...document.querySelectorAll('.editor-instance .codelens-decoration')]
+        .some((d) => d.textContent.includes('canon:')), null, 60000);
+      note(`the server answers (code lens: ${!!lens})`);
+      let imported = null;
+      for (let attempt = 0; attempt < 3 && !imported; attempt++) { // a late render moves the word
+        imported = await hoverUntil(page, 'feed', "Fetches the feed; retries are the caller's job.", 3)
+          .catch(() => null);
+      }
+      check("hover on an import shows the imported module's capsule", !!imported, imported ||
+        await page.evaluate(() => [...document.querySelectorAll('.monaco-hover')].map((h) => h.innerText).join('\n')));
       return;
     }
 

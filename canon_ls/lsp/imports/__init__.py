@@ -1,0 +1,132 @@
+"""Imports in a language's own syntax -> the project file or folder they name (SPEC §10
+hover): one module per language, each a table of line rules; here what they share, project
+facts parsed once per change of their file and existence checks, a stat each per request."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+MAX_LINE = 2000  # characters: longer lines are no imports (never a slow scan)
+Lines = Callable[[int], str]  # line n of the document ('' past the end)
+Found = Iterator[tuple[int, int, Callable[[], Path | None]]]  # a name's columns, its resolution
+
+
+class Import(NamedTuple):
+    start: int  # code-point columns of the name as written
+    end: int
+    path: Path  # the file or folder it names, inside the project
+
+
+def on_line(
+    project: Path, doc: Path, lines: Lines, n: int, column: int | None = None, seen: Any = None
+) -> list[Import]:
+    """The imports on line `n` of `doc` naming something inside `project`; with `column`,
+    only the one under it (a hover resolves no other name). `seen`: a dict shared by the
+    calls of one request, so a file is looked for once."""
+    language = _LANGUAGES.get(doc.suffix)
+    line = lines(n) if language is not None else ""
+    if language is None or not line or len(line) > MAX_LINE:
+        return []
+    out = []
+    for start, end, resolve in language.imports(
+        Where(project, doc, {} if seen is None else seen), lines, n, line
+    ):
+        if column is None or start <= column <= end:
+            target = resolve()
+            if target is not None and within(target, project):
+                out.append(Import(start, end, Path(os.path.normpath(target))))
+    return out
+
+
+Rules = tuple[tuple[re.Pattern[str], str, Callable[["Where", str], Path | None]], ...]
+
+
+def by_rules(rules: Rules) -> Callable[[Where, Lines, int, str], Found]:
+    """A language's table of rules, (line pattern, its group, how that group resolves), read
+    as its `imports`."""
+
+    def imports(where: Where, lines: Lines, n: int, line: str) -> Found:
+        for pattern, group, resolve in rules:
+            for m in pattern.finditer(line):
+                yield m.start(group), m.end(group), partial(resolve, where, m.group(group))
+
+    return imports
+
+
+def import_lines(doc: Path, source: str, line_of: Callable[[int], int]) -> list[int]:
+    """The lines of a whole document that may hold an import (one pass of the language's
+    CANDIDATES pattern, so a long file's other lines are never read one by one)."""
+    language = _LANGUAGES.get(doc.suffix)
+    found: set[int] = set()
+    for m in language.CANDIDATES.finditer(source) if language else ():
+        found.update(range(line_of(m.start()), line_of(m.end()) + 1))
+    return sorted(found)
+
+
+class Where(NamedTuple):
+    project: Path
+    doc: Path
+    seen: dict[Any, Any]  # what one request found on disk: path -> stat mode (0: missing)
+
+    def first(self, candidates: Iterable[Path], folders: bool = True) -> Path | None:
+        """The first candidate that is a file (or, with `folders`, a folder); a stat each,
+        once per request."""
+        for path in candidates:
+            mode = self.seen.get(path)
+            if mode is None:
+                try:
+                    mode = os.stat(path).st_mode
+                except (OSError, ValueError):
+                    mode = 0
+                self.seen[path] = mode
+            if stat.S_ISREG(mode) or (folders and stat.S_ISDIR(mode)):
+                return path
+        return None
+
+    def nearest(self, *names: str) -> Path | None:
+        """The nearest `names` file from the document's folder up to the project."""
+        if names not in self.seen:
+            folder, found = self.doc.parent, None
+            while found is None and within(folder, self.project):
+                found = self.first([folder / name for name in names], folders=False)
+                folder = folder.parent
+            self.seen[names] = found
+        return self.seen[names]
+
+
+_FACTS: dict[tuple[str, Callable[[str, Path], Any]], tuple[tuple[int, int], Any]] = {}
+
+
+def facts(path: Path, parse: Callable[[str, Path], Any]) -> Any:
+    """`parse(text, path)`, cached while the file's mtime and size stay; None if unreadable."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key, stamp = (str(path), parse), (st.st_mtime_ns, st.st_size)
+    cached = _FACTS.get(key)
+    if cached is None or cached[0] != stamp:
+        try:
+            value = parse(path.read_text(encoding="utf-8", errors="replace"), path)
+        except (OSError, ValueError, TypeError, AttributeError):
+            value = None
+        cached = _FACTS[key] = (stamp, value)
+    return cached[1]
+
+
+def within(path: Path, project: Path) -> bool:
+    try:
+        return os.path.commonpath([os.path.normpath(path), project]) == str(project)
+    except ValueError:
+        return False
+
+
+from . import go, javascript, python, rust  # noqa: E402  (they import the helpers above)
+
+_LANGUAGES = {suffix: m for m in (python, javascript, go, rust) for suffix in m.EXTENSIONS}
