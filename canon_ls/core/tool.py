@@ -225,9 +225,7 @@ def _read(
     address = store.address_of(path)
     if not address:
         raise _Bad("The project root has no article; give a file or directory path to read.")
-    store.refresh()
-    governing = store.governing(address)
-    article = store.article(governing) if governing else None
+    governing, article = store.governing_article(address)
     if governing is None or article is None:
         return ToolResult(_miss(address, dialect), 0)
     shown, asked = printable(governing), printable(address)
