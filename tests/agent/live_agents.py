@@ -123,7 +123,7 @@ def run_codex(
             "FAKE_OPENAI_KEY": "sk-test-not-a-key",
             "XDG_STATE_HOME": str(state),
             "CANON_TODAY": "2026-11-29",
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the checkout under test, if given
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the checkout under test, if given
         }
         if traced:
             env["CANON_TRACE"] = str(trace)

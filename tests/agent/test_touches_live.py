@@ -58,7 +58,8 @@ def arrived(requests: list[Any], n: int) -> list[int]:
 CLAUDE_TOUCHES: list[tuple[str, str, dict[str, Any]]] = [
     ("read", "Read", {"file_path": "{p}/pkg/t01/m.py"}),
     ("create", "Write", {"file_path": "{p}/pkg/t02/new.py", "content": "y = 1\n"}),
-    ("edit", "Edit", {"file_path": "{p}/pkg/t03/m.py", "old_string": "x = 1", "new_string": "x = 2"}),
+    ("edit", "Edit",
+     {"file_path": "{p}/pkg/t03/m.py", "old_string": "x = 1", "new_string": "x = 2"}),
     ("multi-edit", "MultiEdit", {"file_path": "{p}/pkg/t04/m.py",
                                  "edits": [{"old_string": "x = 1", "new_string": "x = 2"}]}),
     ("write-over", "Write", {"file_path": "{p}/pkg/t05/m.py", "content": "x = 5\n"}),
