@@ -199,9 +199,9 @@ class Store:
         if scope not in (None, "", "rule", "asset"):
             raise BadInput(f'scope must be "rule" or "asset", not {scope!r}.')
         name, rest = self.paths.split(address)
-        with self.index.lock:
-            self.index.load()
+        with self.index.lock:  # the store is not loaded for it: the file is the truth
             if name:
+                self.index.load()
                 outcome = self._mounts[name].write(rest, capsule, body, scope)
                 outcome.address = address
                 self.index.take_mount(name, {rest})
@@ -229,7 +229,7 @@ class Store:
                     prev_data,
                     merge.Request(capsule, body, scope, capsule_given, body_given),
                     self.schema(),
-                    exists=self.has,
+                    exists=self.index.is_article_file,
                     orphan=self.index.would_orphan,
                     governs=self.index.maps if self.options and self.options.lane else None,
                 )

@@ -120,3 +120,18 @@ def test_a_short_journal_writes_no_cache_file(project: Path, xdg: Path) -> None:
     read(project)
     assert ji.JournalIndex.MIN_ENTRIES > 1
     assert not list((xdg / "canon-ls").glob("journal-*.bin"))
+
+
+def test_spec_6_write_and_journal_about_one_article_do_not_load_the_store(
+    project: Path, journal: Path
+) -> None:
+    store = Store(project)
+    body = "Calls [[src]] and [[src/gone]]."
+    result = tool.run(store, {"action": "write", "path": "src/a", "body": body})
+    assert result.code == 0 and not store.index.loaded
+    assert "src/gone" in result.text and "[[src]]" not in result.text  # the link lint, from disk
+    store = Store(project)
+    result = tool.run(store, {"action": "journal", "body": "Set to 42 ms.", "subject": ["src/a"]})
+    assert result.code == 0 and not store.index.loaded
+    assert "src/a lacks 42" in result.text
+    assert read(project)[0].startswith("src/a\ncapsule: src/a here.")
