@@ -120,7 +120,7 @@ def fit(hook: Any, text: str, agent_id: str = "") -> str:
         for d in decisions:
             if d.get("governing") in gone and d.get("decision") in ("surfaced", "ranked"):
                 d["decision"] = "deferred"
-    where = os.path.commonpath(cut) if len(cut) > 1 else cut[0]
+    where = os.path.commonpath(cut)
     listing = f'action "map", path "{where}"' if where else 'action "map"'
     parts.append(
         f"- ... and {len(cut)} more not shown here (each surfaces on your next touch of its "

@@ -5,8 +5,9 @@ Store owns one and calls it under its lock; writing an entry stays in Store.jour
 fsio, whole or not at all). An entry is re-read when its stat key moved or is not yet settled
 (core/freshness.py, the rule the articles follow too). What was read persists in a sealed
 file beside the parse cache (core/cache.py, seal.py): a new process takes each entry whose file
-still has the stat key it was read under and reads only the rest, so answering about one
-article never re-parses a 5k-entry journal (0.5 s); a damaged file costs a full read.
+kept its stat key (all of them, unlisted, while the directory's key holds: entries are only
+ever added or removed) and reads the rest, so a read never re-parses a 5k-entry journal
+(0.5 s); a damaged file costs a full read.
 """
 
 from __future__ import annotations
@@ -92,27 +93,22 @@ class JournalIndex:
         for name, k in found.items():
             if name in self._entries and self._keys.get(name) == k and freshness.settled(k, now):
                 continue
-            hit = cached.get(name)
-            if hit is not None and hit[0] == k:  # as read by an earlier process
+            hit, got = cached.get(name), None
+            if hit is not None and hit[0] == k:  # as an earlier process read it (no body)
                 date, subject, source, session, logged = hit[1]
-                entry = JournalEntry(name, where, date, subject, source, session, *k[:2], logged)
-                self._entries[name] = entry
-                self._keys[name] = k
-                self._by_subject = None
-                self._changes += 1
-                continue
-            read += 1
-            if read % step == 0:
-                yield len(found) - read
-            got = self._read(name, k, inside)
-            if got is None:
-                continue
+                got = JournalEntry(name, where, date, subject, source, session, *k[:2], logged), ""
+            else:
+                read += 1
+                if read % step == 0:
+                    yield len(found) - read
+                if (got := self._read(name, k, inside)) is None:
+                    continue
+                self._text[name] = got[1]
             entry, body = got
             self._entries[name] = entry
             self._keys[name] = k
             self._by_subject = None
             self._changes += 1
-            self._text[name] = body
             if self._search is not None:
                 self._search.add(name, f"{' '.join(entry.subject)} {body}")
         self._dir_key = None if recent else dir_key
