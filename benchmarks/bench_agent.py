@@ -25,6 +25,7 @@ import compileall
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -106,10 +107,16 @@ def calls(repo: Path, rng: random.Random, i: int) -> list[tuple[str, list[str], 
     return out
 
 
-def run(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> float:
+def run(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms): the CPU time (user + sys of the process and the git it waited
+    for) does not depend on how many other processes compete for the cores."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, input=stdin.encode(), cwd=cwd, env=env, capture_output=True, check=False)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu * 1000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("peer skipped: give --peer DIR (a pi-canon 0.3.0 checkout) to compare")
     rng = random.Random(42)
-    ours: dict[str, list[float]] = {}
-    theirs: dict[str, list[float]] = {}
+    ours: dict[str, list[tuple[float, float]]] = {}
+    theirs: dict[str, list[tuple[float, float]]] = {}
     for i in range(args.pairs + 1):  # pair 0 warms both (parse caches, journal index)
         for row, sub, stdin, peer_call in calls(repo, rng, i):
             jobs = [(ours, [*canon_command(*sub)], stdin)]
@@ -156,17 +163,18 @@ def main(argv: list[str] | None = None) -> int:
                 peer_argv = hook if peer_call == "hook" else [*peer, peer_call]
                 jobs.append((theirs, peer_argv, stdin))
             for table, cmd, data in jobs if i % 2 else jobs[::-1]:
-                ms = run(cmd, data, repo, env)
+                took = run(cmd, data, repo, env)
                 if i:
-                    table.setdefault(row, []).append(ms)
+                    table.setdefault(row, []).append(took)
     figures: dict[str, Any] = {"machine": machine(), "repo": str(repo), "pairs": args.pairs}
-    print(f"{'call (one process each)':28} {'canon-ls':>10} {'pi-canon':>10} {'ratio':>7}")
-    for row, times in ours.items():
-        a = median(times)
-        b = median(theirs[row]) if row in theirs else None
+    print(f"median of {args.pairs} pairs, wall / CPU ms; ratio = canon-ls / pi-canon (wall)")
+    print(f"{'call (one process each)':26} {'canon-ls':>13} {'pi-canon':>13} {'ratio':>6}")
+    for row, took in ours.items():
+        a = [median([t[k] for t in took]) for k in (0, 1)]
+        b = [median([t[k] for t in theirs[row]]) for k in (0, 1)] if row in theirs else None
         goal = f"  (goal <= {GOALS_MS[row]:.0f})" if row in GOALS_MS else ""
-        peer_text = f"{b:8.0f} ms {a / b:6.2f}x" if b else f"{'-':>11} {'':>7}"
-        print(f"{row:28} {a:7.0f} ms {peer_text}{goal}")
+        peer_text = f"{b[0]:6.0f} /{b[1]:5.0f} {a[0] / b[0]:6.2f}" if b else f"{'-':>13} {'':>6}"
+        print(f"{row:26} {a[0]:6.0f} /{a[1]:5.0f} {peer_text}{goal}")
         figures[row] = {"canon_ls_ms": a, "pi_canon_ms": b}
     shutil.rmtree(scratch, ignore_errors=True)
     write_figures(args.json, figures)
