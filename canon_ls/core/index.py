@@ -108,12 +108,8 @@ class StoreIndex:
         self.bodies.changed = self._body_changed
         for sub in self.mounted.values():  # a mount article read stale: re-read through here
             sub.bodies.changed = self._body_changed
-        self._journal = JournalIndex(
-            self.journal_dir,
-            MAX_BYTES,
-            self._own_layout_problem,
-            cache.cache_file(self.root, self.project, "journal"),
-        )
+        kept = cache.cache_file(self.root, self.project, "journal")
+        self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem, kept)
         self._schema: tuple[tuple[int, ...] | None, sch.Schema] | None = None
         self._layout_seen: tuple[tuple, str] | None = None  # (lstat key, problem sentence)
         self._mapped = False
