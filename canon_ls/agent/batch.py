@@ -126,4 +126,6 @@ def fit(hook: Any, text: str, agent_id: str = "") -> str:
         f"- ... and {len(cut)} more not shown here (each surfaces on your next touch of its "
         f"files); list them with the canon tool ({listing})."
     )
-    return "\n".join(parts)
+    fitted = "\n".join(parts)
+    hook.state.stats["chars"] = hook.state.stats.get("chars", 0) + len(fitted) - len(text)
+    return fitted

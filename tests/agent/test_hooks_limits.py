@@ -6,11 +6,12 @@ and how to list them. Real `canon hook` processes over a real store."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hookrun import Hook, article, isolated_hook, payload
+from hookrun import Hook, article, canon_command, isolated_hook, payload
 
 from canon_ls.agent.batch import REPLY_LIMITS
 
@@ -59,6 +60,12 @@ def test_spec_11_3_a_batch_of_80_reads_fits_claude_code_and_the_rest_surface_lat
     assert sorted(d["governing"] for d in trace if d["decision"] == "deferred") == [
         f"pkg/f{i:02d}" for i in range(len(first), N)
     ]
+    done = subprocess.run(
+        [*canon_command(), "stats", "--format", "json"], cwd=project, env=claude.env(),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    totals = json.loads(done.stdout)["totals"]
+    assert totals["spine"] == len(first) and totals["chars_spine"] < len(text)  # what was said
     # the touch of a delivered folder says nothing again; one not delivered surfaces now
     again = payload("claude-code", "post_tool_batch", project)
     again["tool_calls"] = [read_call(project, 0), read_call(project, N - 1)]
