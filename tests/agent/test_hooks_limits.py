@@ -92,3 +92,34 @@ def test_spec_11_3_codex_and_pi_replies_fit_their_limits(project: Path, tmp_path
     assert reply is not None  # 80 lines fit Pi's 50 KB whole
     assert len(reply["message"].encode()) <= REPLY_LIMITS["pi"][1]
     assert len(delivered(reply["message"])) == N and len(reply["surfaced"]) == N
+
+
+def test_spec_11_3_the_stop_reminder_fits_and_the_rest_come_next_stop(
+    project: Path, tmp_path: Path
+) -> None:
+    """80 articles, each governing five edited files with long names: the reminder fits the
+    smallest host limit; the articles it could not name are named by the next stop."""
+    claude = isolated_hook("claude-code", tmp_path)
+    stem = "a_rather_long_module_name_that_agents_like_to_write"
+    edits = []
+    for i in range(N):
+        for k in range(5):
+            file = project / f"pkg/f{i:02d}/{stem}_{k}.py"
+            file.write_text("x = 1\n", "utf-8")
+            edits.append({"tool_name": "Edit", "tool_use_id": "t", "tool_response": "ok",
+                          "tool_input": {"file_path": str(file), "old_string": "x",
+                                         "new_string": "y"}})  # fmt: skip
+    for start in range(0, len(edits), 200):
+        data = payload("claude-code", "post_tool_batch", project)
+        data["tool_calls"] = edits[start : start + 200]
+        claude(data)
+    first = claude.run_raw(json.dumps(payload("claude-code", "stop", project))).stdout.decode()
+    assert len(first) <= min(limit for _unit, limit in REPLY_LIMITS.values())
+    reason = json.loads(first)["reason"]
+    named = [line[2:].partition(" (")[0] for line in reason.splitlines() if "(you changed" in line]
+    assert 10 < len(named) < N and f"and {N - len(named)} more" in reason
+    while (later := claude(payload("claude-code", "stop", project))) is not None:
+        assert len(json.dumps(later)) <= REPLY_LIMITS["claude-code"][1]
+        named += [line[2:].partition(" (")[0] for line in later["reason"].splitlines()
+                  if "(you changed" in line]  # fmt: skip
+    assert sorted(named) == [f"pkg/f{i:02d}" for i in range(N)]  # each named once
