@@ -4,9 +4,21 @@ withdrawn when the same batch read its article through the canon tool."""
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 MAX_CALLS = 256  # tool calls considered per batch
+# What each host shows the model of one hook reply inline (SPEC §11.3; docs/AGENTS.md holds
+# the same table): (unit, limit). Past it Claude Code and Codex keep a preview and file the
+# rest where the model is not told to look; Pi passes a message whole, so its own limit for
+# a tool's output (50 KB) stands in.
+REPLY_LIMITS = {
+    "claude-code": ("json", 10_000),  # characters of the whole hook output (its JSON)
+    "codex": ("bytes", 10_000),  # additionalContext: 2,500 tokens, counted as bytes / 4
+    "pi": ("bytes", 51_200),
+}
+_ROOM = 400  # the reply's JSON around the text, and the closing line
 
 
 def packet(
@@ -67,3 +79,48 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
 
 def _names(line: str, address: str) -> bool:
     return line.startswith((f"- {address}:", f"- {address} ("))
+
+
+def fit(hook: Any, text: str, agent_id: str = "") -> str:
+    """`text` cut to its host's inline limit (REPLY_LIMITS), whole lines kept in order (what
+    the calls touched, then ranked articles). A line cut is not delivered: its article is
+    taken off this cycle's surfaced and ranked lists (so it surfaces on the next touch) and
+    its trace decision reads "deferred"; one closing line counts them and names the map
+    that lists them."""
+    unit, limit = REPLY_LIMITS.get(hook.agent, ("bytes", 10_000))
+
+    def size(line: str) -> int:
+        return len(json.dumps(line, ensure_ascii=False)) if unit == "json" else len(line.encode())
+
+    if size(text) + _ROOM <= limit:
+        return text
+    parts: list[str] = []
+    used, cut = 0, list[str]()
+    for header, lines in _sections(text):
+        for line in lines:
+            cost = size(line) + (0 if header in parts else size(header))
+            if cut or used + cost + _ROOM > limit:
+                cut.append(line[2:].partition(": ")[0].partition(" (")[0])
+                continue
+            parts += [] if header in parts else [header]
+            parts.append(line)
+            used += cost
+    if not cut:
+        return "\n".join(parts)
+    gone = set(cut)
+    seen = hook.state.subagents.get(agent_id, []) if agent_id else hook.state.surfaced
+    seen[:] = [a for a in seen if a not in gone]
+    hook.state.ranked = [a for a in hook.state.ranked if a not in gone]
+    for _event, decisions in hook.traces:
+        for d in decisions:
+            if d.get("governing") in gone and d.get("decision") in ("surfaced", "ranked"):
+                d["decision"] = "deferred"
+    where = os.path.commonpath(cut)
+    listing = f'action "map", path "{where}"' if where else 'action "map"'
+    parts.append(
+        f"- ... and {len(cut)} more not shown here (each surfaces on your next touch of its "
+        f"files); list them with the canon tool ({listing})."
+    )
+    fitted = "\n".join(parts)
+    hook.state.stats["chars"] = hook.state.stats.get("chars", 0) + len(fitted) - len(text)
+    return fitted

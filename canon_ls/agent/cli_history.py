@@ -196,8 +196,8 @@ def _graph_file(store: Store) -> Path:
     store (never into the project, where it would wait to be committed)."""
     from canon_ls.core.cache import cache_file
 
-    snapshot = cache_file(store.root, store.project)
-    if snapshot is None:
+    page = cache_file(store.root, store.project, "graph")
+    if page is None:
         raise UsageError("Give the page a place with --out FILE (the cache folder is not in use).")
-    snapshot.parent.mkdir(parents=True, exist_ok=True)
-    return snapshot.with_name(snapshot.stem.replace("store-", "graph-", 1) + ".html")
+    page.parent.mkdir(parents=True, exist_ok=True)
+    return page.with_suffix(".html")

@@ -46,10 +46,10 @@ class HookSession:
         return Surfacer(self.resolver, self.state, agent_id)
 
     def record(self, event: str, decisions: list[dict[str, Any]]) -> None:
-        """Keep an event's decisions for the trace and `canon stats` (Pi's own events too)."""
+        """Keep an event's decisions for the trace and `canon stats` (Pi's own events too),
+        counted when the event ends: a line the host's limit left out is not (batch.fit)."""
         if decisions:
             self.traces.append((event, decisions))
-            stats.account(self.state.stats, self.agent, self.session, decisions)
 
     def _said(self, text: str) -> str:
         """A reply going into the agent's context, counted for `canon stats`."""
@@ -175,6 +175,8 @@ def open_session(
     with session_state(agent, session or "default") as state:
         hook = HookSession(agent, session or "default", options, resolver, state, env)
         yield hook
+        for _event, decisions in hook.traces:
+            stats.account(state.stats, agent, hook.session, decisions)
     for event, decisions in hook.traces:
         write_trace(env.get("CANON_TRACE", ""), agent, hook.session, event, decisions)
 

@@ -68,18 +68,19 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
         elif event == "UserPromptSubmit":
             prompt = payload.get("prompt")
             reply = _context(event, hook.user_prompt(prompt if isinstance(prompt, str) else ""))
-        elif event == "PostToolUse":
-            text = hook.post_tool(*_call(payload), _agent_id(payload))
-            reply = _context(event, text)
-        elif event == "PostToolBatch":
-            from canon_ls.agent.batch import packet
+        elif event in ("PostToolUse", "PostToolBatch"):
+            from canon_ls.agent.batch import fit, packet
 
-            calls = payload.get("tool_calls")
+            calls = payload.get("tool_calls") if event == "PostToolBatch" else [payload]
             batch = (
                 [_call(c) for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
             )
-            text, _ = packet(hook, batch, "these calls", _agent_id(payload))
-            reply = _context(event, text)
+            agent_id = _agent_id(payload)
+            if event == "PostToolUse":
+                text = hook.post_tool(*batch[0], agent_id)
+            else:
+                text = packet(hook, batch, "these calls", agent_id)[0]
+            reply = _context(event, fit(hook, text, agent_id))
         elif event == "Stop":
             reason = hook.stop(payload.get("stop_hook_active") is True)
             if reason:

@@ -73,7 +73,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
 
 def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
     """One message for everything this turn's calls surfaced (agent/batch.py)."""
-    from canon_ls.agent.batch import MAX_CALLS, packet
+    from canon_ls.agent.batch import MAX_CALLS, fit, packet
 
     if not isinstance(calls, list):
         return None
@@ -85,6 +85,8 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
                 (TOOL_NAMES.get(tool, tool), call.get("input"), {"isError": call.get("isError")})
             )
     text, surfaced = packet(hook, batch, "this turn", event="turn_end")
+    text = fit(hook, text)
+    surfaced = [a for a in surfaced if a in hook.state.surfaced or a in hook.state.ranked]
     return {"message": text, "surfaced": surfaced} if text else None
 
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from canon_ls.agent.batch import REPLY_LIMITS
 from canon_ls.agent.session import SessionState
 from canon_ls.agent.tokens import (
     SHELL_TOOLS,
@@ -279,10 +280,20 @@ class Surfacer:
             ]
             if assets:
                 due[address] = assets
-        self.state.pending = {}
+        pending, self.state.pending, lines, shown = self.state.pending, {}, [], []
+        room = min(limit for _unit, limit in REPLY_LIMITS.values()) - 1_000  # JSON, the rest
+        for address in sorted(due):
+            line = f"- {address} (you changed {', '.join(sorted(set(due[address]))[:5])})"
+            room -= len(line.encode()) + 1
+            if room < 0:  # past every host's limit: the next stop names it
+                self.state.pending[address] = pending[address]
+            else:
+                lines.append(line)
+                shown.append(address)
         if not due:
             return ""
-        lines = [f"- {a} (you changed {', '.join(sorted(set(due[a]))[:5])})" for a in sorted(due)]
+        if room < 0:
+            lines.append(f"- ... and {len(due) - len(shown)} more; the next stop names them.")
         reason = (
             "canon: these articles govern files you changed and were not updated since:\n"
             + "\n".join(lines)
@@ -290,7 +301,7 @@ class Surfacer:
             '"write", path "<address>"); narrative history goes to action "journal". '
             "Then finish."
         )
-        self._trace("remind", governing=sorted(due), chars=len(reason))
+        self._trace("remind", governing=shown, chars=len(reason))
         return reason
 
     # -- helpers

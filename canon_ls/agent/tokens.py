@@ -95,6 +95,8 @@ def shell_tokens(command: str) -> list[Token]:
             elif word.startswith("-"):
                 continue
             out.append(Token(word, mutating or redirect_next))
+            if ":" in word:  # `git show REV:path` names its path after the colon
+                out.append(Token(word.partition(":")[2], False))
             redirect_next = False
     return out
 

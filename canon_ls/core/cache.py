@@ -35,9 +35,10 @@ def enabled() -> bool:
     return os.environ.get("CANON_NO_CACHE", "") in ("", "0")
 
 
-def cache_file(store_root: Path, project: Path) -> Path | None:
-    """The snapshot file for a store, or None (opted out, or the cache directory would lie
-    inside the project or the store: a cache must never end up in someone's repository)."""
+def cache_file(store_root: Path, project: Path, kind: str = "store") -> Path | None:
+    """The snapshot file for a store (`kind`: its parse cache, or its "journal"), or None
+    (opted out, or the cache directory would lie inside the project or the store: a cache must
+    never end up in someone's repository)."""
     if not enabled():
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
@@ -49,7 +50,7 @@ def cache_file(store_root: Path, project: Path) -> Path | None:
         if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
             return None
     key = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:20]
-    return Path(directory) / f"store-{key}.bin"
+    return Path(directory) / f"{kind}-{key}.bin"
 
 
 # The modules whose code decides what a cached article holds (parser, store's read path, this,
@@ -66,14 +67,14 @@ _SOURCES = (
 
 
 @functools.cache
-def _fingerprint() -> bytes:
-    """Changes whenever a cached article could differ from a fresh parse: the sources above,
-    the field list, the YAML library, the Python version (marshal format)."""
+def fingerprint(sources: tuple[str, ...] = _SOURCES) -> bytes:
+    """Changes whenever a cached article could differ from a fresh parse: the sources (of
+    core/), the field list, the YAML library, the Python version (marshal format)."""
     import yaml  # only stores big enough to cache get here; article.py imports it lazily too
 
     digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {yaml.__version__}".encode())
     digest.update(repr(tuple(sys.version_info)).encode())
-    for name in _SOURCES:
+    for name in sources:
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.origin is not None
         with open(spec.origin, "rb") as fh:
@@ -163,10 +164,10 @@ def _header(fh: Any, store_root: Path) -> tuple[int, int] | None:
     head = read_record(fh)
     if head is None:
         return None
-    version, fingerprint, root, written, chunks = marshal.loads(head)
+    version, stamp, root, written, chunks = marshal.loads(head)
     if (
         version != VERSION
-        or fingerprint != _fingerprint()
+        or stamp != fingerprint()
         or root != os.path.realpath(store_root)
         or not isinstance(written, int)
         or not isinstance(chunks, int)
@@ -258,7 +259,7 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
     chunks = -(-len(items) // CHUNK)
     try:
         head = marshal.dumps(
-            (VERSION, _fingerprint(), os.path.realpath(store_root), written, chunks)
+            (VERSION, fingerprint(), os.path.realpath(store_root), written, chunks)
         )
     except (ValueError, OSError):
         return False
@@ -324,7 +325,8 @@ def _prune(keep: Path) -> None:
 def _snapshots(directory: Path) -> Iterator[os.DirEntry[str]]:
     try:
         with os.scandir(directory) as it:
-            yield from (e for e in it if e.name.startswith("store-") and e.name.endswith(".bin"))
+            names = ("store-", "journal-")
+            yield from (e for e in it if e.name.endswith(".bin") and e.name.startswith(names))
     except OSError:
         return
 

@@ -73,7 +73,8 @@ class StoreIndex(StorePlaces, Reader):
         self.bodies.changed = self._body_changed
         for sub in self.mounted.values():  # a mount article read stale: re-read through here
             sub.bodies.changed = self._body_changed
-        self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem)
+        kept = cache.cache_file(self.root, self.project, "journal")
+        self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem, kept)
         self._mapped = False
 
     # --- disk -> index -----------------------------------------------------------------------
@@ -200,6 +201,39 @@ class StoreIndex(StorePlaces, Reader):
             if self.has(candidate):
                 return changed, candidate
         return changed, None
+
+    def governing_article(self, address: str) -> tuple[str | None, Article | None]:
+        """§4 for a read of one address: the governing article, fresh from disk. A store not
+        loaded yet (a CLI or hook process) stats the address's article files up to the first
+        one and parses only that, never loading the whole store for one answer."""
+        with self.lock:
+            if self.loaded or ":" in address or self._own_layout_problem():
+                self.refresh()
+                found = self.governing(address)
+                return found, self._index.get(found) if found else None
+            inside = os.path.realpath(self.articles_dir)
+            for candidate in ancestors(address):
+                path = self.article_file(candidate)
+                key = key_of(path)
+                if key is not None:
+                    self._consider(candidate, path, key, inside)
+                    if candidate in self._index:
+                        return candidate, self._index[candidate]
+            return None, None
+
+    def held_article(self, address: str) -> Article | None:
+        """`article`, taking one `governing_article` just read without loading the store."""
+        return self._index.get(address) or self.article(address)
+
+    def below(self, address: str) -> set[str]:
+        """The project's own articles at and under `address` (what may govern files there),
+        listed from disk for a store not loaded."""
+        prefix = address + "/"
+        if self.loaded:
+            return {a for a in self._index if a == address or a.startswith(prefix)}
+        base = self.articles_dir / address
+        found = set(self._scan(base)) if base.is_dir() else set()
+        return found | ({address} if self.is_article_file(address) else set())
 
     def _unchanged(self, path: str) -> bool:
         """Whether an article file's stat key is the one it was indexed under (settled)."""
@@ -463,7 +497,7 @@ class StoreIndex(StorePlaces, Reader):
         question answered once per store."""
         with self.lock:
             name, _rest = self.paths.split(address)
-            article = self.article(address)
+            article = self.held_article(address)
             if name or article is None:
                 return False
             return self.would_orphan(address, article.scope)
@@ -475,6 +509,7 @@ class StoreIndex(StorePlaces, Reader):
         if self.maps(address) or not asset_folder(self.project, address):
             return False
         if not self._mapped:
+            self.load()
             self._mapped = any(self.maps(a) for a in self._index if a != address and ":" not in a)
         return self._mapped
 

@@ -1,15 +1,18 @@
 """The journal as the store reads it (SPEC §6 journal, search): entries listed, read and grouped by
-subject, kept until the directory changes."""
+subject, kept until the directory changes; what was read persists in a sealed file beside the parse
+cache, so a new process re-reads only entries whose stat key moved (a damaged file: a full read)."""
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from canon_ls.core import freshness, fsio
+from canon_ls.core import cache, freshness, fsio, seal
 from canon_ls.core import journal as jrn
 from canon_ls.core.address import OutsideStore
 from canon_ls.core.journal import JournalEntry
@@ -21,8 +24,20 @@ if TYPE_CHECKING:  # imported when the journal is first searched
 class JournalIndex:
     """One journal directory: its entries, their bodies, the by-subject grouping and search."""
 
-    def __init__(self, directory: Path, max_bytes: int, blocked: Callable[[], str]) -> None:
+    MIN_ENTRIES = 50  # a shorter journal reads faster than its cache file is written
+    _SOURCES = (
+        "canon_ls.core.journal",
+        "canon_ls.core.journal_index",
+        "canon_ls.core.article",
+        "canon_ls.core.freshness",
+    )
+
+    def __init__(
+        self, directory: Path, max_bytes: int, blocked: Callable[[], str], file: Path | None = None
+    ) -> None:
         self.directory = directory
+        self._file = file  # the sealed cache of entries read (None: off), loaded on first use
+        self.parsed = 0  # entries read from their files by this process
         self._max_bytes = max_bytes
         self._blocked = blocked  # the store's layout problem: nothing is read through it (§12)
         self._entries: dict[str, JournalEntry] = {}
@@ -54,8 +69,14 @@ class JournalIndex:
         self._dir_key = None
         now = time.time_ns()
         found: dict[str, freshness.Key] = {}
-        yield from self._listing_steps(now, found, step * 5)
-        for name in [n for n in self._entries if n not in found]:
+        saved = self._restore() if self._file is not None and not self._entries else None
+        if saved is not None and saved[0] == dir_key and not recent:
+            found = {name: k for name, (k, _) in saved[1].items()}  # the directory is unchanged
+        else:
+            yield from self._listing_steps(now, found, step * 5)
+        cached = saved[1] if saved is not None else {}
+        parsed, gone = self.parsed, [n for n in self._entries if n not in found]
+        for name in gone:
             del self._entries[name]
             self._keys.pop(name, None)
             self._by_subject = None
@@ -63,28 +84,74 @@ class JournalIndex:
             self._text.pop(name, None)
             if self._search is not None:
                 self._search.remove(name)
-        inside = os.path.realpath(self.directory)
+        inside, where = os.path.realpath(self.directory), str(self.directory)
         read = 0
         for name, k in found.items():
             if name in self._entries and self._keys.get(name) == k and freshness.settled(k, now):
                 continue
-            read += 1
-            if read % step == 0:
-                yield len(found) - read
-            path = self.directory / name
-            try:
-                data, _ = fsio.read_regular(path, self._max_bytes, k[1], inside=inside)
-            except (OSError, OutsideStore):
-                continue
-            entry, body = jrn.entry_of(name, path, data, k[0], k[1])
+            hit, got = cached.get(name), None
+            if hit is not None and hit[0] == k:  # as an earlier process read it (no body)
+                date, subject, source, session, logged = hit[1]
+                got = JournalEntry(name, where, date, subject, source, session, *k[:2], logged), ""
+            else:
+                read += 1
+                if read % step == 0:
+                    yield len(found) - read
+                if (got := self._read(name, k, inside)) is None:
+                    continue
+                self._text[name] = got[1]
+            entry, body = got
             self._entries[name] = entry
             self._keys[name] = k
             self._by_subject = None
             self._changes += 1
-            self._text[name] = body
             if self._search is not None:
                 self._search.add(name, f"{' '.join(entry.subject)} {body}")
         self._dir_key = None if recent else dir_key
+        if self._file and (gone or self.parsed > parsed) and len(found) >= self.MIN_ENTRIES:
+            self._save(now, self._dir_key)
+
+    def _read(self, name: str, k: freshness.Key, inside: str) -> tuple[JournalEntry, str] | None:
+        """An entry and its body from its file (None when it cannot be read)."""
+        path = self.directory / name
+        try:
+            data, _ = fsio.read_regular(path, self._max_bytes, k[1], inside=inside)
+        except (OSError, OutsideStore):
+            return None
+        self.parsed += 1
+        return jrn.entry_of(name, path, data, k[0], k[1])
+
+    def _restore(self) -> tuple[freshness.Key | None, dict[str, tuple[freshness.Key, tuple]]]:
+        """(the directory's key when saved, name -> (stat key, fields)) from the cache file:
+        entries settled when it was written, nothing from a file damaged or not ours."""
+        try:
+            with open(self._file or "", "rb") as fh:
+                payload = seal.unsealed(fh.read())
+            stamp, where, dir_key, saved = marshal.loads(payload or b"N")
+            if stamp == cache.fingerprint(self._SOURCES) and where == str(self.directory):
+                return dir_key, {
+                    n: e for n, e in saved.items() if len(e[0]) == 4 and len(e[1]) == 5
+                }
+        except (OSError, ValueError, TypeError, EOFError):
+            pass
+        return None, {}
+
+    def _save(self, now: int, dir_key: freshness.Key | None) -> None:
+        """Write the entries read for the next process, settled ones only (a later edit in
+        the same tick would keep the key), and the directory's key when every entry is in
+        (the next process then lists nothing); never raises."""
+        limit = now - freshness.RACY_NS
+        saved = {
+            name: (k, (e.date, e.subject, e.source, e.session, e.logged))
+            for name, e in self._entries.items()
+            if (k := self._keys[name]) and max(k[0], k[3]) < limit
+        }
+        whole = dir_key if len(saved) == len(self._entries) else None
+        with contextlib.suppress(ValueError):
+            data = marshal.dumps(
+                (cache.fingerprint(self._SOURCES), str(self.directory), whole, saved)
+            )
+            cache.write_file(self._file, seal.sealed(data))  # type: ignore[arg-type]
 
     def _key(self) -> freshness.Key | None:
         """What a new, removed or renamed entry changes: the directory's stat key (its
@@ -137,13 +204,13 @@ class JournalIndex:
         return n
 
     def names(self, address: str) -> list[str]:
-        """Every entry file name whose subject names `address`, newest first."""
+        """Every entry file name whose subject names `address`, newest first (from the grouping once
+        built, else from the entries that name it: a process asking once sorts nothing)."""
         self.refresh()
-        if self._by_subject is None:
-            for _ in self.group_steps(1 << 62):
-                pass
-        assert self._by_subject is not None
-        return self._by_subject.get(address, [])
+        if self._by_subject is not None:
+            return self._by_subject.get(address, [])
+        about = [e for e in self._entries.values() if address in e.subject]
+        return [e.name for e in jrn.newest_first(about)]
 
     def group_steps(self, step: int) -> Iterator[int]:
         """Build the by-subject grouping `names` keeps, yielding after every `step` entries
@@ -172,12 +239,17 @@ class JournalIndex:
             self._by_subject = grouped
 
     def body(self, entry: JournalEntry) -> str:
-        """An entry's body (only search shows journal contents)."""
+        """An entry's body (only search shows journal contents): kept once read, read from
+        its file when the entry came from the cache file."""
         text = self._text.get(entry.name)
         if text is None:
             self.refresh()
-            text = self._text.get(entry.name, "")
-        return text
+            text = self._text.get(entry.name)
+        k = self._keys.get(entry.name)
+        if text is None and k is not None:
+            got = self._read(entry.name, k, os.path.realpath(self.directory))
+            text = self._text[entry.name] = got[1] if got else ""
+        return text or ""
 
     def search(self, query: str, limit: int) -> tuple[list[tuple[JournalEntry, float]], int]:
         """BM25 over entries (subject and body)."""
@@ -187,7 +259,7 @@ class JournalIndex:
 
             index = SearchIndex()
             for name, entry in self._entries.items():
-                index.add(name, f"{' '.join(entry.subject)} {self._text.get(name, '')}")
+                index.add(name, f"{' '.join(entry.subject)} {self.body(entry)}")
             self._search = index
         hits, total = self._search.query(query, limit)
         return [(self._entries[name], score) for name, score in hits], total

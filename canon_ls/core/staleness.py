@@ -238,10 +238,10 @@ def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
 
 def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> Evidence | None:
     """stale_evidence() for one article, touching only its governed files."""
-    art = store.article(address)
+    art = store.held_article(address)
     if art is None or mount_of(store, address):
         return None
-    articles = set(project_addresses(store))
+    articles = store.below(address)
     files = list(governed_files(address, assets, articles))
     newest = max((times.of(path) for path in files), default=0.0)
     dates = Dates.of(art, own_file(store, address))
@@ -252,8 +252,8 @@ def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes)
 
 def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
     """The evidence of one article read on its own (`canon read`): lists only the files it can
-    govern and dates them from the shared history pass (its cache, or the new commits)."""
-    art = store.article(address)
+    govern and dates them from the shared history pass; None when the article is not stale."""
+    art = store.held_article(address)
     if art is None or mount_of(store, address):
         return None
     stale_after = date_of(art.stale_after)

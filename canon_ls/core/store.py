@@ -143,9 +143,9 @@ class Store(StoreIndex):
         if scope not in (None, "", "rule", "asset"):
             raise BadInput(f'scope must be "rule" or "asset", not {scope!r}.')
         name, rest = self.paths.split(address)
-        with self.lock:
-            self.load()
+        with self.lock:  # the store is not loaded for it: the file is the truth
             if name:
+                self.load()
                 outcome = self.mounted[name].write(rest, capsule, body, scope)
                 outcome.address = address
                 self.take_mount(name, {rest})
@@ -173,7 +173,7 @@ class Store(StoreIndex):
                     prev_data,
                     merge.Request(capsule, body, scope, capsule_given, body_given),
                     self.schema(),
-                    exists=self.has,
+                    exists=self.is_article_file,
                     orphan=self.would_orphan,
                     governs=self.maps if self.options and self.options.lane else None,
                     maps=self.maps,

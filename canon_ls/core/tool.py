@@ -215,9 +215,7 @@ def _read(
     address = store.address_of(path)
     if not address:
         raise _Bad("The project root has no article; give a file or directory path to read.")
-    store.refresh()
-    governing = store.governing(address)
-    article = store.article(governing) if governing else None
+    governing, article = store.governing_article(address)
     if governing is None or article is None:
         return ToolResult(_miss(address, dialect), 0)
     shown, asked = printable(governing), printable(address)
@@ -326,8 +324,8 @@ def _values_missing(store: Store, body: str, subjects: list[str]) -> list[str]:
     article is what a touch shows; the journal is read only when asked)."""
     named: list[str] = []
     for address in dict.fromkeys(store.address_of(s) for s in subjects):
-        article = store.article(address) if address else None
-        if article is not None:
+        found, article = store.governing_article(address) if address else (None, None)
+        if article is not None and found == address:
             text = f"{article.capsule} {article.body}"
             named += [f"{address} lacks {v}" for v in lint.unretained(body, text)]
     if not named:

@@ -55,6 +55,7 @@ def claude_env(home: Path, base_url: str, state: Path, trace: Path) -> dict[str,
         "XDG_STATE_HOME": str(state),
         "CANON_TRACE": str(trace),
         "CANON_TODAY": "2026-11-29",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the checkout under test, if given
     }
 
 
@@ -122,6 +123,7 @@ def run_codex(
             "FAKE_OPENAI_KEY": "sk-test-not-a-key",
             "XDG_STATE_HOME": str(state),
             "CANON_TODAY": "2026-11-29",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the checkout under test, if given
         }
         if traced:
             env["CANON_TRACE"] = str(trace)

@@ -32,7 +32,7 @@ def server_params(
     return StdioServerParameters(
         command=command,
         args=[*args, "--project", str(project), "mcp"],
-        env={"CANON_TODAY": TODAY, **(env or {})},
+        env={"CANON_TODAY": TODAY, "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **(env or {})},
         cwd=str(cwd or project),
     )
 

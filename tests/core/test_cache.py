@@ -227,13 +227,13 @@ def test_a_damaged_or_incompatible_cache_is_ignored(
         "bitflip": data[:-40] + bytes([data[-40] ^ 1]) + data[-39:],
         "empty": b"",
         "wrong-shape": framed([1, 2, 3]),
-        "wrong-version": framed((cache.VERSION + 1, cache._fingerprint(), root, written, 0)),
+        "wrong-version": framed((cache.VERSION + 1, cache.fingerprint(), root, written, 0)),
         "bad-entries": framed(
-            (cache.VERSION, cache._fingerprint(), root, written, 1),
+            (cache.VERSION, cache.fingerprint(), root, written, 1),
             {"src/m1": ("x", 1), "src/m2": ((1, 2), ()), "src/m3": None},
         ),
-        "missing-chunk": framed((cache.VERSION, cache._fingerprint(), root, written, 2), {}),
-        "not-a-chunk": framed((cache.VERSION, cache._fingerprint(), root, written, 1), [1]),
+        "missing-chunk": framed((cache.VERSION, cache.fingerprint(), root, written, 2), {}),
+        "not-a-chunk": framed((cache.VERSION, cache.fingerprint(), root, written, 1), [1]),
         "trailing": data + b"x",
     }[damage]
     assert len(data) > head

@@ -1,0 +1,137 @@
+"""SPEC §6 read (the journal line, the governing article) and §4 (resolution must not cost a
+walk): a read about one article in a new process parses a bounded number of journal entries
+and never loads the whole store. The journal's entries persist in a sealed cache file beside
+the parse cache (core/journal_index.py); an entry another tool adds or deletes shows at once,
+and a damaged cache file costs a full read, never a wrong answer."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from canon_ls.core import cache, tool
+from canon_ls.core import journal_index as ji
+from canon_ls.core.store import Store
+
+N = 60  # entries about src/a (more than the cache's minimum)
+
+
+@pytest.fixture
+def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv("CANON_NO_CACHE", raising=False)
+    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # files count as settled
+    return home
+
+
+@pytest.fixture
+def journal(project: Path, xdg: Path) -> Path:
+    """A store with articles src and src/a and N entries about src/a, read once (the
+    process that fills the cache file)."""
+    store = Store(project)
+    for address in ("src", "src/a"):
+        tool.run(store, {"action": "write", "path": address, "capsule": f"{address} here."})
+    for i in range(N):
+        tool.run(store, {"action": "journal", "body": f"Step {i}.", "subject": ["src/a"]})
+    read(project)
+    return project / ".canon/journal"
+
+
+def read(project: Path, path: str = "src/a") -> tuple[str, Store]:
+    """A read as a new process makes it: a new Store, one tool call."""
+    store = Store(project)
+    result = tool.run(store, {"action": "read", "path": path})
+    assert result.code == 0, result.text
+    return result.text, store
+
+
+def parsed(store: Store) -> int:
+    return store._journal.parsed
+
+
+def journal_line(text: str) -> str:
+    return text.splitlines()[-1]
+
+
+def test_spec_6_read_in_a_new_process_parses_no_entry_and_loads_no_store(
+    project: Path, journal: Path
+) -> None:
+    text, store = read(project)
+    assert parsed(store) == 0
+    assert not store.loaded  # one article file read, not the whole store
+    assert text.startswith("src/a\ncapsule: src/a here.")
+    assert journal_line(text).endswith(f"and {N - 3} earlier")
+    text, store = read(project, "src/b.py")  # an ancestor answers, still from the disk
+    assert text.startswith("src governs src/b") and not store.loaded
+
+
+def test_spec_6_an_entry_added_or_deleted_by_another_tool_shows_at_once(
+    project: Path, journal: Path
+) -> None:
+    newest = sorted(os.listdir(journal))[-1]
+    (journal / newest).unlink()
+    (journal / "2099-01-01-pi.md").write_text(
+        "---\nsubject: [src/a]\nlogged: 2099-01-01T00:00:00Z\nharness: pi\n---\nBy pi.\n", "utf-8"
+    )
+    text, store = read(project)
+    assert parsed(store) == 1  # only the new file
+    line = journal_line(text)
+    assert line.startswith("journal: 2099-01-01-pi.md, ") and newest not in line
+    assert line.endswith(f"and {N - 3} earlier")
+    text, store = read(project)  # the cache file now holds it
+    assert parsed(store) == 0 and journal_line(text) == line
+
+
+@pytest.mark.parametrize("damage", ["flipped", "cut", "garbage", "foreign"])
+def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
+    project: Path, journal: Path, damage: str
+) -> None:
+    expected, _ = read(project)
+    file = cache.cache_file(project / ".canon", project, "journal")
+    assert file is not None and file.exists()
+    data = file.read_bytes()
+    file.write_bytes(
+        {
+            "flipped": data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
+            "cut": data[: len(data) // 2],
+            "garbage": b"\0" * 40,
+            "foreign": cache.fingerprint(),  # not even a sealed file
+        }[damage]
+    )
+    text, store = read(project)
+    assert text == expected
+    assert parsed(store) == N  # read again from the files
+
+
+def test_spec_6_search_of_the_journal_reads_bodies_of_cached_entries(
+    project: Path, journal: Path
+) -> None:
+    store = Store(project)
+    result = tool.run(store, {"action": "search", "query": "Step 42", "journal": True})
+    assert "Step 42." in result.text
+
+
+def test_a_short_journal_writes_no_cache_file(project: Path, xdg: Path) -> None:
+    store = Store(project)
+    tool.run(store, {"action": "journal", "body": "One.", "subject": ["src/a"]})
+    read(project)
+    assert ji.JournalIndex.MIN_ENTRIES > 1
+    assert not list((xdg / "canon-ls").glob("journal-*.bin"))
+
+
+def test_spec_6_write_and_journal_about_one_article_do_not_load_the_store(
+    project: Path, journal: Path
+) -> None:
+    store = Store(project)
+    body = "Calls [[src]] and [[src/gone]]."
+    result = tool.run(store, {"action": "write", "path": "src/a", "body": body})
+    assert result.code == 0 and not store.loaded
+    assert "src/gone" in result.text and "[[src]]" not in result.text  # the link lint, from disk
+    store = Store(project)
+    result = tool.run(store, {"action": "journal", "body": "Set to 42 ms.", "subject": ["src/a"]})
+    assert result.code == 0 and not store.loaded
+    assert "src/a lacks 42" in result.text
+    assert read(project)[0].startswith("src/a\ncapsule: src/a here.")
