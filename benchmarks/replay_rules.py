@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 NESTED = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 EXPORT_HOSTS = {".claude/rules/": "claude-rules", ".cursor/rules/": "cursor"}
@@ -259,7 +260,7 @@ def round_trip(project: Path, where: dict[str, str], read: list[str]) -> tuple[i
         if not sources:
             continue
         canon(project, "export", host)
-        exported: dict[str, object] = {}
+        exported: dict[str, Any] = {}
         for path in (project / folder).rglob("canon-*"):
             rel = path.relative_to(project).as_posix()
             src = rules_formats.read_source(rel, path.read_bytes())
@@ -272,11 +273,11 @@ def round_trip(project: Path, where: dict[str, str], read: list[str]) -> tuple[i
             if back is None:
                 diffs.append(f"{rel}: not exported to {host}")
                 continue
-            same_text = " ".join(orig.body.split()) in " ".join(back.body.split())  # type: ignore[attr-defined]
-            same_scope = (orig.when, set(orig.globs)) == (back.when, set(back.globs))  # type: ignore[attr-defined]
+            same_text = " ".join(orig.body.split()) in " ".join(back.body.split())
+            same_scope = (orig.when, set(orig.globs)) == (back.when, set(back.globs))
             if not same_text or not same_scope:
                 what = [w for w, ok in (("text", same_text), ("scope", same_scope)) if not ok]
-                was = f" ({orig.when} {list(orig.globs)} -> {back.when} {list(back.globs)})"  # type: ignore[attr-defined]
+                was = f" ({orig.when} {list(orig.globs)} -> {back.when} {list(back.globs)})"
                 diffs.append(f"{rel}: {' and '.join(what)} differ" + ("" if same_scope else was))
     return compared, diffs
 
