@@ -249,8 +249,19 @@ def delivered(project: Path, files: list[str]) -> dict[str, set[str]]:
     return out
 
 
-def round_trip(project: Path, where: dict[str, str], read: list[str]) -> tuple[int, list[str]]:
-    """(host rules compared, differences) after exporting each host back."""
+def matched(globs: tuple[str, ...], universe: list[str]) -> frozenset[str]:
+    inc = [glob_re(g) for g in globs if not g.startswith("!")]
+    exc = [glob_re(g[1:]) for g in globs if g.startswith("!")]
+    return frozenset(
+        f for f in universe if any(r.match(f) for r in inc) and not any(r.match(f) for r in exc)
+    )
+
+
+def round_trip(
+    project: Path, where: dict[str, str], read: list[str], universe: list[str]
+) -> tuple[int, list[str]]:
+    """(host rules compared, differences) after exporting each host back; the scope is the
+    same when both name the same files of the tree."""
     from canon_ls.core import rules_formats
 
     diffs: list[str] = []
@@ -274,7 +285,9 @@ def round_trip(project: Path, where: dict[str, str], read: list[str]) -> tuple[i
                 diffs.append(f"{rel}: not exported to {host}")
                 continue
             same_text = " ".join(orig.body.split()) in " ".join(back.body.split())
-            same_scope = (orig.when, set(orig.globs)) == (back.when, set(back.globs))
+            same_scope = orig.when == back.when and matched(orig.globs, universe) == matched(
+                back.globs, universe
+            )
             if not same_text or not same_scope:
                 what = [w for w, ok in (("text", same_text), ("scope", same_scope)) if not ok]
                 was = f" ({orig.when} {list(orig.globs)} -> {back.when} {list(back.globs)})"
@@ -315,7 +328,7 @@ def replay(corpus: Path, name: str, verbose: bool) -> tuple[int, int, int, int, 
                     hit += 1
                 else:
                     misses[rel] = misses.get(rel, 0) + 1
-        compared, diffs = round_trip(project, where, read)
+        compared, diffs = round_trip(project, where, read, universe)
         print(
             f"{name}: {len(read)} host-read files, {len(unlisted)} unlisted; reach "
             f"{hit}/{pairs} = {100 * hit / max(pairs, 1):.1f}%; round trip {compared - len(diffs)}"

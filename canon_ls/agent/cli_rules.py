@@ -122,7 +122,7 @@ def _check_exports(store: Store, hosts: list[str] | None) -> int:
         stale = [f for f in files if f.state != "current"]
         for item in stale:
             print(_export_line(item))
-        if stale:
+        if any(f.state != "inexpressible" for f in stale):
             print(f"canon export {host}: run it to bring these files up to date.")
             status = 1
         else:
@@ -140,7 +140,8 @@ def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:
     for host in rules_export.used_hosts(store.project):
         for item in rules_export.survey(store, host, assets):
             if item.state != "current":
-                rerun = "" if item.state in ("edited", "foreign") else f"; run canon export {host}"
+                done = item.state in ("edited", "foreign", "inexpressible")
+                rerun = "" if done else f"; run canon export {host}"
                 message = f"generated rule file of {item.address}: {STATES[item.state]}{rerun}"
                 code = f"export-{item.state}"
                 rows.append(

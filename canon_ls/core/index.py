@@ -26,7 +26,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, cast
 
 from canon_ls.core import article as art
-from canon_ls.core import cache, freshness, fsio, layout
+from canon_ls.core import cache, freshness, fsio, layout, reach
 from canon_ls.core import schema as sch
 from canon_ls.core.address import (
     OutsideStore,
@@ -101,6 +101,7 @@ class StoreIndex:
         self._scanned: list[str] | None = None  # every address the stepped load's scan found
         self._search: FileIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
+        self._reach: dict[str, reach.Reach] = {}  # articles that apply beyond their address
         # where this store's lean articles read their bodies (DiskView's early articles too)
         self.bodies = BodyReader(
             self.paths, self._index, self._stat, self._racy, _read_capped, self._own_layout_problem
@@ -222,6 +223,11 @@ class StoreIndex:
 
     def _set(self, address: str, article: Article | None) -> None:
         """Update the merged index (and the search index when built)."""
+        found = reach.reach_of(article.meta) if article is not None and ":" not in address else None
+        if found is None:
+            self._reach.pop(address, None)
+        else:
+            self._reach[address] = found
         if article is None:
             self._index.pop(address, None)
             self._stat.pop(address, None)
@@ -524,6 +530,12 @@ class StoreIndex:
         """§4: the exact article, else the nearest ancestor with one, else None."""
         self.load()
         return governing_in(address, self._index)
+
+    def rules_for(self, relpath: str) -> list[str]:
+        """The articles that apply to this project-relative file beyond their own address
+        (front matter `applies`/`always`, core/reach.py), by address."""
+        self.load()
+        return [a for a, r in sorted(self._reach.items()) if reach.applies_to(r, relpath)]
 
     def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
         """What an argument names (§3, §8): exactly an existing article's address names it,

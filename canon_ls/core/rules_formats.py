@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from canon_ls.core import article as art
-from canon_ls.core.address import clean, normalise
+from canon_ls.core.address import clean, normalise, within
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
     """The directory (or file) address every glob lies under: `src/api/**/*.ts` and
     `src/api/*.tsx` give `src/api`; globs that cut across directories (`**/*.ts`) give ''."""
     common: list[str] | None = None
-    for glob in globs:
+    for glob in (g for g in globs if not g.startswith("!")):
         segs = _prefix_of(glob, project)
         if common is None:
             common = segs
@@ -118,6 +119,13 @@ def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
                 n += 1
             common = common[:n]
     return "/".join(common or [])
+
+
+def whole_directory(globs: list[str] | tuple[str, ...], project: Path) -> str:
+    """The directory these globs cover whole (`dir/**`, `dir/**/*`, `dir/`), else ''."""
+    address = address_of_globs(globs, project)
+    whole = {address, address + "/", address + "/**", address + "/**/*"}
+    return address if address and all(g.removeprefix("./") in whole for g in globs) else ""
 
 
 def globs_of(asset_paths: list[str]) -> list[str]:
@@ -183,7 +191,7 @@ def _plain(block: str, problem: ValueError) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     key = ""
     for line in block.splitlines():
-        item = re.fullmatch(r"\s+-\s*(.*)", line)
+        item = re.fullmatch(r"\s*-\s+(.*)", line)
         pair = re.fullmatch(r"([A-Za-z_][\w-]*):\s*(.*)", line)
         if item and isinstance(meta.get(key), list):
             meta[key].append(item.group(1).strip().strip("\"'"))
@@ -221,7 +229,9 @@ def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, 
 
 
 def host_of(relpath: str) -> Host | None:
-    return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), None)
+    """The host whose rule folder holds this file; Cursor's may sit in any directory."""
+    nested = HOSTS["cursor"] if "/.cursor/rules/" in relpath else None
+    return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), nested)
 
 
 def is_source(relpath: str) -> bool:
@@ -237,6 +247,7 @@ def read_source(relpath: str, data: bytes) -> Source:
     text, problems = art.decode(data)
     if problems:
         raise ValueError(problems[0])
+    text = text.replace("\r\n", "\n")
     meta, body, body_line = _front(text)
     found = read_marker(text)
     exported_from = found[0] if found else None
@@ -260,9 +271,13 @@ def read_source(relpath: str, data: bytes) -> Source:
             body_line,
         )
     globs, when, facts = _activation(host.name, meta)
+    where = relpath[: relpath.index(host.folder)]  # a nested Cursor folder's globs start there
+    globs = tuple("!" * (g[0] == "!") + where + g.lstrip("!") for g in globs)
+    if where and when == "always":
+        globs, when = (where + "**",), "files"
     return Source(
         relpath,
-        relpath[len(host.folder) + 1 : -len(host.suffix)],
+        where + relpath[len(where) + len(host.folder) + 1 : -len(host.suffix)],
         globs,
         when,
         _text(meta, "description"),
@@ -275,15 +290,23 @@ def read_source(relpath: str, data: bytes) -> Source:
 
 def source_paths(project: Path, listed: list[str]) -> list[str]:
     """The instruction files of a project, in a stable order: each host's folder (walked on
-    disk: these folders are often ignored by git), the project-wide files, then the nested
-    AGENTS.md / CLAUDE.md / GEMINI.md among the project's listed files (Assets.files())."""
+    disk, symbolic links followed: these folders are often ignored by git or linked from a
+    shared one), the project-wide files, then the nested AGENTS.md / CLAUDE.md / GEMINI.md and
+    `.cursor/rules/` files among the project's listed files (Assets.files()). A link leading
+    outside the project is listed itself, for the import to name and refuse."""
     found: list[str] = []
+    inside = os.path.realpath(project)
     for host in HOSTS.values():
-        folder = project / host.folder
-        if folder.is_dir() and not folder.is_symlink():
-            for path in sorted(folder.rglob("*" + host.suffix)):
-                if path.is_file() and not path.is_symlink():
-                    found.append(path.relative_to(project).as_posix())
+        seen: set[str] = set()  # a link back up the tree is walked once
+        for root, dirs, names in os.walk(project / host.folder, followlinks=True):
+            real = os.path.realpath(root)
+            rel = Path(root).relative_to(project).as_posix()
+            dirs.sort()
+            if real in seen or not within(real, inside):
+                found += [] if real in seen else [rel]
+                dirs[:] = []
+                continue
+            seen.add(real)
+            found += [f"{rel}/{n}" for n in sorted(names) if n.endswith(host.suffix)]
     found += [p for p in PROJECT_FILES if (project / p).is_file()]
-    found += [p for p in listed if p not in found and host_of(p) is None and is_source(p)]
-    return found
+    return found + [p for p in listed if p not in found and is_source(p)]

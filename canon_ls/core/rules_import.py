@@ -1,12 +1,16 @@
 """`canon import`: other agents' path-scoped instruction files become articles.
 
 A plan first (what each file would become, nothing written), then `apply` writes it through
-`Store.write` and `Store.journal` only. Decisions:
-- globs under one directory (`src/api/**/*.ts`) -> the article of that directory (`src/api`);
-  a nested `AGENTS.md` / `CLAUDE.md` / `GEMINI.md` -> the article of its directory;
-- globs that cut across directories (`**/*.ts`), always-on rules, rules loaded on request and
+`Store.write`, `Store.edit` and `Store.journal` only. Decisions:
+- globs covering one whole directory (`src/api/**`) and a nested `AGENTS.md` / `CLAUDE.md` /
+  `GEMINI.md` -> the article of that directory;
+- any other globs (`src/api/**/*.ts`, `**/*.ts`), always-on rules, rules loaded on request and
   the project root's AGENTS.md / CLAUDE.md -> a `scope: rule` article `<prefix>/<name>`
   (prefix `rules` unless the user picks another);
+- the host's scope is kept as front matter (core/reach.py): `applies: [globs]` or
+  `always: true`, so the rule reaches exactly the files it applied to, even under a nearer
+  article; a line `@path` (Claude Code and Gemini CLI include that file) is replaced by the
+  file's text;
 - capsule: the file's `description`, else its first line; the whole text becomes the body;
   one journal entry per imported file names it, its activation and a digest of its text;
 - an article that exists is never overwritten: when it does not hold the text yet, the text is
@@ -17,18 +21,25 @@ A plan first (what each file would become, nothing written), then `apply` writes
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from canon_ls.core import fsio, rules_formats
-from canon_ls.core.address import OutsideStore, clean
+from canon_ls.core import fsio, reach, rules_formats
+from canon_ls.core.address import OutsideStore, clean, within
+from canon_ls.core.article import set_meta
 from canon_ls.core.assets import Assets
 from canon_ls.core.journal import sanitise_slug
 from canon_ls.core.rules_formats import Source
 from canon_ls.core.store import Store
 
 DIGEST_KEY = "canon-import digest"
+_INCLUDE = re.compile(r"^@([\w./-]+)[ \t]*$", re.M)
 MAX_BYTES = 1_000_000
 
 
@@ -44,6 +55,8 @@ class Step:
     capsule: str = ""
     body: str = ""  # the article's whole body after this step
     journal: str = ""  # the entry that names the source
+    applies: tuple[str, ...] = ()  # the article's `applies` globs after this step
+    always: bool = False
 
 
 def rule_prefix(raw: str) -> str:
@@ -57,10 +70,10 @@ def rule_prefix(raw: str) -> str:
 def target(src: Source, project: Path, prefix: str) -> tuple[str, str | None, str]:
     """(address, scope, why) of one source: its directory's article, or a rule article."""
     if src.when == "files":
-        address = rules_formats.address_of_globs(src.globs, project)
+        address = rules_formats.whole_directory(src.globs, project)
         if address:
             return address, None, f"{src.facts}: under {address}"
-        why = f"{src.facts}: across directories"
+        why = f"{src.facts}: the files its globs match"
     elif src.when == "always":
         why = f"{src.facts}: the whole project"
     else:
@@ -75,7 +88,7 @@ def capsule_of(src: Source) -> str:
     if src.description:
         return src.description
     lines = [line.strip() for line in src.body.splitlines() if line.strip()]
-    prose = [line for line in lines if not line.startswith("#")] or lines
+    prose = [ln for ln in lines if ln[0] != "#" and ln[-1] != ":"] or lines  # not "Rules:"
     return " ".join(prose[0].lstrip("#>*-+ ").split()) if prose else ""
 
 
@@ -96,20 +109,37 @@ def _journaled(store: Store) -> set[tuple[str, str]]:
     return found
 
 
-def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
-    """The file as a Source, or a sentence saying why it cannot be read."""
+def _bytes(project: Path, relpath: str) -> bytes:
+    """A file inside the project, links followed only inside it; ValueError: a sentence."""
+    inside = os.path.realpath(project)
+    if not within(os.path.realpath(project / relpath), inside):
+        raise ValueError("it is a link leading outside the project; canon never follows one")
     try:
-        data, truncated = fsio.read_regular(
-            project / relpath, MAX_BYTES, inside=os.path.realpath(project)
-        )
+        data, truncated = fsio.read_regular(project / relpath, MAX_BYTES, inside=inside)
     except (OSError, OutsideStore) as exc:
-        return None, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+        raise ValueError(f"it cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     if truncated:
-        return None, f"is over {MAX_BYTES} bytes"
+        raise ValueError(f"it is over {MAX_BYTES} bytes")
+    return data
+
+
+def _include(project: Path, relpath: str, line: re.Match[str]) -> str:
+    """The text of the file a line `@path` names, relative to the including file."""
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), line.group(1)))
     try:
-        return rules_formats.read_source(relpath, data), ""
+        return _bytes(project, target).decode("utf-8").replace("\r\n", "\n").strip()
+    except (ValueError, UnicodeDecodeError):
+        return line.group(0)  # not a file of the project: the line stays as written
+
+
+def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
+    """The file as a Source, includes resolved, or a sentence saying why it cannot be read."""
+    try:
+        src = rules_formats.read_source(relpath, _bytes(project, relpath))
     except ValueError as exc:
-        return None, f"cannot be read ({exc})"
+        return None, str(exc)
+    body = _INCLUDE.sub(lambda m: _include(project, relpath, m), src.body)
+    return dataclasses.replace(src, body=body), ""
 
 
 def plan(store: Store, prefix: str = "rules") -> list[Step]:
@@ -118,8 +148,15 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
     listed = Assets(project, store.root).files()
     done = _journaled(store) if store.exists() else set()
     bodies: dict[str, str] = {}  # the body each address has after the steps so far
-    seen: dict[str, str] = {}  # digest -> the first file with this text (CLAUDE.md, AGENTS.md)
+    scopes: dict[str, tuple[tuple[str, ...], bool]] = {}  # and its `applies` and `always`
+    seen: dict[str, tuple[str, str]] = {}  # digest -> the first file with it, its address
     steps: list[Step] = []
+
+    def widen(address: str, src: Source, meta: dict[str, Any]) -> None:
+        globs, always = scopes.get(address, (tuple(reach.applies(meta)), reach.always(meta)))
+        globs += tuple(g for g in src.globs if g not in globs)
+        scopes[address] = globs, always or src.when == "always"
+
     for relpath in rules_formats.source_paths(project, listed):
         src, problem = _read(project, relpath)
         if src is None:
@@ -134,26 +171,35 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
             steps.append(Step(relpath, "skip", why="it holds no text"))
             continue
         token = rules_formats.digest(text)
-        if token in seen:
-            steps.append(Step(relpath, "skip", why=f"it holds the same text as {seen[token]}"))
+        if token in seen:  # the same rule for another host: one article, both scopes
+            first, address = seen[token]
+            widen(address, src, {})
+            steps.append(Step(relpath, "skip", why=f"it holds the same text as {first}"))
             continue
-        seen[token] = relpath
         address, scope, why = target(src, project, prefix)
+        seen[token] = relpath, address
         stored = store.article(address)
         existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
         if existing is not None and (_same(text) in _same(existing) or (address, token) in done):
             steps.append(Step(relpath, "unchanged", address, why))
             continue
+        widen(address, src, stored.meta if stored is not None else {})
         if existing is None:
             body = text + "\n"
             step = Step(relpath, "create", address, why, scope, capsule_of(src), body, journal)
         else:
-            body = f"{existing.rstrip()}\n\n## From {relpath}\n\n{text}\n".lstrip("\n")
+            note = f"{src.description}\n\n" if src.description not in text else ""
+            body = f"{existing.rstrip()}\n\n## From {relpath}\n\n{note}{text}\n".lstrip("\n")
             step = Step(relpath, "merge", address, why, None, capsule_of(src), body, journal)
         bodies[address] = body
         steps.append(step)
-    return steps
+    return [  # each written article carries the scopes of every file it took
+        dataclasses.replace(s, applies=scopes[s.address][0], always=scopes[s.address][1])
+        if s.action in ("create", "merge")
+        else s
+        for s in steps
+    ]
 
 
 def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
@@ -170,6 +216,10 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
         if outcome.status == "refused":
             refused.append(f"{step.path} -> {step.address}: refused; " + " ".join(outcome.lines))
             continue
+        keys: dict[str, bool | list[str]] = {"applies": list(step.applies), "always": step.always}
+        for key, value in keys.items():
+            if value:  # the host's scope, kept (core/reach.py); an unchanged text is not written
+                store.edit(step.address, functools.partial(set_meta, key=key, value=value))
         slug = "import-" + (sanitise_slug(step.path) or "rule")
         store.journal(step.journal, subject=[step.address], slug=slug, source=source)
     return refused

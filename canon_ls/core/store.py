@@ -105,6 +105,7 @@ class Store:
     has = _Read(StoreIndex.has)
     governing = _Read(StoreIndex.governing)
     address_of = _Read(StoreIndex.address_of)
+    rules_for = _Read(StoreIndex.rules_for)
     link_target = _Read(StoreIndex.link_target)
     place = _Read(StoreIndex.place)
     path_of = _Read(StoreIndex.path_of)
