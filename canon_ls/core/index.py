@@ -535,7 +535,7 @@ class StoreIndex:
         """The articles that apply to this project-relative file beyond their own address
         (front matter `applies`/`always`, core/reach.py), by address."""
         self.load()
-        return [a for a, r in sorted(self._reach.items()) if reach.applies_to(r, relpath)]
+        return reach.matching(self._reach, relpath)
 
     def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
         """What an argument names (§3, §8): exactly an existing article's address names it,

@@ -10,8 +10,12 @@ glob without '/' matches a name at any depth; a directory covers what lies under
 from __future__ import annotations
 
 import functools
+import os
 import re
+from pathlib import Path
 from typing import Any, NamedTuple
+
+_KEYS = re.compile(rb"^(?:applies|always)[ \t]*:", re.M)
 
 
 class Reach(NamedTuple):
@@ -39,6 +43,39 @@ def reach_of(meta: dict[str, Any]) -> Reach | None:
         return None
     include = tuple(g for g in globs if not g.startswith("!"))
     return Reach(every, _union(include), _union(tuple(g[1:] for g in globs if g[:1] == "!")))
+
+
+def matching(rules: dict[str, Reach], relpath: str) -> list[str]:
+    """The addresses of the rules that apply to this project-relative file, in order."""
+    return [a for a, r in sorted(rules.items()) if applies_to(r, relpath)]
+
+
+def on_disk(articles_dir: Path) -> dict[str, Reach]:
+    """A store's rules read from its files, for a hook (which keeps no index): a file is
+    parsed only when its head names `applies` or `always`; links are not followed."""
+    from canon_ls.core.article import parse
+
+    found: dict[str, Reach] = {}
+    for root, _, names in os.walk(articles_dir):
+        for name in (n for n in names if n.endswith(".md")):
+            path = os.path.join(root, name)
+            try:
+                with open(path, "rb", opener=_no_link) as fh:
+                    head = fh.read(4096)
+                    if not _KEYS.search(head):
+                        continue
+                    data = head + fh.read()
+            except OSError:
+                continue
+            address = os.path.relpath(path, articles_dir)[:-3].replace(os.sep, "/")
+            rule = reach_of(parse(data, address).meta)
+            if rule is not None:
+                found[address] = rule
+    return found
+
+
+def _no_link(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
 
 
 def applies_to(reach: Reach, relpath: str) -> bool:

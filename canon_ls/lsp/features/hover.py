@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from lsprotocol import types
 
 from canon_ls.core import rules_import
@@ -87,7 +90,27 @@ def render(target: resolve.Target, governing: str, article: Article, journal: li
         lines.append("journal: " + ", ".join(f"`{name}`" for name in journal[:3]))
     lines.append("")
     lines.append(f"[Open {governing}]({target.where.article_uri(governing)})")
+    rules = _rules(target, governing)
+    if rules:
+        lines += ["", "**Rules that apply here:**", *rules]
     return "\n".join(lines)
+
+
+def _rules(target: resolve.Target, governing: str) -> list[str]:
+    """A line per article that applies to the file beyond its address (front matter
+    `applies`/`always`): the nearest article never hides one."""
+    rules_for = getattr(target.store, "rules_for", None)  # none while the store loads
+    project = target.where.folder.project
+    path = Path(os.path.normpath(target.path)) if target.path is not None else project
+    if rules_for is None or not path.is_relative_to(project) or path == project:
+        return []
+    shown = []
+    for address in rules_for(path.relative_to(project).as_posix()):
+        rule = target.store.article(address)
+        if address != governing and rule is not None:
+            capsule = _escape(rule.capsule) if rule.capsule else "_no capsule yet_"
+            shown.append(f"- [{address}]({target.where.article_uri(address)}): {capsule}")
+    return shown
 
 
 def _escape(text: str) -> str:
