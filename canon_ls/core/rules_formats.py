@@ -124,7 +124,8 @@ def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
 def whole_directory(globs: list[str] | tuple[str, ...], project: Path) -> str:
     """The directory these globs cover whole (`dir/**`, `dir/**/*`, `dir/`), else ''."""
     address = address_of_globs(globs, project)
-    whole = {address, address + "/", address + "/**", address + "/**/*"}
+    named = _ESCAPE.sub(r"\\\g<0>", address)  # as a glob writes it: `app/\[slug\]`
+    whole = {named, named + "/", named + "/**", named + "/**/*"}
     return address if address and all(g.removeprefix("./") in whole for g in globs) else ""
 
 

@@ -117,9 +117,9 @@ def _bytes(project: Path, relpath: str) -> bytes:
     try:
         data, truncated = fsio.read_regular(project / relpath, MAX_BYTES, inside=inside)
     except (OSError, OutsideStore) as exc:
-        raise ValueError(f"it cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ValueError(f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     if truncated:
-        raise ValueError(f"it is over {MAX_BYTES} bytes")
+        raise ValueError(f"is over {MAX_BYTES} bytes")
     return data
 
 
@@ -135,9 +135,13 @@ def _include(project: Path, relpath: str, line: re.Match[str]) -> str:
 def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
     """The file as a Source, includes resolved, or a sentence saying why it cannot be read."""
     try:
-        src = rules_formats.read_source(relpath, _bytes(project, relpath))
+        data = _bytes(project, relpath)
     except ValueError as exc:
         return None, str(exc)
+    try:
+        src = rules_formats.read_source(relpath, data)
+    except ValueError as exc:
+        return None, f"cannot be read ({exc})"
     body = _INCLUDE.sub(lambda m: _include(project, relpath, m), src.body)
     return dataclasses.replace(src, body=body), ""
 
