@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from canon_ls.core.article import parse
 from canon_ls.core import rules_formats as rf
 from canon_ls.core.rules_export import render
 
@@ -35,7 +36,9 @@ def test_globs_of_an_asset_set() -> None:
 
 
 def test_marker_names_the_article_and_sees_a_hand_edit() -> None:
-    text = render(rf.HOSTS["cursor"], "src/a b", "Cap: sule", ["src/a b/**"], ".canon/x.md")
+    article = parse(b"---\ncapsule: 'Cap: sule'\n---\nBody.\n", "src/a b")
+    text = render(rf.HOSTS["cursor"], article, ["src/a b/**"], False)
+    assert text is not None
     assert rf.read_marker(text) == ("src/a b", False)
     assert rf.read_marker(text + "more\n") == ("src/a b", True)
     assert rf.read_marker("---\nglobs: x\n---\nMine.\n") is None
