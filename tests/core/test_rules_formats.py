@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canon_ls.core.article import parse
 from canon_ls.core import rules_formats as rf
+from canon_ls.core.article import parse
 from canon_ls.core.rules_export import render
 
 
