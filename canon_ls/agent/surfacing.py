@@ -11,12 +11,13 @@ stores are honoured exactly as by the CLI and the language server.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from canon_ls.agent.session import SessionState
+from canon_ls.agent.session import SessionState, state_dir
 from canon_ls.agent.tokens import (
     SHELL_TOOLS,
     Token,
@@ -150,7 +151,8 @@ class Resolver:
         if os.path.isabs(relpath):
             return []
         if self._rules is None:
-            self._rules = reach.on_disk(self.articles_dir)
+            key = hashlib.sha256(str(self.articles_dir).encode()).hexdigest()[:24]
+            self._rules = reach.on_disk(self.articles_dir, state_dir() / "rules" / f"{key}.json")
         return reach.matching(self._rules, relpath)
 
     def governing_path(self, relpath: str) -> str | None:

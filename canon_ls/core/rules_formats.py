@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core import article as art
-from canon_ls.core.address import clean, normalise, within
+from canon_ls.core.address import clean, within
 
 
 @dataclass(frozen=True)
@@ -89,44 +89,15 @@ def split_globs(value: object) -> list[str]:
     return out
 
 
-def _prefix_of(glob: str, project: Path) -> list[str]:
-    """The literal leading directories of one glob; a glob with no wildcard names a file or
-    directory, whose address counts whole. '..' anywhere: nothing (it would leave the tree)."""
-    segs = [s for s in glob.split("/") if s not in ("", ".")]
-    if ".." in segs:
-        return []
-    literal: list[str] = []
-    for seg in segs:
-        if _WILD.search(seg):
-            return literal
-        literal.append(re.sub(r"\\(.)", r"\1", seg))
-    path = "/".join(literal)
-    address = clean(path) if (project / path).is_dir() else normalise(path)
-    return address.split("/") if address else []
-
-
-def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
-    """The directory (or file) address every glob lies under: `src/api/**/*.ts` and
-    `src/api/*.tsx` give `src/api`; globs that cut across directories (`**/*.ts`) give ''."""
-    common: list[str] | None = None
-    for glob in (g for g in globs if not g.startswith("!")):
-        segs = _prefix_of(glob, project)
-        if common is None:
-            common = segs
-        else:
-            n = 0
-            while n < min(len(common), len(segs)) and common[n] == segs[n]:
-                n += 1
-            common = common[:n]
-    return "/".join(common or [])
-
-
 def whole_directory(globs: list[str] | tuple[str, ...], project: Path) -> str:
-    """The directory these globs cover whole (`dir/**`, `dir/**/*`, `dir/`), else ''."""
-    address = address_of_globs(globs, project)
-    named = _ESCAPE.sub(r"\\\g<0>", address)  # as a glob writes it: `app/\[slug\]`
-    whole = {named, named + "/", named + "/**", named + "/**/*"}
-    return address if address and all(g.removeprefix("./") in whole for g in globs) else ""
+    """The address of the one directory these globs cover whole (`dir/**`, `dir/**/*`, `dir/`;
+    glob characters in its name escaped), else '': `src/api/**/*.ts` covers only some files."""
+    bases = {re.sub(r"/(\*\*(/\*)?)?$", "", g.removeprefix("./")) for g in globs}
+    base = bases.pop() if len(bases) == 1 else "*"
+    path = re.sub(r"\\(.)", r"\1", base)
+    if _WILD.search(base) or ".." in path.split("/") or not (project / path).is_dir():
+        return ""
+    return clean(path)
 
 
 def globs_of(asset_paths: list[str]) -> list[str]:
