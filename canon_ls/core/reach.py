@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from canon_ls.core import fsio
+from canon_ls.core.freshness import RACY_NS
 
 _KEYS = re.compile(rb"^(?:applies|always)[ \t]*:", re.M)
 
@@ -57,20 +58,21 @@ def matching(rules: dict[str, Reach], relpath: str) -> list[str]:
 
 def on_disk(articles_dir: Path, cache: Path | None = None) -> dict[str, Reach]:
     """A store's rules read from its files, for a hook (which keeps no index). Their keys are
-    kept in `cache` under the stat of every folder and rule file: a hook reads the articles
-    (~250 ms at 10k) only when a file was added, renamed or removed (canon's writes rename) or
-    a rule file changed; a hand edit in place that makes an article a rule shows then."""
+    kept in `cache` with the stat of every folder and rule file: a hook reads the articles
+    (~250 ms at 10k) only when a file was added, renamed or removed, or a rule file changed
+    (or changed too recently to tell: freshness.RACY_NS); a hand edit in place that makes an
+    article a rule shows on the next change in its folder."""
     from canon_ls.core.article import parse
 
-    folders, files = [], []
+    now, folders, files = time.time_ns(), {}, []
     for root, _, names in os.walk(articles_dir):
-        folders.append(f"{root} {_stamp(root)}")
+        folders[root] = _stamp(root)
         files += [os.path.join(root, n) for n in names if n.endswith(".md")]
-    signature = hashlib.sha256("\n".join(folders).encode()).hexdigest()
     with contextlib.suppress(OSError, ValueError, AttributeError, TypeError, KeyError):
         kept = json.loads(cache.read_bytes())  # type: ignore[union-attr]
-        if kept["signature"] == signature and all(
-            _stamp(p) == m.pop("stamp") for p, m in kept["rules"].items()
+        stamps = {p: m.pop("stamp") for p, m in kept["rules"].items()} | kept["folders"]
+        if set(kept["folders"]) == set(folders) and all(
+            _stamp(p) == k and max(k[0], k[3]) < kept["at"] - RACY_NS for p, k in stamps.items()
         ):
             return _by_address(articles_dir, kept["rules"])
     metas: dict[str, dict[str, Any]] = {}
@@ -79,14 +81,11 @@ def on_disk(articles_dir: Path, cache: Path | None = None) -> dict[str, Reach]:
             data, _ = fsio.read_regular(path, 1_000_000, inside=os.path.realpath(articles_dir))
             meta = parse(data, "").meta if _KEYS.search(data) else {}
             if reach_of(meta) is not None:
-                metas[path] = {
-                    "applies": applies(meta),
-                    "always": always(meta),
-                    "stamp": _stamp(path),
-                }
+                metas[path] = {"applies": applies(meta), "always": always(meta)}
+                metas[path]["stamp"] = _stamp(path)
     with contextlib.suppress(OSError, AttributeError):  # no cache: read again next time
         cache.parent.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
-        kept = {"signature": signature, "rules": metas}
+        kept = {"at": now, "folders": folders, "rules": metas}
         fsio.atomic_write(cache, json.dumps(kept).encode(), durable=False)  # type: ignore[arg-type]
     return _by_address(articles_dir, metas)
 
@@ -95,8 +94,8 @@ def _stamp(path: str) -> list[int]:
     try:
         st = os.lstat(path)
     except OSError:
-        return []
-    return [st.st_mtime_ns, st.st_size]
+        return [0, 0, 0, 0]
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 
 
 def _by_address(articles_dir: Path, metas: dict[str, dict[str, Any]]) -> dict[str, Reach]:

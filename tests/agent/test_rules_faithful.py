@@ -248,3 +248,26 @@ def test_a_description_is_kept_when_two_files_merge(tmp_path: Path) -> None:
     _imported(project)
     merged = (project / ".canon/articles/web.md").read_text(encoding="utf-8")
     assert "Web B\n\nText B." in merged and "Text A." in merged
+
+
+def test_the_hook_sees_a_rule_added_changed_or_removed_since_its_last_call(
+    tmp_path: Path,
+) -> None:
+    """The hooks keep the store's rules between calls (core/reach.py): a rule written since,
+    a rule file edited in place and one removed are all seen on the next touch."""
+    project = _files(tmp_path / "p", {"a.go": "", "b.go": "", "c.go": "", "d.go": ""})
+    canon("write", "notes", "--capsule", "Notes.", cwd=project)
+    hook = Hook("claude-code", tmp_path / "state")
+    assert _read(hook, project, "a.go") == ""  # no rule yet (and the cache is written)
+    rule = project / ".canon/articles/rules/go.md"
+    rule.parent.mkdir(parents=True)
+    rule.write_text('---\ncapsule: Run gofmt.\napplies: ["*.go"]\n---\nBody.\n')
+    assert "Run gofmt." in _read(hook, project, "b.go")
+    hook(payload("claude-code", "session_start_clear", project))
+    with rule.open("r+") as fh:  # in place, as some editors save
+        text = fh.read()
+        fh.seek(0)
+        fh.write(text.replace("*.go", "*.rs"))
+    assert _read(hook, project, "c.go") == ""
+    rule.unlink()
+    assert _read(hook, project, "d.go") == ""
