@@ -223,7 +223,8 @@ class StoreIndex:
 
     def _set(self, address: str, article: Article | None) -> None:
         """Update the merged index (and the search index when built)."""
-        found = reach.reach_of(article.meta) if article is not None and ":" not in address else None
+        meta = article.meta if article is not None and ":" not in address else {}
+        found = reach.reach_of(meta) if "applies" in meta or "always" in meta else None
         if found is None:
             self._reach.pop(address, None)
         else:
