@@ -37,9 +37,9 @@ def applies(meta: dict[str, Any]) -> list[str]:
     return [g.strip() for g in items if isinstance(g, str) and g.strip()]
 
 
-def always(meta: dict[str, Any]) -> bool:
-    """`always: true` (the front matter parser keeps scalars as text)."""
-    return str(meta.get("always")).strip().lower() == "true"
+def always(meta: dict[str, Any], key: str = "always") -> bool:
+    """`always: true` (the front matter parser keeps scalars as text; YAML gives a bool)."""
+    return str(meta.get(key)).strip().lower() == "true"
 
 
 def reach_of(meta: dict[str, Any]) -> Reach | None:

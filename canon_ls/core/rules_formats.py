@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core import article as art
+from canon_ls.core import reach
 from canon_ls.core.address import clean, within
 
 
@@ -180,10 +181,6 @@ def _text(meta: dict[str, Any], key: str) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
 
 
-def _true(value: object) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
-
-
 def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, str]:
     """(globs, when, facts) of one host file from its front matter."""
     key = {"claude-rules": "paths", "cursor": "globs", "copilot": "applyTo"}.get(kind, "")
@@ -192,7 +189,7 @@ def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, 
         if inclusion != "fileMatch":
             return (), "always" if inclusion == "always" else "request", f"inclusion: {inclusion}"
         key = "fileMatchPattern"
-    if kind == "cursor" and _true(meta.get("alwaysApply")):
+    if kind == "cursor" and reach.always(meta, "alwaysApply"):
         return (), "always", "alwaysApply: true"
     value = meta.get(key) or (meta.get("globs") if kind == "claude-rules" else None)
     globs = tuple(split_globs(value))  # Claude Code reads `globs` too (claude-code#17204)
