@@ -113,7 +113,10 @@ def applies_to(reach: Reach, relpath: str) -> bool:
 
 @functools.lru_cache(maxsize=512)
 def _union(globs: tuple[str, ...]) -> re.Pattern[str] | None:
-    return re.compile("|".join(f"(?:{glob_regex(g)})" for g in globs)) if globs else None
+    try:
+        return re.compile("|".join(f"(?:{glob_regex(g)})" for g in globs)) if globs else None
+    except re.error:  # a glob no host could read either (`[a\\]`): it matches nothing
+        return None
 
 
 def glob_regex(glob: str) -> str:
@@ -130,7 +133,8 @@ def glob_regex(glob: str) -> str:
         if glob.startswith("**", i):
             out, i = out + ".*", i + 2
             continue
-        end = glob.find("]", i + 2) if c == "[" else -1
+        end = glob.find("]", i + 2) if c == "[" and glob[i + 1 : i + 2] not in "!^" else -1
+        end = glob.find("]", i + 3) if c == "[" and end < 0 else end
         if c == "\\" and i + 1 < len(glob):
             out, i = out + re.escape(glob[i + 1]), i + 1
         elif end > 0:
@@ -145,4 +149,4 @@ def glob_regex(glob: str) -> str:
         else:
             out += {"*": "[^/]*", "?": "[^/]"}.get(c) or re.escape(c)
         i += 1
-    return out + "(?:/.*)?\\Z"
+    return out + ")" * depth + "(?:/.*)?\\Z"
