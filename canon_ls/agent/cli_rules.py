@@ -27,6 +27,7 @@ def _import_line(step: Step) -> str:
         "create": "create" + (" (scope: rule)" if step.scope == "rule" else ""),
         "merge": f"add its text to the existing article under '## From {step.path}'",
         "unchanged": "already imported, nothing to do",
+        "scope": "already imported; add its scope (applies/always) to the article",
     }[step.action]
     return f"{step.path} -> {step.address}: {what} [{step.why}]"
 
@@ -54,6 +55,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if step not in ours:
             print(_import_line(step))
     counts = {a: sum(s.action == a for s in steps) for a in ("create", "merge", "unchanged")}
+    counts["unchanged"] += sum(s.action == "scope" for s in steps)
     skipped = sum(s.action == "skip" for s in steps) - len(ours)
     summary = (
         f"{plural(counts['create'], 'article')} {{}}created, {counts['merge']} {{}}merged, "

@@ -48,7 +48,7 @@ class Step:
     """What one instruction file becomes."""
 
     path: str
-    action: str  # 'create' | 'merge' | 'unchanged' | 'skip'
+    action: str  # 'create' | 'merge' | 'scope' (its keys only) | 'unchanged' | 'skip'
     address: str = ""
     why: str = ""  # the reason for the address, or why the file is skipped
     scope: str | None = None
@@ -185,10 +185,13 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
         stored = store.article(address)
         existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
+        meta = stored.meta if stored is not None else {}
+        widen(address, src, meta)
         if existing is not None and (_same(text) in _same(existing) or (address, token) in done):
-            steps.append(Step(relpath, "unchanged", address, why))
+            had = (tuple(reach.applies(meta)), reach.always(meta))  # imported before the keys?
+            action = "scope" if stored is not None and had != scopes[address] else "unchanged"
+            steps.append(Step(relpath, action, address, why))
             continue
-        widen(address, src, stored.meta if stored is not None else {})
         if existing is None:
             body = text + "\n"
             step = Step(relpath, "create", address, why, scope, capsule_of(src), body, journal)
@@ -200,7 +203,7 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
         steps.append(step)
     return [  # each written article carries the scopes of every file it took
         dataclasses.replace(s, applies=scopes[s.address][0], always=scopes[s.address][1])
-        if s.action in ("create", "merge")
+        if s.action in ("create", "merge", "scope")
         else s
         for s in steps
     ]
@@ -212,18 +215,24 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
     (that file is not journaled, so the next import tries it again)."""
     refused: list[str] = []
     for step in steps:
-        if step.action not in ("create", "merge"):
+        if step.action not in ("create", "merge", "scope"):
             continue
         current = store.article(step.address)
         capsule = step.capsule if current is None or not current.capsule else None
-        outcome = store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
-        if outcome.status == "refused":
+        outcome = (
+            store.write(step.address, capsule=capsule, body=step.body, scope=step.scope)
+            if step.action != "scope"
+            else None
+        )
+        if outcome is not None and outcome.status == "refused":
             refused.append(f"{step.path} -> {step.address}: refused; " + " ".join(outcome.lines))
             continue
         keys: dict[str, bool | list[str]] = {"applies": list(step.applies), "always": step.always}
         for key, value in keys.items():
             if value:  # the host's scope, kept (core/reach.py); an unchanged text is not written
                 store.edit(step.address, functools.partial(set_meta, key=key, value=value))
+        if step.action == "scope":
+            continue
         slug = "import-" + (sanitise_slug(step.path) or "rule")
         store.journal(step.journal, subject=[step.address], slug=slug, source=source)
     return refused

@@ -271,3 +271,18 @@ def test_the_hook_sees_a_rule_added_changed_or_removed_since_its_last_call(
     assert _read(hook, project, "c.go") == ""
     rule.unlink()
     assert _read(hook, project, "d.go") == ""
+
+
+def test_a_rule_imported_before_the_scope_keys_gets_them(tmp_path: Path) -> None:
+    """An article that already holds the rule's text (an import by an older canon) gains the
+    host's scope on the next import, once; its text is not touched."""
+    project = _files(
+        tmp_path / "p", {".cursor/rules/ts.mdc": "---\nglobs: **/*.ts\n---\nNo any.\n"}
+    )
+    canon("write", "rules/ts", "--capsule", "No any.", "--body", "No any.\n", cwd=project)
+    first = canon("import", "--write", cwd=project)
+    assert "-> rules/ts: already imported; add its scope" in first.out
+    meta, body = _meta(project, "rules/ts")
+    assert meta["applies"] == ["**/*.ts"] and body == "No any.\n"
+    again = canon("import", "--write", cwd=project)
+    assert "-> rules/ts: already imported, nothing to do" in again.out
