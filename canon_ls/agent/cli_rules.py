@@ -23,6 +23,7 @@ def _import_line(step: Step) -> str:
         "create": "create" + (" (scope: rule)" if step.scope == "rule" else ""),
         "merge": f"add its text to the existing article under '## From {step.path}'",
         "unchanged": "already imported, nothing to do",
+        "scope": "already imported; add its scope (applies/always) to the article",
     }[step.action]
     return f"{step.path} -> {step.address}: {what} [{step.why}]"
 
@@ -50,6 +51,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if step not in ours:
             print(_import_line(step))
     counts = {a: sum(s.action == a for s in steps) for a in ("create", "merge", "unchanged")}
+    counts["unchanged"] += sum(s.action == "scope" for s in steps)
     skipped = sum(s.action == "skip" for s in steps) - len(ours)
     summary = (
         f"{plural(counts['create'], 'article')} {{}}created, {counts['merge']} {{}}merged, "
@@ -118,7 +120,7 @@ def _check_exports(store: Store, hosts: list[str] | None) -> int:
         stale = [f for f in files if f.state != "current"]
         for item in stale:
             print(_export_line(item))
-        if stale:
+        if any(f.state != "inexpressible" for f in stale):
             print(f"canon export {host}: run it to bring these files up to date.")
             status = 1
         else:
@@ -136,7 +138,8 @@ def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:
     for host in rules_export.used_hosts(store.project):
         for item in rules_export.survey(store, host, assets):
             if item.state != "current":
-                rerun = "" if item.state in ("edited", "foreign") else f"; run canon export {host}"
+                done = item.state in ("edited", "foreign", "inexpressible")
+                rerun = "" if done else f"; run canon export {host}"
                 message = f"generated rule file of {item.address}: {STATES[item.state]}{rerun}"
                 code = f"export-{item.state}"
                 rows.append(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from canon_ls.agent.batch import REPLY_LIMITS
-from canon_ls.agent.session import SessionState
+from canon_ls.agent.session import SessionState, state_dir
 from canon_ls.agent.tokens import (
     SHELL_TOOLS,
     Token,
@@ -18,7 +19,7 @@ from canon_ls.agent.tokens import (
     succeeded,
     tokens,
 )
-from canon_ls.core import freshness, fsio, layout
+from canon_ls.core import freshness, fsio, layout, reach
 from canon_ls.core.address import (
     OutsideStore,
     StorePaths,
@@ -79,6 +80,7 @@ class Resolver:
         for name, directory in self.mounts.items():
             self._articles[name] = str(layout.mount_articles(directory))
         self._bases = [self.project] + [str(d) for d in self.mounts.values()]
+        self._rules: dict[str, reach.Reach] | None = None  # read on the first touch
 
     def active(self) -> bool:
         """Hooks act only in a project whose store has an articles folder (SPEC §11.3) and
@@ -135,6 +137,15 @@ class Resolver:
         name, rest = self._split(address)
         found = governing_in(rest, _OnDisk(self._articles[name]))
         return f"{name}:{found}" if name and found else found
+
+    def rules_for(self, relpath: str) -> list[str]:
+        """The articles that apply to a project file beyond their address (core/reach.py)."""
+        if os.path.isabs(relpath):
+            return []
+        if self._rules is None:
+            key = hashlib.sha256(str(self.articles_dir).encode()).hexdigest()[:24]
+            self._rules = reach.on_disk(self.articles_dir, state_dir() / "rules" / f"{key}.json")
+        return reach.matching(self._rules, relpath)
 
     def governing_path(self, relpath: str) -> str | None:
         """The governing article of a project-relative (or mount) path, as on disk now."""
@@ -242,25 +253,13 @@ class Surfacer:
                 continue
             if hit.governing is None:
                 self._trace("ungoverned", token=hit.token, address=hit.address)
-                continue
-            if hit.mutating and ok:
+            elif hit.mutating and ok:
                 self._remember_edit(hit.governing, hit.relpath)
-            if hit.governing in self.seen:
-                self._trace(
-                    "already", token=hit.token, address=hit.address, governing=hit.governing
-                )
-                continue
-            self.seen.append(hit.governing)
-            line = self._line(hit)
-            lines.append(line)
-            self._trace(
-                "surfaced",
-                token=hit.token,
-                address=hit.address,
-                governing=hit.governing,
-                file=hit.relpath,
-                chars=len(line) + 1,
-            )
+            reached = [(hit.governing, "governs")] if hit.governing else []
+            rules = self.resolver.rules_for(hit.relpath)  # the nearest article never hides them
+            reached += [(rule, "applies to") for rule in rules if rule != hit.governing]
+            for address, how in reached:
+                self._surface(hit._replace(governing=address), how, lines)
         return lines
 
     def stop(self, stop_hook_active: bool) -> str:
@@ -306,10 +305,28 @@ class Surfacer:
 
     # -- helpers
 
-    def _line(self, hit: Hit) -> str:
+    def _surface(self, hit: Hit, how: str, lines: list[str]) -> None:
+        """One article the touch reached (its governing one, or a rule that applies to it),
+        once per cycle."""
+        if hit.governing in self.seen:
+            self._trace("already", token=hit.token, address=hit.address, governing=hit.governing)
+            return
+        self.seen.append(str(hit.governing))
+        line = self._line(hit, how)
+        lines.append(line)
+        self._trace(
+            "surfaced",
+            token=hit.token,
+            address=hit.address,
+            governing=hit.governing,
+            file=hit.relpath,
+            chars=len(line) + 1,
+        )
+
+    def _line(self, hit: Hit, how: str) -> str:
         governing = hit.governing or ""
         capsule = self.resolver.capsule(governing)
-        name = governing if governing == hit.address else f"{governing} (governs {hit.relpath})"
+        name = governing if governing == hit.address else f"{governing} ({how} {hit.relpath})"
         return article_line(name, governing, capsule)
 
     def _remember_edit(self, governing: str, relpath: str) -> None:

@@ -642,9 +642,13 @@ def render(
     return head + "".join(lines) + close + body
 
 
-def set_meta(previous: str, key: str, value: str) -> str:
-    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29; the rest is untouched."""
-    shown = value if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else format_scalar(value)
+def set_meta(previous: str, key: str, value: str | bool | list[str]) -> str:
+    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29 or applies: ["*.ts"];
+    the rest is untouched."""
+    if not isinstance(value, str):
+        shown = json.dumps(value, ensure_ascii=False)
+    else:
+        shown = value if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else format_scalar(value)
     parts = _parts(previous)
     if parts is None or not parts.close:
         return f"---\n{key}: {shown}\n---\n" + previous

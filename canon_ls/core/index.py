@@ -13,7 +13,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING
 
 from canon_ls.core import article as art
-from canon_ls.core import cache, freshness, fsio
+from canon_ls.core import cache, freshness, fsio, reach
 from canon_ls.core.address import (
     OutsideStore,
     ancestors,
@@ -66,6 +66,7 @@ class StoreIndex(StorePlaces, Reader):
         self._scanned: list[str] | None = None  # every address the stepped load's scan found
         self._search: FileIndex | None = None
         self._links: LinkIndex | None = None  # inverse wikilinks, built on first backlinks()
+        self._reach: dict[str, reach.Reach] = {}  # articles that apply beyond their address
         # where this store's lean articles read their bodies (DiskView's early articles too)
         self.bodies = BodyReader(
             self.paths, self._index, self._stat, self._racy, _read_capped, self._own_layout_problem
@@ -128,6 +129,12 @@ class StoreIndex(StorePlaces, Reader):
 
     def _set(self, address: str, article: Article | None) -> None:
         """Update the merged index (and the search index when built)."""
+        meta = article.meta if article is not None and ":" not in address else {}
+        found = reach.reach_of(meta) if "applies" in meta or "always" in meta else None
+        if found is None:
+            self._reach.pop(address, None)
+        else:
+            self._reach[address] = found
         if article is None:
             self._index.pop(address, None)
             self._stat.pop(address, None)
@@ -445,6 +452,12 @@ class StoreIndex(StorePlaces, Reader):
     def governing(self, address: str) -> str | None:
         self.load()
         return governing_in(address, self._index)
+
+    def rules_for(self, relpath: str) -> list[str]:
+        """The articles that apply to this project-relative file beyond their own address
+        (front matter `applies`/`always`, core/reach.py), by address."""
+        self.load()
+        return reach.matching(self._reach, relpath) if self._reach else []
 
     def address_of(self, path_or_address: str, *, as_path: bool = False) -> str:
         """What an argument names (§3, §8): exactly an existing article's address names it, else the

@@ -1,6 +1,7 @@
-"""`canon export HOST`: one generated rule file per article that governs files, in the format of a
-host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro), and the survey that tells
-`canon export --check` and `canon check` which of them are out of date."""
+"""`canon export HOST`: one generated rule file per article that governs files or is a rule, in
+the format of a host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro): the article's
+text under the host's front matter for its scope, with canon's marker; a file without the marker,
+or edited by hand since, is never written over or removed."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from canon_ls.core import fsio, rules_formats, walk
+from canon_ls.core import fsio, reach, rules_formats, walk
 from canon_ls.core.address import OutsideStore
-from canon_ls.core.article import format_scalar
+from canon_ls.core.article import Article, format_scalar
 from canon_ls.core.assets import Assets
 from canon_ls.core.rules_formats import HOSTS, Host
 from canon_ls.core.store import Store
@@ -24,6 +25,7 @@ STATES = {
     "edited": "edited by hand, so canon leaves it alone; move the change into the article, "
     "delete the file, then export again",
     "foreign": "not written by canon, so canon will not replace it; rename or remove it",
+    "inexpressible": "not exported: this host has no form for a rule loaded on request",
 }
 
 
@@ -37,34 +39,42 @@ class Generated:
     state: str  # 'current' or a key of STATES
 
 
-def _front(host: Host, capsule: str, globs: list[str]) -> str:
-    """The front matter that makes the host load the file for these globs."""
+def _front(host: Host, capsule: str, globs: list[str], every: bool) -> str | None:
+    """The front matter that makes the host load the file for these globs, always (`every`),
+    or on request (neither); None where the host has no such form."""
     quoted = [json.dumps(g, ensure_ascii=False) for g in globs]
-    if host.name == "claude-rules":
-        lines = ["paths:", *(f"  - {q}" for q in quoted)]
-    elif host.name == "cursor":
+    if host.name == "claude-rules":  # a rule without `paths` loads always
+        lines = ["paths:", *(f"  - {q}" for q in quoted)] if globs else [] if every else None
+    elif host.name == "cursor":  # the globs line as Cursor writes it: plain, comma-separated
         lines = [f"description: {format_scalar(capsule)}"] if capsule else []
-        lines += [f"globs: {','.join(globs)}", "alwaysApply: false"]
+        lines += [f"globs: {','.join(globs)}"] if globs else []
+        lines += [f"alwaysApply: {'true' if every else 'false'}"]
     elif host.name == "copilot":
-        lines = [f"applyTo: {json.dumps(','.join(globs), ensure_ascii=False)}"]
+        pattern = ",".join(globs) or ("**" if every else "")
+        lines = [f"applyTo: {json.dumps(pattern, ensure_ascii=False)}"] if pattern else []
     else:
         pattern = quoted[0] if len(quoted) == 1 else "[" + ", ".join(quoted) + "]"
-        lines = ["inclusion: fileMatch", f"fileMatchPattern: {pattern}"]
-    return "---\n" + "\n".join(lines) + "\n---\n"
+        kind = "fileMatch" if globs else "always" if every else "manual"
+        lines = [f"inclusion: {kind}"] + ([f"fileMatchPattern: {pattern}"] if globs else [])
+    if lines is None:
+        return None
+    return "---\n" + "\n".join(lines) + "\n---\n" if lines else ""
 
 
-def render(host: Host, address: str, capsule: str, globs: list[str], article_path: str) -> str:
-    """The whole generated file, marker included."""
-    front = _front(host, capsule, globs)
-    summary = capsule or f"The canon article {address} has no capsule yet."
-    rest = (
-        f"# {address}\n\n{summary}\n\n"
-        f"This is the capsule of the canon article `{address}`, which governs "
-        f"{', '.join(f'`{g}`' for g in globs)}. Before changing those files, read the whole "
-        f"article: `{article_path}` (or run `canon read {address}`), and update it when what it "
-        "says changes.\n"
+def render(host: Host, article: Article, globs: list[str], every: bool) -> str | None:
+    """The whole generated file, marker included: the article's text, its capsule first when
+    the text does not hold it. None where the host cannot express the article's scope."""
+    front = _front(host, article.capsule, globs, every)
+    if front is None:
+        return None
+    body, capsule = article.body.strip(), article.capsule
+    keep = (
+        capsule
+        and host.name != "cursor"
+        and " ".join(capsule.split()) not in " ".join(body.split())
     )
-    return front + rules_formats.marker(address, front + rest) + rest
+    rest = "\n\n".join(p for p in (capsule if keep else "", body) if p) + "\n"
+    return front + rules_formats.marker(article.address, front + rest) + rest
 
 
 def _name(address: str, host: Host, taken: set[str]) -> str:
@@ -76,20 +86,21 @@ def _name(address: str, host: Host, taken: set[str]) -> str:
     return f"{host.folder}/{name}"
 
 
-def wanted(store: Store, host: Host, assets: Assets) -> dict[str, tuple[str, str]]:
-    """path -> (address, text) of every file the export should write, by address order."""
+def wanted(store: Store, host: Host, assets: Assets) -> dict[str, tuple[str, str | None]]:
+    """path -> (address, text) of every file the export should write, by address order; the
+    text is None where the host cannot express the article's scope. Scope: the article's
+    `applies`/`always` (core/reach.py), else the files its address covers, else (a rule
+    article) on request."""
     taken: set[str] = set()
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, str | None]] = {}
     for article in store.articles():
-        address = article.address
-        if ":" in address:  # a mount's article governs files outside this project
+        if ":" in article.address:  # a mount's article governs files outside this project
             continue
-        paths = assets.of(address)
-        if not paths:
-            continue
-        where = Path(os.path.relpath(store.path_of(address), store.project)).as_posix()
-        text = render(host, address, article.capsule, rules_formats.globs_of(paths), where)
-        out[_name(address, host, taken)] = (address, text)
+        globs, every = reach.applies(article.meta), reach.always(article.meta)
+        globs = globs or ([] if every else rules_formats.globs_of(assets.of(article.address)))
+        if globs or every or article.scope == "rule":
+            text = render(host, article, globs, every)
+            out[_name(article.address, host, taken)] = (article.address, text)
     return out
 
 
@@ -128,6 +139,9 @@ def survey(store: Store, host_name: str, assets: Assets | None = None) -> list[G
     for path in sorted(set(want) | set(disk)):
         address, text = want.get(path, ("", ""))
         current = disk.get(path)
+        if text is None:
+            result.append(Generated(path, address, "", "inexpressible"))
+            continue
         if current is None:
             current = _read(project, path) if path in want else None
             state = "missing" if current is None else "foreign"

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core import article as art
-from canon_ls.core import walk
-from canon_ls.core.address import clean, normalise
+from canon_ls.core import reach, walk
+from canon_ls.core.address import clean, within
 
 
 @dataclass(frozen=True)
@@ -80,36 +80,18 @@ def split_globs(value: object) -> list[str]:
     return out
 
 
-def _prefix_of(glob: str, project: Path) -> list[str]:
-    """The literal leading directories of one glob; a glob with no wildcard names a file or
-    directory, whose address counts whole. '..' anywhere: nothing (it would leave the tree)."""
-    segs = [s for s in glob.split("/") if s not in ("", ".")]
-    if ".." in segs:
-        return []
-    literal: list[str] = []
-    for seg in segs:
-        if _WILD.search(seg):
-            return literal
-        literal.append(re.sub(r"\\(.)", r"\1", seg))
-    path = "/".join(literal)
-    address = clean(path) if os.path.isdir(project / path) else normalise(path)  # never raises
-    return address.split("/") if address else []
-
-
-def address_of_globs(globs: list[str] | tuple[str, ...], project: Path) -> str:
-    """The directory (or file) address every glob lies under: `src/api/**/*.ts` and
-    `src/api/*.tsx` give `src/api`; globs that cut across directories (`**/*.ts`) give ''."""
-    common: list[str] | None = None
-    for glob in globs:
-        segs = _prefix_of(glob, project)
-        if common is None:
-            common = segs
-        else:
-            n = 0
-            while n < min(len(common), len(segs)) and common[n] == segs[n]:
-                n += 1
-            common = common[:n]
-    return "/".join(common or [])
+def whole_directory(globs: list[str] | tuple[str, ...], project: Path) -> str:
+    """The address of the one directory these globs cover whole (`dir/**`, `dir/**/*`, `dir/`;
+    glob characters in its name escaped), else '': `src/api/**/*.ts` covers only some files."""
+    bases = {re.sub(r"/(\*\*(/\*)?)?$", "", g.removeprefix("./")) for g in globs}
+    base = bases.pop() if len(bases) == 1 else "*"
+    path = re.sub(r"\\(.)", r"\1", base)
+    try:
+        if _WILD.search(base) or ".." in path.split("/") or not (project / path).is_dir():
+            return ""
+    except (OSError, ValueError):  # a name no file system takes (a 10,000-character glob)
+        return ""
+    return clean(path)
 
 
 def globs_of(asset_paths: list[str]) -> list[str]:
@@ -167,7 +149,7 @@ def _plain(block: str, problem: ValueError) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     key = ""
     for line in block.splitlines():
-        item = re.fullmatch(r"\s+-\s*(.*)", line)
+        item = re.fullmatch(r"\s*-\s+(.*)", line)
         pair = re.fullmatch(r"([A-Za-z_][\w-]*):\s*(.*)", line)
         if item and isinstance(meta.get(key), list):
             meta[key].append(item.group(1).strip().strip("\"'"))
@@ -184,10 +166,6 @@ def _text(meta: dict[str, Any], key: str) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
 
 
-def _true(value: object) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
-
-
 def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, str]:
     """(globs, when, facts) of one host file from its front matter."""
     key = {"claude-rules": "paths", "cursor": "globs", "copilot": "applyTo"}.get(kind, "")
@@ -196,7 +174,7 @@ def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, 
         if inclusion != "fileMatch":
             return (), "always" if inclusion == "always" else "request", f"inclusion: {inclusion}"
         key = "fileMatchPattern"
-    if kind == "cursor" and _true(meta.get("alwaysApply")):
+    if kind == "cursor" and reach.always(meta, "alwaysApply"):
         return (), "always", "alwaysApply: true"
     value = meta.get(key) or (meta.get("globs") if kind == "claude-rules" else None)
     globs = tuple(split_globs(value))  # Claude Code reads `globs` too (claude-code#17204)
@@ -205,7 +183,9 @@ def _activation(kind: str, meta: dict[str, Any]) -> tuple[tuple[str, ...], str, 
 
 
 def host_of(relpath: str) -> Host | None:
-    return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), None)
+    """The host whose rule folder holds this file; Cursor's may sit in any directory."""
+    nested = HOSTS["cursor"] if "/.cursor/rules/" in relpath else None
+    return next((h for h in HOSTS.values() if relpath.startswith(h.folder + "/")), nested)
 
 
 def is_source(relpath: str) -> bool:
@@ -221,6 +201,7 @@ def read_source(relpath: str, data: bytes) -> Source:
     text, problems = art.decode(data)
     if problems:
         raise ValueError(problems[0])
+    text = text.replace("\r\n", "\n")
     meta, body, body_line = _front(text)
     found = read_marker(text)
     exported_from = found[0] if found else None
@@ -244,9 +225,13 @@ def read_source(relpath: str, data: bytes) -> Source:
             body_line,
         )
     globs, when, facts = _activation(host.name, meta)
+    where = relpath[: relpath.index(host.folder)]  # a nested Cursor folder's globs start there
+    globs = tuple("!" * (g[0] == "!") + where + g.lstrip("!") for g in globs)
+    if where and when == "always":
+        globs, when = (where + "**",), "files"
     return Source(
         relpath,
-        relpath[len(host.folder) + 1 : -len(host.suffix)],
+        where + relpath[len(where) + len(host.folder) + 1 : -len(host.suffix)],
         globs,
         when,
         _text(meta, "description"),
@@ -259,13 +244,25 @@ def read_source(relpath: str, data: bytes) -> Source:
 
 def source_paths(project: Path, listed: list[str]) -> list[str]:
     """The instruction files of a project, in a stable order: each host's folder (walked on
-    disk: these folders are often ignored by git), the project-wide files, then the nested
-    AGENTS.md / CLAUDE.md / GEMINI.md among the project's listed files (Assets.files())."""
+    disk, symbolic links followed: these folders are often ignored by git or linked from a
+    shared one), the project-wide files, then the nested AGENTS.md / CLAUDE.md / GEMINI.md and
+    `.cursor/rules/` files among the project's listed files (Assets.files()). A link leading
+    outside the project is listed itself, for the import to name and refuse."""
     found: list[str] = []
+    inside = os.path.realpath(project)
     for host in HOSTS.values():
-        folder = project / host.folder
-        if folder.is_dir() and not folder.is_symlink():  # a deep tree: its deep folder, skipped
-            found += [f"{host.folder}/{rel}" for rel in walk.files(str(folder), host.suffix)]
+        seen: set[str] = set()  # a link back up the tree is walked once
+        top = str(project / host.folder).count(os.sep)
+        for root, dirs, names in os.walk(project / host.folder, followlinks=True):
+            real = os.path.realpath(root)
+            rel = Path(root).relative_to(project).as_posix()
+            dirs.sort()
+            deep = root.count(os.sep) - top >= walk.MAX_DEPTH  # no one's rules: named, skipped
+            if real in seen or not within(real, inside) or deep:
+                found += [] if real in seen else [rel + "/" if deep else rel]
+                dirs[:] = []
+                continue
+            seen.add(real)
+            found += [f"{rel}/{n}" for n in sorted(names) if n.endswith(host.suffix)]
     found += [p for p in PROJECT_FILES if (project / p).is_file()]
-    found += [p for p in listed if p not in found and host_of(p) is None and is_source(p)]
-    return found
+    return found + [p for p in listed if p not in found and is_source(p)]

@@ -1,20 +1,28 @@
-"""`canon import`: other agents' path-scoped instruction files become articles."""
+"""`canon import`: other agents' path-scoped instruction files become articles, each keeping its
+host's scope as front matter (`applies`, `always`: core/reach.py); a plan first, then `apply`
+decides each file again under the store lock (docs/AGENTS.md "Rules for other agents")."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from canon_ls.core import fsio, rules_formats, walk
-from canon_ls.core.address import OutsideStore, clean
-from canon_ls.core.article import unreadable
+from canon_ls.core import fsio, reach, rules_formats, walk
+from canon_ls.core.address import OutsideStore, clean, within
+from canon_ls.core.article import set_meta, unreadable
 from canon_ls.core.assets import Assets
 from canon_ls.core.journal import sanitise_slug
 from canon_ls.core.rules_formats import Source
 from canon_ls.core.store import Store
 
 DIGEST_KEY = "canon-import digest"
+_INCLUDE = re.compile(r"^@([\w./-]+)[ \t]*$", re.M)
 MAX_BYTES = 1_000_000
 
 
@@ -23,13 +31,15 @@ class Step:
     """What one instruction file becomes."""
 
     path: str
-    action: str  # 'create' | 'merge' | 'unchanged' | 'skip'
+    action: str  # 'create' | 'merge' | 'scope' (its keys only) | 'unchanged' | 'skip'
     address: str = ""
     why: str = ""  # the reason for the address, or why the file is skipped
     scope: str | None = None
     capsule: str = ""
-    text: str = ""  # the file's text, which the article receives
+    text: str = ""  # what the article receives (the file's text, its description first)
     journal: str = ""  # the entry that names the source
+    applies: tuple[str, ...] = ()  # the article's `applies` globs after this step
+    always: bool = False
 
 
 def rule_prefix(raw: str) -> str:
@@ -43,10 +53,10 @@ def rule_prefix(raw: str) -> str:
 def target(src: Source, project: Path, prefix: str) -> tuple[str, str | None, str]:
     """(address, scope, why) of one source: its directory's article, or a rule article."""
     if src.when == "files":
-        address = rules_formats.address_of_globs(src.globs, project)
+        address = rules_formats.whole_directory(src.globs, project)
         if address:
             return address, None, f"{src.facts}: under {address}"
-        why = f"{src.facts}: across directories"
+        why = f"{src.facts}: the files its globs match"
     elif src.when == "always":
         why = f"{src.facts}: the whole project"
     else:
@@ -61,7 +71,7 @@ def capsule_of(src: Source) -> str:
     if src.description:
         return src.description
     lines = [line.strip() for line in src.body.splitlines() if line.strip()]
-    prose = [line for line in lines if not line.startswith("#")] or lines
+    prose = [ln for ln in lines if ln[0] != "#" and ln[-1] != ":"] or lines  # not "Rules:"
     return " ".join(prose[0].lstrip("#>*-+ ").split()) if prose else ""
 
 
@@ -93,22 +103,43 @@ def _journaled(store: Store) -> set[tuple[str, str]]:
     return found
 
 
+def _bytes(project: Path, relpath: str) -> bytes:
+    """A file inside the project, links followed only inside it; ValueError: a sentence."""
+    inside = os.path.realpath(project)
+    if not within(os.path.realpath(project / relpath), inside):
+        raise ValueError("it is a link leading outside the project; canon never follows one")
+    try:
+        data, truncated = fsio.read_regular(project / relpath, MAX_BYTES, inside=inside)
+    except (OSError, OutsideStore) as exc:
+        raise ValueError(f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    if truncated:
+        raise ValueError(f"is over {MAX_BYTES} bytes")
+    return data
+
+
+def _include(project: Path, relpath: str, line: re.Match[str]) -> str:
+    """The text of the file a line `@path` names, relative to the including file."""
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), line.group(1)))
+    try:
+        return _bytes(project, target).decode("utf-8").replace("\r\n", "\n").strip()
+    except (ValueError, UnicodeDecodeError):
+        return line.group(0)  # not a file of the project: the line stays as written
+
+
 def _read(project: Path, relpath: str) -> tuple[Source | None, str]:
-    """The file as a Source, or a sentence saying why it cannot be read."""
-    if relpath.endswith("/"):  # walk.files: a folder too deep to walk
+    """The file as a Source, includes resolved, or a sentence saying why it cannot be read."""
+    if relpath.endswith("/"):  # source_paths: a folder too deep to walk
         return None, f"is a folder over {walk.MAX_DEPTH} levels deep; nothing in it is read"
     try:
-        data, truncated = fsio.read_regular(
-            project / relpath, MAX_BYTES, inside=os.path.realpath(project)
-        )
-    except (OSError, OutsideStore) as exc:
-        return None, f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
-    if truncated:
-        return None, f"is over {MAX_BYTES} bytes"
+        data = _bytes(project, relpath)
+    except ValueError as exc:
+        return None, str(exc)
     try:
-        return rules_formats.read_source(relpath, data), ""
+        src = rules_formats.read_source(relpath, data)
     except ValueError as exc:
         return None, f"cannot be read ({exc})"
+    body = _INCLUDE.sub(lambda m: _include(project, relpath, m), src.body)
+    return dataclasses.replace(src, body=body), ""
 
 
 def _unwritable(store: Store, address: str) -> str:
@@ -130,8 +161,15 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
     listed = Assets(project, store.root).files()
     done = _journaled(store) if store.exists() else set()
     bodies: dict[str, str] = {}  # the body each address has after the steps so far
-    seen: dict[str, str] = {}  # digest -> the first file with this text (CLAUDE.md, AGENTS.md)
+    scopes: dict[str, tuple[tuple[str, ...], bool]] = {}  # and its `applies` and `always`
+    seen: dict[str, tuple[str, str]] = {}  # digest -> the first file with it, its address
     steps: list[Step] = []
+
+    def widen(address: str, src: Source, meta: dict[str, Any]) -> None:
+        globs, always = scopes.get(address, (tuple(reach.applies(meta)), reach.always(meta)))
+        globs += tuple(g for g in src.globs if g not in globs)
+        scopes[address] = globs, always or src.when == "always"
+
     for relpath in rules_formats.source_paths(project, listed):
         src, problem = _read(project, relpath)
         if src is None:
@@ -146,54 +184,80 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
             steps.append(Step(relpath, "skip", why="it holds no text"))
             continue
         token = rules_formats.digest(text)
-        if token in seen:
-            steps.append(Step(relpath, "skip", why=f"it holds the same text as {seen[token]}"))
+        if token in seen:  # the same rule for another host: one article, both scopes
+            first, address = seen[token]
+            widen(address, src, {})
+            steps.append(Step(relpath, "skip", why=f"it holds the same text as {first}"))
             continue
-        seen[token] = relpath
         address, scope, why = target(src, project, prefix)
         unwritable = _unwritable(store, address)
         if unwritable:
             steps.append(Step(relpath, "skip", why=unwritable))
             continue
+        seen[token] = relpath, address
         stored = store.article(address)
         existing = bodies.get(address, stored.body if stored is not None else None)
         journal = f"Imported `{relpath}` ({src.facts}) into {address}.\n\n{DIGEST_KEY}: {token}\n"
+        meta = stored.meta if stored is not None else {}
+        widen(address, src, meta)
         if existing is not None and (_holds(existing, text) or (address, token) in done):
-            steps.append(Step(relpath, "unchanged", address, why))
+            had = (tuple(reach.applies(meta)), reach.always(meta))  # imported before the keys?
+            action = "scope" if stored is not None and had != scopes[address] else "unchanged"
+            steps.append(Step(relpath, action, address, why))
             continue
         action, scope = ("create", scope) if existing is None else ("merge", None)
-        bodies[address] = _merged(existing, relpath, text)
-        steps.append(Step(relpath, action, address, why, scope, capsule_of(src), text, journal))
-    return steps
+        note = f"{src.description}\n\n" if existing and src.description not in text else ""
+        bodies[address] = _merged(existing, relpath, note + text)
+        steps.append(
+            Step(relpath, action, address, why, scope, capsule_of(src), note + text, journal)
+        )
+    return [  # each written article carries the scopes of every file it took
+        dataclasses.replace(s, applies=scopes[s.address][0], always=scopes[s.address][1])
+        if s.action in ("create", "merge", "scope")
+        else s
+        for s in steps
+    ]
 
 
 def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
-    """Write the planned articles (a merge keeps the article's capsule when it has one) and
-    one journal entry per imported file; returns a sentence for each write the schema refused
-    (that file is not journaled, so the next import tries it again). Each file is decided
-    again under the store lock (SPEC §12): an edit made since the plan is kept, and a file
-    another import journaled meanwhile is left alone."""
+    """Write the planned articles (a merge keeps the article's capsule when it has one), their
+    scope keys, and one journal entry per imported file; a sentence for each write the schema
+    refused (not journaled: the next import tries again). Each file is decided again under the
+    store lock (SPEC §12): an edit made since the plan is kept, a file another import
+    journaled meanwhile is left alone."""
     refused: list[str] = []
     for step in steps:
-        if step.action not in ("create", "merge"):
+        if step.action not in ("create", "merge", "scope"):
             continue
-        token = rules_formats.digest(step.text)
+        token = rules_formats.digest(step.text) if step.text else ""
         with store.locked():
             store.reload_file(store.path_of(step.address))
             current = store.article(step.address)
             body = current.body if current is not None else None
-            if _holds(body, step.text) or (step.address, token) in _journaled(store):
-                continue
-            held = current is not None and (current.capsule or unreadable(current, "capsule"))
-            capsule = None if held else step.capsule
-            merged = _merged(body, step.path, step.text)
-            scope = step.scope if current is None else None
-            outcome = store.write(step.address, capsule=capsule, body=merged, scope=scope)
-            if outcome.status == "refused":
-                refused.append(f"{step.path} -> {step.address}: refused; {' '.join(outcome.lines)}")
-                continue
-            slug = "import-" + (sanitise_slug(step.path) or "rule")
-            store.journal(step.journal, subject=[step.address], slug=slug, source=source)
+            fresh = step.action != "scope" and not (
+                _holds(body, step.text) or (step.address, token) in _journaled(store)
+            )
+            if fresh:
+                held = current is not None and (current.capsule or unreadable(current, "capsule"))
+                merged = _merged(body, step.path, step.text)
+                scope = step.scope if current is None else None
+                capsule = None if held else step.capsule
+                outcome = store.write(step.address, capsule=capsule, body=merged, scope=scope)
+                if outcome.status == "refused":
+                    refused.append(
+                        f"{step.path} -> {step.address}: refused; {' '.join(outcome.lines)}"
+                    )
+                    continue
+            keys: dict[str, bool | list[str]] = {
+                "applies": list(step.applies),
+                "always": step.always,
+            }
+            for key, value in keys.items():
+                if value and (fresh or step.action == "scope"):  # the host's scope (reach.py)
+                    store.edit(step.address, functools.partial(set_meta, key=key, value=value))
+            if fresh:
+                slug = "import-" + (sanitise_slug(step.path) or "rule")
+                store.journal(step.journal, subject=[step.address], slug=slug, source=source)
     return refused
 
 

@@ -82,7 +82,7 @@ def named(
     an article at exactly that address answers: a bare word that is no file). The one place a
     token becomes a path and an address: a resolver of a language's imports (the document's
     text and the position -> a project file) belongs here, before the path rule."""
-    hit = next(iter(imports.on_line(project, document, text.line, line_no, col)), None)
+    hit = next(iter(imports.on_line(project, document, text.line, line_no, col, line=line)), None)
     if hit is not None:  # an import in the language's own syntax naming a project module
         address = reader.address_of(str(hit.path), as_path=True)
         found = CursorToken(line[hit.start : hit.end], hit.start, hit.end, False)

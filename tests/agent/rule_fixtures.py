@@ -23,7 +23,7 @@ from pathlib import Path
 FORMATS: dict[str, tuple[str, str, str, str, str, str]] = {
     "claude-rules": (
         ".claude/rules/api.md",
-        '---\npaths:\n  - "src/api/**/*.ts"\n  - "src/api/*.json"\n---\n'
+        '---\npaths:\n  - "src/api/**"\n---\n'
         "# API handlers\n\nEvery handler must validate its input with zod.\n",
         "src/api",
         "asset",
@@ -41,7 +41,7 @@ FORMATS: dict[str, tuple[str, str, str, str, str, str]] = {
     "cursor": (
         ".cursor/rules/web.mdc",
         "---\ndescription: React components in src/web; hooks never fetch.\n"
-        "globs: src/web/**/*.tsx,src/web/**/*.ts\nalwaysApply: false\n---\n"
+        "globs: src/web/**,src/web/**/*\nalwaysApply: false\n---\n"
         "Use function components only.\n",
         "src/web",
         "asset",
@@ -67,7 +67,7 @@ FORMATS: dict[str, tuple[str, str, str, str, str, str]] = {
     ),
     "kiro": (
         ".kiro/steering/db.md",
-        '---\ninclusion: fileMatch\nfileMatchPattern: "src/db/**/*.sql"\n---\n'
+        '---\ninclusion: fileMatch\nfileMatchPattern: "src/db/**"\n---\n'
         "# Migrations\n\nMigrations are append-only; never edit a released one.\n",
         "src/db",
         "asset",

@@ -76,6 +76,7 @@ def _finish(proc: subprocess.Popen[bytes]) -> str:
 def _rules(project: Path, n: int) -> None:
     rules = project / ".claude" / "rules"
     rules.mkdir(parents=True)
+    (project / "src" / "api").mkdir(parents=True, exist_ok=True)  # the folder the globs cover
     for i in range(n):
         (rules / f"r{i:03}.md").write_text(
             f'---\npaths:\n  - "src/api/**"\n---\nRule {i}: handlers check input {i}.\n'

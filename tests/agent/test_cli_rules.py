@@ -1,9 +1,9 @@
 """`canon import` and `canon export HOST` through the real CLI process over fixture repositories
 holding each host's instruction files (tests/agent/rule_fixtures.py).
 
-Decisions tested (docs/AGENTS.md "Rules for other agents"): globs under one directory become
-that directory's article; cross-cutting, always-on and on-request files become `scope: rule`
-articles under `rules/`; a second import changes nothing; an existing article is merged into,
+Decisions tested (docs/AGENTS.md "Rules for other agents"): globs covering one whole directory
+become that directory's article; other globs, always-on and on-request files become `scope:
+rule` articles under `rules/`; a second import changes nothing; an existing article is merged into,
 never overwritten; an export writes one marked file per article that governs files and never
 touches a file it did not write or one edited by hand.
 """
@@ -181,11 +181,10 @@ def test_round_trip_import_export_check(tmp_path: Path, host: str) -> None:
     meta, rest = _front(exported)
     assert _globs(host, meta) == ["src/api/**"]
     assert "Every handler must validate its input with zod." in rest
-    assert ".canon/articles/src/api.md" in rest and "canon export" in rest
+    assert 'canon export: article "src/api"' in rest
     feed = exported.with_name(exported.name.replace("src-api", "src-feed"))
     assert sorted(_globs(host, _front(feed)[0])) == ["src/feed.py", "src/feed/**"]
-    # rule articles govern no files: no generated file for them
-    assert not list(exported.parent.glob("canon-rules-*"))
+    assert list(exported.parent.glob("canon-rules-*"))  # rule articles go back to the host
 
     assert canon("export", host, "--check", cwd=project).code == 0
     again = canon("import", "--write", cwd=project)  # generated files are not imported back
@@ -199,7 +198,9 @@ def test_round_trip_import_export_check(tmp_path: Path, host: str) -> None:
     assert canon("export", host, cwd=project).code == 0
     assert "Handlers return JSON errors." in exported.read_text(encoding="utf-8")
     assert canon("export", host, "--check", cwd=project).code == 0
-    assert "export-" not in canon("check", cwd=project).out
+    warned = {w for w in canon("check", cwd=project).out.split() if w.startswith("[export-")}
+    # Claude Code rules have no on-request form: the Kiro manual rule is named, not exported
+    assert warned == ({"[export-inexpressible]"} if host == "claude-rules" else set())
 
 
 def test_export_leaves_hand_edited_and_foreign_files_alone(tmp_path: Path) -> None:
@@ -342,7 +343,7 @@ def test_export_with_a_store_root_outside_the_project(tmp_path: Path) -> None:
     run = canon("export", "cursor", "--root", root, cwd=project)
     assert run.code == 0, run.err
     text = (project / ".cursor/rules/canon-src-web.mdc").read_text(encoding="utf-8")
-    assert "`../store/articles/src/web.md`" in text
+    assert "description: Web." in text and 'article "src/web"' in text
 
 
 def test_two_sources_merge_into_one_existing_article_keeping_all(tmp_path: Path) -> None:

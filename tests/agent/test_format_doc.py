@@ -14,7 +14,7 @@ import pytest
 from stale_repo import build
 from test_cli import TODAY, canon
 
-from canon_ls.core import article, layout, optionfiles, schema
+from canon_ls.core import article, layout, optionfiles, reach, schema
 from canon_ls.core.address import normalise
 from canon_ls.core.assets import DEFAULT_IGNORES
 
@@ -90,8 +90,17 @@ def test_the_article_example_parses_as_described() -> None:
 
 def test_the_front_matter_table_names_every_key_the_tool_reads() -> None:
     keys = {code(row[0]) for row in table(section("Articles"), "### Front matter keys")}
-    assert keys == {"capsule", "updated", "scope", "reviewed", "stale_after", "tags"}
+    assert keys == {"capsule", "updated", "scope", "reviewed", "stale_after", "tags"} | {
+        "applies",
+        "always",
+    }
     assert set(article.OWNED) <= keys
+    # `applies` and `always` as the table says: globs (one string too), `!` leaves out
+    rule = reach.reach_of({"applies": "**/*.tsx", "always": "false"})
+    assert rule is not None and reach.applies_to(rule, "a/b.tsx")
+    rule = reach.reach_of({"applies": ["src", "!src/gen/**"]})
+    assert rule is not None and reach.applies_to(rule, "src/x.py")
+    assert not reach.applies_to(rule, "src/gen/y.py")
     assert article.tags_of("#a, b c") == ("a", "b", "c")  # "commas or spaces; '#' dropped"
     for value in ("yes", "2026-01-01", "Note: this"):  # "written in quotes"
         assert article.needs_quotes(value), value

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from canon_ls.core import rules_formats as rf
+from canon_ls.core.article import parse
 from canon_ls.core.rules_export import render
 
 
@@ -15,19 +16,21 @@ def test_split_globs_reads_lists_comma_strings_and_braces() -> None:
     assert rf.split_globs(None) == [] and rf.split_globs([1, ""]) == []
 
 
-def test_address_of_globs(tmp_path: Path) -> None:
-    (tmp_path / "docs" / "v1.2").mkdir(parents=True)
+def test_globs_covering_a_whole_directory(tmp_path: Path) -> None:
+    for folder in ("src/api", "docs/v1.2", "app/[slug]"):
+        (tmp_path / folder).mkdir(parents=True)
     cases = {
-        ("src/api/**/*.ts", "src/api/*.tsx"): "src/api",
-        ("src/api/**", "src/web/**"): "src",
+        ("src/api/**", "./src/api/**/*"): "src/api",
+        ("src/api/**/*.ts", "src/api/*.tsx"): "",  # some of its files: a rule, not src/api
+        ("src/api/**", "src/web/**"): "",
         ("**/*.ts",): "",
-        ("src/main.ts",): "src/main",  # a literal file: its own address
-        ("docs/v1.2/*.md",): "docs/v1.2",  # a directory keeps its dot
+        ("docs/v1.2/",): "docs/v1.2",  # a directory keeps its dot
+        ("src/nothing/**",): "",
         ("../outside/**",): "",
         ("app/\\[slug\\]/**",): "app/[slug]",  # escaped glob characters are a name
     }
     for globs, address in cases.items():
-        assert rf.address_of_globs(globs, tmp_path) == address, globs
+        assert rf.whole_directory(globs, tmp_path) == address, globs
 
 
 def test_globs_of_an_asset_set() -> None:
@@ -35,7 +38,9 @@ def test_globs_of_an_asset_set() -> None:
 
 
 def test_marker_names_the_article_and_sees_a_hand_edit() -> None:
-    text = render(rf.HOSTS["cursor"], "src/a b", "Cap: sule", ["src/a b/**"], ".canon/x.md")
+    article = parse(b"---\ncapsule: 'Cap: sule'\n---\nBody.\n", "src/a b")
+    text = render(rf.HOSTS["cursor"], article, ["src/a b/**"], False)
+    assert text is not None
     assert rf.read_marker(text) == ("src/a b", False)
     assert rf.read_marker(text + "more\n") == ("src/a b", True)
     assert rf.read_marker("---\nglobs: x\n---\nMine.\n") is None

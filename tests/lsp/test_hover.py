@@ -106,9 +106,35 @@ async def test_hover_on_a_generated_or_imported_rule_file_names_its_article(s: S
 
     (s.root / ".claude/rules").mkdir(parents=True)
     rule = ".claude/rules/source.md"
-    (s.root / rule).write_text('---\npaths:\n  - "src/**/*.ts"\n---\nNo default exports.\n')
+    (s.root / rule).write_text('---\npaths:\n  - "src/**"\n---\nNo default exports.\n')
     s.open(rule)
     value = text_of(await s.hover(rule, s.pos(rule, 0, 1)))
     assert "`canon import` files this into the article `src`" in value
     assert "Source root; everything under src." in value
     assert await s.hover(rule, s.pos(rule, 4, 1)) is None  # the body: no hover of its own
+
+
+async def test_hover_lists_the_rules_that_apply_beyond_their_address(s: Session):
+    """SPEC §11.3 "An article may apply beyond its own address": a rule scoped by `applies`
+    shows in the hover of a file it applies to, under the file's own governing article."""
+    rule = ".canon/articles/rules/typescript.md"
+    (s.root / rule).parent.mkdir(parents=True, exist_ok=True)
+    (s.root / rule).write_text(
+        '---\ncapsule: Prefer unknown over any.\nscope: rule\napplies: ["**/*.ts"]\n---\nBody.\n'
+    )
+    s.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=s.uri(rule), type=types.FileChangeType.Created)]
+        )
+    )
+    s.open("src/core/config.ts")
+
+    async def shown() -> str | None:
+        hover = await s.hover("src/core/config.ts", s.pos("src/core/config.ts", 0, 3))
+        value = text_of(hover)
+        return value if "Rules that apply here" in value else None
+
+    value = await s.until(shown, what="the rule in the hover")
+    assert "Loads layered config; env beats file." in value
+    assert "rules/typescript" in value and "Prefer unknown over any." in value
+    assert (s.root / rule).as_uri() in value

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from lsprotocol import types
 
 from canon_ls.core import rules_import
@@ -82,7 +85,32 @@ def render(found: Found, journal: list[str]) -> str:
         lines.append("journal: " + ", ".join(f"`{name}`" for name in journal[:3]))
     lines.append("")
     lines.append(f"[Open {governing}]({found.uri})")
+    rules = _rules(found)
+    if rules:
+        lines += ["", "**Rules that apply here:**", *rules]
     return "\n".join(lines)
+
+
+def _rules(found: Found) -> list[str]:
+    """A line per article that applies to the file beyond its address (front matter
+    `applies`/`always`): the nearest article never hides one."""
+    where = found.where
+    rules_for = getattr(where.reader, "rules_for", None)  # none while the store loads
+    project = where.folder.project
+    token = found.token
+    path = where.path if token is None else project / token.text.replace("\\", "/").lstrip("/")
+    if token is not None and token.text.startswith(("./", "../")):
+        path = where.path.parent / token.text
+    path = Path(os.path.normpath(path))
+    if rules_for is None or not path.is_relative_to(project) or path == project:
+        return []
+    shown = []
+    for address in rules_for(path.relative_to(project).as_posix()):
+        rule = where.reader.article(address)
+        if address != found.governing and rule is not None:
+            capsule = _escape(rule.capsule) if rule.capsule else "_no capsule yet_"
+            shown.append(f"- [{address}]({where.article_uri(address)}): {capsule}")
+    return shown
 
 
 def _escape(text: str) -> str:

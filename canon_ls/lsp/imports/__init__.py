@@ -24,13 +24,20 @@ class Import(NamedTuple):
 
 
 def on_line(
-    project: Path, doc: Path, lines: Lines, n: int, column: int | None = None, seen: Any = None
+    project: Path,
+    doc: Path,
+    lines: Lines,
+    n: int,
+    column: int | None = None,
+    seen: Any = None,
+    line: str | None = None,
 ) -> list[Import]:
     """The imports on line `n` of `doc` naming something inside `project`; with `column`,
     only the one under it (a hover resolves no other name). `seen`: a dict shared by the
     calls of one request, so a file is looked for once."""
     language = _LANGUAGES.get(doc.suffix)
-    line = lines(n) if language is not None else ""
+    if line is None:  # `line`: line n when the caller holds it
+        line = lines(n) if language is not None else ""
     if language is None or not line or len(line) > MAX_LINE:
         return []
     out = []
