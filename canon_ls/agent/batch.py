@@ -1,6 +1,4 @@
-"""One message for a batch of finished tool calls (SPEC §11.3 Claude Code `PostToolBatch`, §11.6
-Pi's turn): every call's address spine, the retrieval lane ranked once for the batch, and a line
-withdrawn when the same batch read its article through the canon tool."""
+"""One message for a batch of finished tool calls."""
 
 from __future__ import annotations
 
@@ -28,10 +26,7 @@ def packet(
     agent_id: str = "",
     event: str = "PostToolBatch",
 ) -> tuple[str, list[str]]:
-    """(the batch's message, the addresses it delivered) for an `events.HookSession`; `calls`
-    are (tool name, input, response) in the model's order; `noun` names the batch in the
-    spine's header ("this turn"), `event` the trace's name for the ranking. A subagent's
-    batch surfaces into the subagent and ranks nothing."""
+    """(the batch's message, the addresses it delivered) for an `events.HookSession`."""
     sections: dict[str, list[str]] = {}  # header -> delivered lines, in the order they came
     surfaced: list[str] = []
     withdrawn: set[str] = set()
@@ -64,8 +59,7 @@ def _decisions(hook: Any, since: int) -> list[dict[str, Any]]:
 
 
 def _sections(text: str) -> list[tuple[str, list[str]]]:
-    """A hook reply's sections: each `canon …:` header with its `- …` lines (the spine, and
-    the ranked articles of the lane when it is on)."""
+    """A hook reply's sections: each `canon …:` header with its `- …` lines."""
     out: list[tuple[str, list[str]]] = []
     for line in text.split("\n"):
         if line.startswith("canon ") and line.endswith(":"):
@@ -82,11 +76,7 @@ def _names(line: str, address: str) -> bool:
 
 
 def fit(hook: Any, text: str, agent_id: str = "") -> str:
-    """`text` cut to its host's inline limit (REPLY_LIMITS), whole lines kept in order (what
-    the calls touched, then ranked articles). A line cut is not delivered: its article is
-    taken off this cycle's surfaced and ranked lists (so it surfaces on the next touch) and
-    its trace decision reads "deferred"; one closing line counts them and names the map
-    that lists them."""
+    """`text` cut to its host's inline limit (REPLY_LIMITS), whole lines kept in order."""
     unit, limit = REPLY_LIMITS.get(hook.agent, ("bytes", 10_000))
 
     def size(line: str) -> int:

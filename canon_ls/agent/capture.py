@@ -21,8 +21,7 @@ REPEAT_SECONDS = 120  # the same note twice in a session this soon is one note (
 
 
 def note_of(prompt: object) -> str | None:
-    """The note a prompt asks to record (the rest after the prefix), or None when the prompt
-    is not a capture. An empty note is not one either."""
+    """The note a prompt asks to record."""
     if not isinstance(prompt, str):
         return None
     match = PREFIX.match(prompt)
@@ -33,8 +32,7 @@ def note_of(prompt: object) -> str | None:
 
 
 def subjects(resolver: Resolver, body: str) -> list[str]:
-    """Project paths (or article addresses) the note names, in order: the §11.3 scan, so a file
-    not created yet counts when its folder exists."""
+    """Project paths (or article addresses) the note names, in order."""
     words = _CJK_PUNCT.sub(" ", body)
     found: list[str] = []
     for token in tokens("", {"note": words}):
@@ -48,8 +46,7 @@ def subjects(resolver: Resolver, body: str) -> list[str]:
 
 
 def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
-    """Journal a capture prompt for a `events.HookSession`: (the one line for the model, the trace
-    decision), or ('', None) when the prompt is not a capture."""
+    """Journal a capture prompt: (line for the model, trace decision), or ('', None)."""
     body = note_of(prompt)
     if body is None:
         return "", None

@@ -1,5 +1,4 @@
-"""What every `canon` subcommand shares: the one-sentence UsageError, the project and store the
-command line names, paths typed in a subdirectory, and printing a tool result."""
+"""What every `canon` subcommand shares."""
 
 from __future__ import annotations
 
@@ -50,9 +49,7 @@ def project_of(args: argparse.Namespace) -> Path:
 
 
 def path_arg(args: argparse.Namespace, raw: str) -> str:
-    """A PATH typed in a subdirectory of the project is relative to it (as in git), else to the
-    project root, `..` included: a path leading out becomes an absolute path outside, which
-    the store refuses. An absolute path or URI, or one without `..` at the root, is unchanged."""
+    """A PATH typed in a subdirectory of the project is relative to it."""
     if not raw or raw.startswith("file:") or os.path.isabs(raw):
         return raw
     cwd, project = Path.cwd().resolve(), project_of(args)
@@ -63,8 +60,7 @@ def path_arg(args: argparse.Namespace, raw: str) -> str:
 
 
 def options_of(args: argparse.Namespace) -> dict[str, Any]:
-    """SPEC §2/§8 store options from --root and --mount (the CLI's stand-in for the options
-    object pi-canon takes in code and the language server takes from workspace/configuration)."""
+    """SPEC §2/§8 store options from --root and --mount."""
     options: dict[str, Any] = {}
     for key in ("surface", "resurface", "retrieval", "standout"):  # `settings` and `mcp` only
         text = getattr(args, f"option_{key}", None)
@@ -80,8 +76,7 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def store_of(args: argparse.Namespace, *, warn: bool = True) -> Store:
-    """The store by the resolved options; a canon.toml key held back until `canon trust` is
-    said once on stderr (`warn=False`: the caller reports it itself)."""
+    """The store by the resolved options."""
     from canon_ls.core.layout import UNTRUSTED_OPTION
     from canon_ls.core.project import OptionError, open_store
 
@@ -132,8 +127,7 @@ def _emit(result: ToolResult) -> int:
 
 
 def run_action(args: argparse.Namespace, action: object, *, json_tool: bool = False) -> int:
-    """One action through the tool; its next-step hints in CLI words (SPEC §11.1), or the JSON
-    tool's for `canon tool`, whose user typed an action object."""
+    """One action through the tool; its next-step hints in CLI words."""
     from canon_ls.core import dialect, tool
 
     words = dialect.JSON if json_tool else dialect.CLI

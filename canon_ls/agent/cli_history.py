@@ -1,5 +1,4 @@
-"""`canon` subcommands about one article's life: `review` (mark it current), `links`, `history`
-(commits since it was updated), and the store-wide `graph`."""
+"""`canon` subcommands about one article's life: `review` (mark it current), `links`, `history`."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ def _governing(store: Store, raw: str) -> tuple[str, str]:
 
 
 def cmd_mv(args: argparse.Namespace) -> int:
-    """Move an article to a new address and point inbound links at it (Store.move, the same
-    link rule as the editor's rename)."""
+    """Move an article to a new address and point inbound links at it."""
     from canon_ls.core.address import OutsideStore
     from canon_ls.core.store import BadInput
 
@@ -62,8 +60,7 @@ def cmd_mv(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """SPEC §11.1: `reviewed: <today>` on the governing article (Store.set_reviewed, the
-    editor's "Mark reviewed"); `updated` never changes."""
+    """SPEC §11.1: `reviewed: <today>` on the governing article."""
     from canon_ls.core.clock import today
     from canon_ls.core.staleness import evidence_for
     from canon_ls.core.store import BadInput
@@ -192,8 +189,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def _graph_file(store: Store) -> Path:
-    """Where the page goes when no --out names a file: beside the user's caches, one page per
-    store (never into the project, where it would wait to be committed)."""
+    """Where the page goes when no --out names a file."""
     from canon_ls.core.cache import cache_file
 
     page = cache_file(store.root, store.project, "graph")

@@ -1,5 +1,4 @@
-"""`--format json` of the commands that print data (read, map, search, links, history, review,
-status, tool): the same facts as their text, as one JSON value on stdout."""
+"""`--format json` of the commands that print data."""
 
 from __future__ import annotations
 

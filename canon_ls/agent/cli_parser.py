@@ -1,5 +1,4 @@
-"""The `canon` command line as argparse: every subcommand, its arguments and help text, wired to its
-handler. One cohesive table, kept apart from the handlers so each reads alone."""
+"""The `canon` command line as argparse."""
 
 from __future__ import annotations
 

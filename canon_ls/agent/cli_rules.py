@@ -106,8 +106,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _check_exports(store: Store, hosts: list[str] | None) -> int:
-    """`--check`: exit 1 when any generated file of these hosts (default: every host whose
-    folder holds one) is not up to date."""
+    """`--check`: exit 1 when any generated file of these hosts is not up to date."""
     from canon_ls.core import rules_export
 
     hosts = hosts if hosts is not None else rules_export.used_hosts(store.project)

@@ -1,5 +1,4 @@
-"""`canon` subcommands that set things up or run elsewhere: `settings`, `stats`, `init`, and the
-`mcp` server and `hook` entries the agents start."""
+"""`canon` subcommands that set things up or run elsewhere."""
 
 from __future__ import annotations
 
@@ -81,9 +80,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    """SPEC §11.1: `canon init` creates the store; with an agent it also writes that agent's
-    configuration (a project-level agent gets the store too; `claude-plugin DIR` and
-    `pi --global` configure the agent for every project and create no store here)."""
+    """SPEC §11.1: `canon init` creates the store."""
     from canon_ls.agent.init import main as init_main
 
     if args.target is None:

@@ -1,5 +1,4 @@
-"""`canon` subcommands over the store's content: the five tool actions (tool, read, write, journal,
-map, search), `status` and the whole-store `check`."""
+"""`canon` subcommands over the store's content: the five tool actions."""
 
 from __future__ import annotations
 
@@ -170,8 +169,7 @@ def _finding_file(store: Store, address: str) -> str:
 
 
 def _cli_message(finding: Any) -> str:
-    """A finding's sentence in CLI words: a stale one or an orphan names the commands that
-    act on it."""
+    """A finding's sentence in CLI words."""
     import shlex
 
     if finding.code == "orphan":
@@ -202,8 +200,7 @@ def _findings_text(
     option_rows: list[dict[str, Any]],
     exported: list[dict[str, Any]],
 ) -> str:
-    """Compiler-style lines (file:line:col: severity: message [code]) and a summary; the
-    option files' findings first, generated rule files' warnings last."""
+    """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
     from canon_ls.agent.settings_cmd import finding_lines
     from canon_ls.core.address import printable  # a message never spans two lines
     from canon_ls.core.tool import plural

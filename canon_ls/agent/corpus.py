@@ -1,5 +1,4 @@
-"""The retrieval lane's corpus (SPEC §11.4): the articles the address spine cannot reach, indexed
-with core's BM25 and persisted so a hook process ranks in milliseconds."""
+"""The retrieval lane's corpus (SPEC §11.4)."""
 
 from __future__ import annotations
 
@@ -53,8 +52,7 @@ class Corpus:
 
 
 def cache_path(options: layout.Options) -> Path | None:
-    """Where the lane's snapshot lives: beside the parse cache (core/cache.py's rule: under
-    $XDG_CACHE_HOME/canon-ls, never inside the project or the store, off with CANON_NO_CACHE)."""
+    """Where the lane's snapshot lives: beside the parse cache."""
     if os.environ.get("CANON_NO_CACHE", "") not in ("", "0"):
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
@@ -73,8 +71,7 @@ def cache_path(options: layout.Options) -> Path | None:
 
 
 def load(options: layout.Options, deep: bool = False) -> Corpus:
-    """The corpus of the project's store: the snapshot when it still holds, else a rebuild
-    (written back). `deep` rebuilds regardless (session start: assets may have changed)."""
+    """The corpus of the project's store: the snapshot when it still holds, else a rebuild."""
     file = cache_path(options)
     articles = str(options.articles_dir)
     if file is not None and not deep:
@@ -149,8 +146,7 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
 
 
 def _dir_keys(articles: str, now: int) -> Iterator[tuple[str, int, int]]:
-    """(path, mtime_ns, inode) of `articles/` and every directory below it; -1s for a directory
-    changed too recently to trust (it never matches, so the next hook rebuilds)."""
+    """(path, mtime_ns, inode) of `articles/` and every directory below it."""
     stack = [articles]
     while stack:
         path = stack.pop()
@@ -171,8 +167,7 @@ def _dir_keys(articles: str, now: int) -> Iterator[tuple[str, int, int]]:
 
 
 def _maps(project: str, address: str, listings: dict[str, frozenset[str]]) -> bool:
-    """Some file or directory of the project has this address (SPEC §3: one extension
-    stripped), asked of its parent directory's listing (cached per directory in `listings`)."""
+    """Some file or directory of the project has this address."""
     up, _, stem = address.rpartition("/")
     names = listings.get(up)
     if names is None:

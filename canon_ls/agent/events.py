@@ -46,8 +46,7 @@ class HookSession:
         return Surfacer(self.resolver, self.state, agent_id)
 
     def record(self, event: str, decisions: list[dict[str, Any]]) -> None:
-        """Keep an event's decisions for the trace and `canon stats` (Pi's own events too),
-        counted when the event ends: a line the host's limit left out is not (batch.fit)."""
+        """Keep an event's decisions for the trace and `canon stats`."""
         if decisions:
             self.traces.append((event, decisions))
 
@@ -57,8 +56,7 @@ class HookSession:
         return text
 
     def session_start(self, source: str) -> str:
-        """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing
-        (nothing is replayed)."""
+        """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing."""
         surfacer = self._surfacer()
         surfacer.session_start(source, resurface=bool(self.options["resurface"]))
         for problem in self.options.problems:
@@ -69,8 +67,7 @@ class HookSession:
         return ""
 
     def held_back(self) -> str:
-        """The sentence for canon.toml keys ignored until `canon trust` ('' when none): said
-        to the person once, at the session's start."""
+        """The sentence for canon.toml keys ignored until `canon trust` ('' when none)."""
         issues = self.options.issues
         return next((p.sentence for p in issues if p.code == layout.UNTRUSTED_OPTION), "")
 
@@ -107,8 +104,7 @@ class HookSession:
         return text
 
     def rank(self, event: str) -> str:
-        """The lane's section for a message after a batch of tool calls ('' for none): ranked
-        once per batch (`post_tool(..., rank=False)` for each call first, agent/batch.py)."""
+        """The lane's section for a message after a batch of tool calls ('' for none)."""
         return self._said(self._rank("turn" if event == "turn_end" else "tool", event))
 
     def _rank(self, trigger: str, event: str) -> str:
@@ -163,8 +159,7 @@ def open_session(
     project: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[HookSession | None]:
-    """The session's decisions under its lock, or None where the project has no store (the
-    hooks then do nothing and create nothing, SPEC §11.3)."""
+    """The session's decisions under its lock, or None where the project has no store."""
     env = os.environ if env is None else env
     root = layout.find_project(project or cwd)
     options = layout.resolve(root, env=env)
@@ -182,8 +177,7 @@ def open_session(
 
 
 def _refresh_corpus(options: layout.Options, trace: list[dict[str, Any]]) -> None:
-    """Rebuild the lane's corpus at a new cycle (a file may have appeared at an article's
-    address, or gone); a failure only leaves the snapshot as it was."""
+    """Rebuild the lane's corpus at a new cycle."""
     from canon_ls.agent import corpus
 
     try:

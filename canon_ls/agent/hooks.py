@@ -91,8 +91,7 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
 
 
 def _call(payload: dict[str, Any]) -> tuple[str, object, object]:
-    """(tool name, input, response) of one finished call (a PostToolUse payload, or one
-    entry of a PostToolBatch's `tool_calls`)."""
+    """(tool name, input, response) of one finished call."""
     return (
         str(payload.get("tool_name") or ""),
         payload.get("tool_input"),

@@ -1,5 +1,4 @@
-"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: create the store, and write an
-agent's config."""
+"""`canon init [claude-code|codex|claude-plugin DIR|pi [--global]]`: store and agent config."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ MCP_SERVER = {"command": "canon", "args": ["mcp"]}
 
 
 def main(target: str, project: Path, directory: Path | None, user: bool = False) -> int:
-    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input. `user`
-    (`--global`) writes to the agent's user directory instead of the project (Pi)."""
+    """Write the configuration for `target`; exit 0 done, 1 unreadable file, 2 bad input."""
     if directory is not None:
         directory = Path(os.path.abspath(directory))
     try:
@@ -156,8 +154,7 @@ def init_codex(root: Path) -> list[str]:
 
 
 def init_claude_plugin(directory: Path) -> list[str]:
-    """The marketplaces holding the `canon` plugin for Claude Code and Codex (agent/plugin.py,
-    the files this repository ships at its root)."""
+    """The marketplaces holding the `canon` plugin for Claude Code and Codex."""
     from canon_ls.agent import plugin
 
     files = plugin.files(directory)

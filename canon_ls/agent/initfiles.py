@@ -81,8 +81,7 @@ def read(path: Path, root: Path) -> str | None:
 
 
 def write(path: Path, root: Path, text: str) -> None:
-    """Replace (or create) `path` atomically, creating real directories on the way; Refused
-    when a link or a special file stands anywhere on the way or at the end."""
+    """Replace (or create) `path` atomically, creating real directories on the way."""
     check(path, root)
     try:
         mode = stat.S_IMODE(path.lstat().st_mode)  # keep the file's permissions

@@ -1,5 +1,4 @@
-"""The retrieval lane (SPEC §11.4): articles no file path reaches, ranked by what the work is
-about."""
+"""The retrieval lane (SPEC §11.4)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ HEADER = "canon project memory ranked for this task (no file you touched leads t
 
 
 def prompt_words(prompt: str) -> str:
-    """The user's words of one prompt: canon's own delivered sections left out, both ends of a
-    long prompt kept (neither end alone is a reliable request)."""
+    """The user's words of one prompt."""
     lines: list[str] = []
     inside = False
     for line in prompt.split("\n"):
@@ -43,8 +41,7 @@ def prompt_words(prompt: str) -> str:
 
 
 def call_words(tool_name: str, tool_input: object, project: str) -> str:
-    """One tool call in the intent: its name and first argument (never its result). Paths
-    lose the project's own directory, which every call would share."""
+    """One tool call in the intent: its name and first argument (never its result)."""
     first: object = tool_input
     if isinstance(tool_input, dict):
         first = next(iter(tool_input.values()), "")
@@ -62,8 +59,7 @@ def intent(state: SessionState) -> str:
 
 
 def newest_intent(state: SessionState) -> str:
-    """What this turn is about: the newest prompt and the arguments of this turn's calls (a
-    tool's name, `Read`, says nothing about the task)."""
+    """What this turn is about: the newest prompt and the arguments of this turn's calls."""
     calls = [call.partition(" ")[2] for call in state.turn[:TURN_CALLS]]
     return "\n".join([*state.prompts[:1], *calls]).strip()
 
@@ -86,8 +82,7 @@ class Lane:
         self.state.turn = []
 
     def call(self, tool_name: str, tool_input: object) -> None:
-        """A finished tool call of the main agent extends this turn's intent (canon's own tool
-        does not: reading an article is no reason to rank it)."""
+        """A finished tool call of the main agent extends this turn's intent."""
         if not tool_name or is_canon_tool(tool_name):
             return
         words = call_words(tool_name, tool_input, str(self.options.project))

@@ -56,9 +56,7 @@ _SUFFIXES = ("-mcp-client", "-client", "-mcp")
 
 
 def harness_name(name: object) -> str:
-    """SPEC §11.2: the journal `source` for a client that calls itself `name` (`clientInfo`):
-    a known harness by its own short name, else the name lowercased to at most three
-    `[a-z0-9]` words joined by `-` (client suffixes dropped), else `mcp`."""
+    """SPEC §11.2: the journal `source` for a client that calls itself `name` (`clientInfo`)."""
     if not isinstance(name, str):
         return "mcp"
     low = name.strip().lower()
@@ -136,8 +134,7 @@ def _call(store: Store, arguments: object, session: str | None, source: str) -> 
 
 
 async def serve(store: Store) -> None:
-    """Serve over stdin/stdout until the client closes the pipe. The SDK's transport writes;
-    the lines are read here (`_message`), so that every request gets an answer."""
+    """Serve over stdin/stdout until the client closes the pipe; every request gets an answer."""
     server = build_server(store)
     async with stdio_server(stdin=_NoLines()) as (_, write_stream):  # type: ignore[arg-type]
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -195,8 +192,7 @@ _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 def main(project: Path, options: Mapping[str, Any] | None = None) -> int:
-    """Entry of `canon mcp`: open the project's store (lazily; nothing is created) and serve.
-    options are the store options of SPEC §2/§8 (root, mounts) from `--root`/`--mount`."""
+    """Entry of `canon mcp`: open the project's store (lazily; nothing is created) and serve."""
     store = open_store(project, options)
     anyio.run(serve, store)
     return 0

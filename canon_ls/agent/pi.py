@@ -1,5 +1,4 @@
-"""`canon hook pi`: the decisions behind the Pi extension that `canon init pi` writes (SPEC
-§11.6)."""
+"""`canon hook pi`: the decisions behind the Pi extension that `canon init pi` writes."""
 
 from __future__ import annotations
 
@@ -108,8 +107,7 @@ def _mark(hook: Any, before: int, message: str) -> None:
 
 
 def tool_spec(lane: bool = False) -> dict[str, Any]:
-    """The `canon` tool as Pi registers it: the §6 schema and the MCP server's description
-    (whose filing advice follows the retrieval option)."""
+    """The `canon` tool as Pi registers it: the §6 schema and the MCP server's description."""
     from canon_ls.core import tool
 
     return {
@@ -121,8 +119,7 @@ def tool_spec(lane: bool = False) -> dict[str, Any]:
 
 
 def store_of(cwd: Path) -> Any:
-    """The project's store with its §13 options (canon.toml, the user's settings), as the
-    CLI opens it."""
+    """The project's store with its §13 options."""
     from canon_ls.core.layout import find_project
     from canon_ls.core.project import open_store
 

@@ -1,7 +1,4 @@
-"""The canon plugin for Claude Code and Codex, as files: a marketplace for each host
-(`.claude-plugin/marketplace.json`, `.agents/plugins/marketplace.json`), each listing its own
-plugin folder (`plugins/canon/` for Claude Code, `plugins/canon-codex/` for Codex: both hosts
-read a plugin's `hooks/hooks.json`, so one folder cannot hold a hook list for each)."""
+"""The canon plugin for Claude Code and Codex, as files: a marketplace for each host."""
 
 from __future__ import annotations
 
@@ -38,9 +35,7 @@ def guarded(command: str, say: bool) -> str:
 
 
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
-    """The `hooks` table canon needs, for settings.json / hooks.json of either agent: Claude
-    Code surfaces once per batch of parallel calls (PostToolBatch), Codex, which has no batch
-    event, after each call. No PreToolUse: the hook does nothing there (agent/hooks.py)."""
+    """The `hooks` table canon needs, for settings.json / hooks.json of either agent."""
     handler = {"type": "command", "command": command, "timeout": 30}
     batch = command.endswith("claude-code")
     return {

@@ -1,5 +1,4 @@
-"""Pi: an article counts as seen while its line is still in what the provider receives (SPEC
-§11.6)."""
+"""Pi: an article counts as seen while its line is still in what the provider receives."""
 
 from __future__ import annotations
 
@@ -47,8 +46,7 @@ def text_of(value: object) -> str:
 
 
 def observe(state: SessionState, projection: object) -> list[dict[str, Any]]:
-    """Forget every marked article no longer in the projection (the messages of the last
-    model request, or their text); their trace decisions."""
+    """Forget every marked article no longer in the projection."""
     present = fingerprint(text_of(projection))
     departed = []
     for address, (ident, tail) in list(state.marks.items()):

@@ -84,8 +84,7 @@ class SessionState:
 
 
 def _safe_name(agent: str, session: str) -> str:
-    """`<agent>-<readable part of the id>-<hash of the whole id>`: ids that clean or cut to the
-    same text (`.`, `..`, two ids sharing their first 60 characters) keep their own state."""
+    """`<agent>-<readable part of the id>-<hash of the whole id>`."""
     readable = re.sub(r"[^A-Za-z0-9_-]", "_", session)[:60]
     digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{re.sub(r'[^a-z0-9-]', '_', agent)}-{readable}-{digest}"

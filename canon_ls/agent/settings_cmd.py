@@ -13,8 +13,7 @@ __all__ = ["change", "describe", "dumps", "finding_lines", "findings", "trust"]
 
 
 def findings(options: Options, project: Path) -> list[dict[str, Any]]:
-    """Each bad option file, key or value as an error finding (the default applies meanwhile),
-    a key held back until `canon trust` as a warning, shaped like `canon check`'s others."""
+    """Each bad option file, key or value as an error finding."""
     rows = []
     for problem in options.issues:
         try:
@@ -46,8 +45,7 @@ def finding_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def change(project: Path, key: str, words: list[str] | None, in_project: bool) -> str:
-    """`set` (words given) or `unset` (None) one option; the sentence saying what happened.
-    Raises OptionError (one sentence) for a bad key or value; nothing is written then."""
+    """`set` (words given) or `unset` (None) one option; the sentence saying what happened."""
     from canon_ls.core import optionfiles
     from canon_ls.core.layout import check, resolve
 
@@ -90,8 +88,7 @@ def _layer(kind: str) -> str:
 
 
 def trust(project: Path, action: str) -> str:
-    """`canon trust` (action 'trust'), `--revoke` or `--list`: what is trusted, in words.
-    Raises OptionError (one sentence) when there is nothing to trust."""
+    """`canon trust` (action 'trust'), `--revoke` or `--list`: what is trusted, in words."""
     from canon_ls.core import optionfiles
     from canon_ls.core.layout import leading_out, project_file, resolve, trusted
 

@@ -83,9 +83,7 @@ class Resolver:
         self._rules: dict[str, reach.Reach] | None = None  # read on the first touch
 
     def active(self) -> bool:
-        """Hooks act only in a project whose store has an articles folder (SPEC §11.3) and
-        whose .canon, articles/ or journal/ does not lead outside the project through a
-        symbolic link (SPEC §12: such a store is refused; the hooks then stay quiet)."""
+        """Hooks act only in a project whose store has an articles folder."""
         if not self.articles_dir.is_dir():
             return False
         root = Path(self.store_dir)
@@ -104,8 +102,7 @@ class Resolver:
         return "", address
 
     def resolve(self, token: Token) -> Hit | None:
-        """The address a token names, if it exists or its parent does (project or mount):
-        core's one rule for what a file is (`address.place`, honouring `root` and mounts)."""
+        """The address a token names, if it exists or its parent does (project or mount)."""
         raw = os.path.expanduser(token.text)
         full = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(self.cwd, raw))
         kind, address = place(full, Path(self.project), Path(self.store_dir), self.mounts)
@@ -158,8 +155,7 @@ class Resolver:
         return StorePaths(Path(self._articles[name])).checked(rest)
 
     def article_stamp(self, address: str) -> list[int] | None:
-        """The article file's stat key (core's one freshness rule), JSON-ready; None when
-        there is none. A write replaces the file, so even a same-tick one changes it."""
+        """The article file's stat key (core's one freshness rule), JSON-ready."""
         try:
             found = freshness.key_of(self.article_path(address))
         except (OSError, ValueError):

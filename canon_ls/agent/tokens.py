@@ -41,8 +41,7 @@ class Token(NamedTuple):
 
 
 def is_canon_tool(tool_name: str) -> bool:
-    """The MCP `canon` tool under any server prefix (`mcp__canon__canon`, plugin forms), or
-    pi-canon's `pi_canon` (`mcp__pi-canon__pi_canon`, plugin forms, Pi's native name)."""
+    """The MCP `canon` tool under any server prefix."""
     return bool(_CANON_TOOL.match(tool_name))
 
 

@@ -52,8 +52,7 @@ class Piece:
 
 @dataclass
 class Loaded:
-    """The child's store has read its articles, and written its parse cache when it writes
-    one: the server, which needs the same articles, loads them from that cache."""
+    """The child's store has read its articles, and written its parse cache when it writes one."""
 
 
 def compute(
@@ -193,8 +192,7 @@ async def _run(
 
 
 async def _next_snapshot(stdout: Any, on_loaded: Callable[[], None] | None) -> Snapshot:
-    """Read frames up to the next Snapshot, its pieces put back in place (one piece per turn
-    of the loop); `on_loaded` is called on the way when the child's store has loaded."""
+    """Read frames up to the next Snapshot, its pieces put back in place."""
     from canon_ls.lsp.turns import yield_to_requests  # the server's side: asyncio, not the child
 
     pieces: dict[str, Any] = {}

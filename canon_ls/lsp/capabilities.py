@@ -1,6 +1,4 @@
-"""The server's capabilities, declared once (SPEC §10): the early `initialize` answer
-(first_answer.py) sends them as written here, and server.py registers each feature with these
-options, so pygls computes the same answer. Standard library only: read before pygls loads."""
+"""The server's capabilities, declared once (SPEC §10): the early `initialize` answer."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""How the server starts its helper processes (whole-store check, search worker, watcher), and how
-they give way to it."""
+"""How the server starts its helper processes."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def python_module(module: str, *args: str) -> list[str]:
 
 
 def give_way() -> None:
-    """Put this helper below the server: idle scheduling where the OS has it, niceness 10 in any
-    case (best effort; a process already lower stays where it is)."""
+    """Put this helper below the server."""
     _idle(0)
     _nice(0)
 
@@ -50,8 +48,7 @@ def _nice(pid: int) -> None:
 
 
 async def idle_prefix() -> list[str]:
-    """`chrt --idle 0` (util-linux) before a helper's argv, where it works: the helper is then idle
-    from its first instruction, before its interpreter starts."""
+    """`chrt --idle 0` (util-linux) before a helper's argv, where it works."""
     global _prefix
     if _prefix is None:
         import asyncio

@@ -35,8 +35,7 @@ class Text:
         return len(self.starts)
 
     def line(self, n: int) -> str:
-        """Line `n` without its line ending ('' past the end); line 0 without building the
-        index (cheap on 50 MB documents)."""
+        """Line `n` without its line ending ('' past the end); line 0 without building the index."""
         if n == 0 and self._starts is None:
             end = self.source.find("\n")
             text = self.source if end == -1 else self.source[:end]

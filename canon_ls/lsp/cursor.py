@@ -77,11 +77,7 @@ def named(
     line: str,
     col: int,
 ) -> tuple[CursorToken, str, bool] | None:
-    """What the text under the cursor names in `document` (a `kind` of file; `text` its text,
-    `line` its line `line_no`, `col` a code-point column): (its token, the address, whether only
-    an article at exactly that address answers: a bare word that is no file). The one place a
-    token becomes a path and an address: a resolver of a language's imports (the document's
-    text and the position -> a project file) belongs here, before the path rule."""
+    """What the text under the cursor names in `document`."""
     hit = next(iter(imports.on_line(project, document, text.line, line_no, col, line=line)), None)
     if hit is not None:  # an import in the language's own syntax naming a project module
         address = reader.address_of(str(hit.path), as_path=True)

@@ -34,9 +34,7 @@ RunTask = Callable[[Coroutine[Any, Any, Any], str], "asyncio.Task[Any]"]
 
 
 class Load:
-    """One store's load, owned by its folder (a reopened store gets a new one): the task
-    loading it in steps, the wait for the check child's parse cache, the files changed
-    meanwhile, and the articles read from disk for requests until it is done."""
+    """One store's load, owned by its folder (a reopened store gets a new one)."""
 
     def __init__(self, store: Store, run_task: RunTask, then: Callable[[], None]) -> None:
         self.store = store
@@ -52,13 +50,11 @@ class Load:
 
     @property
     def loaded(self) -> bool:
-        """Whether the store has read its articles (core loads on first use) and no load of
-        ours is still reading its journal."""
+        """Whether the store has read its articles."""
         return self.store.loaded and self.task is None
 
     def early(self) -> bool:
-        """Whether requests answer from the article files for now (and the load starts): not
-        for a mount or a store leading outside, which wait for the store."""
+        """Whether requests answer from the article files for now (and the load starts)."""
         store = self.store
         if self.loaded or store.mounts or store.layout_problem():
             return False
@@ -66,8 +62,7 @@ class Load:
         return True
 
     def soon(self, journal: bool = False) -> asyncio.Task[None] | None:
-        """Start loading the store in steps on the event loop (once); None when it is loaded or no
-        loop runs (a handler called outside a session loads on first use instead)."""
+        """Start loading the store in steps on the event loop (once)."""
         if self.task is not None or self.store.loaded:
             return self.task
         try:
@@ -102,16 +97,12 @@ class Load:
         return release
 
     def hurry(self) -> None:
-        """A person waits for the store (the first symbol query): the load stops waiting for
-        the check's parse cache and reads the articles itself."""
+        """A person waits for the store (the first symbol query)."""
         if self.coming is not None and not self.coming.done():
             self.coming.set_result(None)
 
     def defer(self, path: Path, then: Callable[[list[Path]], None]) -> bool:
-        """A file event while the store is not loaded yet: instead of loading the store in one
-        go on the loop (seconds at 50k articles) to re-read one file, the file waits for the
-        load in steps (started now) and `then` gets the paths once it is done. False when the
-        store is loaded or no load can run here (the caller handles the file now)."""
+        """A file event while the store is not loaded yet."""
         if self.loaded:
             return False
         task = self.soon()
@@ -133,8 +124,7 @@ class Load:
         return True
 
     async def ready(self) -> None:
-        """Wait until the store is loaded, loading it in steps meanwhile (not in one go on the
-        loop): what needs the whole store awaits this first."""
+        """Wait until the store is loaded, loading it in steps meanwhile."""
         if self.loaded:
             return
         task = self.soon()
@@ -195,8 +185,7 @@ class KeptView(DiskView):
         self.kept = load.kept
 
     def journal_entries(self) -> list[JournalEntry]:
-        """Read once while the folder's stat key holds: a hover on a 500-entry journal read every
-        entry again (40 ms a hover at 1k articles)."""
+        """Read once while the folder's stat key holds."""
         key = _key_now(self.journal_dir)
         kept = self.load.kept_journal
         if kept is not None and kept[0] == key:

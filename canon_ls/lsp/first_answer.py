@@ -86,8 +86,7 @@ def _read(fd: int) -> bytes:
 
 
 def content_length(head: bytes) -> int | None:
-    """The Content-Length of a frame's header (without its blank line); None when absent or
-    not a non-negative number."""
+    """The Content-Length of a frame's header (without its blank line)."""
     for line in head.split(b"\r\n"):
         name, sep, value = line.partition(b":")
         if sep and name.strip().lower() == b"content-length":
@@ -152,8 +151,7 @@ def _section(client: dict[str, Any], *keys: str) -> dict[str, Any] | None:
 
 
 def _will_save(client: dict[str, Any]) -> dict[str, bool] | None:
-    """The server handles neither willSave nor willSaveWaitUntil: each is answered `false`
-    to a client that states whether it sends them, and left out otherwise."""
+    """The server handles neither willSave nor willSaveWaitUntil."""
     sync = _section(client, "textDocument", "synchronization")
     if sync is None:
         return None
@@ -180,8 +178,7 @@ def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
-    """Pull diagnostics are offered to a client that asks for them and can be told to
-    refresh; None when the keys have a shape only the server should judge."""
+    """Pull diagnostics are offered to a client that asks for them and can be told to refresh."""
     document = _section(client, "textDocument")
     diagnostics = _section(client, "workspace", "diagnostics")
     if document is None or diagnostics is None:
@@ -195,8 +192,7 @@ def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
 
 
 def folder_uris(named: list[str], root_uri: str | None, root_path: str | None) -> list[str]:
-    """The folders a client's `initialize` names: its workspaceFolders, else the older
-    rootUri, else the oldest rootPath."""
+    """The folders a client's `initialize` names."""
     if named:
         return named
     if root_uri:
@@ -215,8 +211,7 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 class DropRepeatedAnswer:
-    """The server's writer, minus its own answer to the `initialize` answered early (compared
-    first: a server that would have said something else is logged, once)."""
+    """The server's writer, minus its own answer to the `initialize` answered early."""
 
     def __init__(self, writer: Any, early: Early) -> None:
         self.writer = writer

@@ -1,6 +1,4 @@
-"""File events, watched in a child process and handed to the server as JSON lines: from inotify
-itself on Linux (`inotify.py`), from watchfiles (Rust `notify`: FSEvents, ReadDirectoryChangesW)
-elsewhere and whenever the watch polls."""
+"""File events, watched in a child process and handed to the server as JSON lines."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ from canon_ls.lsp.child import give_way
 
 @functools.cache
 def _rust_notify() -> Any:
-    """The Rust backend as watchfiles documents it ("Rust backend direct usage"): its constructor
-    tells when the watch is in place, which `watchfiles.watch` does not."""
+    """The Rust backend as watchfiles documents it ("Rust backend direct usage")."""
     import glob
     import importlib.util
 
@@ -66,8 +63,7 @@ class Side:
         self.stop: threading.Event | None = None
 
     def want(self, paths: list[str], poll_ms: int) -> None:
-        """Watch exactly `paths` from now on; the new watch starts before the old one stops,
-        so no event falls between the two (a duplicate is harmless)."""
+        """Watch exactly `paths` from now on."""
         if paths == self.paths and poll_ms == self.poll_ms:
             return
         self.paths, self.poll_ms = paths, poll_ms
@@ -112,9 +108,7 @@ class Side:
 
 
 def _open(paths: list[str], recursive: bool, poll_ms: int) -> tuple[Any, list[str], bool]:
-    """A watcher on the paths that still exist (and those paths): inotify itself on Linux
-    (`inotify.py`: no event for a file merely opened), RustNotify elsewhere; on the OS watch
-    limit, RustNotify polling (the third value says which)."""
+    """A watcher on the paths that still exist (and those paths): inotify itself on Linux."""
     polling = bool(os.environ.get("WATCHFILES_FORCE_POLLING"))
     for _attempt in range(3):
         existing = [p for p in paths if os.path.isdir(p)]

@@ -90,8 +90,7 @@ class Inotify:
 
     # -- watches ------------------------------------------------------------------------
     def _add(self, path: str, walk: bool, root: bool = False) -> None:
-        """Watch `path` (and, when `walk`, every directory under it). Iterative: a 1,000-deep tree
-        moved in must not exhaust the stack."""
+        """Watch `path` (and, when `walk`, every directory under it). Iterative."""
         stack = [path] if self._watch_new(path, root) and walk else []
         while stack:
             for entry in _subdirectories(stack.pop()):
@@ -185,10 +184,7 @@ class Inotify:
         return False
 
     def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int, stop: Any) -> Any:
-        """RustNotify.watch: wait for changes (up to `timeout_ms`; 0: no limit), then gather
-        until `step_ms` pass without any event (a file rewritten again and again keeps the
-        batch open, as it keeps watchfiles' set from settling) or `debounce_ms` since the
-        first; the set of (kind, path), or 'timeout', or 'stop' once `stop.is_set()`."""
+        """RustNotify.watch: wait for changes."""
         started = time.monotonic()
         first = last = 0.0
         while True:
@@ -224,8 +220,7 @@ class Inotify:
 
 
 def _subdirectories(path: str) -> list[str]:
-    """The directories in `path` (not through symlinks), read as a stream: a journal folder
-    of 25k entries never becomes a list of them."""
+    """The directories in `path` (not through symlinks), read as a stream."""
     found = []
     try:
         with os.scandir(path) as entries:

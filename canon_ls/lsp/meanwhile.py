@@ -33,8 +33,7 @@ def enabled() -> bool:
 
 
 class Meanwhile:
-    """The parent's end of the child: its pid, the pipe that hands it stdin (and, closed,
-    stops it) and the pipe its kept bytes come back through."""
+    """The parent's end of the child: its pid, the pipe that hands it stdin."""
 
     def __init__(self, pid: int, go: int, back: int) -> None:
         self.pid, self.go_fd, self.back_fd = pid, go, back
@@ -70,8 +69,7 @@ class Meanwhile:
         return cls(pid, go_w, back_r)
 
     def go(self, early: Early) -> None:
-        """Hand stdin to the child when `initialize` was answered early (with the bytes that
-        came after it); otherwise let it end without ever reading."""
+        """Hand stdin to the child when `initialize` was answered early."""
         if early.result is None or early.params is None:
             return
         params = json.dumps(early.params).encode()
@@ -83,8 +81,7 @@ class Meanwhile:
         self.going = True
 
     def take(self, early: Early) -> Early:
-        """Stop the child and return `early` with the bytes it read and kept (every byte the
-        server must still read, in order, answered requests replaced by notifications)."""
+        """Stop the child and return `early` with the bytes it read and kept."""
         os.close(self.go_fd)
         kept = bytearray()
         with contextlib.suppress(OSError):
@@ -226,8 +223,7 @@ class Reader:
 
 
 class Answers:
-    """The symbols of the workspace's stores, listed once, by name (no article is parsed
-    but those answered)."""
+    """The symbols of the workspace's stores, listed once, by name."""
 
     def __init__(self) -> None:
         self.stores: list[tuple[Store, list[str] | None]] = []
@@ -245,8 +241,7 @@ class Answers:
         return cls()
 
     def open(self, params: dict[str, Any]) -> None:
-        """Open and list each folder's store as the server will (settings from the
-        initializationOptions); a folder without a store is left out."""
+        """Open and list each folder's store as the server will."""
         from pathlib import Path
 
         from pygls.uris import to_fs_path
@@ -275,8 +270,7 @@ class Answers:
                 self.stores.append((store, early_symbols.listed(store)))
 
     def symbols(self, query: str) -> list[dict[str, Any]] | None:
-        """SymbolInformation for `query` as the server's early answer gives it; None to leave
-        the query to the server (a store it cannot list, or no address matches)."""
+        """SymbolInformation for `query` as the server's early answer gives it."""
         from pygls.uris import from_fs_path
 
         from canon_ls.core.disk_view import DiskView

@@ -79,9 +79,7 @@ class CanonProtocol(LanguageServerProtocol):
 
 
 def strict_converter() -> cattrs.Converter:
-    """pygls' converter, taking JSON types as they are: lsprotocol's would turn `"3"` into 3,
-    `1.5` into 1, `null` into `"None"` and `"ab"` into `["a", "b"]`, so a client sending the
-    wrong type got an answer to a question it did not ask."""
+    """pygls' converter, taking JSON types as they are."""
     converter = default_converter()
     for kind in (str, int, bool):
         converter.register_structure_hook(kind, _exactly(kind))

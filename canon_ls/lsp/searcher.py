@@ -25,8 +25,7 @@ log = logging.getLogger(__name__)
 
 
 def serve(spec: dict[str, Any]) -> None:
-    """Answer questions on stdin; `spec` is search_corpus.spec_of the store (plain data, so
-    this process never imports the Store's modules)."""
+    """Answer questions on stdin; `spec` is search_corpus.spec_of the store."""
     give_way()
     corpus = SearchCorpus(spec=spec)  # the index only: no articles kept
     if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
@@ -148,8 +147,7 @@ class Searcher:
             await proc.wait()
 
     async def query(self, text: str, limit: int, wait: float = FIRST_WAIT) -> list[str] | None:
-        """Addresses best first, once the index is ready (waiting up to `wait` seconds for
-        it); None when the worker cannot answer (`failure` says why)."""
+        """Addresses best first, once the index is ready (waiting up to `wait` seconds for it)."""
         self.used = time.monotonic()
         for _ in range(2):  # a worker retired while this question waited: start it again
             self.start()

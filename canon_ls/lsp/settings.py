@@ -46,8 +46,7 @@ class Settings:
         return options
 
     def open_store(self, project: Path) -> Store:
-        """The project's store as the editor opens it: these settings are the explicit layer, and a
-        client's word that the workspace is trusted lets canon.toml choose root and mounts."""
+        """The project's store as the editor opens it."""
         from canon_ls.core.project import open_store
 
         trust = self.trusted_client or None

@@ -1,5 +1,4 @@
-"""What one folder's checks found (`Signals`) and its open articles' unsaved findings (`Typing`):
-plain records its `Folder` (lsp/state.py) owns and the check and sync features write."""
+"""What one folder's checks found (`Signals`) and its open articles' unsaved findings (`Typing`)."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ class Signals:
     generation: int = 0  # bumps on every change; pull diagnostics' result ids
 
     def forget(self) -> None:
-        """The store was reopened: what was found no longer applies (a new check is queued;
-        the rename guesses, change times and asset directories stay until it lands)."""
+        """The store was reopened: what was found no longer applies."""
         self.findings.clear()
         self.stale.clear()
         self.evidence.clear()
@@ -69,8 +67,7 @@ class Signals:
         _put(self.findings, address, done.findings or None)
 
     def changed(self) -> bool:
-        """Something changed (pull diagnostics' result ids move on). True when an edit made a
-        verdict the last check has no evidence for (a new check is due); that is then taken."""
+        """Something changed (pull diagnostics' result ids move on)."""
         self.generation += 1
         pending = self.evidence_pending and self.checked
         self.evidence_pending = self.evidence_pending and not pending
@@ -86,9 +83,7 @@ def _put(table: dict[str, Any], key: str, value: Any) -> None:
 
 @dataclass
 class Typing:
-    """One folder's open articles whose text differs from their file: uri -> ((document
-    version, signals generation), its findings, or None until checked), and the timers
-    armed by their changes (features/typed.py)."""
+    """One folder's open articles whose text differs from their file, and their timers."""
 
     found: dict[str, tuple[tuple[int, int], list[Finding] | None]] = field(default_factory=dict)
     timers: dict[str, asyncio.TimerHandle] = field(default_factory=dict)

@@ -91,8 +91,7 @@ class Where:
         return self.reader.governing(self.address) if served else None
 
     def refresh(self, address: str) -> str | None:
-        """`address`'s governing article (§4), re-read first if disk moved on since (a stat or
-        two); what changed is queued to the folder, never re-checked or notified from a read."""
+        """`address`'s governing article (§4), re-read first if disk moved on since."""
         return self.folder.revalidate(address)
 
     def journal_read(self) -> bool:
@@ -105,8 +104,7 @@ class Where:
 
 @dataclass
 class DiskWhere(Where):
-    """A `Where` answering from the article files while the store loads (SPEC §10 hover: the
-    same answers, read from where they are); nothing there is stale yet."""
+    """A `Where` answering from the article files while the store loads."""
 
     reader: KeptView
 
@@ -122,8 +120,7 @@ class DiskWhere(Where):
 
 @dataclass(frozen=True)
 class Found:
-    """What hover, inlay hint, code lens and definition show: the article governing `address`
-    (§4), validated once (`Where.refresh`)."""
+    """What hover, inlay hint, code lens and definition show: the article governing `address`."""
 
     where: Where
     address: str  # what the token (or the document itself) names
@@ -142,8 +139,7 @@ def lookup(
     *,
     own_on_first_line: bool = True,
 ) -> Found | None:
-    """The one lookup of the read requests: what the text at `pos` names (`named`), or with no
-    `pos` the document itself, and the article governing it; None when nothing does."""
+    """The one lookup of the read requests: what the text at `pos` names."""
     if where is None or where.folder.store is None or where.kind == "store":
         return None
     if pos is not None:
@@ -169,8 +165,7 @@ def lookup(
 
 
 def imported(where: Where, text: Text, lines: range) -> Iterator[tuple[int, Import, Found]]:
-    """Each import on `lines` naming a governed project module (document links, inlay hints);
-    one stat per path for the whole document."""
+    """Each import on `lines` naming a governed project module (document links, inlay hints)."""
     seen: dict[Any, Any] = {}
     for n in imports.import_lines(where.path, text.source, lambda at: text.line_col(at)[0]):
         if n not in lines:
@@ -198,9 +193,7 @@ def _found(
 
 
 class Check:
-    """One folder's whole-store check (features/checks.py does the work): at most one runs,
-    and one more asked for meanwhile runs after it (never a cancel: a stream of events must
-    not starve the check); what was re-checked in-process while it runs."""
+    """One folder's whole-store check (features/checks.py does the work)."""
 
     def __init__(self, folder: Folder) -> None:
         self.folder = folder
@@ -237,8 +230,7 @@ class Check:
         return self.inputs()
 
     def inputs(self) -> tuple[Any, ...]:
-        """What a check's answer depends on: the store's load, root and mounts, staleness.
-        Changed meanwhile (reopened, toggled: a re-run is queued), the answer does not land."""
+        """What a check's answer depends on: the store's load, root and mounts, staleness."""
         folder = self.folder
         return folder.load, folder.store_options(), folder.settings.staleness_enabled
 
@@ -328,17 +320,14 @@ class Folder:
         self.signals.forget()
 
     def options(self) -> Options:
-        """SPEC §13 as this folder sees it now: the client's settings (explicit layer) over
-        the user's settings.json, the project's canon.toml and the defaults."""
+        """SPEC §13 as this folder sees it now: the client's settings."""
         return resolve(
             self.project, self.settings.options(), explicit_source="editor",
             trust=self.settings.trusted_client or None,
         )  # fmt: skip
 
     def store_options(self) -> dict[str, Any]:
-        """root and mounts for a child process (check, search, `canon` commands): the
-        client's, or where the client vouches for the workspace, those resolved here (a child
-        has no client to vouch)."""
+        """root and mounts for a child process (check, search, `canon` commands)."""
         if self.settings.trusted_client and self.store is not None and self.store.options:
             return self.store.options.store_options()
         return self.settings.store_options()
@@ -354,16 +343,14 @@ class Folder:
             self.searcher.stop()
 
     def search(self) -> Searcher:
-        """The folder's searcher, started now if nothing started it yet (a first question
-        before the start-up check ends, which otherwise starts it once it no longer competes)."""
+        """The folder's searcher, started now if nothing started it yet."""
         if self.searcher is None:
             self.searcher = Searcher(self.project, self.store_options(), self.server.run_task)
             self.searcher.start()
         return self.searcher
 
     def view(self, where: Where) -> Where:
-        """The read view of `where`: from the article files while the store is not loaded
-        (starting its load), for the places that can be answered so (an article, a file)."""
+        """The read view of `where`: from the article files while the store is not loaded."""
         load = self.load
         if where.kind not in ("asset", "article") or load is None or not load.early():
             return where
@@ -371,9 +358,7 @@ class Folder:
         return DiskWhere(self, where.path, where.kind, where.address, view, where.rule_source)
 
     def revalidate(self, address: str) -> str | None:
-        """`address`'s governing article, re-read (and any nearer one that appeared) if disk
-        moved on: core's one freshness rule (`Store.revalidate`), a stat per ancestor when
-        nothing did. What changed goes to the owner on the next turn of the loop (`queue`)."""
+        """`address`'s governing article, re-read."""
         store = self.store
         if store is None:
             return None
@@ -401,9 +386,7 @@ class Folder:
             self.server.store_changed(self, addresses)
 
     def recheck(self, address: str, *, checking: bool) -> bool:
-        """Recompute one article's findings in-process (core's `check.recheck`, from what the
-        last whole-store check measured); True when the article is new (never while
-        `checking`: the whole-store check under way sees it anyway)."""
+        """Recompute one article's findings in-process."""
         store, signals = self.store, self.signals
         if store is None:
             return False
@@ -425,8 +408,7 @@ class Folder:
         return done is not None and address not in signals.known and not checking
 
     def where(self, path: Path) -> Where | None:
-        """What a file is to this folder's store: core's one rule (`Store.place`, honouring
-        `root` and mounts); None outside the project and its mounts."""
+        """What a file is to this folder's store: core's one rule."""
         store = self.store
         if store is None:
             return None
@@ -521,8 +503,7 @@ class CanonLanguageServer(LanguageServer):
             task.cancel()
 
     def stop_work(self) -> None:
-        """End everything the session started: the file watcher, the background tasks, each folder's
-        check and search worker (their child processes killed)."""
+        """End everything the session started."""
         self.watcher.close()
         self.cancel_tasks()
         for folder in self.folders.values():
@@ -584,8 +565,7 @@ class CanonLanguageServer(LanguageServer):
 
     # -- documents ------------------------------------------------------------------------
     def open_articles(self, folder: Folder) -> set[str]:
-        """Addresses of `folder`'s articles open in the editor: their unsaved text may link
-        where the file on disk does not (references and renames read it). They are few."""
+        """Addresses of `folder`'s articles open in the editor."""
         places = [self.where(uri) for uri in list(self.workspace.text_documents)]
         return {w.address for w in places if w and w.folder is folder and w.kind == "article"}
 
@@ -618,8 +598,7 @@ def _rule_source(path: Path, project: Path) -> bool:
 
 
 def read_text(path: Path) -> Text | None:
-    """A file on disk as text, through core's regular-file reader: a FIFO or device (say a
-    FIFO at schema.json) is never opened for reading, so nothing blocks (SPEC §12)."""
+    """A file on disk as text, through core's regular-file reader (a FIFO never blocks)."""
     try:
         data, longer = fsio.read_regular(path, MAX_DISK_BYTES)
         return None if longer else Text(data.decode("utf-8"))

@@ -24,8 +24,7 @@ MAX_UNREAD = 16 * 1024 * 1024  # bytes queued for a client that stops reading: r
 
 
 class LoopStdin:
-    """pygls' AsyncReader (readline / readexactly) over a buffer the event loop fills: from an
-    asyncio pipe transport, or (`threaded`) from one daemon thread's blocking reads."""
+    """pygls' AsyncReader (readline / readexactly) over a buffer the event loop fills."""
 
     def __init__(self, stream: BinaryIO, threaded: bool = False, replay: bytes = b"") -> None:
         self.stream = stream
@@ -126,8 +125,7 @@ class LoopStdout:
         os.set_blocking(self.fd, False)
 
     async def drained(self) -> None:
-        """Return once the client has read enough: a client that stops reading stops the
-        server reading its requests, so the answers queued for it stay bounded."""
+        """Return once the client has read enough."""
         if self.queued > MAX_UNREAD:
             log.warning("paused reading: %d bytes of answers unread by the client", self.queued)
         while self.queued > MAX_UNREAD and not self.broken:
@@ -215,8 +213,7 @@ def loop_writable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
 
 
 def serve(server: object, early: Early | None = None) -> None:
-    """Run a pygls LanguageServer over stdio with the loop-native reader where possible;
-    `early` holds what was read (and perhaps answered) before the server existed."""
+    """Run a pygls LanguageServer over stdio with the loop-native reader where possible."""
     from pygls.io_ import StdoutWriter, run_async
     from pygls.lsp.server import LanguageServer
 
@@ -255,8 +252,7 @@ def serve(server: object, early: Early | None = None) -> None:
 
 
 async def _then_stop_work(session: Coroutine[Any, Any, None], server: object) -> None:
-    """Run the session, then end the work it started (`stop_work`) however it ended: a client that
-    closes the pipe without `shutdown` leaves no helper process behind."""
+    """Run the session, then end the work it started (`stop_work`) however it ended."""
     try:
         await session
     finally:
@@ -269,8 +265,7 @@ async def _then_stop_work(session: Coroutine[Any, Any, None], server: object) ->
 
 
 def _exit_code(server: object) -> int:
-    """0 when the session ended with the `shutdown` handshake, else 1 (LSP `exit`; also a
-    client that vanished without it). `shutting_down` is set by our `shutdown` handler."""
+    """0 when the session ended with the `shutdown` handshake, else 1."""
     return 0 if getattr(server, "shutting_down", False) else 1
 
 

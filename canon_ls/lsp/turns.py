@@ -26,7 +26,6 @@ async def yield_to_requests() -> None:
 
 
 def _queue(loop: asyncio.AbstractEventLoop) -> Sized | None:
-    """The loop's queue of callbacks ready to run (the standard loops name it `_ready`);
-    None on a loop without one, which then gets one turn per step."""
+    """The loop's queue of callbacks ready to run (the standard loops name it `_ready`)."""
     queued = getattr(loop, "_ready", None)
     return queued if isinstance(queued, Sized) else None

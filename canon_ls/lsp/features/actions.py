@@ -1,5 +1,4 @@
-"""Code actions (SPEC §10): create, update, journal, mark reviewed, show changes (§9.2), orphan
-remedies, links."""
+"""Code actions (SPEC §10): create, update, journal, mark reviewed, show changes."""
 
 from __future__ import annotations
 
@@ -182,8 +181,7 @@ def _edit_action(
 
 
 def _command_action(title: str, command: str, argument: object) -> types.CodeAction:
-    """A quick fix that runs a server command (opening a document, asking for a journal body):
-    nothing to edit up front, so no WorkspaceEdit."""
+    """A quick fix that runs a server command (opening a document, asking for a journal body)."""
     return types.CodeAction(
         title=title,
         kind=QUICKFIX,
@@ -284,9 +282,7 @@ def _move(
 def _merge(
     ls: CanonLanguageServer, folder: Folder, address: str, into: str
 ) -> types.WorkspaceEdit | str:
-    """The orphan becomes a section of its parent and is deleted (SPEC §10, §12): its text is
-    the editor's when it is open (unsaved lines included), else the file's now; the file is
-    deleted only when everything in it is carried into the parent."""
+    """The orphan becomes a section of its parent and is deleted (SPEC §10, §12)."""
     orphan_uri = folder.article_uri(address)
     target_uri = folder.article_uri(into)
     source, target = ls.text_of(orphan_uri), ls.text_of(target_uri)

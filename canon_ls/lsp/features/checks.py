@@ -29,8 +29,7 @@ ASSET_DEBOUNCE = 0.3  # seconds: a burst of asset events (git checkout, a build)
 
 
 async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
-    """One whole-store check of `folder` (`folder.check` schedules it): its child, the
-    progress shown meanwhile, the partial answer and then the whole one landed."""
+    """One whole-store check of `folder` (`folder.check` schedules it)."""
     if delay:
         await asyncio.sleep(delay)  # debounce bursts of file events
     inputs = folder.check.start()
@@ -126,8 +125,7 @@ async def _in_turns(items: Sequence[T], size: int = 256) -> AsyncIterator[Sequen
 
 
 async def _grouped(load: early.Load, findings: list[Finding]) -> dict[str, list[Finding]]:
-    """Findings by article, in their order (in turns of the loop), once the store has loaded:
-    landing reads the store, and is not to load it in one go on the loop."""
+    """Findings by article, in their order (in turns of the loop), once the store has loaded."""
     await load.ready()
     grouped: dict[str, list[Finding]] = {}
     async for part in _in_turns(findings):

@@ -104,8 +104,7 @@ def settings(ls: CanonLanguageServer, *args: Any) -> str:
 
 
 def resolve(ls: CanonLanguageServer, *args: Any) -> dict[str, Any] | str | None:
-    """`canon.resolve`: what a document, path or address is to canon (§3 address, §4 governing
-    article), so editor clients ask instead of re-implementing the rule."""
+    """`canon.resolve`: what a document, path or address is to canon."""
     obj = args[0] if args else None
     if not isinstance(obj, dict):
         return 'canon.resolve takes one argument, e.g. {"uri": "file:///…/src/a.ts"}.'
@@ -195,8 +194,7 @@ async def create_article(ls: CanonLanguageServer, *args: Any) -> bool:
 
 
 async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
-    """`canon.journalAbout {address, body?}`: with a body, journal it (source lsp); without,
-    create a new entry file with the subject filled in and open it for the user to write."""
+    """`canon.journalAbout {address, body?}`: with a body, journal it (source lsp)."""
     obj = args[0] if args and isinstance(args[0], dict) else {}
     address = obj.get("address")
     folder = pick_folder(ls, obj)

@@ -119,8 +119,7 @@ def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnosti
 async def push_folder(
     ls: CanonLanguageServer, folder: Folder, only: set[str] | None = None
 ) -> None:
-    """Publish the findings of every article of `folder` (or those of `only`), clear what went
-    away and push the open assets', yielding to the loop between small batches."""
+    """Publish the findings of every article of `folder`."""
     live = set()
     resume = time.perf_counter()
     for address in list(folder.signals.findings):

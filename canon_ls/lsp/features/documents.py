@@ -33,8 +33,7 @@ def on_did_change(ls: CanonLanguageServer, params: types.DidChangeTextDocumentPa
 
 
 def settled(ls: CanonLanguageServer, uri: str) -> None:
-    """An article's text stopped changing: push its findings; a client that pulls asks for
-    them itself on every change, and is told to ask again only when a pull came too early."""
+    """An article's text stopped changing: push its findings."""
     if not ls.pull_diagnostics:
         diagnostics.publish(ls, uri, diagnostics.for_uri(ls, uri))
         return

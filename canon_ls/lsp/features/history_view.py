@@ -23,8 +23,7 @@ TIMEOUT = 120.0  # seconds for the child (a first history pass on a big reposito
 
 
 async def run_cli(folder: Folder, command: str, path: str, *flags: str) -> tuple[int, str]:
-    """Run `canon <command> <flags> -- <path>` for the folder's project and options (`--`: a
-    file named `-x.py` is a path, not an option); (exit code, text)."""
+    """Run `canon <command> <flags> -- <path>` for the folder's project and options."""
     options = folder.store_options()
     argv = python_module("canon_ls.agent.cli", command, "--project", str(folder.project))
     if options.get("root"):

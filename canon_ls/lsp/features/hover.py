@@ -92,8 +92,7 @@ def render(found: Found, journal: list[str]) -> str:
 
 
 def _rules(found: Found) -> list[str]:
-    """A line per article that applies to the file beyond its address (front matter
-    `applies`/`always`): the nearest article never hides one."""
+    """A line per article that applies to the file beyond its address."""
     where = found.where
     rules_for = getattr(where.reader, "rules_for", None)  # none while the store loads
     project = where.folder.project

@@ -1,5 +1,4 @@
-"""Code lens on line 1: which article governs the file, or an offer to create one (SPEC §10);
-on a stale article and its files, the staleness in short, opening what changed (SPEC §9.1)."""
+"""Code lens on line 1: which article governs the file, or an offer to create one (SPEC §10)."""
 
 from __future__ import annotations
 

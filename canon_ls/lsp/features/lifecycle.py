@@ -142,11 +142,7 @@ def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
 
 
 def _cancel_pending_requests(ls: CanonLanguageServer) -> None:
-    """Cancel the requests still running (a history child, a showDocument round trip) before
-    pygls does. pygls 2.1 cancels them while iterating its table of futures, and a cancelled
-    command's future removes itself from that table at once: the iteration fails, `shutdown`
-    never completes, and `exit` ends the process with 1. Cancelled from a copy here, they are
-    gone from the table when pygls looks (their children are killed by `history.run_cli`)."""
+    """Cancel the requests still running."""
     protocol = ls.protocol
     table = pygls_private.request_futures(protocol)
     current = getattr(protocol, "msg_id", None)

@@ -1,5 +1,4 @@
-"""Document links, definition and references (SPEC §10 rows "document links, definition",
-"references"). Targets come from the store's index; ranges from the document's own text."""
+"""Document links, definition and references."""
 
 from __future__ import annotations
 

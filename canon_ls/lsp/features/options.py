@@ -1,5 +1,4 @@
-"""The six options in the language server (SPEC §13): the client's settings are the explicit layer
-over the user's settings.json and the project's canon.toml."""
+"""The six options in the language server (SPEC §13)."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def reread_all(ls: CanonLanguageServer) -> None:
 
 
 def reread_options(ls: CanonLanguageServer, folder: Folder) -> None:
-    """canon.toml or settings.json changed on disk: reopen the store when its root or mounts
-    moved, else only take the new behaviour options; then say what is wrong in the files."""
+    """canon.toml or settings.json changed on disk."""
     options = folder.options()
     store = folder.store
     now = store.options if store is not None else None

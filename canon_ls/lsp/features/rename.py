@@ -61,8 +61,7 @@ def on_will_rename_files(
 
 
 def _destination(ls: CanonLanguageServer, uri: str) -> Where | None:
-    """Where a renamed asset lands, when its article may follow it (SPEC §12): an asset of a served
-    project with a store (this one, another root, a mount)."""
+    """Where a renamed asset lands, when its article may follow it (SPEC §12)."""
     dest = ls.where(uri)
     if dest is None or dest.kind != "asset" or not dest.address or not dest.folder.serving:
         return None

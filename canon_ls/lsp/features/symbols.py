@@ -69,9 +69,7 @@ async def on_workspace_symbol(
 
 
 def on_answered_early(ls: CanonLanguageServer, params: object) -> None:
-    """A query answered before the server was built (meanwhile.py): start here what it would
-    have started (the load, the BM25 worker and the "indexing" progress), so the next
-    keystroke gets the full answer as soon as it can."""
+    """A query answered before the server was built (meanwhile.py)."""
     for folder in list(ls.folders.values()):
         store = folder.store
         if store is None or not store.exists():
@@ -85,8 +83,7 @@ def on_answered_early(ls: CanonLanguageServer, params: object) -> None:
 
 
 def _full_answer(folder: Folder, worker: Searcher) -> bool:
-    """Whether the folder answers from its loaded store and BM25 (or BM25 failed for good),
-    not from what it holds early."""
+    """Whether the folder answers from its loaded store and BM25."""
     loaded = folder.load is None or folder.load.loaded
     return loaded and bool(worker.served or worker.failure)
 
@@ -98,12 +95,7 @@ def _file_uri(store: Store, address: str) -> str:
 async def early_answer(
     ls: CanonLanguageServer, folder: Folder, query: str
 ) -> list[tuple[str, Article | None]]:
-    """The answer from what the store holds, at once (its load starts now if it has not):
-    every address once the load's first step has listed them (a fraction of a second even
-    at 50k articles), the articles read so far; those not read yet are read one by one.
-    While nothing held matches, the load goes on a little longer (`EARLY_WAIT` at most):
-    the words may be in a capsule not read yet. A load waiting for the check's parse cache
-    goes ahead at once: a person waits now."""
+    """The answer from what the store holds, at once (its load starts now if it has not)."""
     store, load = folder.store, folder.load
     assert store is not None
     task = None
@@ -136,9 +128,7 @@ async def early_answer(
 
 
 async def small_store_hits(store: Store, view: Store | KeptView, query: str) -> list[str] | None:
-    """BM25 over a small store built here, in steps between requests (the worker's index,
-    the same tokens): a query only bodies match waited ~1 s at 100 articles for the worker
-    to start; None for a store over `SMALL` articles (the worker is worth the wait)."""
+    """BM25 over a small store built here, in steps between requests."""
     from canon_ls.core.search import SearchIndex, article_tokens, boosted, tokenize
 
     addresses = store.held()[0] or early_symbols.listed(store)
@@ -155,8 +145,7 @@ async def small_store_hits(store: Store, view: Store | KeptView, query: str) -> 
 
 
 def _show_indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:
-    """A work-done progress while BM25 (and the store) get ready: the answers until then may
-    miss articles found by their body. One at a time per folder."""
+    """A work-done progress while BM25 (and the store) get ready."""
     if worker.indexing is not None or ls.shutting_down:
         return
     if not get_capability(ls.client_capabilities, "window.work_done_progress", False):

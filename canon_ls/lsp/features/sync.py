@@ -46,8 +46,7 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
 
 
 class Notifier:
-    """Telling the client what changed: the documents whose diagnostics must be re-sent, one
-    send per loop tick however many changes came, and which documents hold pushed ones."""
+    """Telling the client what changed."""
 
     def __init__(self, ls: CanonLanguageServer) -> None:
         self.ls = ls

@@ -19,9 +19,7 @@ Settled = Callable[[CanonLanguageServer, str], None]
 
 
 def changed(ls: CanonLanguageServer, uri: str, then: Settled) -> None:
-    """An open document's text changed (or opened unlike its file): an article's findings
-    follow its text from now until it is saved or closed; `then` runs `DEBOUNCE` seconds
-    after the last change (on the loop, not a thread), the store loaded first."""
+    """An open document's text changed (or opened unlike its file)."""
     where = ls.where(uri)
     text = ls.open_text(uri)
     if where is None or where.kind != "article" or where.folder.store is None or text is None:

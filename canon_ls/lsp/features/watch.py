@@ -122,9 +122,7 @@ class Watcher:
             log.info("client refused file watching (%s); canon watches on its own", exc)
 
     def wanted(self) -> tuple[Any, ...]:
-        """What the child should watch now, as a cheap key: stat'ing a few paths per folder,
-        the asset directories by the identity of the last check's listing (joining ~9k paths
-        took ~20 ms, too much for every batch of events)."""
+        """What the child should watch now, as a cheap key."""
         trees: set[str] = set()
         dirs: set[str] = set()
         listings: list[tuple[str, int]] = []
@@ -172,8 +170,7 @@ class Watcher:
         return {"trees": list(trees), "dirs": [*dirs, *assets], "poll_ms": int(poll * 1000)}
 
     def update(self) -> None:
-        """Send the child the set to watch when it changed (a store appeared or went, a check
-        listed other asset directories, a folder came or went)."""
+        """Send the child the set to watch when it changed."""
         proc = self.proc
         if proc is None or proc.stdin is None or proc.returncode is not None:
             return
@@ -256,8 +253,7 @@ class Watcher:
         self.update()  # a store or directory that appeared or went changes what is watched
 
     def git_moved(self, folder: Folder) -> None:
-        """HEAD, a branch or packed-refs moved (a commit, a checkout): staleness may change.
-        Not `.git/index`: the check's own `git status` refreshes it."""
+        """HEAD, a branch or packed-refs moved (a commit, a checkout): staleness may change."""
         mark = _git_mark(folder)
         known = self.git_marks.get(folder.uri, mark)  # a folder added since: from now on
         if known != mark and folder.check.asked:
@@ -288,8 +284,7 @@ def on_did_change_watched_files(
 
 
 def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = True) -> None:
-    """Changed files on disk (client or own events): re-read articles, re-check assets. A
-    store file of a store still loading is handled once the load is done (`Load.defer`)."""
+    """Changed files on disk (client or own events): re-read articles, re-check assets."""
     assets: set[str] = set()
     git_moved: set[str] = set()
     reread: list[str] = []  # directories of articles re-read whole in this batch (+ os.sep)
@@ -344,9 +339,7 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
 
 
 def _reload(store: Store, path: Path) -> set[str]:
-    """Re-read one article file; for a directory that appeared or went in the articles tree
-    (moved in or out whole: one event for all it holds), every article below it (core's one
-    walk, iterative: a 1,000-deep tree moved in is no RecursionError, SPEC §12)."""
+    """Re-read one article file; for a directory that appeared or went in the articles tree."""
     if path in (store.root, store.articles_dir):
         return store.refresh()  # the whole store (or its articles) moved in or out at once
     if path.name.endswith(".md") or store.articles_dir not in path.parents:

@@ -1,6 +1,4 @@
-"""Imports in a language's own syntax -> the project file or folder they name (SPEC §10
-hover): one module per language, each a table of line rules; here what they share, project
-facts parsed once per change of their file and existence checks, a stat each per request."""
+"""Imports in a language's own syntax -> the project file or folder they name (SPEC §10 hover)."""
 
 from __future__ import annotations
 
@@ -32,9 +30,7 @@ def on_line(
     seen: Any = None,
     line: str | None = None,
 ) -> list[Import]:
-    """The imports on line `n` of `doc` naming something inside `project`; with `column`,
-    only the one under it (a hover resolves no other name). `seen`: a dict shared by the
-    calls of one request, so a file is looked for once."""
+    """The imports on line `n` of `doc` naming something inside `project`."""
     language = _LANGUAGES.get(doc.suffix)
     if line is None:  # `line`: line n when the caller holds it
         line = lines(n) if language is not None else ""
@@ -67,8 +63,7 @@ def by_rules(rules: Rules) -> Callable[[Where, Lines, int, str], Found]:
 
 
 def import_lines(doc: Path, source: str, line_of: Callable[[int], int]) -> list[int]:
-    """The lines of a whole document that may hold an import (one pass of the language's
-    CANDIDATES pattern, so a long file's other lines are never read one by one)."""
+    """The lines of a whole document that may hold an import."""
     language = _LANGUAGES.get(doc.suffix)
     found: set[int] = set()
     for m in language.CANDIDATES.finditer(source) if language else ():
@@ -82,8 +77,7 @@ class Where(NamedTuple):
     seen: dict[Any, Any]  # what one request found on disk: path -> stat mode (0: missing)
 
     def first(self, candidates: Iterable[Path], folders: bool = True) -> Path | None:
-        """The first candidate that is a file (or, with `folders`, a folder); a stat each,
-        once per request."""
+        """The first candidate that is a file (or, with `folders`, a folder)."""
         for path in candidates:
             mode = self.seen.get(path)
             if mode is None:

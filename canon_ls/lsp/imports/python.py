@@ -1,6 +1,4 @@
-"""Python: `import a.b`, `from a.b import c` (c a module when it is one), relative imports,
-a parenthesised name list. Package roots: what the nearest pyproject.toml declares, then
-`src/` beside it, its folder, the project; a folder without `__init__.py` is a package too."""
+"""Python: `import a.b`, `from a.b import c`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Rust: `mod x;` names x.rs or x/mod.rs where the declaring module's children live;
-`use crate::a::b` (`self::`, `super::`) the deepest of a.rs, a/mod.rs, a/b.rs, ... that
-exists, from src/ beside the nearest Cargo.toml (or the current module)."""
+"""Rust: `mod x;` names x.rs or x/mod.rs where the declaring module's children live."""
 
 from __future__ import annotations
 
