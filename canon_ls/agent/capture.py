@@ -1,5 +1,4 @@
-"""Quick capture (SPEC §11.5): a user prompt that starts with `remember:` becomes a journal
-entry."""
+"""Quick capture (SPEC §11.5): a prompt starting `remember:` becomes a journal entry."""
 
 from __future__ import annotations
 

@@ -136,8 +136,7 @@ def cmd_links(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    """SPEC §9.2: commits of the article and its governed files, the reference date marked,
-    then the journal; --diff prints what changed in the governed files since that date."""
+    """SPEC §9.2: commits of the article and its governed files, then the journal; --diff."""
     from canon_ls.core import history
     from canon_ls.core.store import BadInput
 

@@ -128,8 +128,7 @@ def _check_exports(store: Store, hosts: list[str] | None) -> int:
 
 
 def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:
-    """`canon check`: the generated files of every host in use that are not up to date, as
-    warnings (file, message, code)."""
+    """`canon check`: the out-of-date generated files of every host in use, as warnings."""
     from canon_ls.core import rules_export
     from canon_ls.core.rules_export import STATES
 

@@ -253,9 +253,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _fix(store: Store) -> None:
-    """`canon check --fix`: each duplicated owned key keeps its non-empty value, and each
-    journal entry's block-list subject becomes one line (stderr says what changed, so
-    --format json stays one JSON document)."""
+    """`canon check --fix`: duplicated keys and block-list subjects repaired, said on stderr."""
     from canon_ls.core.article import without_duplicates
     from canon_ls.core.journal import flow_shaped
 

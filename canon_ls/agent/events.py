@@ -127,8 +127,7 @@ class HookSession:
         rank: bool = True,
         event: str = "PostToolUse",
     ) -> str:
-        """The address spine of a finished tool call, and with the lane on the articles its intent
-        newly ranks (after the spine's lines): additional context, or ''."""
+        """A finished call's address spine, then (lane on) what its intent newly ranks; or ''."""
         if not self.options["surface"]:
             return ""
         surfacer = self._surfacer(agent_id)

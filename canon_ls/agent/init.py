@@ -56,8 +56,7 @@ Next:
 
 
 def store_created(store: Store, full: bool = True) -> list[str]:
-    """Create the store (core's `Store.create`: directories and default schema.json, idempotent) and
-    say what was made."""
+    """Create the store (core's idempotent `Store.create`) and say what was made."""
     created = store.create()
     root = _rel(store.root, store.project)
     made = ", ".join(_rel(p, store.root) + ("/" if p.is_dir() else "") for p in created)
@@ -286,8 +285,7 @@ def _read(path: Path, root: Path) -> str | None:
 
 
 def _write(path: Path, root: Path, text: str) -> None:
-    """Atomic, never through a link (initfiles), so an agent starting meanwhile never reads a
-    torn file and a cloned repository's link cannot redirect the write."""
+    """Atomic, never through a link (initfiles): no torn file, no redirected write."""
     try:
         initfiles.write(path, root, text)
     except OSError as exc:

@@ -28,8 +28,7 @@ def special(rel: str) -> Refused:
 
 
 def check(path: Path, root: Path) -> None:
-    """Refuse up front (before anything is written) a path whose way from `root` holds a link
-    or whose end is not a regular file; missing components are fine (they will be created)."""
+    """Refuse, before any write, a path through a link or ending in a non-regular file."""
     if root.is_symlink():
         raise linked(str(root), root)
     current = root

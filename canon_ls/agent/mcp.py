@@ -166,9 +166,7 @@ async def _read_lines(out: Any, answer: Any) -> None:
 
 
 def _message(line: str) -> SessionMessage | Exception | types.JSONRPCError:
-    """One line as the SDK reads it, but parsed by Python's json: the SDK's parser rejects a
-    lone surrogate escape ("\\ud800") and nesting past 200 levels, and the request then went
-    unanswered. A request that still cannot be read is answered with an error that says why."""
+    """One line parsed by Python's json (the SDK's rejects lone surrogates, deep nesting)."""
     try:
         data: Any = json.loads(line)
     except RecursionError:

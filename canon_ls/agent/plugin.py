@@ -25,8 +25,7 @@ MISSING = (
 
 
 def guarded(command: str, say: bool) -> str:
-    """`command` when `canon` is on PATH; otherwise nothing, or (`say`: the session's first
-    event) one message to the user saying how to install it."""
+    """`command` when `canon` is on PATH; else nothing, or (`say`) how to install it."""
     head = f"command -v canon >/dev/null 2>&1 && exec {command};"
     if not say:
         return f"{head} exit 0"

@@ -1,5 +1,4 @@
-"""`canon settings`: the six options, each with its effective value and where it came from, and
-`set` / `unset` in the user's settings.json or (`--project`) the project's canon.toml (SPEC §13)."""
+"""`canon settings`: the six options, their values and sources, and `set` / `unset` (SPEC §13)."""
 
 from __future__ import annotations
 

@@ -302,8 +302,7 @@ class Surfacer:
     # -- helpers
 
     def _surface(self, hit: Hit, how: str, lines: list[str]) -> None:
-        """One article the touch reached (its governing one, or a rule that applies to it),
-        once per cycle."""
+        """One article the touch reached (governing, or a rule that applies), once per cycle."""
         if hit.governing in self.seen:
             self._trace("already", token=hit.token, address=hit.address, governing=hit.governing)
             return

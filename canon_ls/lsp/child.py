@@ -73,8 +73,7 @@ async def idle_prefix() -> list[str]:
 
 
 async def spawn(module: str, *args: str, **options: Any) -> asyncio.subprocess.Process:
-    """Start the helper `module` (a child Python, as `python_module` says), already idle where
-    `idle_prefix` works, and stepped back at once in any case."""
+    """Start the helper `module` (a child Python), idle where it works, stepped back at once."""
     import asyncio
 
     argv = [*await idle_prefix(), *python_module(module, *args)]

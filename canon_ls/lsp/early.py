@@ -74,8 +74,7 @@ class Load:
         return task
 
     def expect_cache(self) -> Callable[[], None] | None:
-        """A check child is starting: when the store is not loaded yet and has no parse cache to
-        load from, its load is to wait for the one the child writes."""
+        """A check child is starting: with no parse cache, the load waits for the child's."""
         store = self.store
         if store.loaded or self.task is not None:
             return None
@@ -174,10 +173,7 @@ class Load:
 
 
 class KeptView(DiskView):
-    """A DiskView whose articles are kept from one request to the next while their file's
-    stat key holds (and was settled when read, core/freshness.py): until the store loads
-    (at 50k articles, after the check child's store), every hover read and parsed its
-    governing article again (0.2 ms a hover, more while git keeps the disk busy)."""
+    """A DiskView keeping articles between requests while their stat key holds."""
 
     def __init__(self, load: Load) -> None:
         super().__init__(load.store)

@@ -53,8 +53,7 @@ def answer(stdin: BinaryIO, stdout: BinaryIO) -> Early:
 
 
 def read_first(fd: int) -> tuple[bytes, dict[str, Any] | None, int]:
-    """Every byte read (all are replayed to the server), the first message when it is a well-formed
-    frame holding a JSON object, and that frame's length in bytes."""
+    """Every byte read (all replayed), the first frame's JSON object if well formed, its length."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > MAX_HEADER or not (chunk := _read(fd)):
@@ -99,8 +98,7 @@ def content_length(head: bytes) -> int | None:
 
 
 def initialize_result(params: Any) -> dict[str, Any] | None:
-    """The server's `InitializeResult` for these params, or None when they are unusual enough
-    that only the server should judge them."""
+    """The server's `InitializeResult` for these params, or None when unusual ones."""
     if not isinstance(params, dict) or not isinstance(params.get("capabilities"), dict):
         return None
     client = params["capabilities"]
@@ -166,8 +164,7 @@ def _will_save(client: dict[str, Any]) -> dict[str, bool] | None:
 
 
 def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
-    """`willRename` (every file: a renamed asset's article follows it) for a client that
-    sends it; the other file operations are not handled."""
+    """`willRename` (a renamed asset's article follows it) for a client that sends it."""
     operations = _section(client, "workspace", "fileOperations")
     if operations is None:
         return None

@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Signals:
-    """What the whole-store check found for one folder, kept current between checks by the
-    incremental re-checks."""
+    """What the whole-store check found for one folder, kept current by the re-checks."""
 
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # article address -> list
     stale: dict[str, str] = field(default_factory=dict)  # article address -> reason

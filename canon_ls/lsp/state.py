@@ -243,9 +243,7 @@ class Check:
     def land(
         self, inputs: tuple[Any, ...], findings: Any, snapshot: Any, known: set[str]
     ) -> set[str] | None:
-        """The whole answer (a `background.Snapshot`; `known`: the articles it saw) into the
-        signals, what an edit changed meanwhile re-checked on top (returned), the watcher and
-        the searcher started; None when it is not current (`inputs`)."""
+        """The whole answer into the signals (edits re-checked on top); None when not current."""
         if self.inputs() != inputs:
             return None
         folder, meanwhile = self.folder, self.meanwhile or set()
@@ -272,8 +270,7 @@ class Check:
 
 @dataclass(eq=False)
 class Folder:
-    """One project: its Store and the store's load, settings, its whole-store check, what the
-    last check found (`signals`) and the request caches."""
+    """One project: its Store, load, settings, whole-store check, `signals` and caches."""
 
     uri: str
     project: Path
@@ -434,10 +431,7 @@ class Folder:
         return uri
 
     def warm(self) -> None:
-        """Once the store is loaded (and again when a check lands), build core's backlinks
-        index, then group the journal by subject, in small steps between requests: the first
-        references, hover or re-check never pays for either in one go (at 10k articles the
-        first references took 0.9 s when it read 5k journal entries itself)."""
+        """Build core's backlinks index and journal by subject, in steps between requests."""
         store = self.store
         if store is None or (self.warming is not None and not self.warming.done()):
             return

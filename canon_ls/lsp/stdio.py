@@ -96,8 +96,7 @@ def loop_readable(stdin: BinaryIO, stdout: BinaryIO) -> bool:
 
 
 def _pipe_apart(stdin: BinaryIO, stdout: BinaryIO, reading: bool) -> bool:
-    """Whether stdin (`reading`) or stdout is a pipe or socket, and not the very object the
-    other one is (a tty or one socket for both)."""
+    """Whether stdin (`reading`) or stdout is a pipe or socket, and not the other's object."""
     try:
         into, out = os.fstat(stdin.fileno()), os.fstat(stdout.fileno())
     except (OSError, ValueError, AttributeError):
@@ -270,8 +269,7 @@ def _exit_code(server: object) -> int:
 
 
 def _run(main: Coroutine[Any, Any, None], grace: float = 2.0) -> None:
-    """`asyncio.run`, except that tasks still running at exit get `grace` seconds to end
-    after cancellation instead of an unbounded wait: `exit` must end the process."""
+    """`asyncio.run`, but tasks left at exit get `grace` seconds: `exit` must end the process."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:

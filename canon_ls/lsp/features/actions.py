@@ -329,8 +329,7 @@ BOOKKEEPING = ("capsule", "updated", "scope", "reviewed", "stale_after")
 
 
 def _section(address: str, text: str) -> tuple[str, str]:
-    """(`\n## <name>\n\n<capsule>\n\n<body without its # title>\n`, ''), or ('', a sentence
-    saying why the article cannot become a section without losing something)."""
+    """(the section's text, ''), or ('', why the article cannot become a section)."""
     orphan = core_article.parse(text, address)
     if orphan.problems:
         return "", f"{address} cannot be merged: {orphan.problems[0]}."

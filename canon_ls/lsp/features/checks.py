@@ -88,8 +88,7 @@ async def _land(
     known: set[str],
     first: dict[str, list[Finding]] | None,
 ) -> None:
-    """The whole answer: into the folder's signals, what an edit changed meanwhile re-checked
-    on top, the watcher and the searcher started, the client told what differs."""
+    """The whole answer into the folder's signals, the client told what differs."""
     meanwhile = folder.check.land(inputs, grouped, snapshot, known)
     if meanwhile is None:
         return
@@ -114,8 +113,7 @@ T = TypeVar("T")
 
 
 async def _in_turns(items: Sequence[T], size: int = 256) -> AsyncIterator[Sequence[T]]:
-    """`items` in slices of `size`, with a turn of the event loop whenever early.SLICE of them
-    has passed: a landing at 50k articles walks tens of thousands of findings."""
+    """`items` in slices of `size`, yielding to the loop every early.SLICE items."""
     resume = time.perf_counter()
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -145,8 +143,7 @@ async def _differing(before: dict[str, list[Finding]], after: dict[str, list[Fin
 async def _carry_stale(
     folder: Folder, grouped: dict[str, list[Finding]]
 ) -> dict[str, list[Finding]]:
-    """`grouped` (a partial snapshot's findings) with the stale findings the previous check found,
-    kept meanwhile (a re-check must not make them flicker); the final snapshot replaces them."""
+    """`grouped` with the previous check's stale findings kept meanwhile (no flicker)."""
     async for part in _in_turns(list(folder.signals.stale.items()), 64):
         for address, reason in part:
             if address in grouped or (folder.store is not None and folder.store.has(address)):

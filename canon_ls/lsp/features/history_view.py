@@ -77,8 +77,7 @@ async def history(ls: CanonLanguageServer, *args: Any) -> str:
 
 
 async def show_changes(ls: CanonLanguageServer, *args: Any) -> str:
-    """`canon.showChanges {address}`: open the diff of the article's governed files since its
-    reference date as a read-only document; returns its URI, or the sentence saying why not."""
+    """`canon.showChanges {address}`: the governed files' diff as a read-only document."""
     folder, address, _ = _argument(ls, args)
     if folder is None or folder.store is None or not address:
         return 'canon.showChanges needs {"address": …}.'

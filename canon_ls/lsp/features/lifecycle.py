@@ -19,8 +19,7 @@ log = logging.getLogger(__name__)
 
 
 def create(ls: CanonLanguageServer) -> None:
-    """The features that own state of their own and the work a folder asks of the server,
-    wired in this one place."""
+    """The features that own state and the work a folder asks of the server, wired here."""
     ls.watcher = watch.Watcher(ls)
     ls.notifier = sync.Notifier(ls)
     ls.check_work = functools.partial(checks.run, ls)

@@ -48,8 +48,7 @@ def changed(ls: CanonLanguageServer, uri: str, then: Settled) -> None:
 def findings(
     folder: Folder, address: str, uri: str, text: str, version: int
 ) -> list[Finding] | None:
-    """The findings of the article's text as the editor holds it, or None when they follow
-    the file (never changed since opened or saved, or the store not loaded yet)."""
+    """The findings of the editor's text, or None when they follow the file."""
     typing = folder.typing
     known = typing.found.get(uri)
     if known is None:

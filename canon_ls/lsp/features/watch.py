@@ -37,8 +37,7 @@ _NOISE_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp")
 
 
 class Watcher:
-    """The server's file watcher: registration with the client, the watchfiles child, and
-    what it watches. Created once per server (`lifecycle.create_features`)."""
+    """The server's file watcher: client registration, the watchfiles child, its paths."""
 
     def __init__(self, ls: CanonLanguageServer) -> None:
         self.ls = ls

@@ -51,8 +51,7 @@ Rules = tuple[tuple[re.Pattern[str], str, Callable[["Where", str], Path | None]]
 
 
 def by_rules(rules: Rules) -> Callable[[Where, Lines, int, str], Found]:
-    """A language's table of rules, (line pattern, its group, how that group resolves), read
-    as its `imports`."""
+    """A language's table of rules: (line pattern, its group, how that group resolves)."""
 
     def imports(where: Where, lines: Lines, n: int, line: str) -> Found:
         for pattern, group, resolve in rules:

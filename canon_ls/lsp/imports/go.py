@@ -1,5 +1,4 @@
-"""Go: an import path under the module path of the nearest go.mod, or of a module the nearest
-go.work `use`s, names a package folder of that module."""
+"""Go: an import path under a go.mod / go.work module path names a package folder."""
 
 from __future__ import annotations
 

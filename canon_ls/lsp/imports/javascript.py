@@ -1,6 +1,4 @@
-"""TypeScript/JavaScript: a relative specifier is tried with the extensions and `index.*` a
-bundler tries; a bare one through the nearest tsconfig.json/jsconfig.json (`paths`, then
-`baseUrl`), then the workspace packages of the project's package.json."""
+"""TS/JS: relative specifiers as a bundler tries them; bare ones via tsconfig or packages."""
 
 from __future__ import annotations
 
