@@ -66,7 +66,11 @@ SPLIT_MIN_COMMITS = 200
 # 234 MB peak); nine down, the partial at 9-12 s, the end at 17 s, 201 MB.
 HALF_STEP_BACK = 9
 DELTA_CACHE_PER_INDEX_BYTE = 3
-DELTA_CACHE_MAX = 512 * 1024 * 1024
+# At most 128 MB, and the pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of
+# the pass peaked at 469 MB with 216 MB of cache, 296 MB with these limits (268 MB at 96 MB), for
+# about twice the CPU in an idle-priority child (docs/BENCHMARKS.md, the editor's first answers).
+DELTA_CACHE_MAX = 128 * 1024 * 1024
+PACK_WINDOWS = ("-c", "core.packedGitLimit=48m", "-c", "core.packedGitWindowSize=8m")
 
 
 def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
@@ -100,6 +104,7 @@ def log_args(
         limit = delta_cache_limit(project)
     config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
     return [
+        *PACK_WINDOWS,
         *config,
         "log",
         "--no-renames",

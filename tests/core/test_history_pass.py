@@ -77,8 +77,9 @@ def test_the_delta_cache_grows_with_the_index(repo: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)
     assert changes.delta_cache_limit(repo) == 3 * index
     args = changes.log_args(repo, "HEAD", whole=True)
-    assert args[:3] == ["-c", f"core.deltaBaseCacheLimit={3 * index}", "log"]
-    assert changes.log_args(repo, "OLD..HEAD")[0] == "log"
+    windows = list(changes.PACK_WINDOWS)  # the pack mapped in bounded windows (issue 40)
+    assert args[:7] == [*windows, "-c", f"core.deltaBaseCacheLimit={3 * index}", "log"]
+    assert changes.log_args(repo, "OLD..HEAD")[4] == "log"
     monkeypatch.setattr(changes, "DELTA_CACHE_MAX", 2)
     assert changes.delta_cache_limit(repo) == 2
     sub = repo / "src"  # from a subdirectory git names the index relative to it
@@ -286,3 +287,14 @@ def test_paths_out_of_byte_order_still_land_in_their_ranges(
         one.gone,
     )
     assert len(one.newest) + len(one.gone) == len(names) and one.gone
+
+
+def test_a_big_repository_s_pass_stays_within_bounds(repo: Path, tmp_path: Path) -> None:
+    """Issue 40 item 3: at 500k files (a 75 MB index) the cache grew to 216 MB and one half of
+    the pass to 469 MB; it now stops at 128 MB, and the pack is mapped in bounded windows."""
+    index = tmp_path / "index"
+    with open(index, "wb") as fh:
+        fh.truncate(100 * 1024 * 1024)  # a sparse stand-in for a big repository's index
+    assert changes.delta_cache_limit(repo, str(index)) == 128 * 1024 * 1024
+    args = changes.log_args(repo, "HEAD", whole=True, limit=128 * 1024 * 1024)
+    assert "core.packedGitLimit=48m" in args and "core.packedGitWindowSize=8m" in args
