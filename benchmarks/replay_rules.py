@@ -68,38 +68,40 @@ def rebuild(corpus: Path, name: str, into: Path) -> list[str]:
 # ------------------------------------------------------------------ host semantics
 
 
+_GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\{|\}|,|\[[^\]]*\]|.", re.S)
+
+
 def glob_re(glob: str) -> re.Pattern[str]:
-    """A host glob as a regex: `**` any depth, `*` within a name, `{a,b}`; a glob without '/'
-    matches a name at any depth; a directory covers what is under it."""
+    """A host glob as a regex, translated token by token (kept apart from canon's own matcher,
+    so the replay checks canon rather than itself): `**` any depth, `*` within a name, `{a,b}`,
+    `[…]`; a glob without '/' matches a name at any depth; a directory covers what is under it."""
     glob = glob.strip().removeprefix("./")
     if "/" not in glob.rstrip("/"):
         glob = "**/" + glob
-    out, i, depth = "", 0, 0
-    while i < len(glob):
-        c = glob[i]
-        if glob.startswith("**/", i):
-            out, i = out + "(?:[^/]+/)*", i + 3
-            continue
-        if glob.startswith("**", i):
-            out, i = out + ".*", i + 2
-            continue
-        if c == "*":
-            out += "[^/]*"
-        elif c == "?":
-            out += "[^/]"
-        elif c == "{":
-            out, depth = out + "(?:", depth + 1
-        elif c == "}" and depth:
-            out, depth = out + ")", depth - 1
-        elif c == "," and depth:
-            out += "|"
-        elif c == "[":
-            end = glob.find("]", i)
-            out, i = out + "[" + glob[i + 1 : end].replace("!", "^", 1) + "]", end
+    pieces: list[str] = []
+    braces = 0
+    for token in _GLOB_TOKEN.findall(glob):
+        if token == "**/":
+            pieces.append("(?:[^/]+/)*")
+        elif token == "**":
+            pieces.append(".*")
+        elif token == "*":
+            pieces.append("[^/]*")
+        elif token == "?":
+            pieces.append("[^/]")
+        elif token == "{":
+            braces += 1
+            pieces.append("(?:")
+        elif token == "}" and braces:
+            braces -= 1
+            pieces.append(")")
+        elif token == "," and braces:
+            pieces.append("|")
+        elif token.startswith("[") and len(token) > 1:
+            pieces.append("[" + token[1:-1].replace("!", "^", 1) + "]")
         else:
-            out += re.escape(c)
-        i += 1
-    return re.compile(out.rstrip("/") + "(?:/.*)?\\Z")
+            pieces.append(re.escape(token))
+    return re.compile("".join(pieces).rstrip("/") + "(?:/.*)?\\Z")
 
 
 def front(text: str) -> dict[str, object]:

@@ -31,6 +31,21 @@ SERVER_COMMAND = [sys.executable, "-m", "canon_ls.lsp"]
 PROFILES = ["neovim@0.11", "visual-studio-code", "vscode-modern"]
 
 
+def busy_search_worker(base: Path) -> dict[str, str]:
+    """The server environment whose search worker never gets ready (a `sitecustomize` that
+    blocks it for good, as a long index build would)."""
+    busy = base / "busy"
+    busy.mkdir()
+    (busy / "sitecustomize.py").write_text(
+        "import select, sys\n"
+        "if 'canon_ls.lsp.searcher' in sys.orig_argv:  # a build that never ends\n"
+        "    select.select([], [], [])\n"
+    )
+    return {
+        "PYTHONPATH": os.pathsep.join(p for p in (str(busy), SERVER_ENV.get("PYTHONPATH")) if p)
+    }
+
+
 def capabilities(profile: str) -> types.ClientCapabilities:
     """pytest-lsp's captured profiles, plus a modern VS Code built on the 1.65 capture."""
     if profile != "vscode-modern":

@@ -5,11 +5,10 @@ is ready; never empty for a store with matches, never a wait for the index."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
-from lsp_harness import SERVER_ENV, build_workspace, write
 from lsp_harness import article as article_text
+from lsp_harness import build_workspace, busy_search_worker, write
 from lsprotocol import types
 from raw_rpc import RawServer
 
@@ -74,15 +73,7 @@ async def test_a_small_store_answers_a_body_word_without_the_search_worker(tmp_p
     by the server itself (the same BM25), not after the search worker starts (~1 s at 100
     articles, more than the peer's whole answer). The worker here never gets ready."""
     root = build_workspace(tmp_path / "proj")
-    busy = tmp_path / "busy"
-    busy.mkdir()
-    (busy / "sitecustomize.py").write_text(
-        "import select, sys\n"
-        "if 'canon_ls.lsp.searcher' in sys.orig_argv:  # a worker that never gets ready\n"
-        "    select.select([], [], [])\n"
-    )
-    path = os.pathsep.join(p for p in (str(busy), SERVER_ENV.get("PYTHONPATH")) if p)
-    server = await RawServer.start({"PYTHONPATH": path})
+    server = await RawServer.start(busy_search_worker(tmp_path))
     try:
         await server.initialize(root)
         # "resolution" is in the config article's body only (not its address, title, capsule)

@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from lsp_harness import SERVER_ENV, build_workspace, poll
+from lsp_harness import build_workspace, busy_search_worker, poll
 from processes import alive, cmdline, descendants, stat
 from raw_rpc import RawServer
 
@@ -23,15 +23,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 
 async def test_nothing_outlives_a_client_that_leaves_without_shutdown(tmp_path: Path) -> None:
     root = build_workspace(tmp_path / "proj")
-    busy = tmp_path / "busy"
-    busy.mkdir()
-    (busy / "sitecustomize.py").write_text(
-        "import select, sys\n"
-        "if 'canon_ls.lsp.searcher' in sys.orig_argv:  # a build that outlasts the session\n"
-        "    select.select([], [], [])\n"
-    )
-    path = os.pathsep.join(p for p in (str(busy), SERVER_ENV.get("PYTHONPATH")) if p)
-    server = await RawServer.start({"PYTHONPATH": path})
+    server = await RawServer.start(busy_search_worker(tmp_path))
     pid = server.proc.pid
     family: dict[int, str] = {}
     try:
