@@ -82,43 +82,6 @@ def fingerprint(sources: tuple[str, ...] = _SOURCES) -> bytes:
     return digest.digest()
 
 
-def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]:
-    """The snapshot's entries (address -> (key, fields)); {} when missing, damaged or foreign.
-    Entries whose file was modified within racy_ns of the snapshot's writing are left out."""
-    out: dict[str, _Entry] = {}
-    for _ in load_steps(file, store_root, racy_ns, out):
-        pass
-    return out
-
-
-def load_steps(
-    file: Path | None, store_root: Path, racy_ns: int, out: dict[str, _Entry]
-) -> Iterator[int]:
-    """`load` into `out`, yielding after each record of CHUNK articles (the language server
-    loads between requests); `out` is left empty when the snapshot is not to be used."""
-    if file is None:
-        return
-    kept: dict[str, _Entry] = {}
-    try:
-        with fsio.open_regular(file) as fh:
-            header = _header(fh, store_root)
-            if header is None:
-                return
-            written, chunks = header
-            for _ in range(chunks):  # all of them or nothing: a short file is not trusted
-                payload = read_record(fh)
-                part = marshal.loads(payload) if payload is not None else None
-                if not isinstance(part, dict):
-                    return
-                _keep(part, written - racy_ns, kept)
-                yield len(kept)
-            if fh.read(1):
-                return
-    except (OSError, ValueError, TypeError, EOFError):
-        return
-    out.update(kept)
-
-
 def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[str, _Entry]]:
     """The snapshot's usable entries one record (CHUNK articles) at a time, so a store loads from it
     without ever holding it whole (~20 MB of entries at 50k articles)."""
