@@ -44,26 +44,13 @@ def _default_cache_dir(project: Path) -> Path | None:
 _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 
 
-# The delta base cache of the one whole-history pass, by the repository's size. `git log
-# --name-status` diffs every commit's trees; once the trees of one commit no longer fit in the
-# cache (git's default core.deltaBaseCacheLimit is 96 MB), each is rebuilt from its delta chain
-# again and again. Measured on generated repositories (docs/BENCHMARKS.md, "the git pass"): at
-# 500k files (a 75 MB index) the pass took 30.9 s of CPU with 96 MB, 15.0 with 128 MB, 12.5 with
-# 192 MB, 12.0 with 256 MB; at 250k and 100k files a bigger cache gains nothing. So the limit is
-# three times the index file (whose size grows with the tracked files, as the trees do), never
-# below git's default and at most 512 MB; git fills the cache up to the limit, so a smaller
-# repository keeps git's own setting. Passes over OLD..HEAD (a few commits) keep the default.
+# The whole-history pass's delta base cache: three times the index file, never below git's
+# default, at most 512 MB (measured in docs/BENCHMARKS.md, "the git pass"); OLD..HEAD keeps it.
 GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
 # A whole pass over this many commits or more runs as two git processes at once (halves).
 SPLIT_MIN_COMMITS = 200
-# How far each half steps back in CPU priority from the thread that starts it: further than
-# the whole-store check's own work steps back from its process (five, core/check.py), so on
-# two cores that work goes first and ends as soon as beside one git, then the halves take
-# both cores, and the history is parsed once the check has let its parsed store go. Measured
-# on the check child at 50k articles: at git's own priority the halves took both cores and
-# the check's work ended after them (its partial answer at 16-26 s, the end 17-27 s); five
-# down, beside them (partial 11-14 s, end 14-17 s, the parse at times overlapping the store:
-# 234 MB peak); nine down, the partial at 9-12 s, the end at 17 s, 201 MB.
+# How far each half steps back in CPU priority: further than the check's own five
+# (core/check.py), so its work ends first on two cores (measured at 50k articles).
 HALF_STEP_BACK = 9
 DELTA_CACHE_PER_INDEX_BYTE = 3
 DELTA_CACHE_MAX = 512 * 1024 * 1024
@@ -195,8 +182,9 @@ class ChangeTimes:
         old = self.head
         if old == head:
             return None  # the cache file was at HEAD already: nothing to rewrite
-        if old and self._is_ancestor(old, head):
-            return _Step(head, [self._start_log(f"{old}..{head}")], self._history)
+        if old and gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None:
+            job = gitrun.start(self.project, *log_args(self.project, f"{old}..{head}"))
+            return _Step(head, [job], self._history)
         self.full_passes += 1
         return _Step(head, self._start_whole(head, index), None)
 
@@ -220,12 +208,6 @@ class ChangeTimes:
             history = merged(step.base, history)
         self.head, self._history = step.head, history
         self._save_cache()
-
-    def _is_ancestor(self, old: str, head: str) -> bool:
-        return gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None
-
-    def _start_log(self, revs: str) -> gitrun.Job:
-        return gitrun.start(self.project, *log_args(self.project, revs))
 
     def _start_whole(self, head: str, index: str) -> list[gitrun.Job]:
         """The pass over all of history, as one git process, or (SPLIT_MIN_COMMITS or more

@@ -139,7 +139,8 @@ def findings_of(
             )
     project_article = not mount_of(store, address)
     if ctx.assets is not None and project_article and _is_orphan(ctx, address, art):
-        found.append(_orphan_finding(address))
+        question = " ".join(lint.orphan_question(address))
+        found.append(Finding(address, "orphan", "warning", question))
     if staleness and project_article:
         evidence = _evidence(ctx, address)
         if evidence is not None:
@@ -201,10 +202,6 @@ def _lint_findings(
 def stale_finding(evidence: Evidence) -> Finding:
     """The stale finding of an article, carrying its evidence (SPEC §9.1)."""
     return Finding(evidence.address, "stale", "info", evidence.message(), evidence=evidence)
-
-
-def _orphan_finding(address: str) -> Finding:
-    return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
 
 
 def orphans(store: Store, assets: Assets) -> list[str]:

@@ -182,7 +182,9 @@ class Evidence:
         if newest is not None:
             files = self.files
             first = printable(files[0])
-            touched = first if len(files) == 1 else f"{first} and {_others(len(files) - 1)}"
+            touched = (
+                first if len(files) == 1 else f"{first} and {plural(len(files) - 1, 'other file')}"
+            )
             parts.append(
                 f"{plural(len(self.commits), 'commit')} {span} touched {touched} "
                 f'(newest {newest.hash} {newest.date} "{_cut(newest.subject)}")'
@@ -266,10 +268,6 @@ class Evidence:
             uncommitted=uncommitted,
             stale_after=passed,
         )
-
-
-def _others(n: int) -> str:
-    return plural(n, "other file")
 
 
 def _cut(subject: str) -> str:

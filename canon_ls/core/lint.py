@@ -280,10 +280,6 @@ def _positions(body: str, body_line: int) -> Callable[[int], tuple[int, int]]:
     return at
 
 
-def _duplicate_message(problem: str) -> str:
-    return f"{problem[0].upper()}{problem[1:]}; `canon check --fix` keeps that one."
-
-
 def article_findings(
     article: Article, exists: Callable[[str], bool], schema: Schema | None = None
 ) -> list[Finding]:
@@ -292,7 +288,8 @@ def article_findings(
     found: list[Finding] = []
     for problem in article.problems:
         if problem.startswith("duplicate key"):
-            found.append(Finding(a, "duplicate-key", "warning", _duplicate_message(problem)))
+            message = f"{problem[0].upper()}{problem[1:]}; `canon check --fix` keeps that one."
+            found.append(Finding(a, "duplicate-key", "warning", message))
             continue
         code = "malformed-front-matter" if problem.startswith("malformed") else "bad-file"
         at = _PLACE.search(problem)  # YAML's place, counted in the file (article.py)

@@ -395,7 +395,9 @@ def bm25(
     """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus of `n`
     documents; `norms[d]`: document d's length normalisation."""
     k1p = k1 + 1
-    plists = sorted(plists, key=_df, reverse=True)  # the longest list seeds the dict at once
+    plists = sorted(
+        plists, key=lambda plist: len(plist[0]), reverse=True
+    )  # the longest list seeds the dict at once
     scores: dict[int, float] = {}
     for i, (ids, tfs) in enumerate(plists):
         df = len(ids)
@@ -409,10 +411,6 @@ def bm25(
     return scores
 
 
-def _df(plist: tuple[array[int], array[int]]) -> int:
-    return len(plist[0])
-
-
 def best(
     scores: dict[int, float], limit: int, key_of: Callable[[int], str]
 ) -> tuple[list[tuple[str, float]], int]:
@@ -421,12 +419,8 @@ def best(
     of the in-memory index and the mapped index file."""
     if limit <= 0 or not scores:
         return [], len(scores)
-    top = heapq.nlargest(limit, scores.items(), key=_score_of)
+    top = heapq.nlargest(limit, scores.items(), key=lambda item: item[1])
     return sorted(((key_of(d), s) for d, s in top), key=_rank), len(scores)
-
-
-def _score_of(item: tuple[int, float]) -> float:
-    return item[1]
 
 
 def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:

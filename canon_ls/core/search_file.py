@@ -355,11 +355,6 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
         return None
 
 
-def _unlink(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-
-
 # -- building --------------------------------------------------------------------------------
 def build(
     path: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
@@ -383,7 +378,8 @@ def build(
     if written is None:
         return index  # no file at all: the index stays in memory and still answers
     if path is not None and path.suffix != ".bin":
-        _unlink(path.with_suffix(".bin"))  # the snapshot of earlier versions
+        with contextlib.suppress(OSError):
+            os.unlink(path.with_suffix(".bin"))  # the snapshot of earlier versions
     return FileIndex(written)
 
 

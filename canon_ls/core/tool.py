@@ -202,13 +202,6 @@ def run(
         return ToolResult(f"canon hit an internal error ({type(exc).__name__}: {exc}).", 2)
 
 
-def _miss(address: str, dialect: Dialect) -> str:
-    return (
-        f"No article governs {address} yet; once your task is done, write one with "
-        f"{dialect.write_one(address)}."
-    )
-
-
 def _read(
     store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None], dialect: Dialect
 ) -> ToolResult:
@@ -217,7 +210,10 @@ def _read(
         raise _Bad("The project root has no article; give a file or directory path to read.")
     governing, article = store.governing_article(address)
     if governing is None or article is None:
-        return ToolResult(_miss(address, dialect), 0)
+        write = dialect.write_one(address)
+        return ToolResult(
+            f"No article governs {address} yet; once your task is done, write one with {write}.", 0
+        )
     shown, asked = printable(governing), printable(address)
     title = shown if governing == address else f"{shown} governs {asked}"
     heads = (("capsule", article.capsule), ("updated", article.updated))
