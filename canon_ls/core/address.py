@@ -114,10 +114,8 @@ def argument(
     project: Path | None = None,
     mounts: Mapping[str, Path] | None = None,
 ) -> str:
-    """SPEC §3, what an argument names: exactly the address of an existing article names that
-    article (`src/core/config.test`, as `map` prints it, is never `src/core/config`); only
-    otherwise is it a path whose one extension is dropped. pi-canon reads arguments the same
-    way, so every address either tool prints reads back to the same article."""
+    """SPEC §3: the address of an existing article names it (`src/core/config.test` is never
+    `src/core/config`); otherwise it is a path with its one extension dropped, as pi-canon reads."""
     exact = normalise(raw, project, mounts, strip=False)
     if exact and is_article(exact):
         return exact
@@ -281,11 +279,8 @@ def within(path: str | Path, base: str | Path) -> bool:
 def place(
     path: str | Path, project: Path, root: Path, mounts: Mapping[str, Path] | None = None
 ) -> tuple[str, str]:
-    """What a file is to canon (SPEC §2, §3, §8), the one answer every adapter asks for:
-    ('article', address) for an article file of the store or of a mount ('name:address'),
-    ('journal', '') under the journal, ('store', '') for anything else in a store directory,
-    ('asset', address) for a file of the project or of a mount, ('', '') outside them or
-    under `.git`. `root` is the store directory (option `root`); lexical, no disk access."""
+    """What a file is to canon (SPEC §2, §3, §8): ('article'|'asset', address), ('journal', ''),
+    ('store', '') or ('', '') outside them or under `.git`; `root` is the store; lexical."""
     from canon_ls.core.layout import ARTICLES_DIR, JOURNAL_DIR, STORE_DIR
 
     mounts = mounts or {}

@@ -397,12 +397,8 @@ def _whole_pass(
     on_partial: Callable[[Pass], None] | None,
     on_loaded: Callable[[], None] | None,
 ) -> Pass:
-    """The whole-store pass with the one `git log` (the long pole: 2.5-5.6 s at 100k files)
-    running from the first moment in a thread while the rest of the check, which does not
-    need it, runs: the listing, the parse, lints, links, relations and orphans. Those go to
-    `on_partial` (when staleness is on) before waiting for git; the final Pass adds the stale
-    findings, the evidence and each article's newest governed change. `on_loaded` is called
-    once the store has read its articles (and written its parse cache, when it does)."""
+    """The whole-store pass, its one `git log` (the long pole) running in a thread meanwhile; the
+    findings without git go to `on_partial` first, `on_loaded` once the store is read."""
     from canon_ls.core.project import open_store
 
     started = time.perf_counter()
@@ -489,11 +485,8 @@ def _with_in_place(
 
 
 def _yield_cpu() -> None:
-    """Lower this thread's priority only, five steps below where it is (Linux niceness is per
-    thread): git, forked from the worker thread, and a server answering its first hover go
-    first on a small machine; this work is not on the critical path while git runs. Relative,
-    so a process that already stepped back (the language server's check child, at 10) never
-    rises above its own git."""
+    """Lower this thread's priority five steps (Linux niceness is per thread) so git and a first
+    hover go first; relative, so a process that stepped back never rises above its own git."""
     with contextlib.suppress(Exception):
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + 5, 19))

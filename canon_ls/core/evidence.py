@@ -57,11 +57,8 @@ def days_between(start: str, end: str) -> int:
 
 
 def cut_of(reference: str, own: float) -> float:
-    """The moment from which a governed change counts against an article (SPEC §9): just
-    after its own last change when that change falls on its reference day (so a commit later
-    the same day counts and the commit that wrote the article with its code does not), else
-    the start of the day after the reference date. Commit times are seconds and ticks
-    (gitlog.ticked): a commit the article's own commit precedes in history is later."""
+    """When a governed change starts counting (SPEC §9): just after the article's own last change
+    when that falls on its reference day, else the start of the day after the reference date."""
     if own and day(own) == reference:
         return own + 1e-6  # a commit of the same second counts when history puts it later
     return day_after(reference)

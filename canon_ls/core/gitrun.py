@@ -207,11 +207,8 @@ class Job:
 
 @contextlib.contextmanager
 def _admitted(wait: bool) -> Iterator[None]:
-    """Hold the start of a git process while `AT_ONCE` others still run: at 500k files seven
-    at once (the history pass, status, four listings) summed 1.7 GB. A running git is never
-    waited on by its reader here, so this waits for exits; one blocked on a named pipe or
-    past its timeout is killed meanwhile (its reader gets None, as for any failure). A job
-    read through a pipe (`wait` False) is never held: its reader may not have started."""
+    """Hold a git start while `AT_ONCE` others run (seven summed 1.7 GB at 500k files); one
+    blocked or past its timeout is killed meanwhile; a piped job (`wait` False) is never held."""
     while True:
         with _live_lock:
             now = time.monotonic()

@@ -55,11 +55,8 @@ def find_project(start: Path) -> Path:
 
 
 def discover(start: Path) -> tuple[Path, str]:
-    """SPEC §2: the nearest ancestor of `start` (itself included) holding `.canon/` or a
-    `canon.toml` (a project whose store moved with `root`), else `start`; and a sentence when
-    a store was passed over. The search stops at the git repository's top level, skips a
-    directory another user owns (a shared folder, /tmp: git's safe.directory rule) and a
-    nested `.canon/` with no article below an ancestor's store that has some."""
+    """SPEC §2: the nearest ancestor of `start` holding `.canon/` or a `canon.toml`, else `start`,
+    and a sentence when a store was passed over (up to git's top level, skipping foreign dirs)."""
     start = Path(os.path.abspath(start))
     found, top, above = [], None, None
     for directory in (start, *start.parents):
@@ -416,10 +413,8 @@ MAX_OPTION_FILE = 1 << 20  # an option file is a few lines; anything larger is n
 
 
 def read_option_file(path: Path, project: Path) -> bytes:
-    """The bytes of an option file, read only when it is a regular file of sane size (a FIFO
-    would block every command, SPEC §12) and, for the project's canon.toml, only when it stays
-    inside the project (a committed symlink must not pull options from elsewhere). ValueError
-    carries the end of the sentence saying why not."""
+    """An option file's bytes, only from a regular file of sane size (a FIFO would block, SPEC §12)
+    inside the project for canon.toml; ValueError carries the end of the sentence why not."""
     if path.name == PROJECT_FILE and os.path.lexists(path):
         real, base = os.path.realpath(path), os.path.realpath(project)
         if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):

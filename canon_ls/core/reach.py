@@ -57,11 +57,8 @@ def matching(rules: dict[str, Reach], relpath: str) -> list[str]:
 
 
 def on_disk(articles_dir: Path, cache: Path | None = None) -> dict[str, Reach]:
-    """A store's rules read from its files, for a hook (which keeps no index). Their keys are
-    kept in `cache` with the stat of every folder and rule file: a hook stats those (~1 ms)
-    and reads the articles (~250 ms at 10k) only when a file was added, renamed or removed, or
-    a rule file changed (or changed too recently to tell: freshness.RACY_NS); a hand edit in
-    place that makes an article a rule shows on the next change in its folder."""
+    """A store's rules from its files, for a hook: kept in `cache` with the stat of every folder
+    and rule file, so the articles are read again only when those changed (freshness.RACY_NS)."""
     from canon_ls.core.article import parse
 
     now = time.time_ns()

@@ -87,10 +87,8 @@ def _name(address: str, host: Host, taken: set[str]) -> str:
 
 
 def wanted(store: Store, host: Host, assets: Assets) -> dict[str, tuple[str, str | None]]:
-    """path -> (address, text) of every file the export should write, by address order; the
-    text is None where the host cannot express the article's scope. Scope: the article's
-    `applies`/`always` (core/reach.py), else the files its address covers, else (a rule
-    article) on request."""
+    """path -> (address, text) of every file to export, by address; text None where the host cannot
+    express the scope (`applies`/`always`, else the address's files, else a rule on request)."""
     taken: set[str] = set()
     out: dict[str, tuple[str, str | None]] = {}
     for article in store.articles():

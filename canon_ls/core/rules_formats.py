@@ -243,11 +243,8 @@ def read_source(relpath: str, data: bytes) -> Source:
 
 
 def source_paths(project: Path, listed: list[str]) -> list[str]:
-    """The instruction files of a project, in a stable order: each host's folder (walked on
-    disk, symbolic links followed: these folders are often ignored by git or linked from a
-    shared one), the project-wide files, then the nested AGENTS.md / CLAUDE.md / GEMINI.md and
-    `.cursor/rules/` files among the project's listed files (Assets.files()). A link leading
-    outside the project is listed itself, for the import to name and refuse."""
+    """A project's instruction files, in stable order: each host's folder (walked, links followed),
+    the project-wide files, then nested ones among the listed files; outside links listed too."""
     found: list[str] = []
     inside = os.path.realpath(project)
     for host in HOSTS.values():

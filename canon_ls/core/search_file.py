@@ -359,10 +359,8 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
 def build(
     path: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> FileIndex:
-    """The index over `docs` (key -> (stamp, thunk giving the text or its tokens)), reusing
-    the file at `path`: documents whose stamp matches the file's are not read again (a None
-    stamp never matches), the rest are added, vanished ones dropped, and a new file is
-    written only when something changed. A file with many holes is built afresh."""
+    """The index over `docs` (key -> (stamp, thunk)), reusing the file at `path` for matching stamps
+    (None never matches); rewritten only on change, built afresh with many holes."""
     base = IndexFile.open(path) if path is not None else None
     scratch = path.parent if path is not None and path.parent.is_dir() else None
     try:
