@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
@@ -185,18 +184,13 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
         except ValueError as exc:
             key = chunk[0].split(":", 1)[0].strip() if KEY.match(chunk[0]) else repr(chunk[0][:20])
             reason = _WHERE.sub("", str(exc))
-            reason = _LINE.sub(functools.partial(_shifted, by=at), reason)
+            reason = _LINE.sub(lambda m: f"(line {int(m[1]) + at},", reason)  # noqa: B023
             problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
     return meta, problems
 
 
 _WHERE = re.compile(r' in "<unicode string>"(?:, line \d+, column \d+|, position \d+)?')
 _LINE = re.compile(r"\(line (\d+),")
-
-
-def _shifted(match: re.Match[str], by: int) -> str:
-    """YAML's line in one key's lines, counted in the whole block."""
-    return f"(line {int(match[1]) + by},"
 
 
 def unreadable(article: Article, key: str) -> bool:

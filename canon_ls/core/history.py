@@ -250,11 +250,6 @@ def base_commit(project: Path, cut: float) -> str | None:
     return text or None
 
 
-def _empty_tree(project: Path) -> str | None:
-    out = _git(project, "hash-object", "-t", "tree", os.devnull)
-    return (out or b"").decode("ascii", "replace").strip() or None
-
-
 def _diff(project: Path, base: str, files: list[str]) -> str:
     """`git diff BASE -- FILES` against the work tree, in chunks of command line."""
     chunks: list[list[str]] = [[]]
@@ -305,7 +300,8 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     base = base_commit(store.project, _cut(store, about, times))
     if base is None:
         head.append(f"# base: none (the history starts after {reference}); compared with empty")
-        base = _empty_tree(store.project) or "HEAD"
+        empty = _git(store.project, "hash-object", "-t", "tree", os.devnull) or b""
+        base = empty.decode("ascii", "replace").strip() or "HEAD"
     else:
         shown = next((c for c in _commit_line(store.project, base)), base[:12])
         head.append(f"# base: {shown}, the last commit before the changes that count")

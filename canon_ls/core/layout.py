@@ -320,7 +320,9 @@ def resolve(
 ) -> Options:
     """SPEC §13: explicit > user settings.json > project canon.toml > defaults."""
     options = Options(project)
-    given = _explicit(explicit, options.project)
+    if explicit is not None and not isinstance(explicit, Mapping):
+        raise OptionError("canon options must be an object of keys and values.")
+    given = {k: check(k, v, options.project) for k, v in (explicit or {}).items() if v is not None}
     toml_path = project_file(options.project)
     found, data = _read_file(toml_path, OPTION_KEYS, options)
     held = [key for key in leading_out(options.project, found) if key not in given]
@@ -342,14 +344,6 @@ def resolve(
     for key, value in given.items():
         options.values[key], options.sources[key] = value, explicit_source
     return options
-
-
-def _explicit(explicit: Mapping[str, Any] | None, project: Path) -> dict[str, Any]:
-    if explicit is None:
-        return {}
-    if not isinstance(explicit, Mapping):
-        raise OptionError("canon options must be an object of keys and values.")
-    return {k: check(k, v, project) for k, v in explicit.items() if v is not None}
 
 
 def _read_file(
