@@ -103,7 +103,6 @@ class Assets:
         self._odd: dict[str, list[str]] = {}  # address -> paths not starting with it ('\\')
         self.refresh()
 
-    # -- listing --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Re-list the project (a few git processes at once, or a walk)."""
         self.default_ignores = not has_gitignore(self.project)
@@ -250,7 +249,6 @@ class Assets:
             size = len(self._data).to_bytes(8, "big")
             self._packed, self._data = size + zlib.compress(self._data, 1), b""
 
-    # -- queries --------------------------------------------------------------------------
     def iter_files(self) -> Iterator[str]:
         """Every listed file in byte order, decoded a chunk at a time (no list of them all)."""
         return _split(self._blob)

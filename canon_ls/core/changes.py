@@ -136,7 +136,6 @@ class ChangeTimes:
         self._dirty: set[str] = set()
         self.refresh()
 
-    # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Bring committed times up to HEAD and re-read the set of dirty files."""
         status = gitrun.start(
@@ -245,7 +244,6 @@ class ChangeTimes:
             dirty.add(path)
         self._dirty = dirty
 
-    # -- cache file -----------------------------------------------------------------------
     def _cache_file(self) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -285,7 +283,6 @@ class ChangeTimes:
         state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
         cache.write_file(file, sealed(marshal.dumps(state)))
 
-    # -- queries --------------------------------------------------------------------------
     def committed(self) -> dict[str, float]:
         """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""
         commits = self._history.commits

@@ -78,8 +78,6 @@ class StoreIndex(StorePlaces, Reader):
         self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem, kept)
         self._mapped = False
 
-    # --- disk -> index -----------------------------------------------------------------------
-
     def _scan(self, base: Path | None = None) -> dict[str, tuple[str, Key]]:
         """Every article file under articles/ (or its subdirectory `base`): address -> (path,
         stat key), through the one walk (freshness.scan); the tool's own old temp files are
@@ -429,8 +427,6 @@ class StoreIndex(StorePlaces, Reader):
                 return set()
             return {address} if self._consider(address, path, freshness.key(st), inside) else set()
 
-    # --- lookups -------------------------------------------------------------------------------
-
     def addresses(self) -> list[str]:
         """Every article address, sorted; mount articles as 'name:address'."""
         self.load()
@@ -562,8 +558,6 @@ class StoreIndex(StorePlaces, Reader):
         """An entry's body (only search shows journal contents)."""
         with self.lock:
             return self._journal.body(entry)
-
-    # --- search --------------------------------------------------------------------------------
 
     def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
         """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,

@@ -50,7 +50,6 @@ class FileIndex:
         self._norms: array[float] | None = None
         self.bulk = False  # while building: keys come once, no terms kept for removal
 
-    # -- documents ------------------------------------------------------------------------
     def _base_doc(self, key: str) -> int:
         if self.base is None:
             return -1
@@ -193,7 +192,6 @@ class FileIndex:
         return best(self._score(tokens), limit, lambda d: self._key(d) or "")
 
 
-# -- writing ---------------------------------------------------------------------------------
 class _Out:
     """Pieces of a file with their offsets, gathered into large writes."""
 
@@ -355,7 +353,6 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
         return None
 
 
-# -- building --------------------------------------------------------------------------------
 def build(
     path: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> FileIndex:
