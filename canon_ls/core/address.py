@@ -167,9 +167,8 @@ def parent(address: str) -> str:
 
 
 def asset_folder(project: Path, address: str) -> bool:
-    """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its
-    folder exists, or the first missing one is a typo of a folder beside it (`scr/`, `src/`);
-    a topic folder (`decisions/`) is no asset's."""
+    """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its folder
+    exists, or the first missing one is a typo of one beside it; topic folders are no asset's."""
     here = project
     for seg in parent(address).split("/"):
         if not (here / seg).is_dir():
@@ -313,9 +312,8 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 
 
 def printable(name: str) -> str:
-    """A file name or address as printed on one line of output: as it is, or double-quoted
-    with JSON-style escapes when it holds a line break, a tab or another control character,
-    so a name can never forge a line of its own (a finding, a stale line, a hook's line)."""
+    """A name as printed on one line: as is, or double-quoted with JSON escapes when it holds a
+    control character, so a name can never forge a line of its own (a finding, a hook's line)."""
     if not _UNPRINTABLE.search(name):
         return name
     text = json.dumps(name, ensure_ascii=False)  # escapes U+0000-U+001F, quotes, backslashes

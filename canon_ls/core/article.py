@@ -164,9 +164,8 @@ def parse_front_matter(block: str) -> dict[str, Any]:
 
 
 def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
-    """Front matter YAML refuses as a whole, read one top-level key at a time, so one broken
-    line (a raw control character, an unclosed `[`) costs only its own key, named in the
-    problems; the writers keep that line as it is."""
+    """Front matter YAML refuses whole, read one top-level key at a time, so a broken line costs
+    only its own key, named in the problems; the writers keep that line as it is."""
     chunks: list[list[str]] = [[]]
     for line in block.split("\n"):
         if line[:1] not in ("", " ", "\t", "#") and not _continues(line) and chunks[-1]:
@@ -612,9 +611,8 @@ def _reads(lines: list[str], span: tuple[int, int]) -> bool:
 def render(
     previous: str | None, *, capsule: str | None, updated: str, scope: str | None, body: str
 ) -> str:
-    """The new file text. Only capsule/updated/scope lines change (None: left as they are, so
-    a line canon cannot read survives a write that did not name it); every other front
-    matter line keeps its bytes. `body` is written verbatim after the front matter."""
+    """The new file text: only capsule/updated/scope lines change (None: left as they are), every
+    other front matter line keeps its bytes; `body` is written verbatim after it."""
     parts = _parts(previous) if previous else None
     if parts is None or not parts.close:
         head, lines, close, nl = "---\n", [], "---\n", "\n"

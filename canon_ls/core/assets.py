@@ -197,9 +197,8 @@ class Assets:
         return out
 
     def _walk(self, top: str) -> list[str]:
-        """Every file under `top` without git: an iterative walk (a 3,000-deep tree costs no
-        recursion; what lies past the path-length limit is skipped), symlinks not followed,
-        special files left out."""
+        """Every file under `top` without git: an iterative walk (deep trees cost no recursion),
+        symlinks not followed, special files and paths past the length limit left out."""
         root = str(self.project)
         rel = top[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/") if top != root else ""
         out: list[str] = []

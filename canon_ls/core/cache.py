@@ -36,9 +36,8 @@ def enabled() -> bool:
 
 
 def cache_file(store_root: Path, project: Path, kind: str = "store") -> Path | None:
-    """The snapshot file for a store (`kind`: its parse cache, or its "journal"), or None
-    (opted out, or the cache directory would lie inside the project or the store: a cache must
-    never end up in someone's repository)."""
+    """The snapshot file for a store (`kind`: "store" or "journal"), or None when opted out or it
+    would lie inside the project or the store (a cache must never end up in a repository)."""
     if not enabled():
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
@@ -260,9 +259,8 @@ def read_record(fh: Any) -> bytes | None:
 
 
 def write_file(file: Path, data: fsio.Data) -> bool:
-    """Replace a cache file atomically (fsio.atomic_write without fsync: a lost cache is rebuilt),
-    so a reader in another process never sees half a snapshot; False when it could not be
-    written. Shared by every cache of canon-ls (parse, search, change times). Never raises."""
+    """Replace a cache file atomically without fsync (a lost cache is rebuilt), so no reader sees
+    half of one; False when it could not be written. Shared by every cache; never raises."""
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fsio.atomic_write(file, data, 0o600, durable=False)

@@ -80,9 +80,8 @@ def log_args(
     limit: int | None = None,
     part: Sequence[str] = (),
 ) -> list[str]:
-    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these); `whole`:
-    the pass over all of history, with the delta cache its size needs (`limit`, when the caller
-    knows it already); `part`: which of its commits (`--max-count=K`, `--skip=K`)."""
+    """The history pass's git arguments (benchmarks/bench_git_pass.py times these); `whole`: all of
+    history with its delta cache (`limit`, when known); `part`: `--max-count=K` or `--skip=K`."""
     if whole and limit is None:
         limit = delta_cache_limit(project)
     config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
@@ -111,9 +110,8 @@ class _Step(NamedTuple):
 
 
 class ChangeTimes:
-    """When each file last changed: committer date of the last commit touching it, or its mtime when
-    it is dirty or untracked, or without git (SPEC §9); and which commits touched it, for the
-    staleness evidence and history (SPEC §9.1, §9.2)."""
+    """When each file last changed (SPEC §9): the last commit touching it, else its mtime when
+    dirty, untracked or without git; and which commits touched it (SPEC §9.1, §9.2)."""
 
     VERSION = 7  # 5: paths as a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked)
 
@@ -124,8 +122,7 @@ class ChangeTimes:
         status_paths: Iterable[str] | None = None,
     ) -> None:
         """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
-        only there, e.g. `scope_pathspecs(address)`); the history pass is the whole project's
-        either way, from its cache."""
+        only there); the history pass is the whole project's either way, from its cache."""
         self.project = Path(project)
         self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
         self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
@@ -327,9 +324,8 @@ class ChangeTimes:
         return [commits[i] for i in (h.newest.first_of(row), *h.newest.extra_of(row))]
 
     def dated(self, pairs: Iterable[tuple[str, T]]) -> Iterator[tuple[str, T, float]]:
-        """(path, payload, of(path)) for each pair, merging with the history's sorted paths:
-        pairs in byte order of their paths (the asset listing's) cost no lookup each; a path
-        out of that order is looked up on its own."""
+        """(path, payload, of(path)) for each pair, merged with the history's sorted paths: pairs in
+        byte order cost no lookup each; a path out of that order is looked up on its own."""
         rows = self._history.newest.raw_items()
         commits, dirty, git = self._history.commits, self._dirty, self.git
         row = next(rows, None)
@@ -353,9 +349,8 @@ class ChangeTimes:
     def touched_since(
         self, paths: Iterable[str], cut: float
     ) -> tuple[dict[Commit, list[str]], list[str]]:
-        """The evidence's walk (SPEC §9.1): commits at or after `cut` that touched each path
-        (commit -> the paths it touched), and the paths git does not date (dirty, untracked,
-        or no repository). A path whose newest commit is older than `cut` costs one lookup."""
+        """The evidence's walk (SPEC §9.1): commits at or after `cut` that touched each path, and
+        the paths git does not date (dirty, untracked, no git); an older one costs one lookup."""
         h = self._history
         table, commits = h.newest, h.commits
         dirty, git = self._dirty, self.git

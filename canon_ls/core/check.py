@@ -370,9 +370,8 @@ def run(
     on_partial: Callable[[Pass], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
 ) -> Pass:
-    """The whole-store pass (below), leaving the calling thread's CPU priority as it found
-    it: the pass steps its thread back while git runs, and a caller that lives on (a test
-    run, an editor's process) must not keep that (as far as the system lets it rise again)."""
+    """The whole-store pass (below), leaving the calling thread's CPU priority as it found it:
+    the pass steps its thread back while git runs, which a caller that lives on must not keep."""
     tid = threading.get_native_id()
     before = _niceness(tid)
     try:

@@ -29,9 +29,8 @@ def date_of(value: object) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def day(ts: float) -> str:
-    """The calendar day of an epoch time by canon's one clock (clock.py; the day staleness
-    compares, SPEC §9); cached: a history holds few distinct commit times and the evidence
-    asks about each many times."""
+    """The calendar day of an epoch time by canon's one clock (clock.py, SPEC §9); cached: a
+    history holds few distinct commit times and the evidence asks about each many times."""
     try:
         return clock.day_of(ts)
     except (OverflowError, OSError, ValueError):
@@ -90,9 +89,8 @@ class Dates(NamedTuple):
         return cut_of(reference, own(self.file) if self.file else 0.0)
 
     def stale(self, newest: float, today: str, own: Callable[[str], float]) -> bool:
-        """The verdict alone (SPEC §9): stale_after passed, or the newest governed change
-        (epoch seconds, 0 for none) comes after the cut; the article file is dated only when
-        that change falls on the reference day itself."""
+        """The verdict alone (SPEC §9): stale_after passed, or the newest governed change (0: none)
+        comes after the cut; the article file is dated only for a change on the reference day."""
         if self.stale_after and self.stale_after <= today:
             return True
         reference, _ = reference_of(self)
@@ -296,9 +294,8 @@ def gather_with(
     today: str,
     own: Callable[[str], float],
 ) -> Evidence | None:
-    """gather() with the walk over the files given: `touched_since(cut)` answers as
-    ChangeTimes.touched_since() for the article's files, `mtime` dates an undated one, `own`
-    the article file (Dates.cut)."""
+    """gather() with the walk given: `touched_since(cut)` as ChangeTimes.touched_since() for the
+    article's files, `mtime` dates an undated one, `own` the article file (Dates.cut)."""
     stale_after = date_of(article.stale_after)
     passed = stale_after if stale_after and stale_after <= today else ""
     reference, basis = reference_of(article)

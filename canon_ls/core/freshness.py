@@ -55,9 +55,8 @@ def scan_steps(
     on_temp: Callable[[str], object] | None = None,
     step: int = 500,
 ) -> Iterator[int]:
-    """`scan` filling `found`, yielding (how many were found so far) after every `step`
-    directory entries, so an event loop can answer between steps (the language server's
-    first load: a 50k-article scan is half a second)."""
+    """`scan` filling `found`, yielding the count so far after every `step` directory entries, so
+    an event loop answers between steps (a 50k-article scan is half a second)."""
     from canon_ls.core.fsio import is_temp, within  # fsio is not needed by the hooks
 
     seen = {real}
@@ -124,9 +123,8 @@ def _followed(
 
 
 def addresses(base: str | Path, real: str) -> list[str]:
-    """The addresses `scan` finds, without a stat per file (the directory entry's type says
-    it is a regular file): half the time, for an answer that needs the names only (the
-    server's first workspace symbols, before its store has listed them)."""
+    """The addresses `scan` finds without a stat per file (the entry's type says it is regular):
+    half the time, for answers that need the names only (the server's first workspace symbols)."""
     from canon_ls.core.fsio import within
 
     seen = {real}

@@ -321,9 +321,8 @@ def replace_in(
 
 
 def link_new_in(dir_fd: int, names: Iterator[str], data: bytes, mode: int = 0o644) -> str:
-    """Create a new file whole or not at all (SPEC §12 journal): temp file, fsync, then
-    link it to the first of `names` that does not exist yet (never replacing one), unlink
-    the temp, fsync the directory. Returns the name used."""
+    """Create a new file whole or not at all (SPEC §12 journal): temp file, fsync, link it to the
+    first of `names` not yet there (never replacing), unlink the temp, fsync the directory."""
     first = next(names)
     tmp = _write_temp(dir_fd, first, data, mode, durable=True)
     try:

@@ -150,9 +150,8 @@ def history(
 
 
 def _journal(store: Store, address: str, after: str, cut: float = math.inf) -> list[JournalEntry]:
-    """The entries naming `address`; with `after` (a reference day), only those since: an
-    entry of that day itself counts when it records an instant at or after `cut` (the
-    article's own change, as for commits), else it came before the update or review."""
+    """The entries naming `address`; with `after` (a reference day) only those since: one of that
+    day counts when it records an instant at or after `cut` (the article's own change)."""
     return [
         e
         for e in store.journal_entries()

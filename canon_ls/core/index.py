@@ -79,9 +79,8 @@ class StoreIndex(StorePlaces, Reader):
         self._mapped = False
 
     def _scan(self, base: Path | None = None) -> dict[str, tuple[str, Key]]:
-        """Every article file under articles/ (or its subdirectory `base`): address -> (path,
-        stat key), through the one walk (freshness.scan); the tool's own old temp files are
-        swept on the way."""
+        """Every article file under articles/ (or `base`): address -> (path, stat key), through
+        freshness.scan; the tool's own old temp files are swept on the way."""
         now = time.time()
         real = os.path.realpath(self.articles_dir)
         if base is None:
@@ -196,9 +195,8 @@ class StoreIndex(StorePlaces, Reader):
         return changed
 
     def revalidate_governing(self, address: str) -> tuple[set[str], str | None]:
-        """§4's governing article of `address`, each article file from `address` up to it
-        re-read first if disk moved on (a read's freshness: a stat each when nothing did),
-        and the addresses that changed."""
+        """§4's governing article of `address`, each article file up to it re-read first if disk
+        moved on (a stat each when nothing did), and the addresses that changed."""
         changed: set[str] = set()
         files = self.paths.files_up(address)
         for candidate, file in files or ((a, str(self.path_of(a))) for a in ancestors(address)):
@@ -208,9 +206,8 @@ class StoreIndex(StorePlaces, Reader):
         return changed, None
 
     def governing_article(self, address: str) -> tuple[str | None, Article | None]:
-        """§4 for a read of one address: the governing article, fresh from disk. A store not
-        loaded yet (a CLI or hook process) stats the address's article files up to the first
-        one and parses only that, never loading the whole store for one answer."""
+        """§4 for a read of one address, fresh from disk; a store not loaded yet (a CLI or hook)
+        parses only the first article file up the address, never the whole store."""
         with self.lock:
             if self.loaded or ":" in address or self._own_layout_problem():
                 self.refresh()
@@ -318,9 +315,8 @@ class StoreIndex(StorePlaces, Reader):
             self._save_cache()
 
     def load_steps(self, step: int = 20, save: bool = True) -> Iterator[int]:
-        """The first load in small steps (the scan, the parse cache, then about `step` articles at a
-        time), yielding between them so an event loop answers requests meanwhile: a thread
-        holding the GIL would delay every answer (issue 15)."""
+        """The first load in small steps (scan, parse cache, then about `step` articles at a time),
+        yielding between them so an event loop answers meanwhile (issue 15)."""
         with self.lock:
             if self.loaded:
                 return
@@ -501,9 +497,8 @@ class StoreIndex(StorePlaces, Reader):
         return self._links
 
     def is_orphan(self, address: str) -> bool:
-        """§6.1 item 5 for an existing article of this store (read says so, SPEC §6): one
-        directory listing for its own asset, and the whole-store "did any address ever map"
-        question answered once per store."""
+        """§6.1 item 5 for an existing article of this store: one directory listing for its own
+        asset, and the "did any address ever map" question answered once per store."""
         with self.lock:
             name, _rest = self.paths.split(address)
             article = self.held_article(address)

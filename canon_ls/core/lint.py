@@ -153,9 +153,8 @@ def orphan_question(
 def fold_up(
     address: str, chars: int, exists: Callable[[str], bool], schema: Schema | None
 ) -> list[str]:
-    """§6.1 item 8: a new article with no file of its own and a short body, whose parent
-    article exists, could be a section of it (the schema's own body minimum, when declared,
-    speaks instead)."""
+    """§6.1 item 8: a new short article with no file of its own whose parent article exists could
+    be a section of it (the schema's own body minimum, when declared, speaks instead)."""
     up = parent(address)
     if not 0 < chars < FOLD_UP_CHARS or not up or not exists(up):
         return []

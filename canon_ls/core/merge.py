@@ -45,9 +45,8 @@ def merge(
     governs: Callable[[str], bool] | None = None,
     maps: Callable[[str], bool],
 ) -> tuple[WriteOutcome, bytes | None, int]:
-    """§6 write, §7 judgement, §6.1 lints over the previous file (bytes, truncated, mode)
-    as read under the store lock: the outcome, the new bytes (None when nothing is written:
-    refused or unchanged) and the file mode to keep."""
+    """§6 write, §7 judgement, §6.1 lints over the previous file as read under the store lock:
+    the outcome, the new bytes (None: refused or unchanged) and the file mode to keep."""
     capsule, body, scope = request.capsule, request.body, request.scope
     capsule_given, body_given = request.capsule_given, request.body_given
     notes: list[str] = []

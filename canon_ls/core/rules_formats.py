@@ -95,9 +95,8 @@ def whole_directory(globs: list[str] | tuple[str, ...], project: Path) -> str:
 
 
 def globs_of(asset_paths: list[str]) -> list[str]:
-    """The globs an article's address covers, from its asset set (Assets.of): a directory
-    `dir/` covers `dir/**`, a file covers itself; glob characters in names are escaped
-    (`app/[slug]/` covers `app/\\[slug\\]/**`)."""
+    """The globs an address covers, from its asset set (Assets.of): `dir/` covers `dir/**`, a file
+    itself; glob characters are escaped (`app/[slug]/` covers `app/\\[slug\\]/**`)."""
     escaped = [_ESCAPE.sub(r"\\\g<0>", p) for p in asset_paths]
     return [p + "**" if p.endswith("/") else p for p in escaped]
 

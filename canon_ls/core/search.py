@@ -414,9 +414,8 @@ def bm25(
 def best(
     scores: dict[int, float], limit: int, key_of: Callable[[int], str]
 ) -> tuple[list[tuple[str, float]], int]:
-    """The best `limit` (key, score) pairs of BM25 `scores` by document id, best first (ties
-    by key, so the order is deterministic), and how many documents matched: the one ranking
-    of the in-memory index and the mapped index file."""
+    """The best `limit` (key, score) pairs of BM25 `scores`, best first (ties by key), and how
+    many documents matched: the one ranking of the in-memory index and the index file."""
     if limit <= 0 or not scores:
         return [], len(scores)
     top = heapq.nlargest(limit, scores.items(), key=lambda item: item[1])
@@ -430,9 +429,8 @@ def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:
 def default_cache_file(
     store_root: Path, project: Path | None = None, kind: str = "articles"
 ) -> Path | None:
-    """Where a store's search index is cached: beside the parse cache (core/cache.py), under
-    $XDG_CACHE_HOME/canon-ls; None when CANON_NO_CACHE is set or that would lie inside the
-    project or the store."""
+    """Where a store's search index is cached: beside the parse cache (core/cache.py); None when
+    CANON_NO_CACHE is set or that would lie inside the project or the store."""
     from canon_ls.core import cache
 
     root = Path(store_root)

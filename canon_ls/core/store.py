@@ -65,9 +65,8 @@ class Store(StoreIndex):
 
     @contextlib.contextmanager
     def _locked_root(self, create: bool) -> Iterator[int]:
-        """The store root opened (created when asked) through fsio.open_dir and held under
-        the store lock for one read-modify-write (SPEC §12); yields its descriptor. Callers
-        hold index.lock, so `_held` is this thread's own (`locked`)."""
+        """The store root opened (created when asked) through fsio.open_dir and held under the store
+        lock (SPEC §12); yields its fd. Callers hold index.lock, so `_held` is this thread's."""
         if self._held is not None:
             yield self._held
             return
@@ -100,9 +99,8 @@ class Store(StoreIndex):
         )
 
     def _create_store(self, root_fd: int, articles: bool) -> None:
-        """SPEC §7: the store is created when its articles/ directory first appears (first
-        write, or a first journal entry on a missing store); schema.json is written then and
-        only then, never overwriting one. A deleted schema.json stays deleted."""
+        """SPEC §7: the store is created when articles/ first appears (a write or an entry);
+        schema.json is written then only, never overwriting; a deleted one stays deleted."""
         if not articles:
             return
         try:
