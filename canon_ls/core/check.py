@@ -440,9 +440,8 @@ def _whole_pass(
                     partial=True,
                 )
             )
-        # Which article governs each file does not depend on git: the survey mapped it while
-        # git runs, so only the times are left for after. The verdicts need only the
-        # articles' dates: the parsed store goes before git's output is read.
+        # The survey mapped governing articles while git ran; the verdicts need only the
+        # articles' dates, so the parsed store goes before git's output is read.
         governed = Governed(assets, survey or assets.survey(project_addresses(store)))
         governed.runs()  # built now, while git runs
         dates = project_dates(store) if judged else {}

@@ -563,9 +563,8 @@ class StoreIndex(StorePlaces, Reader):
         with self.lock:
             self.load()
             if self._search is None:
-                # Reuse the on-disk snapshot for articles whose stat key is unchanged (a racy
-                # file gets no stamp and is always re-tokenized): first search at 10k articles
-                # drops from ~2 s to ~0.05 s (docs/BENCHMARKS.md).
+                # Reuse the snapshot for unchanged stat keys (a racy file gets no stamp): first
+                # search at 10k articles drops from ~2 s to ~0.05 s (docs/BENCHMARKS.md).
                 docs = {
                     address: (
                         None if address in self._racy else self._stat.get(address),

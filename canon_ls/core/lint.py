@@ -335,9 +335,8 @@ _NUMBER_WORDS = (
     "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
     "hundred|thousand|million"
 )
-# The shapes an exact value takes (pi-canon's, so both tools name the same values): code
-# spans, quoted text, hyphenated ids, SNAKE_CASE, dotted.names, numbers (with a % sign),
-# spelled counts with their unit ("eleven weeks").
+# An exact value's shapes, as pi-canon's: code spans, quoted text, hyphenated ids, SNAKE_CASE,
+# dotted.names, numbers (with a % sign), spelled counts with their unit ("eleven weeks").
 _VALUE_SHAPES = (
     re.compile(r"`([^`\n]{2,60})`"),
     re.compile(r'"([^"\n]{2,60})"'),

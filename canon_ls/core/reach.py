@@ -1,11 +1,6 @@
-"""Articles that apply beyond their own address (SPEC §11.3): a rule imported from another agent
-keeps its host's scope as front matter, `applies:` (globs of the files it applies to, `!glob`
-to leave some out) or `always: true` (every file). The nearest article never hides such a rule.
-pi-canon keeps front matter keys it does not know, so its reading of the store is unchanged.
-
-Globs as the hosts write them: `**` any depth, `*` and `?` within a name, `[abc]`, `{a,b}`; a
-glob without '/' matches a name at any depth; a directory covers what lies under it.
-"""
+"""Articles that apply beyond their own address (SPEC §11.3): `applies:` (globs, `!glob` leaves
+some out) or `always: true`, never hidden by the nearest article (pi-canon keeps unknown keys).
+Globs as hosts write them: `**`, `*`, `?`, `[abc]`, `{a,b}`; without '/' a name at any depth."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`canon export HOST`: one generated rule file per article that governs files or is a rule, in
-the format of a host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro): the article's
-text under the host's front matter for its scope, with canon's marker; a file without the marker,
-or edited by hand since, is never written over or removed."""
+"""`canon export HOST`: one rule file per article that governs files or is a rule, for a host
+without hooks; a file without canon's marker, or edited by hand since, is never overwritten."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The path-scoped instruction files other agents read, as facts `canon import` and `canon export`
-share: where each host keeps them, which front matter key holds the globs, how a list of globs
-maps to an address and an address back to globs, and the marker an exported file carries so that
-canon recognises its own output (and a hand edit to it)."""
+"""Other agents' path-scoped instruction files, as `canon import` and `canon export` share them:
+where each host keeps them, their globs key, globs <-> address, and canon's export marker."""
 
 from __future__ import annotations
 

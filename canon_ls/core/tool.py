@@ -57,10 +57,8 @@ DESCRIPTION = (
     "an article, read it before relying on it: the line is not the article."
 )
 
-# Where knowledge belongs depends on whether anything ranks it (SPEC §11.4): without the
-# retrieval lane only the address spine delivers, so knowledge filed where no file lies is
-# never shown unasked; with it, a rule over many files is best filed under its own name
-# (the root article, the one parent unrelated files share, would surface on every touch).
+# Where knowledge belongs depends on whether anything ranks it (SPEC §11.4): without the lane
+# only the address spine delivers; with it, a rule over many files is best under its own name.
 FILING_SPINE = (
     " File a constraint at the file or folder it governs: an article whose address no file "
     "has is never shown to an agent unless it asks."
