@@ -383,8 +383,7 @@ def parse(
 
 
 def lean(article: Article, source: BodySource) -> Article:
-    """The same article without its body in memory (read through `source` when asked), its
-    link targets kept."""
+    """The same article without its body in memory (read via `source`), its link targets kept."""
     if article.held is None:
         return article
     values = [getattr(article, name) for name in FIELDS]

@@ -40,8 +40,7 @@ def settled(k: Key, now_ns: int | None = None) -> bool:
 def scan(
     base: str | Path, real: str, on_temp: Callable[[str], object] | None = None
 ) -> dict[str, tuple[str, Key]]:
-    """Every article file under `base` (whose resolved path is `real`): address -> (path, stat
-    key)."""
+    """Every article file under `base` (resolved: `real`): address -> (path, stat key)."""
     found: dict[str, tuple[str, Key]] = {}
     for _ in scan_steps(base, real, found, on_temp, step=1 << 62):
         pass

@@ -90,8 +90,7 @@ def _times(store: Store, about: Subject) -> ChangeTimes:
 
 
 def entries(about: Subject, times: ChangeTimes) -> list[Entry]:
-    """Commits touching the article file or its governed files, and uncommitted changes,
-    newest first."""
+    """Commits touching the article or its governed files, and uncommitted changes, newest first."""
     by_hash: dict[str, tuple[Commit, set[str], list[str]]] = {}
     sides = [("article", about.article_path)] if about.article_path else []
     sides += [("asset", path) for path in about.files]

@@ -376,8 +376,7 @@ class StoreIndex(StorePlaces, Reader):
         return cache.usable(self._cache_file(), self.root)
 
     def _cached(self) -> Iterator[dict[str, tuple[Key, tuple]]]:
-        """The parse cache's entries for this store, a record at a time (none when off,
-        missing or damaged)."""
+        """The parse cache's entries, a record at a time (none when off, missing or damaged)."""
         return cache.records(self._cache_file(), self.root, freshness.RACY_NS)
 
     def _body_changed(self, path: str) -> None:
@@ -555,8 +554,7 @@ class StoreIndex(StorePlaces, Reader):
             return self._journal.body(entry)
 
     def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
-        """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,
-        total matches)."""
+        """BM25 over address, title, capsule, tags (boosted), body: (hits best first, matches)."""
         from canon_ls.core.search import article_tokens, boosted, default_cache_file, tokenize
         from canon_ls.core.search_file import cached_index
 

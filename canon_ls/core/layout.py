@@ -349,8 +349,7 @@ def resolve(
 def _read_file(
     path: Path, allowed: tuple[str, ...], options: Options
 ) -> tuple[dict[str, Any], bytes]:
-    """The valid options of one file and its bytes; every problem becomes a sentence in
-    options.problems."""
+    """The valid options of one file and its bytes; each problem a sentence in options.problems."""
     try:
         data = read_option_file(path, options.project)
     except FileNotFoundError:

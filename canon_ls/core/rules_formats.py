@@ -141,8 +141,7 @@ def _front(text: str) -> tuple[dict[str, Any], str, int]:
 
 
 def _plain(block: str, problem: ValueError) -> dict[str, Any]:
-    """`key: value` lines and `- item` lists, as the hosts read them; anything else is the
-    YAML problem."""
+    """`key: value` lines and `- item` lists, as hosts read them; else the YAML problem."""
     meta: dict[str, Any] = {}
     key = ""
     for line in block.splitlines():

@@ -53,8 +53,7 @@ _VOWEL = re.compile("[aeiouy].")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased words stemmed, plus the parts of camelCase words; CJK runs as character
-    bigrams."""
+    """Lower-cased words stemmed, plus camelCase words' parts; CJK runs as character bigrams."""
     words = _WORD.findall(text)
     out: list[str] = []
     if words:
