@@ -173,15 +173,11 @@ def asset_folder(project: Path, address: str) -> bool:
     for seg in parent(address).split("/"):
         if not (here / seg).is_dir():
             with contextlib.suppress(OSError):
-                return any(_typo(seg, n) and (here / n).is_dir() for n in os.listdir(here))
+                typo = [n for n in os.listdir(here) if n != seg and _dropped(seg) & _dropped(n)]
+                return len(seg) > 2 and any((here / n).is_dir() for n in typo)  # `scr`/`src`
             return False
         here = here / seg
     return True
-
-
-def _typo(a: str, b: str) -> bool:
-    """One letter changed, added, dropped, or two swapped (`scr`/`src`), in names of 3 or more."""
-    return len(a) > 2 and a != b and bool(_dropped(a) & _dropped(b))
 
 
 def _dropped(word: str) -> set[str]:

@@ -67,7 +67,8 @@ def discover(start: Path) -> tuple[Path, str]:
             found.append(directory)
         if top is None and os.path.exists(directory / ".git"):
             top = directory
-    mine = [d for d in found if not _foreign(d)]
+    uid = os.geteuid() if hasattr(os, "geteuid") else None  # git's safe.directory rule
+    mine = [d for d in found if uid is None or os.stat(d).st_uid == uid]
     skipped = found[: found.index(mine[0]) if mine else None]
     mark = "canon ignored the store in"
     notes = [f"{mark} {d}: another user owns it (--project {d} uses it)." for d in skipped]
@@ -79,11 +80,6 @@ def discover(start: Path) -> tuple[Path, str]:
     if not mine and above is not None:
         notes.append(f"{mark} {above}: it lies above the git repository at {top}.")
     return (mine[0] if mine else start), " ".join(notes)
-
-
-def _foreign(directory: Path) -> bool:
-    """Owned by another user (git's safe.directory rule; not checked where uids are absent)."""
-    return hasattr(os, "geteuid") and os.stat(directory).st_uid != os.geteuid()
 
 
 def _has_articles(project: Path) -> bool:
