@@ -634,8 +634,7 @@ def render(
 
 
 def set_meta(previous: str, key: str, value: str | bool | list[str]) -> str:
-    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29 or applies: ["*.ts"];
-    the rest is untouched."""
+    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29; the rest is untouched."""
     if not isinstance(value, str):
         shown = json.dumps(value, ensure_ascii=False)
     else:

@@ -139,8 +139,7 @@ def _header(fh: Any, store_root: Path) -> tuple[int, int] | None:
 
 
 def _whole(fh: Any, chunks: int) -> bool:
-    """Whether `chunks` records follow and end the file (their lengths walked, not read);
-    the file is left where it was."""
+    """Whether `chunks` records follow and end the file (lengths walked, not read); fh stays put."""
     start = fh.tell()
     end = os.fstat(fh.fileno()).st_size
     for _ in range(chunks):
@@ -241,8 +240,7 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
 
 
 def record(payload: bytes) -> tuple[bytes, bytes]:
-    """A record of a cache file: its length and CRC-32 (checked before marshal ever sees the bytes),
-    then the bytes."""
+    """A cache record: its length and CRC-32 (checked before marshal sees the bytes), the bytes."""
     return len(payload).to_bytes(4, "big") + zlib.crc32(payload).to_bytes(4, "big"), payload
 
 

@@ -301,8 +301,7 @@ def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) ->
 def replace_in(
     dir_fd: int, name: str, data: Data, mode: int = 0o644, durable: bool = True, keep: bool = False
 ) -> int | None:
-    """Atomically replace (or create) `name` in the opened directory: temp file, fsync, rename,
-    fsync the directory."""
+    """Atomically replace (or create) `name` in the opened directory: temp, fsync, rename, fsync."""
     tmp = _write_temp(dir_fd, name, data, mode, durable)
     kept = None
     try:

@@ -108,8 +108,7 @@ def run_many(cwd: Path, *commands: Sequence[str]) -> list[bytes | None]:
 
 
 def start(cwd: Path, *args: str, step_back: int = 0) -> Job:
-    """Start one read-only git command (every guard of command() in place); its Job gives the output
-    once git exits."""
+    """Start one read-only git command (every guard of command() kept); its Job gives the output."""
     job = Job(command(cwd, args), cwd)
     if step_back and job._proc is not None:
         with contextlib.suppress(OSError, AttributeError):  # not on every platform
@@ -225,8 +224,7 @@ def _admitted(wait: bool) -> Iterator[None]:
 
 
 def _blocked_on_fifo(pid: int) -> bool:
-    """Whether the process sleeps opening or reading a named pipe (Linux; elsewhere the
-    overall timeout applies)."""
+    """Whether the process sleeps opening or reading a named pipe (Linux; else the timeout acts)."""
     if not sys.platform.startswith("linux"):
         return False
     try:

@@ -47,8 +47,7 @@ def _read_capped(
 
 
 class StoreIndex(StorePlaces, Reader):
-    """One store read: the project's `.canon/` plus its mounts, indexed in memory (a Store
-    holds one and adds the writes)."""
+    """One store read: the project's `.canon/` and its mounts in memory (a Store adds writes)."""
 
     mounted: Mapping[str, StoreIndex]
 

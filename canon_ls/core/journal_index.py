@@ -54,8 +54,7 @@ class JournalIndex:
         self._dir_key = None
 
     def refresh(self) -> None:
-        """Re-list the journal unless its directory is unchanged since the last listing (new
-        entries change it)."""
+        """Re-list the journal unless its directory is unchanged (new entries change it)."""
         for _ in self.refresh_steps(1 << 62):
             pass
 

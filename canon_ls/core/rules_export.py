@@ -161,8 +161,7 @@ def used_hosts(project: Path) -> list[str]:
 
 
 def apply(store: Store, files: list[Generated]) -> dict[str, str]:
-    """Write what is missing or out of date, remove what is left over; edited and foreign files are
-    never touched."""
+    """Write what is missing or out of date, remove leftovers; edited and foreign files stay."""
     failed: dict[str, str] = {}
     for item in files:
         path = store.project / item.path

@@ -215,8 +215,7 @@ def parse(text: str) -> Schema:
 
 
 def absent() -> Schema:
-    """No schema.json: no rules (deleting the file turns schema checks off; the built-in
-    advisory lines stay)."""
+    """No schema.json: no rules (deleting it turns schema checks off; the advisory lines stay)."""
     return Schema()
 
 

@@ -387,8 +387,7 @@ def _reconciled(
     docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]],
     scratch: Path | None = None,
 ) -> FileIndex | None:
-    """The file's index with what differs from `docs` done over it; None when that would leave too
-    many holes."""
+    """The file's index with what differs from `docs` done over it; None if too many holes."""
     index = FileIndex(base)
     index.bulk = True
     todo: Iterable[str] = docs

@@ -72,8 +72,7 @@ FILING_LANE = (
 
 
 def description(lane: bool = False) -> str:
-    """The tool's description, with the filing advice that holds for the project's options
-    (`retrieval` on or off)."""
+    """The tool's description, with the filing advice for the project's `retrieval` option."""
     return DESCRIPTION + (FILING_LANE if lane else FILING_SPINE)
 
 
