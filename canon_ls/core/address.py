@@ -114,10 +114,8 @@ def argument(
     project: Path | None = None,
     mounts: Mapping[str, Path] | None = None,
 ) -> str:
-    """SPEC §3, what an argument names: exactly the address of an existing article names that
-    article (`src/core/config.test`, as `map` prints it, is never `src/core/config`); only
-    otherwise is it a path whose one extension is dropped. pi-canon reads arguments the same
-    way, so every address either tool prints reads back to the same article."""
+    """SPEC §3: the address of an existing article names it (`src/core/config.test` is never
+    `src/core/config`); otherwise it is a path with its one extension dropped, as pi-canon reads."""
     exact = normalise(raw, project, mounts, strip=False)
     if exact and is_article(exact):
         return exact
@@ -169,22 +167,17 @@ def parent(address: str) -> str:
 
 
 def asset_folder(project: Path, address: str) -> bool:
-    """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its
-    folder exists, or the first missing one is a typo of a folder beside it (`scr/`, `src/`);
-    a topic folder (`decisions/`) is no asset's."""
+    """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its folder
+    exists, or the first missing one is a typo of one beside it; topic folders are no asset's."""
     here = project
     for seg in parent(address).split("/"):
         if not (here / seg).is_dir():
             with contextlib.suppress(OSError):
-                return any(_typo(seg, n) and (here / n).is_dir() for n in os.listdir(here))
+                typo = [n for n in os.listdir(here) if n != seg and _dropped(seg) & _dropped(n)]
+                return len(seg) > 2 and any((here / n).is_dir() for n in typo)  # `scr`/`src`
             return False
         here = here / seg
     return True
-
-
-def _typo(a: str, b: str) -> bool:
-    """One letter changed, added, dropped, or two swapped (`scr`/`src`), in names of 3 or more."""
-    return len(a) > 2 and a != b and bool(_dropped(a) & _dropped(b))
 
 
 def _dropped(word: str) -> set[str]:
@@ -281,11 +274,8 @@ def within(path: str | Path, base: str | Path) -> bool:
 def place(
     path: str | Path, project: Path, root: Path, mounts: Mapping[str, Path] | None = None
 ) -> tuple[str, str]:
-    """What a file is to canon (SPEC §2, §3, §8), the one answer every adapter asks for:
-    ('article', address) for an article file of the store or of a mount ('name:address'),
-    ('journal', '') under the journal, ('store', '') for anything else in a store directory,
-    ('asset', address) for a file of the project or of a mount, ('', '') outside them or
-    under `.git`. `root` is the store directory (option `root`); lexical, no disk access."""
+    """What a file is to canon (SPEC §2, §3, §8): ('article'|'asset', address), ('journal', ''),
+    ('store', '') or ('', '') outside them or under `.git`; `root` is the store; lexical."""
     from canon_ls.core.layout import ARTICLES_DIR, JOURNAL_DIR, STORE_DIR
 
     mounts = mounts or {}
@@ -318,9 +308,8 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 
 
 def printable(name: str) -> str:
-    """A file name or address as printed on one line of output: as it is, or double-quoted
-    with JSON-style escapes when it holds a line break, a tab or another control character,
-    so a name can never forge a line of its own (a finding, a stale line, a hook's line)."""
+    """A name as printed on one line: as is, or double-quoted with JSON escapes when it holds a
+    control character, so a name can never forge a line of its own (a finding, a hook's line)."""
     if not _UNPRINTABLE.search(name):
         return name
     text = json.dumps(name, ensure_ascii=False)  # escapes U+0000-U+001F, quotes, backslashes

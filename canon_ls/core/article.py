@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import sys
@@ -165,9 +164,8 @@ def parse_front_matter(block: str) -> dict[str, Any]:
 
 
 def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
-    """Front matter YAML refuses as a whole, read one top-level key at a time, so one broken
-    line (a raw control character, an unclosed `[`) costs only its own key, named in the
-    problems; the writers keep that line as it is."""
+    """Front matter YAML refuses whole, read one top-level key at a time, so a broken line costs
+    only its own key, named in the problems; the writers keep that line as it is."""
     chunks: list[list[str]] = [[]]
     for line in block.split("\n"):
         if line[:1] not in ("", " ", "\t", "#") and not _continues(line) and chunks[-1]:
@@ -185,18 +183,13 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
         except ValueError as exc:
             key = chunk[0].split(":", 1)[0].strip() if KEY.match(chunk[0]) else repr(chunk[0][:20])
             reason = _WHERE.sub("", str(exc))
-            reason = _LINE.sub(functools.partial(_shifted, by=at), reason)
+            reason = _LINE.sub(lambda m: f"(line {int(m[1]) + at},", reason)  # noqa: B023
             problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
     return meta, problems
 
 
 _WHERE = re.compile(r' in "<unicode string>"(?:, line \d+, column \d+|, position \d+)?')
 _LINE = re.compile(r"\(line (\d+),")
-
-
-def _shifted(match: re.Match[str], by: int) -> str:
-    """YAML's line in one key's lines, counted in the whole block."""
-    return f"(line {int(match[1]) + by},"
 
 
 def unreadable(article: Article, key: str) -> bool:
@@ -390,8 +383,7 @@ def parse(
 
 
 def lean(article: Article, source: BodySource) -> Article:
-    """The same article without its body in memory (read through `source` when asked), its
-    link targets kept."""
+    """The same article without its body in memory (read via `source`), its link targets kept."""
     if article.held is None:
         return article
     values = [getattr(article, name) for name in FIELDS]
@@ -618,9 +610,8 @@ def _reads(lines: list[str], span: tuple[int, int]) -> bool:
 def render(
     previous: str | None, *, capsule: str | None, updated: str, scope: str | None, body: str
 ) -> str:
-    """The new file text. Only capsule/updated/scope lines change (None: left as they are, so
-    a line canon cannot read survives a write that did not name it); every other front
-    matter line keeps its bytes. `body` is written verbatim after the front matter."""
+    """The new file text: only capsule/updated/scope lines change (None: left as they are), every
+    other front matter line keeps its bytes; `body` is written verbatim after it."""
     parts = _parts(previous) if previous else None
     if parts is None or not parts.close:
         head, lines, close, nl = "---\n", [], "---\n", "\n"
@@ -643,8 +634,7 @@ def render(
 
 
 def set_meta(previous: str, key: str, value: str | bool | list[str]) -> str:
-    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29 or applies: ["*.ts"];
-    the rest is untouched."""
+    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29; the rest is untouched."""
     if not isinstance(value, str):
         shown = json.dumps(value, ensure_ascii=False)
     else:

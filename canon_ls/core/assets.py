@@ -103,7 +103,6 @@ class Assets:
         self._odd: dict[str, list[str]] = {}  # address -> paths not starting with it ('\\')
         self.refresh()
 
-    # -- listing --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Re-list the project (a few git processes at once, or a walk)."""
         self.default_ignores = not has_gitignore(self.project)
@@ -198,9 +197,8 @@ class Assets:
         return out
 
     def _walk(self, top: str) -> list[str]:
-        """Every file under `top` without git: an iterative walk (a 3,000-deep tree costs no
-        recursion; what lies past the path-length limit is skipped), symlinks not followed,
-        special files left out."""
+        """Every file under `top` without git: an iterative walk (deep trees cost no recursion),
+        symlinks not followed, special files and paths past the length limit left out."""
         root = str(self.project)
         rel = top[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/") if top != root else ""
         out: list[str] = []
@@ -250,7 +248,6 @@ class Assets:
             size = len(self._data).to_bytes(8, "big")
             self._packed, self._data = size + zlib.compress(self._data, 1), b""
 
-    # -- queries --------------------------------------------------------------------------
     def iter_files(self) -> Iterator[str]:
         """Every listed file in byte order, decoded a chunk at a time (no list of them all)."""
         return _split(self._blob)

@@ -60,9 +60,8 @@ class LinkIndex:
         return bool(pending)
 
     def sources(self, target: str, is_article: Callable[[str], bool] | None = None) -> list[str]:
-        """Articles linking to `target`, sorted, the target itself excluded; with `is_article`,
-        links naming it by a path (`[[src/x.ts]]` for `src/x`, when no article `src/x.ts`
-        exists: address.link_target) count too."""
+        """Articles linking to `target`, sorted, itself excluded; with `is_article`, links naming it
+        by a path (`[[src/x.ts]]` for `src/x`: address.link_target) count too."""
         found = set(self._in.get(target, ()))
         if is_article is not None:
             for named in self._stems.get(target, ()):

@@ -36,9 +36,8 @@ def enabled() -> bool:
 
 
 def cache_file(store_root: Path, project: Path, kind: str = "store") -> Path | None:
-    """The snapshot file for a store (`kind`: its parse cache, or its "journal"), or None
-    (opted out, or the cache directory would lie inside the project or the store: a cache must
-    never end up in someone's repository)."""
+    """The snapshot file for a store (`kind`: "store" or "journal"), or None when opted out or it
+    would lie inside the project or the store (a cache must never end up in a repository)."""
     if not enabled():
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
@@ -80,43 +79,6 @@ def fingerprint(sources: tuple[str, ...] = _SOURCES) -> bytes:
         with open(spec.origin, "rb") as fh:
             digest.update(fh.read())
     return digest.digest()
-
-
-def load(file: Path | None, store_root: Path, racy_ns: int) -> dict[str, _Entry]:
-    """The snapshot's entries (address -> (key, fields)); {} when missing, damaged or foreign.
-    Entries whose file was modified within racy_ns of the snapshot's writing are left out."""
-    out: dict[str, _Entry] = {}
-    for _ in load_steps(file, store_root, racy_ns, out):
-        pass
-    return out
-
-
-def load_steps(
-    file: Path | None, store_root: Path, racy_ns: int, out: dict[str, _Entry]
-) -> Iterator[int]:
-    """`load` into `out`, yielding after each record of CHUNK articles (the language server
-    loads between requests); `out` is left empty when the snapshot is not to be used."""
-    if file is None:
-        return
-    kept: dict[str, _Entry] = {}
-    try:
-        with fsio.open_regular(file) as fh:
-            header = _header(fh, store_root)
-            if header is None:
-                return
-            written, chunks = header
-            for _ in range(chunks):  # all of them or nothing: a short file is not trusted
-                payload = read_record(fh)
-                part = marshal.loads(payload) if payload is not None else None
-                if not isinstance(part, dict):
-                    return
-                _keep(part, written - racy_ns, kept)
-                yield len(kept)
-            if fh.read(1):
-                return
-    except (OSError, ValueError, TypeError, EOFError):
-        return
-    out.update(kept)
 
 
 def records(file: Path | None, store_root: Path, racy_ns: int) -> Iterator[dict[str, _Entry]]:
@@ -177,8 +139,7 @@ def _header(fh: Any, store_root: Path) -> tuple[int, int] | None:
 
 
 def _whole(fh: Any, chunks: int) -> bool:
-    """Whether `chunks` records follow and end the file (their lengths walked, not read);
-    the file is left where it was."""
+    """Whether `chunks` records follow and end the file (lengths walked, not read); fh stays put."""
     start = fh.tell()
     end = os.fstat(fh.fileno()).st_size
     for _ in range(chunks):
@@ -279,8 +240,7 @@ def save(file: Path | None, store_root: Path, entries: Iterable[tuple[str, _Key,
 
 
 def record(payload: bytes) -> tuple[bytes, bytes]:
-    """A record of a cache file: its length and CRC-32 (checked before marshal ever sees the bytes),
-    then the bytes."""
+    """A cache record: its length and CRC-32 (checked before marshal sees the bytes), the bytes."""
     return len(payload).to_bytes(4, "big") + zlib.crc32(payload).to_bytes(4, "big"), payload
 
 
@@ -297,9 +257,8 @@ def read_record(fh: Any) -> bytes | None:
 
 
 def write_file(file: Path, data: fsio.Data) -> bool:
-    """Replace a cache file atomically (fsio.atomic_write without fsync: a lost cache is rebuilt),
-    so a reader in another process never sees half a snapshot; False when it could not be
-    written. Shared by every cache of canon-ls (parse, search, change times). Never raises."""
+    """Replace a cache file atomically without fsync (a lost cache is rebuilt), so no reader sees
+    half of one; False when it could not be written. Shared by every cache; never raises."""
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fsio.atomic_write(file, data, 0o600, durable=False)

@@ -44,26 +44,13 @@ def _default_cache_dir(project: Path) -> Path | None:
 _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 
 
-# The delta base cache of the one whole-history pass, by the repository's size. `git log
-# --name-status` diffs every commit's trees; once the trees of one commit no longer fit in the
-# cache (git's default core.deltaBaseCacheLimit is 96 MB), each is rebuilt from its delta chain
-# again and again. Measured on generated repositories (docs/BENCHMARKS.md, "the git pass"): at
-# 500k files (a 75 MB index) the pass took 30.9 s of CPU with 96 MB, 15.0 with 128 MB, 12.5 with
-# 192 MB, 12.0 with 256 MB; at 250k and 100k files a bigger cache gains nothing. So the limit is
-# three times the index file (whose size grows with the tracked files, as the trees do), never
-# below git's default and at most 512 MB; git fills the cache up to the limit, so a smaller
-# repository keeps git's own setting. Passes over OLD..HEAD (a few commits) keep the default.
+# The whole-history pass's delta base cache: three times the index file, never below git's
+# default, at most 512 MB (measured in docs/BENCHMARKS.md, "the git pass"); OLD..HEAD keeps it.
 GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
 # A whole pass over this many commits or more runs as two git processes at once (halves).
 SPLIT_MIN_COMMITS = 200
-# How far each half steps back in CPU priority from the thread that starts it: further than
-# the whole-store check's own work steps back from its process (five, core/check.py), so on
-# two cores that work goes first and ends as soon as beside one git, then the halves take
-# both cores, and the history is parsed once the check has let its parsed store go. Measured
-# on the check child at 50k articles: at git's own priority the halves took both cores and
-# the check's work ended after them (its partial answer at 16-26 s, the end 17-27 s); five
-# down, beside them (partial 11-14 s, end 14-17 s, the parse at times overlapping the store:
-# 234 MB peak); nine down, the partial at 9-12 s, the end at 17 s, 201 MB.
+# How far each half steps back in CPU priority: further than the check's own five
+# (core/check.py), so its work ends first on two cores (measured at 50k articles).
 HALF_STEP_BACK = 9
 DELTA_CACHE_PER_INDEX_BYTE = 3
 # At most 128 MB, and the pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of
@@ -97,9 +84,8 @@ def log_args(
     limit: int | None = None,
     part: Sequence[str] = (),
 ) -> list[str]:
-    """The history pass's git arguments (benchmarks/bench_git_pass.py times exactly these); `whole`:
-    the pass over all of history, with the delta cache its size needs (`limit`, when the caller
-    knows it already); `part`: which of its commits (`--max-count=K`, `--skip=K`)."""
+    """The history pass's git arguments (benchmarks/bench_git_pass.py times these); `whole`: all of
+    history with its delta cache (`limit`, when known); `part`: `--max-count=K` or `--skip=K`."""
     if whole and limit is None:
         limit = delta_cache_limit(project)
     config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
@@ -129,9 +115,8 @@ class _Step(NamedTuple):
 
 
 class ChangeTimes:
-    """When each file last changed: committer date of the last commit touching it, or its mtime when
-    it is dirty or untracked, or without git (SPEC §9); and which commits touched it, for the
-    staleness evidence and history (SPEC §9.1, §9.2)."""
+    """When each file last changed (SPEC §9): the last commit touching it, else its mtime when
+    dirty, untracked or without git; and which commits touched it (SPEC §9.1, §9.2)."""
 
     VERSION = 7  # 5: paths as a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked)
 
@@ -142,8 +127,7 @@ class ChangeTimes:
         status_paths: Iterable[str] | None = None,
     ) -> None:
         """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
-        only there, e.g. `scope_pathspecs(address)`); the history pass is the whole project's
-        either way, from its cache."""
+        only there); the history pass is the whole project's either way, from its cache."""
         self.project = Path(project)
         self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
         self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
@@ -154,7 +138,6 @@ class ChangeTimes:
         self._dirty: set[str] = set()
         self.refresh()
 
-    # -- refresh --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Bring committed times up to HEAD and re-read the set of dirty files."""
         status = gitrun.start(
@@ -200,8 +183,9 @@ class ChangeTimes:
         old = self.head
         if old == head:
             return None  # the cache file was at HEAD already: nothing to rewrite
-        if old and self._is_ancestor(old, head):
-            return _Step(head, [self._start_log(f"{old}..{head}")], self._history)
+        if old and gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None:
+            job = gitrun.start(self.project, *log_args(self.project, f"{old}..{head}"))
+            return _Step(head, [job], self._history)
         self.full_passes += 1
         return _Step(head, self._start_whole(head, index), None)
 
@@ -226,18 +210,9 @@ class ChangeTimes:
         self.head, self._history = step.head, history
         self._save_cache()
 
-    def _is_ancestor(self, old: str, head: str) -> bool:
-        return gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None
-
-    def _start_log(self, revs: str) -> gitrun.Job:
-        return gitrun.start(self.project, *log_args(self.project, revs))
-
     def _start_whole(self, head: str, index: str) -> list[gitrun.Job]:
-        """The pass over all of history, as one git process, or (SPLIT_MIN_COMMITS or more
-        commits) as two at once: `log -n K` and `log --skip=K` with K half the commits. git
-        lists the same commits in the same order in both as in one `log`, merges or not, so
-        their outputs end to end are the one pass's: the same history, and on two cores
-        half the wait (500k files alone: 14.7 -> 7.7 s, the same CPU)."""
+        """The pass over all of history: one git process, or two (`log -n K`, `log --skip=K`) from
+        SPLIT_MIN_COMMITS on, whose outputs end to end are the one pass's in half the wait."""
         limit = delta_cache_limit(self.project, index)
         count = gitrun.run(self.project, "rev-list", "--count", head)
         try:
@@ -271,7 +246,6 @@ class ChangeTimes:
             dirty.add(path)
         self._dirty = dirty
 
-    # -- cache file -----------------------------------------------------------------------
     def _cache_file(self) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -311,7 +285,6 @@ class ChangeTimes:
         state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
         cache.write_file(file, sealed(marshal.dumps(state)))
 
-    # -- queries --------------------------------------------------------------------------
     def committed(self) -> dict[str, float]:
         """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""
         commits = self._history.commits
@@ -356,9 +329,8 @@ class ChangeTimes:
         return [commits[i] for i in (h.newest.first_of(row), *h.newest.extra_of(row))]
 
     def dated(self, pairs: Iterable[tuple[str, T]]) -> Iterator[tuple[str, T, float]]:
-        """(path, payload, of(path)) for each pair, merging with the history's sorted paths:
-        pairs in byte order of their paths (the asset listing's) cost no lookup each; a path
-        out of that order is looked up on its own."""
+        """(path, payload, of(path)) for each pair, merged with the history's sorted paths: pairs in
+        byte order cost no lookup each; a path out of that order is looked up on its own."""
         rows = self._history.newest.raw_items()
         commits, dirty, git = self._history.commits, self._dirty, self.git
         row = next(rows, None)
@@ -382,9 +354,8 @@ class ChangeTimes:
     def touched_since(
         self, paths: Iterable[str], cut: float
     ) -> tuple[dict[Commit, list[str]], list[str]]:
-        """The evidence's walk (SPEC §9.1): commits at or after `cut` that touched each path
-        (commit -> the paths it touched), and the paths git does not date (dirty, untracked,
-        or no repository). A path whose newest commit is older than `cut` costs one lookup."""
+        """The evidence's walk (SPEC §9.1): commits at or after `cut` that touched each path, and
+        the paths git does not date (dirty, untracked, no git); an older one costs one lookup."""
         h = self._history
         table, commits = h.newest, h.commits
         dirty, git = self._dirty, self.git

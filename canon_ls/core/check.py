@@ -139,7 +139,8 @@ def findings_of(
             )
     project_article = not mount_of(store, address)
     if ctx.assets is not None and project_article and _is_orphan(ctx, address, art):
-        found.append(_orphan_finding(address))
+        question = " ".join(lint.orphan_question(address))
+        found.append(Finding(address, "orphan", "warning", question))
     if staleness and project_article:
         evidence = _evidence(ctx, address)
         if evidence is not None:
@@ -201,10 +202,6 @@ def _lint_findings(
 def stale_finding(evidence: Evidence) -> Finding:
     """The stale finding of an article, carrying its evidence (SPEC §9.1)."""
     return Finding(evidence.address, "stale", "info", evidence.message(), evidence=evidence)
-
-
-def _orphan_finding(address: str) -> Finding:
-    return Finding(address, "orphan", "warning", " ".join(lint.orphan_question(address)))
 
 
 def orphans(store: Store, assets: Assets) -> list[str]:
@@ -373,9 +370,8 @@ def run(
     on_partial: Callable[[Pass], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
 ) -> Pass:
-    """The whole-store pass (below), leaving the calling thread's CPU priority as it found
-    it: the pass steps its thread back while git runs, and a caller that lives on (a test
-    run, an editor's process) must not keep that (as far as the system lets it rise again)."""
+    """The whole-store pass (below), leaving the calling thread's CPU priority as it found it:
+    the pass steps its thread back while git runs, which a caller that lives on must not keep."""
     tid = threading.get_native_id()
     before = _niceness(tid)
     try:
@@ -400,12 +396,8 @@ def _whole_pass(
     on_partial: Callable[[Pass], None] | None,
     on_loaded: Callable[[], None] | None,
 ) -> Pass:
-    """The whole-store pass with the one `git log` (the long pole: 2.5-5.6 s at 100k files)
-    running from the first moment in a thread while the rest of the check, which does not
-    need it, runs: the listing, the parse, lints, links, relations and orphans. Those go to
-    `on_partial` (when staleness is on) before waiting for git; the final Pass adds the stale
-    findings, the evidence and each article's newest governed change. `on_loaded` is called
-    once the store has read its articles (and written its parse cache, when it does)."""
+    """The whole-store pass, its one `git log` (the long pole) running in a thread meanwhile; the
+    findings without git go to `on_partial` first, `on_loaded` once the store is read."""
     from canon_ls.core.project import open_store
 
     started = time.perf_counter()
@@ -448,9 +440,8 @@ def _whole_pass(
                     partial=True,
                 )
             )
-        # Which article governs each file does not depend on git: the survey mapped it while
-        # git runs, so only the times are left for after. The verdicts need only the
-        # articles' dates: the parsed store goes before git's output is read.
+        # The survey mapped governing articles while git ran; the verdicts need only the
+        # articles' dates, so the parsed store goes before git's output is read.
         governed = Governed(assets, survey or assets.survey(project_addresses(store)))
         governed.runs()  # built now, while git runs
         dates = project_dates(store) if judged else {}
@@ -492,11 +483,8 @@ def _with_in_place(
 
 
 def _yield_cpu() -> None:
-    """Lower this thread's priority only, five steps below where it is (Linux niceness is per
-    thread): git, forked from the worker thread, and a server answering its first hover go
-    first on a small machine; this work is not on the critical path while git runs. Relative,
-    so a process that already stepped back (the language server's check child, at 10) never
-    rises above its own git."""
+    """Lower this thread's priority five steps (Linux niceness is per thread) so git and a first
+    hover go first; relative, so a process that stepped back never rises above its own git."""
     with contextlib.suppress(Exception):
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + 5, 19))

@@ -61,9 +61,8 @@ class DiskView(Reader):
         return None
 
     def journal_names(self, address: str) -> list[str]:
-        """Entries naming `address`, newest first, as `Store.journal_names` orders them; read
-        here (the store's lock is the loading thread's), and not at all for a long journal:
-        its names show from the hovers after the load."""
+        """Entries naming `address`, newest first, as `Store.journal_names`; read here (the lock is
+        the loader's), and not at all for a long journal: its names show after the load."""
         entries = [e for e in self.journal_entries() if address in e.subject]
         return [e.name for e in jrn.newest_first(entries)]
 

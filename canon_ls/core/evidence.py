@@ -29,9 +29,8 @@ def date_of(value: object) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def day(ts: float) -> str:
-    """The calendar day of an epoch time by canon's one clock (clock.py; the day staleness
-    compares, SPEC §9); cached: a history holds few distinct commit times and the evidence
-    asks about each many times."""
+    """The calendar day of an epoch time by canon's one clock (clock.py, SPEC §9); cached: a
+    history holds few distinct commit times and the evidence asks about each many times."""
     try:
         return clock.day_of(ts)
     except (OverflowError, OSError, ValueError):
@@ -57,11 +56,8 @@ def days_between(start: str, end: str) -> int:
 
 
 def cut_of(reference: str, own: float) -> float:
-    """The moment from which a governed change counts against an article (SPEC §9): just
-    after its own last change when that change falls on its reference day (so a commit later
-    the same day counts and the commit that wrote the article with its code does not), else
-    the start of the day after the reference date. Commit times are seconds and ticks
-    (gitlog.ticked): a commit the article's own commit precedes in history is later."""
+    """When a governed change starts counting (SPEC §9): just after the article's own last change
+    when that falls on its reference day, else the start of the day after the reference date."""
     if own and day(own) == reference:
         return own + 1e-6  # a commit of the same second counts when history puts it later
     return day_after(reference)
@@ -93,9 +89,8 @@ class Dates(NamedTuple):
         return cut_of(reference, own(self.file) if self.file else 0.0)
 
     def stale(self, newest: float, today: str, own: Callable[[str], float]) -> bool:
-        """The verdict alone (SPEC §9): stale_after passed, or the newest governed change
-        (epoch seconds, 0 for none) comes after the cut; the article file is dated only when
-        that change falls on the reference day itself."""
+        """The verdict alone (SPEC §9): stale_after passed, or the newest governed change (0: none)
+        comes after the cut; the article file is dated only for a change on the reference day."""
         if self.stale_after and self.stale_after <= today:
             return True
         reference, _ = reference_of(self)
@@ -182,7 +177,9 @@ class Evidence:
         if newest is not None:
             files = self.files
             first = printable(files[0])
-            touched = first if len(files) == 1 else f"{first} and {_others(len(files) - 1)}"
+            touched = (
+                first if len(files) == 1 else f"{first} and {plural(len(files) - 1, 'other file')}"
+            )
             parts.append(
                 f"{plural(len(self.commits), 'commit')} {span} touched {touched} "
                 f'(newest {newest.hash} {newest.date} "{_cut(newest.subject)}")'
@@ -268,10 +265,6 @@ class Evidence:
         )
 
 
-def _others(n: int) -> str:
-    return plural(n, "other file")
-
-
 def _cut(subject: str) -> str:
     subject = " ".join(subject.split())
     return subject if len(subject) <= SUBJECT_MAX else subject[: SUBJECT_MAX - 1] + "…"
@@ -301,9 +294,8 @@ def gather_with(
     today: str,
     own: Callable[[str], float],
 ) -> Evidence | None:
-    """gather() with the walk over the files given: `touched_since(cut)` answers as
-    ChangeTimes.touched_since() for the article's files, `mtime` dates an undated one, `own`
-    the article file (Dates.cut)."""
+    """gather() with the walk given: `touched_since(cut)` as ChangeTimes.touched_since() for the
+    article's files, `mtime` dates an undated one, `own` the article file (Dates.cut)."""
     stale_after = date_of(article.stale_after)
     passed = stale_after if stale_after and stale_after <= today else ""
     reference, basis = reference_of(article)

@@ -40,8 +40,7 @@ def settled(k: Key, now_ns: int | None = None) -> bool:
 def scan(
     base: str | Path, real: str, on_temp: Callable[[str], object] | None = None
 ) -> dict[str, tuple[str, Key]]:
-    """Every article file under `base` (whose resolved path is `real`): address -> (path, stat
-    key)."""
+    """Every article file under `base` (resolved: `real`): address -> (path, stat key)."""
     found: dict[str, tuple[str, Key]] = {}
     for _ in scan_steps(base, real, found, on_temp, step=1 << 62):
         pass
@@ -55,9 +54,8 @@ def scan_steps(
     on_temp: Callable[[str], object] | None = None,
     step: int = 500,
 ) -> Iterator[int]:
-    """`scan` filling `found`, yielding (how many were found so far) after every `step`
-    directory entries, so an event loop can answer between steps (the language server's
-    first load: a 50k-article scan is half a second)."""
+    """`scan` filling `found`, yielding the count so far after every `step` directory entries, so
+    an event loop answers between steps (a 50k-article scan is half a second)."""
     from canon_ls.core.fsio import is_temp, within  # fsio is not needed by the hooks
 
     seen = {real}
@@ -124,9 +122,8 @@ def _followed(
 
 
 def addresses(base: str | Path, real: str) -> list[str]:
-    """The addresses `scan` finds, without a stat per file (the directory entry's type says
-    it is a regular file): half the time, for an answer that needs the names only (the
-    server's first workspace symbols, before its store has listed them)."""
+    """The addresses `scan` finds without a stat per file (the entry's type says it is regular):
+    half the time, for answers that need the names only (the server's first workspace symbols)."""
     from canon_ls.core.fsio import within
 
     seen = {real}

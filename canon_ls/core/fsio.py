@@ -301,8 +301,7 @@ def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) ->
 def replace_in(
     dir_fd: int, name: str, data: Data, mode: int = 0o644, durable: bool = True, keep: bool = False
 ) -> int | None:
-    """Atomically replace (or create) `name` in the opened directory: temp file, fsync, rename,
-    fsync the directory."""
+    """Atomically replace (or create) `name` in the opened directory: temp, fsync, rename, fsync."""
     tmp = _write_temp(dir_fd, name, data, mode, durable)
     kept = None
     try:
@@ -321,9 +320,8 @@ def replace_in(
 
 
 def link_new_in(dir_fd: int, names: Iterator[str], data: bytes, mode: int = 0o644) -> str:
-    """Create a new file whole or not at all (SPEC §12 journal): temp file, fsync, then
-    link it to the first of `names` that does not exist yet (never replacing one), unlink
-    the temp, fsync the directory. Returns the name used."""
+    """Create a new file whole or not at all (SPEC §12 journal): temp file, fsync, link it to the
+    first of `names` not yet there (never replacing), unlink the temp, fsync the directory."""
     first = next(names)
     tmp = _write_temp(dir_fd, first, data, mode, durable=True)
     try:

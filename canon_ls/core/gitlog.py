@@ -165,9 +165,8 @@ def parse_outputs(outs: Sequence[Output]) -> History:
 def _walk(
     outs: Sequence[Output], bounds: list[bytes]
 ) -> tuple[list[Commit], list[tuple[bytearray, array]]]:
-    """The commits that touched a path, and for each range of `bounds` its events in the output's
-    order: the paths NUL-ended in one bytearray, an int per event (the commit's index, or ~index
-    when the commit deleted the path)."""
+    """The commits that touched a path, and per range of `bounds` its events in output order: the
+    paths NUL-ended in one bytearray, an int per event (commit index, ~index for a deletion)."""
     commits: list[Commit] = []
     ranges = [(bytearray(), array("i")) for _ in bounds]
     cuts = bounds[1:]

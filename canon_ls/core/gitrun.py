@@ -108,8 +108,7 @@ def run_many(cwd: Path, *commands: Sequence[str]) -> list[bytes | None]:
 
 
 def start(cwd: Path, *args: str, step_back: int = 0) -> Job:
-    """Start one read-only git command (every guard of command() in place); its Job gives the output
-    once git exits."""
+    """Start one read-only git command (every guard of command() kept); its Job gives the output."""
     job = Job(command(cwd, args), cwd)
     if step_back and job._proc is not None:
         with contextlib.suppress(OSError, AttributeError):  # not on every platform
@@ -207,11 +206,8 @@ class Job:
 
 @contextlib.contextmanager
 def _admitted(wait: bool) -> Iterator[None]:
-    """Hold the start of a git process while `AT_ONCE` others still run: at 500k files seven
-    at once (the history pass, status, four listings) summed 1.7 GB. A running git is never
-    waited on by its reader here, so this waits for exits; one blocked on a named pipe or
-    past its timeout is killed meanwhile (its reader gets None, as for any failure). A job
-    read through a pipe (`wait` False) is never held: its reader may not have started."""
+    """Hold a git start while `AT_ONCE` others run (seven summed 1.7 GB at 500k files); one
+    blocked or past its timeout is killed meanwhile; a piped job (`wait` False) is never held."""
     while True:
         with _live_lock:
             now = time.monotonic()
@@ -228,8 +224,7 @@ def _admitted(wait: bool) -> Iterator[None]:
 
 
 def _blocked_on_fifo(pid: int) -> bool:
-    """Whether the process sleeps opening or reading a named pipe (Linux; elsewhere the
-    overall timeout applies)."""
+    """Whether the process sleeps opening or reading a named pipe (Linux; else the timeout acts)."""
     if not sys.platform.startswith("linux"):
         return False
     try:

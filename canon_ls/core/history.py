@@ -90,8 +90,7 @@ def _times(store: Store, about: Subject) -> ChangeTimes:
 
 
 def entries(about: Subject, times: ChangeTimes) -> list[Entry]:
-    """Commits touching the article file or its governed files, and uncommitted changes,
-    newest first."""
+    """Commits touching the article or its governed files, and uncommitted changes, newest first."""
     by_hash: dict[str, tuple[Commit, set[str], list[str]]] = {}
     sides = [("article", about.article_path)] if about.article_path else []
     sides += [("asset", path) for path in about.files]
@@ -150,9 +149,8 @@ def history(
 
 
 def _journal(store: Store, address: str, after: str, cut: float = math.inf) -> list[JournalEntry]:
-    """The entries naming `address`; with `after` (a reference day), only those since: an
-    entry of that day itself counts when it records an instant at or after `cut` (the
-    article's own change, as for commits), else it came before the update or review."""
+    """The entries naming `address`; with `after` (a reference day) only those since: one of that
+    day counts when it records an instant at or after `cut` (the article's own change)."""
     return [
         e
         for e in store.journal_entries()
@@ -250,11 +248,6 @@ def base_commit(project: Path, cut: float) -> str | None:
     return text or None
 
 
-def _empty_tree(project: Path) -> str | None:
-    out = _git(project, "hash-object", "-t", "tree", os.devnull)
-    return (out or b"").decode("ascii", "replace").strip() or None
-
-
 def _diff(project: Path, base: str, files: list[str]) -> str:
     """`git diff BASE -- FILES` against the work tree, in chunks of command line."""
     chunks: list[list[str]] = [[]]
@@ -305,7 +298,8 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     base = base_commit(store.project, _cut(store, about, times))
     if base is None:
         head.append(f"# base: none (the history starts after {reference}); compared with empty")
-        base = _empty_tree(store.project) or "HEAD"
+        empty = _git(store.project, "hash-object", "-t", "tree", os.devnull) or b""
+        base = empty.decode("ascii", "replace").strip() or "HEAD"
     else:
         shown = next((c for c in _commit_line(store.project, base)), base[:12])
         head.append(f"# base: {shown}, the last commit before the changes that count")

@@ -47,8 +47,7 @@ def _read_capped(
 
 
 class StoreIndex(StorePlaces, Reader):
-    """One store read: the project's `.canon/` plus its mounts, indexed in memory (a Store
-    holds one and adds the writes)."""
+    """One store read: the project's `.canon/` and its mounts in memory (a Store adds writes)."""
 
     mounted: Mapping[str, StoreIndex]
 
@@ -78,12 +77,9 @@ class StoreIndex(StorePlaces, Reader):
         self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem, kept)
         self._mapped = False
 
-    # --- disk -> index -----------------------------------------------------------------------
-
     def _scan(self, base: Path | None = None) -> dict[str, tuple[str, Key]]:
-        """Every article file under articles/ (or its subdirectory `base`): address -> (path,
-        stat key), through the one walk (freshness.scan); the tool's own old temp files are
-        swept on the way."""
+        """Every article file under articles/ (or `base`): address -> (path, stat key), through
+        freshness.scan; the tool's own old temp files are swept on the way."""
         now = time.time()
         real = os.path.realpath(self.articles_dir)
         if base is None:
@@ -198,9 +194,8 @@ class StoreIndex(StorePlaces, Reader):
         return changed
 
     def revalidate_governing(self, address: str) -> tuple[set[str], str | None]:
-        """§4's governing article of `address`, each article file from `address` up to it
-        re-read first if disk moved on (a read's freshness: a stat each when nothing did),
-        and the addresses that changed."""
+        """§4's governing article of `address`, each article file up to it re-read first if disk
+        moved on (a stat each when nothing did), and the addresses that changed."""
         changed: set[str] = set()
         files = self.paths.files_up(address)
         for candidate, file in files or ((a, str(self.path_of(a))) for a in ancestors(address)):
@@ -210,9 +205,8 @@ class StoreIndex(StorePlaces, Reader):
         return changed, None
 
     def governing_article(self, address: str) -> tuple[str | None, Article | None]:
-        """§4 for a read of one address: the governing article, fresh from disk. A store not
-        loaded yet (a CLI or hook process) stats the address's article files up to the first
-        one and parses only that, never loading the whole store for one answer."""
+        """§4 for a read of one address, fresh from disk; a store not loaded yet (a CLI or hook)
+        parses only the first article file up the address, never the whole store."""
         with self.lock:
             if self.loaded or ":" in address or self._own_layout_problem():
                 self.refresh()
@@ -320,9 +314,8 @@ class StoreIndex(StorePlaces, Reader):
             self._save_cache()
 
     def load_steps(self, step: int = 20, save: bool = True) -> Iterator[int]:
-        """The first load in small steps (the scan, the parse cache, then about `step` articles at a
-        time), yielding between them so an event loop answers requests meanwhile: a thread
-        holding the GIL would delay every answer (issue 15)."""
+        """The first load in small steps (scan, parse cache, then about `step` articles at a time),
+        yielding between them so an event loop answers meanwhile (issue 15)."""
         with self.lock:
             if self.loaded:
                 return
@@ -382,8 +375,7 @@ class StoreIndex(StorePlaces, Reader):
         return cache.usable(self._cache_file(), self.root)
 
     def _cached(self) -> Iterator[dict[str, tuple[Key, tuple]]]:
-        """The parse cache's entries for this store, a record at a time (none when off,
-        missing or damaged)."""
+        """The parse cache's entries, a record at a time (none when off, missing or damaged)."""
         return cache.records(self._cache_file(), self.root, freshness.RACY_NS)
 
     def _body_changed(self, path: str) -> None:
@@ -428,8 +420,6 @@ class StoreIndex(StorePlaces, Reader):
                     return {address}
                 return set()
             return {address} if self._consider(address, path, freshness.key(st), inside) else set()
-
-    # --- lookups -------------------------------------------------------------------------------
 
     def addresses(self) -> list[str]:
         """Every article address, sorted; mount articles as 'name:address'."""
@@ -505,9 +495,8 @@ class StoreIndex(StorePlaces, Reader):
         return self._links
 
     def is_orphan(self, address: str) -> bool:
-        """§6.1 item 5 for an existing article of this store (read says so, SPEC §6): one
-        directory listing for its own asset, and the whole-store "did any address ever map"
-        question answered once per store."""
+        """§6.1 item 5 for an existing article of this store: one directory listing for its own
+        asset, and the "did any address ever map" question answered once per store."""
         with self.lock:
             name, _rest = self.paths.split(address)
             article = self.held_article(address)
@@ -563,20 +552,16 @@ class StoreIndex(StorePlaces, Reader):
         with self.lock:
             return self._journal.body(entry)
 
-    # --- search --------------------------------------------------------------------------------
-
     def search_articles(self, query: str, limit: int) -> tuple[list[tuple[str, float]], int]:
-        """BM25 over address, title, capsule, tags and body, tags boosted; (hits best first,
-        total matches)."""
+        """BM25 over address, title, capsule, tags (boosted), body: (hits best first, matches)."""
         from canon_ls.core.search import article_tokens, boosted, default_cache_file, tokenize
         from canon_ls.core.search_file import cached_index
 
         with self.lock:
             self.load()
             if self._search is None:
-                # Reuse the on-disk snapshot for articles whose stat key is unchanged (a racy
-                # file gets no stamp and is always re-tokenized): first search at 10k articles
-                # drops from ~2 s to ~0.05 s (docs/BENCHMARKS.md).
+                # Reuse the snapshot for unchanged stat keys (a racy file gets no stamp): first
+                # search at 10k articles drops from ~2 s to ~0.05 s (docs/BENCHMARKS.md).
                 docs = {
                     address: (
                         None if address in self._racy else self._stat.get(address),

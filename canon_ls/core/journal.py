@@ -113,9 +113,8 @@ def header(
 
 
 def flow_line(subjects: list[str]) -> str:
-    """`subject: [a, b]`, spelt as pi-canon writes and splits it: an item YAML could misread
-    is a JSON string, and follows its comma without the usual space (else pi-canon misses
-    the quotes)."""
+    """`subject: [a, b]` as pi-canon writes and splits it: an item YAML could misread is a JSON
+    string, following its comma without a space (else pi-canon misses the quotes)."""
     items = [_scalar(s) for s in subjects]
     flow = items[0] + "".join(("," if i[0] == '"' else ", ") + i for i in items[1:])
     return f"subject: [{flow}]"
@@ -125,9 +124,8 @@ _BLOCK = re.compile(r"^subject:[ \t]*(\r?\n)((?:[ \t]*-[ \t].*\r?\n)+)", re.M)
 
 
 def flow_shaped(text: str) -> str | None:
-    """The entry with the block-list `subject` of canon's older shape (one `  - a` per line,
-    which pi-canon's index reads as naming nothing) as the one-line list both tools read;
-    None when there is nothing to mend. Every other byte stays."""
+    """The entry with the older block-list `subject` (which pi-canon reads as naming nothing) as
+    the one-line list both tools read; None when there is nothing to mend. Other bytes stay."""
     front = _FRONT.match(text)
     found = _BLOCK.search(text, front.start(1), front.end(1) + 2) if front else None
     if found is None:

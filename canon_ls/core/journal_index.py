@@ -54,8 +54,7 @@ class JournalIndex:
         self._dir_key = None
 
     def refresh(self) -> None:
-        """Re-list the journal unless its directory is unchanged since the last listing (new
-        entries change it)."""
+        """Re-list the journal unless its directory is unchanged (new entries change it)."""
         for _ in self.refresh_steps(1 << 62):
             pass
 
@@ -137,9 +136,8 @@ class JournalIndex:
         return None, {}
 
     def _save(self, now: int, dir_key: freshness.Key | None) -> None:
-        """Write the entries read for the next process, settled ones only (a later edit in
-        the same tick would keep the key), and the directory's key when every entry is in
-        (the next process then lists nothing); never raises."""
+        """Write the settled entries read for the next process, and the directory's key when every
+        entry is in (the next process then lists nothing); never raises."""
         limit = now - freshness.RACY_NS
         saved = {
             name: (k, (e.date, e.subject, e.source, e.session, e.logged))
@@ -213,9 +211,8 @@ class JournalIndex:
         return [e.name for e in jrn.newest_first(about)]
 
     def group_steps(self, step: int) -> Iterator[int]:
-        """Build the by-subject grouping `names` keeps, yielding after every `step` entries
-        (sorting 25k entries at once held an event loop 75 ms): each subject's names sorted
-        newest first, as one sort of them all would leave them."""
+        """Build the by-subject grouping of `names`, yielding every `step` entries (one sort of 25k
+        held an event loop 75 ms): each subject's names newest first, as one sort would."""
         if self._by_subject is not None:
             return
         entries, changes = list(self._entries.values()), self._changes

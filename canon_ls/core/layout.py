@@ -55,11 +55,8 @@ def find_project(start: Path) -> Path:
 
 
 def discover(start: Path) -> tuple[Path, str]:
-    """SPEC §2: the nearest ancestor of `start` (itself included) holding `.canon/` or a
-    `canon.toml` (a project whose store moved with `root`), else `start`; and a sentence when
-    a store was passed over. The search stops at the git repository's top level, skips a
-    directory another user owns (a shared folder, /tmp: git's safe.directory rule) and a
-    nested `.canon/` with no article below an ancestor's store that has some."""
+    """SPEC §2: the nearest ancestor of `start` holding `.canon/` or a `canon.toml`, else `start`,
+    and a sentence when a store was passed over (up to git's top level, skipping foreign dirs)."""
     start = Path(os.path.abspath(start))
     found, top, above = [], None, None
     for directory in (start, *start.parents):
@@ -70,7 +67,8 @@ def discover(start: Path) -> tuple[Path, str]:
             found.append(directory)
         if top is None and os.path.exists(directory / ".git"):
             top = directory
-    mine = [d for d in found if not _foreign(d)]
+    uid = os.geteuid() if hasattr(os, "geteuid") else None  # git's safe.directory rule
+    mine = [d for d in found if uid is None or os.stat(d).st_uid == uid]
     skipped = found[: found.index(mine[0]) if mine else None]
     mark = "canon ignored the store in"
     notes = [f"{mark} {d}: another user owns it (--project {d} uses it)." for d in skipped]
@@ -82,11 +80,6 @@ def discover(start: Path) -> tuple[Path, str]:
     if not mine and above is not None:
         notes.append(f"{mark} {above}: it lies above the git repository at {top}.")
     return (mine[0] if mine else start), " ".join(notes)
-
-
-def _foreign(directory: Path) -> bool:
-    """Owned by another user (git's safe.directory rule; not checked where uids are absent)."""
-    return hasattr(os, "geteuid") and os.stat(directory).st_uid != os.geteuid()
 
 
 def _has_articles(project: Path) -> bool:
@@ -323,7 +316,9 @@ def resolve(
 ) -> Options:
     """SPEC §13: explicit > user settings.json > project canon.toml > defaults."""
     options = Options(project)
-    given = _explicit(explicit, options.project)
+    if explicit is not None and not isinstance(explicit, Mapping):
+        raise OptionError("canon options must be an object of keys and values.")
+    given = {k: check(k, v, options.project) for k, v in (explicit or {}).items() if v is not None}
     toml_path = project_file(options.project)
     found, data = _read_file(toml_path, OPTION_KEYS, options)
     held = [key for key in leading_out(options.project, found) if key not in given]
@@ -347,19 +342,10 @@ def resolve(
     return options
 
 
-def _explicit(explicit: Mapping[str, Any] | None, project: Path) -> dict[str, Any]:
-    if explicit is None:
-        return {}
-    if not isinstance(explicit, Mapping):
-        raise OptionError("canon options must be an object of keys and values.")
-    return {k: check(k, v, project) for k, v in explicit.items() if v is not None}
-
-
 def _read_file(
     path: Path, allowed: tuple[str, ...], options: Options
 ) -> tuple[dict[str, Any], bytes]:
-    """The valid options of one file and its bytes; every problem becomes a sentence in
-    options.problems."""
+    """The valid options of one file and its bytes; each problem a sentence in options.problems."""
     try:
         data = read_option_file(path, options.project)
     except FileNotFoundError:
@@ -416,10 +402,8 @@ MAX_OPTION_FILE = 1 << 20  # an option file is a few lines; anything larger is n
 
 
 def read_option_file(path: Path, project: Path) -> bytes:
-    """The bytes of an option file, read only when it is a regular file of sane size (a FIFO
-    would block every command, SPEC §12) and, for the project's canon.toml, only when it stays
-    inside the project (a committed symlink must not pull options from elsewhere). ValueError
-    carries the end of the sentence saying why not."""
+    """An option file's bytes, only from a regular file of sane size (a FIFO would block, SPEC §12)
+    inside the project for canon.toml; ValueError carries the end of the sentence why not."""
     if path.name == PROJECT_FILE and os.path.lexists(path):
         real, base = os.path.realpath(path), os.path.realpath(project)
         if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):

@@ -153,9 +153,8 @@ def orphan_question(
 def fold_up(
     address: str, chars: int, exists: Callable[[str], bool], schema: Schema | None
 ) -> list[str]:
-    """§6.1 item 8: a new article with no file of its own and a short body, whose parent
-    article exists, could be a section of it (the schema's own body minimum, when declared,
-    speaks instead)."""
+    """§6.1 item 8: a new short article with no file of its own whose parent article exists could
+    be a section of it (the schema's own body minimum, when declared, speaks instead)."""
     up = parent(address)
     if not 0 < chars < FOLD_UP_CHARS or not up or not exists(up):
         return []
@@ -280,10 +279,6 @@ def _positions(body: str, body_line: int) -> Callable[[int], tuple[int, int]]:
     return at
 
 
-def _duplicate_message(problem: str) -> str:
-    return f"{problem[0].upper()}{problem[1:]}; `canon check --fix` keeps that one."
-
-
 def article_findings(
     article: Article, exists: Callable[[str], bool], schema: Schema | None = None
 ) -> list[Finding]:
@@ -292,7 +287,8 @@ def article_findings(
     found: list[Finding] = []
     for problem in article.problems:
         if problem.startswith("duplicate key"):
-            found.append(Finding(a, "duplicate-key", "warning", _duplicate_message(problem)))
+            message = f"{problem[0].upper()}{problem[1:]}; `canon check --fix` keeps that one."
+            found.append(Finding(a, "duplicate-key", "warning", message))
             continue
         code = "malformed-front-matter" if problem.startswith("malformed") else "bad-file"
         at = _PLACE.search(problem)  # YAML's place, counted in the file (article.py)
@@ -339,9 +335,8 @@ _NUMBER_WORDS = (
     "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
     "hundred|thousand|million"
 )
-# The shapes an exact value takes (pi-canon's, so both tools name the same values): code
-# spans, quoted text, hyphenated ids, SNAKE_CASE, dotted.names, numbers (with a % sign),
-# spelled counts with their unit ("eleven weeks").
+# An exact value's shapes, as pi-canon's: code spans, quoted text, hyphenated ids, SNAKE_CASE,
+# dotted.names, numbers (with a % sign), spelled counts with their unit ("eleven weeks").
 _VALUE_SHAPES = (
     re.compile(r"`([^`\n]{2,60})`"),
     re.compile(r'"([^"\n]{2,60})"'),

@@ -12,11 +12,6 @@ from canon_ls.core import schema as sch
 from canon_ls.core.article import Article
 
 
-def _pasted_value(meta: dict[str, object], key: str) -> bool:
-    value = meta.get(key)
-    return isinstance(value, str) and bool(value.strip()) and (key != "scope" or value == "rule")
-
-
 class BadInput(ValueError):
     """A request the store cannot act on; the message is one sentence saying what to do."""
 
@@ -50,9 +45,8 @@ def merge(
     governs: Callable[[str], bool] | None = None,
     maps: Callable[[str], bool],
 ) -> tuple[WriteOutcome, bytes | None, int]:
-    """§6 write, §7 judgement, §6.1 lints over the previous file (bytes, truncated, mode)
-    as read under the store lock: the outcome, the new bytes (None when nothing is written:
-    refused or unchanged) and the file mode to keep."""
+    """§6 write, §7 judgement, §6.1 lints over the previous file as read under the store lock:
+    the outcome, the new bytes (None: refused or unchanged) and the file mode to keep."""
     capsule, body, scope = request.capsule, request.body, request.scope
     capsule_given, body_given = request.capsule_given, request.body_given
     notes: list[str] = []
@@ -60,7 +54,8 @@ def merge(
     if pasted is not None:  # its owned values count only where the call gave none
         body, meta = pasted
         body_given = bool(body.strip())
-        kept = [k for k in ("capsule", "scope") if _pasted_value(meta, k)]
+        kept = [k for k in ("capsule", "scope") if isinstance(v := meta.get(k), str) and v.strip()]
+        kept = [k for k in kept if (k != "scope" or meta[k] == "rule")]
         kept = [k for k in kept if not (capsule_given if k == "capsule" else scope)]
         if "capsule" in kept:
             capsule, capsule_given = str(meta["capsule"]), True

@@ -212,8 +212,7 @@ def _load_toml(path: Path) -> tuple[str, dict[str, Any]]:
 
 
 def _edit(text: str, key: str, line: str | None) -> str:
-    """Replace (or with None remove) the top-level `key = …` line, or add it before the
-    first table."""
+    """Replace (None: remove) the top-level `key = …` line, or add it before the first table."""
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -310,8 +309,7 @@ def _plain(value: object) -> Any:
 
 
 def _toml(value: object) -> str:
-    """TOML spelling; the JSON spelling of strings, lists, booleans and finite numbers is
-    valid TOML."""
+    """TOML spelling: JSON's strings, lists, booleans and finite numbers are valid TOML."""
     return show(value)
 
 

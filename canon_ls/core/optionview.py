@@ -74,8 +74,7 @@ def to_json(options: Options) -> dict[str, Any]:
 
 
 def locate(problem: Problem) -> int:
-    """The 0-based line of a problem in its file: the key's line, the line a syntax error
-    names, else the first."""
+    """A problem's 0-based line: the key's line, the line a syntax error names, else the first."""
     if problem.key is None:
         match = re.search(r"\bline (\d+)", problem.sentence)
         return max(int(match.group(1)) - 1, 0) if match else 0

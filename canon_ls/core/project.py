@@ -19,10 +19,8 @@ def open_store(
     explicit_source: str = "flag",
     trust: bool | None = None,
 ) -> Store:
-    """A Store for `project` with the options resolved by SPEC §13: `options` are the explicit
-    layer (flags, workspace/configuration) over the user's settings.json, the project's
-    canon.toml and the defaults. `store.options` keeps the result (values, sources and the
-    problems of bad files). Creates nothing on disk."""
+    """A Store for `project` with SPEC §13's options: `options` (explicit) over settings.json,
+    canon.toml and defaults, kept in `store.options`. Creates nothing on disk."""
     resolved: Options = resolve(
         Path(project), options, explicit_source=explicit_source, trust=trust
     )

@@ -1,11 +1,6 @@
-"""Articles that apply beyond their own address (SPEC §11.3): a rule imported from another agent
-keeps its host's scope as front matter, `applies:` (globs of the files it applies to, `!glob`
-to leave some out) or `always: true` (every file). The nearest article never hides such a rule.
-pi-canon keeps front matter keys it does not know, so its reading of the store is unchanged.
-
-Globs as the hosts write them: `**` any depth, `*` and `?` within a name, `[abc]`, `{a,b}`; a
-glob without '/' matches a name at any depth; a directory covers what lies under it.
-"""
+"""Articles that apply beyond their own address (SPEC §11.3): `applies:` (globs, `!glob` leaves
+some out) or `always: true`, never hidden by the nearest article (pi-canon keeps unknown keys).
+Globs as hosts write them: `**`, `*`, `?`, `[abc]`, `{a,b}`; without '/' a name at any depth."""
 
 from __future__ import annotations
 
@@ -57,11 +52,8 @@ def matching(rules: dict[str, Reach], relpath: str) -> list[str]:
 
 
 def on_disk(articles_dir: Path, cache: Path | None = None) -> dict[str, Reach]:
-    """A store's rules read from its files, for a hook (which keeps no index). Their keys are
-    kept in `cache` with the stat of every folder and rule file: a hook stats those (~1 ms)
-    and reads the articles (~250 ms at 10k) only when a file was added, renamed or removed, or
-    a rule file changed (or changed too recently to tell: freshness.RACY_NS); a hand edit in
-    place that makes an article a rule shows on the next change in its folder."""
+    """A store's rules from its files, for a hook: kept in `cache` with the stat of every folder
+    and rule file, so the articles are read again only when those changed (freshness.RACY_NS)."""
     from canon_ls.core.article import parse
 
     now = time.time_ns()

@@ -1,7 +1,5 @@
-"""`canon export HOST`: one generated rule file per article that governs files or is a rule, in
-the format of a host that has no hooks (Claude Code rules, Cursor, Copilot, Kiro): the article's
-text under the host's front matter for its scope, with canon's marker; a file without the marker,
-or edited by hand since, is never written over or removed."""
+"""`canon export HOST`: one rule file per article that governs files or is a rule, for a host
+without hooks; a file without canon's marker, or edited by hand since, is never overwritten."""
 
 from __future__ import annotations
 
@@ -87,10 +85,8 @@ def _name(address: str, host: Host, taken: set[str]) -> str:
 
 
 def wanted(store: Store, host: Host, assets: Assets) -> dict[str, tuple[str, str | None]]:
-    """path -> (address, text) of every file the export should write, by address order; the
-    text is None where the host cannot express the article's scope. Scope: the article's
-    `applies`/`always` (core/reach.py), else the files its address covers, else (a rule
-    article) on request."""
+    """path -> (address, text) of every file to export, by address; text None where the host cannot
+    express the scope (`applies`/`always`, else the address's files, else a rule on request)."""
     taken: set[str] = set()
     out: dict[str, tuple[str, str | None]] = {}
     for article in store.articles():
@@ -165,8 +161,7 @@ def used_hosts(project: Path) -> list[str]:
 
 
 def apply(store: Store, files: list[Generated]) -> dict[str, str]:
-    """Write what is missing or out of date, remove what is left over; edited and foreign files are
-    never touched."""
+    """Write what is missing or out of date, remove leftovers; edited and foreign files stay."""
     failed: dict[str, str] = {}
     for item in files:
         path = store.project / item.path

@@ -1,7 +1,5 @@
-"""The path-scoped instruction files other agents read, as facts `canon import` and `canon export`
-share: where each host keeps them, which front matter key holds the globs, how a list of globs
-maps to an address and an address back to globs, and the marker an exported file carries so that
-canon recognises its own output (and a hand edit to it)."""
+"""Other agents' path-scoped instruction files, as `canon import` and `canon export` share them:
+where each host keeps them, their globs key, globs <-> address, and canon's export marker."""
 
 from __future__ import annotations
 
@@ -95,9 +93,8 @@ def whole_directory(globs: list[str] | tuple[str, ...], project: Path) -> str:
 
 
 def globs_of(asset_paths: list[str]) -> list[str]:
-    """The globs an article's address covers, from its asset set (Assets.of): a directory
-    `dir/` covers `dir/**`, a file covers itself; glob characters in names are escaped
-    (`app/[slug]/` covers `app/\\[slug\\]/**`)."""
+    """The globs an address covers, from its asset set (Assets.of): `dir/` covers `dir/**`, a file
+    itself; glob characters are escaped (`app/[slug]/` covers `app/\\[slug\\]/**`)."""
     escaped = [_ESCAPE.sub(r"\\\g<0>", p) for p in asset_paths]
     return [p + "**" if p.endswith("/") else p for p in escaped]
 
@@ -144,8 +141,7 @@ def _front(text: str) -> tuple[dict[str, Any], str, int]:
 
 
 def _plain(block: str, problem: ValueError) -> dict[str, Any]:
-    """`key: value` lines and `- item` lists, as the hosts read them; anything else is the
-    YAML problem."""
+    """`key: value` lines and `- item` lists, as hosts read them; else the YAML problem."""
     meta: dict[str, Any] = {}
     key = ""
     for line in block.splitlines():
@@ -243,11 +239,8 @@ def read_source(relpath: str, data: bytes) -> Source:
 
 
 def source_paths(project: Path, listed: list[str]) -> list[str]:
-    """The instruction files of a project, in a stable order: each host's folder (walked on
-    disk, symbolic links followed: these folders are often ignored by git or linked from a
-    shared one), the project-wide files, then the nested AGENTS.md / CLAUDE.md / GEMINI.md and
-    `.cursor/rules/` files among the project's listed files (Assets.files()). A link leading
-    outside the project is listed itself, for the import to name and refuse."""
+    """A project's instruction files, in stable order: each host's folder (walked, links followed),
+    the project-wide files, then nested ones among the listed files; outside links listed too."""
     found: list[str] = []
     inside = os.path.realpath(project)
     for host in HOSTS.values():

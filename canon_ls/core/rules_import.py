@@ -220,11 +220,8 @@ def plan(store: Store, prefix: str = "rules") -> list[Step]:
 
 
 def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
-    """Write the planned articles (a merge keeps the article's capsule when it has one), their
-    scope keys, and one journal entry per imported file; a sentence for each write the schema
-    refused (not journaled: the next import tries again). Each file is decided again under the
-    store lock (SPEC §12): an edit made since the plan is kept, a file another import
-    journaled meanwhile is left alone."""
+    """Write the planned articles, scope keys and one journal entry per file; a sentence per refused
+    write. Each file is decided again under the store lock (SPEC §12): newer edits are kept."""
     refused: list[str] = []
     for step in steps:
         if step.action not in ("create", "merge", "scope"):
@@ -262,10 +259,8 @@ def apply(store: Store, steps: list[Step], source: str = "cli") -> list[str]:
 
 
 def relation(project: Path, relpath: str, text: str, line: int) -> tuple[str, str] | None:
-    """What the head of an instruction file (its front matter, the line after it, or its first
-    line) is to the store, for the editor's hover: ('exported', the article canon export wrote
-    it from) or ('imported', the article canon import files it into, with the default rule
-    folder). None on any other file or line."""
+    """What an instruction file's head is to the store, for hover: ('exported', its article) or
+    ('imported', the article import files it into); None on any other file or line."""
     if not rules_formats.is_source(relpath):
         return None
     try:

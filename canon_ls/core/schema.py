@@ -157,10 +157,6 @@ def _keys(
     return out
 
 
-def _rule(data: Any, where: str, notes: list[str]) -> Rule:
-    return Rule(**_keys(data, where, RULE_KEYS, notes))
-
-
 def _relations(data: Any, notes: list[str]) -> Relations:
     given = _keys({} if data is None else data, "relations", RELATION_KEYS, notes, typed=False)
     rel = {
@@ -211,14 +207,15 @@ def parse(text: str) -> Schema:
         return Schema(error="article must be an object", present=True)
     notes: list[str] = []
     given = _keys(article, "article", FIELDS, notes, typed=False)
-    rules = {name: _rule(given[name], f"article.{name}", notes) for name in given}
+    rules = {
+        name: Rule(**_keys(given[name], f"article.{name}", RULE_KEYS, notes)) for name in given
+    }
     relations = _relations(data.get("relations"), notes)
     return Schema(rules=rules, relations=relations, present=True, notes=tuple(notes))
 
 
 def absent() -> Schema:
-    """No schema.json: no rules (deleting the file turns schema checks off; the built-in
-    advisory lines stay)."""
+    """No schema.json: no rules (deleting it turns schema checks off; the advisory lines stay)."""
     return Schema()
 
 

@@ -53,8 +53,7 @@ _VOWEL = re.compile("[aeiouy].")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased words stemmed, plus the parts of camelCase words; CJK runs as character
-    bigrams."""
+    """Lower-cased words stemmed, plus camelCase words' parts; CJK runs as character bigrams."""
     words = _WORD.findall(text)
     out: list[str] = []
     if words:
@@ -395,7 +394,9 @@ def bm25(
     """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus of `n`
     documents; `norms[d]`: document d's length normalisation."""
     k1p = k1 + 1
-    plists = sorted(plists, key=_df, reverse=True)  # the longest list seeds the dict at once
+    plists = sorted(
+        plists, key=lambda plist: len(plist[0]), reverse=True
+    )  # the longest list seeds the dict at once
     scores: dict[int, float] = {}
     for i, (ids, tfs) in enumerate(plists):
         df = len(ids)
@@ -409,24 +410,15 @@ def bm25(
     return scores
 
 
-def _df(plist: tuple[array[int], array[int]]) -> int:
-    return len(plist[0])
-
-
 def best(
     scores: dict[int, float], limit: int, key_of: Callable[[int], str]
 ) -> tuple[list[tuple[str, float]], int]:
-    """The best `limit` (key, score) pairs of BM25 `scores` by document id, best first (ties
-    by key, so the order is deterministic), and how many documents matched: the one ranking
-    of the in-memory index and the mapped index file."""
+    """The best `limit` (key, score) pairs of BM25 `scores`, best first (ties by key), and how
+    many documents matched: the one ranking of the in-memory index and the index file."""
     if limit <= 0 or not scores:
         return [], len(scores)
-    top = heapq.nlargest(limit, scores.items(), key=_score_of)
+    top = heapq.nlargest(limit, scores.items(), key=lambda item: item[1])
     return sorted(((key_of(d), s) for d, s in top), key=_rank), len(scores)
-
-
-def _score_of(item: tuple[int, float]) -> float:
-    return item[1]
 
 
 def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:
@@ -436,9 +428,8 @@ def _rank(hit: tuple[str | None, float]) -> tuple[float, str]:
 def default_cache_file(
     store_root: Path, project: Path | None = None, kind: str = "articles"
 ) -> Path | None:
-    """Where a store's search index is cached: beside the parse cache (core/cache.py), under
-    $XDG_CACHE_HOME/canon-ls; None when CANON_NO_CACHE is set or that would lie inside the
-    project or the store."""
+    """Where a store's search index is cached: beside the parse cache (core/cache.py); None when
+    CANON_NO_CACHE is set or that would lie inside the project or the store."""
     from canon_ls.core import cache
 
     root = Path(store_root)

@@ -39,9 +39,8 @@ def spec_of(store: Store) -> Spec:
 
 
 class SearchCorpus:
-    """Article files -> one index file (core/search_file.py). `build()` once, then
-    `update(addresses)` as the server reports changes; `query` answers like
-    `Store.search_articles`."""
+    """Article files -> one index file (core/search_file.py): `build()` once, then
+    `update(addresses)` on changes; `query` answers like `Store.search_articles`."""
 
     def __init__(self, store: Store | None = None, spec: Spec | None = None) -> None:
         spec = spec if spec is not None else spec_of(store) if store is not None else {}

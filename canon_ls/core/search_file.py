@@ -50,7 +50,6 @@ class FileIndex:
         self._norms: array[float] | None = None
         self.bulk = False  # while building: keys come once, no terms kept for removal
 
-    # -- documents ------------------------------------------------------------------------
     def _base_doc(self, key: str) -> int:
         if self.base is None:
             return -1
@@ -193,7 +192,6 @@ class FileIndex:
         return best(self._score(tokens), limit, lambda d: self._key(d) or "")
 
 
-# -- writing ---------------------------------------------------------------------------------
 class _Out:
     """Pieces of a file with their offsets, gathered into large writes."""
 
@@ -355,19 +353,11 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
         return None
 
 
-def _unlink(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-
-
-# -- building --------------------------------------------------------------------------------
 def build(
     path: Path | None, docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]]
 ) -> FileIndex:
-    """The index over `docs` (key -> (stamp, thunk giving the text or its tokens)), reusing
-    the file at `path`: documents whose stamp matches the file's are not read again (a None
-    stamp never matches), the rest are added, vanished ones dropped, and a new file is
-    written only when something changed. A file with many holes is built afresh."""
+    """The index over `docs` (key -> (stamp, thunk)), reusing the file at `path` for matching stamps
+    (None never matches); rewritten only on change, built afresh with many holes."""
     base = IndexFile.open(path) if path is not None else None
     scratch = path.parent if path is not None and path.parent.is_dir() else None
     try:
@@ -383,7 +373,8 @@ def build(
     if written is None:
         return index  # no file at all: the index stays in memory and still answers
     if path is not None and path.suffix != ".bin":
-        _unlink(path.with_suffix(".bin"))  # the snapshot of earlier versions
+        with contextlib.suppress(OSError):
+            os.unlink(path.with_suffix(".bin"))  # the snapshot of earlier versions
     return FileIndex(written)
 
 
@@ -396,8 +387,7 @@ def _reconciled(
     docs: Mapping[str, tuple[object, Callable[[], str | list[str]]]],
     scratch: Path | None = None,
 ) -> FileIndex | None:
-    """The file's index with what differs from `docs` done over it; None when that would leave too
-    many holes."""
+    """The file's index with what differs from `docs` done over it; None if too many holes."""
     index = FileIndex(base)
     index.bulk = True
     todo: Iterable[str] = docs

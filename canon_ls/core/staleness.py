@@ -117,8 +117,7 @@ def own_file(store: Store, address: str, prefix: str | None = None) -> str:
 
 
 def articles_prefix(store: Store) -> str:
-    """The articles folder as ChangeTimes names files, with its trailing slash (lexical: a
-    verdict reads no link)."""
+    """The articles folder as ChangeTimes names files, with a trailing slash (lexical)."""
     try:
         return store.articles_dir.relative_to(store.project).as_posix() + "/"
     except ValueError:

@@ -65,9 +65,8 @@ class Store(StoreIndex):
 
     @contextlib.contextmanager
     def _locked_root(self, create: bool) -> Iterator[int]:
-        """The store root opened (created when asked) through fsio.open_dir and held under
-        the store lock for one read-modify-write (SPEC §12); yields its descriptor. Callers
-        hold index.lock, so `_held` is this thread's own (`locked`)."""
+        """The store root opened (created when asked) through fsio.open_dir and held under the store
+        lock (SPEC §12); yields its fd. Callers hold index.lock, so `_held` is this thread's."""
         if self._held is not None:
             yield self._held
             return
@@ -100,9 +99,8 @@ class Store(StoreIndex):
         )
 
     def _create_store(self, root_fd: int, articles: bool) -> None:
-        """SPEC §7: the store is created when its articles/ directory first appears (first
-        write, or a first journal entry on a missing store); schema.json is written then and
-        only then, never overwriting one. A deleted schema.json stays deleted."""
+        """SPEC §7: the store is created when articles/ first appears (a write or an entry);
+        schema.json is written then only, never overwriting; a deleted one stays deleted."""
         if not articles:
             return
         try:
@@ -113,10 +111,8 @@ class Store(StoreIndex):
             fsio.link_new_in(root_fd, iter((layout.SCHEMA_FILE,)), sch.default_text().encode())
 
     def create(self) -> list[Path]:
-        """`canon init` (SPEC §11.1, §7): articles/ and journal/, and schema.json with the
-        defaults when articles/ first appears (a store that deleted its schema.json keeps it
-        deleted), through the same contained opens as a write (§12). Returns what it created
-        (articles/, journal/, schema.json order); nothing when the store is complete."""
+        """`canon init` (SPEC §11.1, §7): articles/, journal/ and (with articles/) schema.json via
+        contained opens (§12); returns what it created, in that order."""
         before = {p: os.path.lexists(p) for p in (self.articles_dir, self.schema_file)}
         journal_before = os.path.lexists(self.journal_dir)
         with self.lock:
@@ -257,11 +253,8 @@ class Store(StoreIndex):
             return True
 
     def move(self, old: str, new: str) -> list[str]:
-        """`canon mv`: move the article at `old` to `new` (paths or addresses) and point the
-        inbound [[old]] links at it, through the rule the editor's rename uses
-        (links.rewrite_links). Returns the articles whose links changed; BadInput says why
-        nothing moved. Articles under `old/` stay where they are. A record (MOVING) names the
-        move until it is done, so a move cut short is finished by `finish_move`."""
+        """`canon mv`: move `old` to `new`, rewriting inbound links (links.rewrite_links); returns
+        the changed articles, BadInput says why not; MOVING lets `finish_move` end a cut move."""
         a, b = self.address_of(old), self.address_of(new)
         if not a or not b:
             raise BadInput("The project root has no article; give two file paths or addresses.")

@@ -57,10 +57,8 @@ DESCRIPTION = (
     "an article, read it before relying on it: the line is not the article."
 )
 
-# Where knowledge belongs depends on whether anything ranks it (SPEC §11.4): without the
-# retrieval lane only the address spine delivers, so knowledge filed where no file lies is
-# never shown unasked; with it, a rule over many files is best filed under its own name
-# (the root article, the one parent unrelated files share, would surface on every touch).
+# Where knowledge belongs depends on whether anything ranks it (SPEC §11.4): without the lane
+# only the address spine delivers; with it, a rule over many files is best under its own name.
 FILING_SPINE = (
     " File a constraint at the file or folder it governs: an article whose address no file "
     "has is never shown to an agent unless it asks."
@@ -74,8 +72,7 @@ FILING_LANE = (
 
 
 def description(lane: bool = False) -> str:
-    """The tool's description, with the filing advice that holds for the project's options
-    (`retrieval` on or off)."""
+    """The tool's description, with the filing advice for the project's `retrieval` option."""
     return DESCRIPTION + (FILING_LANE if lane else FILING_SPINE)
 
 
@@ -202,13 +199,6 @@ def run(
         return ToolResult(f"canon hit an internal error ({type(exc).__name__}: {exc}).", 2)
 
 
-def _miss(address: str, dialect: Dialect) -> str:
-    return (
-        f"No article governs {address} yet; once your task is done, write one with "
-        f"{dialect.write_one(address)}."
-    )
-
-
 def _read(
     store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None], dialect: Dialect
 ) -> ToolResult:
@@ -217,7 +207,10 @@ def _read(
         raise _Bad("The project root has no article; give a file or directory path to read.")
     governing, article = store.governing_article(address)
     if governing is None or article is None:
-        return ToolResult(_miss(address, dialect), 0)
+        write = dialect.write_one(address)
+        return ToolResult(
+            f"No article governs {address} yet; once your task is done, write one with {write}.", 0
+        )
     shown, asked = printable(governing), printable(address)
     title = shown if governing == address else f"{shown} governs {asked}"
     heads = (("capsule", article.capsule), ("updated", article.updated))

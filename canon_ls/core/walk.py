@@ -24,9 +24,8 @@ MAX_DEPTH = 64  # folders below a rule folder; a tree deeper than this is no one
 
 
 def files(top: str, suffix: str) -> list[str]:
-    """The regular files (links not followed) under `top` named `*suffix`, as sorted paths
-    relative to it; a directory MAX_DEPTH levels down is listed itself (ending in '/') instead
-    of walked, so the caller can say it was skipped."""
+    """The regular files (links not followed) under `top` named `*suffix`, sorted, relative to it;
+    a directory MAX_DEPTH levels down is listed itself (ending in '/'), not walked."""
     out: list[str] = []
     stack = [(top, "")]
     for entry, prefix in entries(stack):
