@@ -29,29 +29,29 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from common import machine, median, pct, peak_rss_mb, rss_mb, timed  # noqa: E402
 
-from canon_ls.core.assets import Assets, address_of_path  # noqa: E402
+from canon_ls.core.checking.assets import Assets, address_of_path  # noqa: E402
 
-try:  # compare.py also runs revisions from before core/check.py (all in assets.py then)
-    from canon_ls.core.changes import ChangeTimes
-    from canon_ls.core.check import article_findings, check, orphans
-    from canon_ls.core.staleness import stale
+try:  # compare.py also runs revisions from before core/checking/check.py (all in assets.py then)
+    from canon_ls.core.checking.check import article_findings, check, orphans
+    from canon_ls.core.git.changes import ChangeTimes
+    from canon_ls.core.git.staleness import stale
 except ImportError:
-    from canon_ls.core.assets import (  # type: ignore[attr-defined,no-redef]
+    from canon_ls.core.checking.assets import (  # type: ignore[attr-defined,no-redef]
         ChangeTimes,
         article_findings,
         check,
         orphans,
         stale,
     )
-from canon_ls.core.search import SearchIndex, tokenize  # noqa: E402
-from canon_ls.core.search_file import cached_index  # noqa: E402
-from canon_ls.core.store import Store  # noqa: E402
+from canon_ls.core.retrieval.search import SearchIndex, tokenize  # noqa: E402
+from canon_ls.core.retrieval.search_file import cached_index  # noqa: E402
+from canon_ls.core.storage.store import Store  # noqa: E402
 
 COLD_CHILD = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 t1 = time.perf_counter()
 store = Store(Path(sys.argv[1]))
 store.refresh()
@@ -124,7 +124,7 @@ def stage_cold(repo: Path, runs: int) -> None:
     say(
         "cold_import_s",
         m(cached, "import_s"),
-        f"import canon_ls.core.store: {m(cached, 'import_s'):.3f} s",
+        f"import canon_ls.core.storage.store: {m(cached, 'import_s'):.3f} s",
     )
     say(
         "cold_process_wall_s",
@@ -179,7 +179,7 @@ def _rank_bm25_top(bm: Any, tokens: list[str], k: int) -> tuple[list[int], int]:
 
 
 def stage_search(store: Store, queries: list[dict[str, str]], rounds: int, rank: bool) -> None:
-    from canon_ls.core.search import article_text
+    from canon_ls.core.retrieval.search import article_text
 
     docs = [(a, article_text(store.article(a))) for a in store.addresses()]  # type: ignore[arg-type]
     keys = [a for a, _ in docs]
@@ -331,7 +331,7 @@ def stage_writes(store: Store, repo: Path, n: int) -> None:
 def stage_lock(store: Store, n: int) -> None:
     """The store lock alone (issue 9: under 1 ms p50): take and release the exclusive flock on
     the store root's descriptor, uncontended, as every write and journal entry does once."""
-    from canon_ls.core import fsio
+    from canon_ls.core.storage import fsio
 
     fd = fsio.open_dir(store.root, store.anchor, create=False, what="the store")
     lat = []

@@ -6,7 +6,8 @@
 Each argument is a gen_repo.py --out directory (or the project itself). For each project, in
 fresh processes: the history pass (exactly `changes.log_args(..., whole=True)`, through
 gitrun, with each variant of `--variants`), the asset listing (`Assets(project, store_root)`:
-core/assets.py's two `git ls-files` and the listing built from them) and the language server's
+core/checking/assets.py's two `git ls-files` and the listing built from them) and the language
+server's
 whole-store check child (`lsp.background.compute` in `python -c`, cold: an empty
 XDG_CACHE_HOME). Prints the median and spread of each, git's peak memory (RssAnon and
 RssFile, sampled from /proc), and a least-squares fit of log(seconds) on log(files): a slope
@@ -40,14 +41,14 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import generated_store, machine, write_figures  # noqa: E402
-from canon_ls.core import changes, gitrun  # noqa: E402
+from canon_ls.core.git import changes, gitrun  # noqa: E402
 
 VARIANTS = ("default", "no-journal", "128m", "192m", "256m", "chosen", "pass")
 DEFAULT_VARIANTS = "default,256m,chosen,pass"
 PASS_CHILD = """
 import json, sys, tempfile, time
 from pathlib import Path
-from canon_ls.core.changes import ChangeTimes
+from canon_ls.core.git.changes import ChangeTimes
 with tempfile.TemporaryDirectory() as cache:
     t = time.perf_counter()
     times = ChangeTimes(Path(sys.argv[1]), cache_dir=Path(cache))
@@ -56,7 +57,7 @@ with tempfile.TemporaryDirectory() as cache:
 CHECK_CHILD = """
 import json, sys, time
 from pathlib import Path
-from canon_ls.lsp.background import compute
+from canon_ls.lsp.helpers.background import compute
 t = time.perf_counter()
 snap = compute(Path(sys.argv[1]), {}, True)
 print(json.dumps({"seconds": time.perf_counter() - t, "git_seconds": snap.git_seconds,
@@ -130,7 +131,7 @@ def assets_seconds(project: Path) -> tuple[float, int]:
     """One asset listing in a fresh process: (seconds, files listed)."""
     code = (
         "import json, sys, time\nfrom pathlib import Path\n"
-        "from canon_ls.core.assets import Assets\nfrom canon_ls.core.layout import resolve\n"
+        "from canon_ls.core.checking.assets import Assets\nfrom canon_ls.core.storage.layout import resolve\n"  # noqa: E501
         "p = Path(sys.argv[1]); root = resolve(p).root\n"
         "t = time.perf_counter(); a = Assets(p, root)\n"
         "print(json.dumps([time.perf_counter() - t, len(a.files())]))\n"

@@ -42,7 +42,7 @@ def stage_server(repo: Path) -> dict[str, Any]:
     import canon_ls.lsp.server  # noqa: F401  (what the server process imports)
 
     out: dict[str, Any] = {"imports": status()}
-    from canon_ls.core.project import open_store
+    from canon_ls.core.storage.project import open_store
 
     tracemalloc.start()
     store = open_store(repo, {})
@@ -93,10 +93,11 @@ def stage_check(repo: Path) -> dict[str, Any]:
     import pickle
     import tracemalloc
 
-    from canon_ls.core import assets as core_assets
-    from canon_ls.core import changes, check, staleness
-    from canon_ls.core.project import open_store
-    from canon_ls.lsp import background
+    from canon_ls.core.checking import assets as core_assets
+    from canon_ls.core.checking import check
+    from canon_ls.core.git import changes, staleness
+    from canon_ls.core.storage.project import open_store
+    from canon_ls.lsp.helpers import background
 
     out: dict[str, Any] = {"imports": status()}
     tracemalloc.start()
@@ -141,8 +142,8 @@ def stage_check(repo: Path) -> dict[str, Any]:
 def stage_search(repo: Path) -> dict[str, Any]:
     import tracemalloc
 
-    from canon_ls.core.project import open_store
-    from canon_ls.core.search_corpus import SearchCorpus
+    from canon_ls.core.retrieval.search_corpus import SearchCorpus
+    from canon_ls.core.storage.project import open_store
 
     tracemalloc.start()
     corpus = SearchCorpus(open_store(repo, {}))

@@ -1,6 +1,7 @@
 """The workspace-symbol search worker alone: its memory, its start and its query latency.
 
-Starts `python -m canon_ls.lsp.searcher REPO` twice with one cache directory (cold: the index
+Starts `python -m canon_ls.lsp.helpers.searcher REPO` twice with one cache directory (cold: the
+index
 is built and its file written; then from that file), asks each `--n` queries taken in turn
 from the generated repo's queries.json, and prints, per start: seconds until the worker is
 ready, the first query's latency, p50/p99 of the rest, and the worker's VmHWM / VmRSS (and
@@ -45,8 +46,8 @@ def worker_args(repo: Path, cache: Path) -> list[str]:
     """What the server passes (`--spec`), when this canon_ls has it; else the project."""
     os.environ["XDG_CACHE_HOME"] = str(cache)
     try:
-        from canon_ls.core.project import open_store
-        from canon_ls.core.search_corpus import spec_of
+        from canon_ls.core.retrieval.search_corpus import spec_of
+        from canon_ls.core.storage.project import open_store
     except ImportError:
         return [str(repo), "{}"]
     return ["--spec", json.dumps(spec_of(open_store(repo, {})))]
@@ -57,7 +58,7 @@ def one_start(repo: Path, cache: Path, queries: list[str], n: int) -> dict[str, 
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         # -P as the server starts it: the working directory's canon_ls never shadows PYTHONPATH
-        [sys.executable, "-P", "-m", "canon_ls.lsp.searcher", *worker_args(repo, cache)],
+        [sys.executable, "-P", "-m", "canon_ls.lsp.helpers.searcher", *worker_args(repo, cache)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

@@ -16,9 +16,9 @@ import resource
 import time
 from pathlib import Path
 
-from canon_ls.core import check
-from canon_ls.core.assets import Assets
-from canon_ls.core.project import open_store
+from canon_ls.core.checking import check
+from canon_ls.core.checking.assets import Assets
+from canon_ls.core.storage.project import open_store
 
 
 def hwm_mb() -> float:

@@ -35,7 +35,7 @@ def worker(server: int) -> int | None:
                 kids += fh.read().split()
     for kid in kids:
         with contextlib.suppress(OSError), open(f"/proc/{kid}/cmdline", "rb") as fh:
-            if b"canon_ls.lsp.searcher" in fh.read():
+            if b"canon_ls.lsp.helpers.searcher" in fh.read():
                 return int(kid)
     return None
 

@@ -122,9 +122,9 @@ def role_of(proc: psutil.Process, server_pid: int, text: str | None = None) -> s
         except psutil.Error:
             return "?"
     for module, role in (
-        ("canon_ls.lsp.background", "check"),
-        ("canon_ls.lsp.searcher", "search"),
-        ("canon_ls.lsp.fswatch", "watcher"),
+        ("canon_ls.lsp.helpers.background", "check"),
+        ("canon_ls.lsp.helpers.searcher", "search"),
+        ("canon_ls.lsp.helpers.fswatch", "watcher"),
         ("canon_ls", "canon child"),
     ):
         if module in text:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import bench_lsp as b
 
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 
 def body_only_word(repo: Path) -> str:

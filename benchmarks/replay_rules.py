@@ -238,7 +238,7 @@ def placed(output: str) -> tuple[dict[str, str], set[str]]:
 
 
 def delivered(project: Path, files: list[str]) -> dict[str, set[str]]:
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.store import Store
 
     store = Store(project)
     rules_for = getattr(store, "rules_for", None)
@@ -264,7 +264,7 @@ def round_trip(
 ) -> tuple[int, list[str]]:
     """(host rules compared, differences) after exporting each host back; the scope is the
     same when both name the same files of the tree."""
-    from canon_ls.core import rules_formats
+    from canon_ls.formats import hosts as rules_formats
 
     diffs: list[str] = []
     compared = 0

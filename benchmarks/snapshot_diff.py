@@ -3,7 +3,7 @@
     python benchmarks/snapshot_diff.py dump REPO OUT.pickle   # with PYTHONPATH of one version
     python benchmarks/snapshot_diff.py same A.pickle B.pickle  # exit 1 when they differ
 
-`dump` runs the check child's pass (`canon_ls.lsp.background.compute`, staleness on) in REPO
+`dump` runs the check child's pass (`canon_ls.lsp.helpers.background.compute`, staleness on) in REPO
 with the XDG cache the caller chose and pickles what the server receives (findings, stale,
 evidence, newest, moves, dirs). `same` compares two dumps field by field and prints the first
 differences. A performance change to the pass must leave its output byte-identical.
@@ -21,7 +21,7 @@ FIELDS = ("findings", "stale", "evidence", "newest", "moves", "dirs")
 
 
 def dump(repo: str, out: str) -> None:
-    from canon_ls.lsp.background import compute
+    from canon_ls.lsp.helpers.background import compute
 
     started = time.perf_counter()
     snap = compute(Path(repo), {}, True)

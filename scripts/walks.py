@@ -29,9 +29,10 @@ from lsp_harness import build_workspace  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pygls.workspace import Workspace  # noqa: E402
 
-import canon_ls.core.freshness as freshness  # noqa: E402
-from canon_ls.lsp.features import hover, lifecycle  # noqa: E402
-from canon_ls.lsp.state import CanonLanguageServer  # noqa: E402
+import canon_ls.core.storage.freshness as freshness  # noqa: E402
+from canon_ls.lsp.handlers import hover
+from canon_ls.lsp.session import lifecycle  # noqa: E402
+from canon_ls.lsp.session.state import CanonLanguageServer  # noqa: E402
 
 
 def _room(frame: FrameType | None) -> tuple[str | None, FrameType | None]:

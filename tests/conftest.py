@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 TODAY = "2026-11-29"
 SCRATCH = pytest.StashKey[Path]()

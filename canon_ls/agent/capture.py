@@ -63,7 +63,7 @@ def capture(hook: Any, prompt: object) -> tuple[str, dict[str, Any] | None]:
             name = str(last.get("file") or "")
             return _said(name), {"decision": "captured", "file": name, "repeat": True}
     named = subjects(hook.resolver, body)
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.store import Store
 
     try:
         store = Store(options.project, root=options["root"], mounts=options["mounts"] or ())

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.store import Store
     from canon_ls.core.tool import ToolResult
 
 PROG = "canon"
@@ -38,7 +38,7 @@ def project_of(args: argparse.Namespace) -> Path:
             raise UsageError(f"--project {args.project} is not a directory.")
         project = project.resolve()
     else:
-        from canon_ls.core.layout import discover
+        from canon_ls.core.storage.layout import discover
 
         found, note = discover(Path.cwd())
         if note:
@@ -65,7 +65,7 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
     for key in ("surface", "resurface", "retrieval", "standout"):  # `settings` and `mcp` only
         text = getattr(args, f"option_{key}", None)
         if text is not None:
-            from canon_ls.core.layout import parse_text
+            from canon_ls.core.storage.layout import parse_text
 
             options[key] = parse_text(key, text)
     if getattr(args, "root", None):
@@ -77,8 +77,8 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
 
 def store_of(args: argparse.Namespace, *, warn: bool = True) -> Store:
     """The store by the resolved options."""
-    from canon_ls.core.layout import UNTRUSTED_OPTION
-    from canon_ls.core.project import OptionError, open_store
+    from canon_ls.core.storage.layout import UNTRUSTED_OPTION
+    from canon_ls.core.storage.project import OptionError, open_store
 
     try:
         store = open_store(project_of(args), options_of(args))

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from canon_ls.agent.cli_common import UsageError, as_sentence, path_arg, refuse_outside, store_of
 
 if TYPE_CHECKING:
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.store import Store
 
 
 def _governing(store: Store, raw: str) -> tuple[str, str]:
     """(the address PATH names, its governing article); a miss is bad input (exit 2)."""
-    from canon_ls.core.address import OutsideStore
+    from canon_ls.core.storage.address import OutsideStore
 
     try:
         asked = store.address_of(raw)
@@ -34,8 +34,8 @@ def _governing(store: Store, raw: str) -> tuple[str, str]:
 
 def cmd_mv(args: argparse.Namespace) -> int:
     """Move an article to a new address and point inbound links at it."""
-    from canon_ls.core.address import OutsideStore
-    from canon_ls.core.store import BadInput
+    from canon_ls.core.storage.address import OutsideStore
+    from canon_ls.core.storage.store import BadInput
 
     store = store_of(args)
     refuse_outside(store)
@@ -61,9 +61,9 @@ def cmd_mv(args: argparse.Namespace) -> int:
 
 def cmd_review(args: argparse.Namespace) -> int:
     """SPEC §11.1: `reviewed: <today>` on the governing article."""
-    from canon_ls.core.clock import today
-    from canon_ls.core.staleness import evidence_for
-    from canon_ls.core.store import BadInput
+    from canon_ls.core.git.staleness import evidence_for
+    from canon_ls.core.storage.clock import today
+    from canon_ls.core.storage.store import BadInput
 
     store = store_of(args)
     refuse_outside(store)
@@ -127,7 +127,7 @@ def cmd_links(args: argparse.Namespace) -> int:
     for target in targets:
         missing = "" if store.article(target) is not None else " (no such article)"
         lines.append(f"links to {target}{missing}")
-    from canon_ls.core.address import printable
+    from canon_ls.core.storage.address import printable
 
     lines += [f"linked from {printable(source)}" for source in backlinks]
     lines += [f"named by journal/{printable(name)}" for name in journal]
@@ -137,8 +137,8 @@ def cmd_links(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     """SPEC §9.2: commits of the article and its governed files, then the journal; --diff."""
-    from canon_ls.core import history
-    from canon_ls.core.store import BadInput
+    from canon_ls.core.git import history
+    from canon_ls.core.storage.store import BadInput
 
     store = store_of(args)
     refuse_outside(store)
@@ -171,7 +171,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         return 0
     out = Path(args.out) if args.out else _graph_file(store)
     try:  # a new or regular file atomically; /dev/null, a FIFO or a symlink written through
-        from canon_ls.core.fsio import write_out
+        from canon_ls.core.storage.fsio import write_out
 
         write_out(out, html.encode("utf-8"))
     except OSError as exc:
@@ -189,7 +189,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 def _graph_file(store: Store) -> Path:
     """Where the page goes when no --out names a file."""
-    from canon_ls.core.cache import cache_file
+    from canon_ls.core.storage.cache import cache_file
 
     page = cache_file(store.root, store.project, "graph")
     if page is None:

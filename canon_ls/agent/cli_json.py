@@ -7,8 +7,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from canon_ls.core.article import Article
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.article import Article
+    from canon_ls.core.storage.store import Store
 
 
 def emit(value: object) -> int:
@@ -35,7 +35,7 @@ def article(store: Store, address: str) -> dict[str, Any] | None:
 
 def stale(store: Store, address: str) -> dict[str, Any] | None:
     """The staleness evidence of one project article (its `canon check` JSON), else None."""
-    from canon_ls.core.staleness import evidence_for
+    from canon_ls.core.git.staleness import evidence_for
 
     try:
         found = evidence_for(store, address)
@@ -60,7 +60,7 @@ def read(store: Store, path: str) -> int:
 
 
 def map_(store: Store, prefix: str) -> int:
-    from canon_ls.core.store import iter_addresses
+    from canon_ls.core.storage.store import iter_addresses
 
     store.refresh()
     shown = []
@@ -124,7 +124,8 @@ def review(store: Store, governing: str, before: dict[str, Any] | None) -> int:
 
 
 def status(store: Store) -> int:
-    from canon_ls.core import assets, changes, check, staleness
+    from canon_ls.core.checking import assets, check
+    from canon_ls.core.git import changes, staleness
 
     schema = "absent" if not store.schema_file.exists() else "ok"
     problem = store.schema().error if schema == "ok" else ""

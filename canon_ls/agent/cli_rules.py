@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from canon_ls.agent.cli_common import UsageError, refuse_outside, store_of
 
 if TYPE_CHECKING:
-    from canon_ls.core.assets import Assets
-    from canon_ls.core.rules_export import Generated
-    from canon_ls.core.rules_import import Step
-    from canon_ls.core.store import Store
+    from canon_ls.core.checking.assets import Assets
+    from canon_ls.core.storage.store import Store
+    from canon_ls.formats.rule_export import Generated
+    from canon_ls.formats.rule_import import Step
 
 HOST_CHOICES = ("claude-rules", "cursor", "copilot", "kiro")
 
@@ -29,8 +29,8 @@ def _import_line(step: Step) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from canon_ls.core import rules_import
     from canon_ls.core.tool import plural
+    from canon_ls.formats import rule_import as rules_import
 
     store = store_of(args)
     refuse_outside(store)
@@ -73,14 +73,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _export_line(item: Generated) -> str:
-    from canon_ls.core.rules_export import STATES
+    from canon_ls.formats.rule_export import STATES
 
     about = f" (article {item.address})" if item.address else ""
     return f"{item.path}{about}: {STATES[item.state]}."
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from canon_ls.core import rules_export
+    from canon_ls.formats import rule_export as rules_export
 
     store = store_of(args)
     refuse_outside(store)
@@ -107,7 +107,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _check_exports(store: Store, hosts: list[str] | None) -> int:
     """`--check`: exit 1 when any generated file of these hosts is not up to date."""
-    from canon_ls.core import rules_export
+    from canon_ls.formats import rule_export as rules_export
 
     hosts = hosts if hosts is not None else rules_export.used_hosts(store.project)
     if not hosts:
@@ -129,8 +129,8 @@ def _check_exports(store: Store, hosts: list[str] | None) -> int:
 
 def export_findings(store: Store, assets: Assets) -> list[dict[str, object]]:
     """`canon check`: the out-of-date generated files of every host in use, as warnings."""
-    from canon_ls.core import rules_export
-    from canon_ls.core.rules_export import STATES
+    from canon_ls.formats import rule_export as rules_export
+    from canon_ls.formats.rule_export import STATES
 
     rows: list[dict[str, object]] = []
     for host in rules_export.used_hosts(store.project):

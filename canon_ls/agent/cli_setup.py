@@ -21,7 +21,7 @@ from canon_ls.agent.cli_common import (
 def cmd_settings(args: argparse.Namespace) -> int:
     """SPEC §13: each option's effective value and source; `set` / `unset` change one."""
     from canon_ls.agent import settings_cmd
-    from canon_ls.core.layout import OptionError, resolve
+    from canon_ls.core.storage.layout import OptionError, resolve
 
     project = project_of(args)
     try:
@@ -44,7 +44,7 @@ def cmd_settings(args: argparse.Namespace) -> int:
 def cmd_trust(args: argparse.Namespace) -> int:
     """Trust (or `--revoke`, `--list`) the project's canon.toml leading outside the project."""
     from canon_ls.agent import settings_cmd
-    from canon_ls.core.layout import OptionError
+    from canon_ls.core.storage.layout import OptionError
 
     try:
         print(settings_cmd.trust(project_of(args), args.trust_action))
@@ -108,7 +108,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def _create_store(args: argparse.Namespace, full: bool = False) -> list[str]:
     """The store's part of `canon init`, its refusals as one sentence (exit 2)."""
     from canon_ls.agent.init import store_created
-    from canon_ls.core.address import OutsideStore
+    from canon_ls.core.storage.address import OutsideStore
 
     try:
         return store_created(store_of(args), full)

@@ -19,7 +19,7 @@ from canon_ls.agent.cli_common import (
 )
 
 if TYPE_CHECKING:
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.store import Store
 
 
 def cmd_tool(args: argparse.Namespace) -> int:
@@ -54,7 +54,7 @@ def _json_store(args: argparse.Namespace) -> Store:
 def cmd_read(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
-        from canon_ls.core.address import OutsideStore
+        from canon_ls.core.storage.address import OutsideStore
 
         try:
             return cli_json.read(_json_store(args), path_arg(args, args.path))
@@ -129,7 +129,8 @@ def missing_store(store: Store) -> str:
 
 def status_line(store: Store) -> str:
     """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
-    from canon_ls.core import assets, changes, check, staleness
+    from canon_ls.core.checking import assets, check
+    from canon_ls.core.git import changes, staleness
     from canon_ls.core.tool import plural
 
     parts = [
@@ -159,7 +160,7 @@ def _schema_state(store: Store) -> str:
 
 def _finding_file(store: Store, address: str) -> str:
     """The file a finding is about: the article, or schema.json for store-wide findings."""
-    from canon_ls.core.address import printable
+    from canon_ls.core.storage.address import printable
 
     path = store.path_of(address) if address else store.schema_file
     try:
@@ -173,8 +174,8 @@ def _cli_message(finding: Any) -> str:
     import shlex
 
     if finding.code == "orphan":
+        from canon_ls.core.checking.lint import orphan_question
         from canon_ls.core.dialect import CLI
-        from canon_ls.core.lint import orphan_question
 
         address = finding.address
         return " ".join(
@@ -202,7 +203,7 @@ def _findings_text(
 ) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
     from canon_ls.agent.settings_cmd import finding_lines
-    from canon_ls.core.address import printable  # a message never spans two lines
+    from canon_ls.core.storage.address import printable  # a message never spans two lines
     from canon_ls.core.tool import plural
 
     files = {a: _finding_file(store, a) for a in {f.address for f in findings}}
@@ -254,8 +255,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def _fix(store: Store) -> None:
     """`canon check --fix`: duplicated keys and block-list subjects repaired, said on stderr."""
-    from canon_ls.core.article import without_duplicates
-    from canon_ls.core.journal import flow_shaped
+    from canon_ls.core.storage.article import without_duplicates
+    from canon_ls.core.storage.journal import flow_shaped
 
     for article in store.articles():
         duplicated = any(p.startswith("duplicate key") for p in article.problems)
@@ -286,7 +287,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("\n".join([*settings_cmd.finding_lines(bad_options), missing_store(store)]))
         return 1 if failed else 0
     from canon_ls.agent.cli_rules import export_findings
-    from canon_ls.core import assets, changes, check
+    from canon_ls.core.checking import assets, check
+    from canon_ls.core.git import changes
 
     if args.fix:
         _fix(store)

@@ -10,14 +10,14 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from canon_ls.core import fsio, layout
-from canon_ls.core.freshness import RACY_NS  # core's one freshness rule
-from canon_ls.core.freshness import Key as _Key
-from canon_ls.core.freshness import key as _file_key
-from canon_ls.core.seal import sealed, unsealed
-from canon_ls.core.search import SearchIndex
+from canon_ls.core.retrieval.search import SearchIndex
+from canon_ls.core.storage import fsio, layout
+from canon_ls.core.storage.freshness import RACY_NS  # core's one freshness rule
+from canon_ls.core.storage.freshness import Key as _Key
+from canon_ls.core.storage.freshness import key as _file_key
+from canon_ls.core.storage.seal import sealed, unsealed
 
-VERSION = 5  # 3: the lane's own tokens (core/search.py lane_tokens); 4: sealed; 5: stems
+VERSION = 5  # 3: the lane's own tokens (core/retrieval/search.py lane_tokens); 4: sealed; 5: stems
 
 
 class Corpus:
@@ -109,8 +109,8 @@ def _from_snapshot(file: Path, articles: str, project: Path) -> Corpus | None:
 def _build(options: layout.Options, file: Path | None) -> Corpus:
     """Judge every article of the store, index the members, save the snapshot."""
     # Imported here: only a rebuild pays for the store and the parser.
-    from canon_ls.core.search import TAG, article_text, lane_stems, lane_tokens
-    from canon_ls.core.store import Store
+    from canon_ls.core.retrieval.search import TAG, article_text, lane_stems, lane_tokens
+    from canon_ls.core.storage.store import Store
 
     started = time.time_ns()
     articles = str(options.articles_dir)
@@ -138,7 +138,9 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
         key = _file_key(st)
         files[address] = None if started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS else key
     if file is not None:
-        from canon_ls.core.cache import write_file  # the writer every cache of canon-ls shares
+        from canon_ls.core.storage.cache import (
+            write_file,  # the writer every cache of canon-ls shares
+        )
 
         state = (VERSION, articles, dirs, files, members, index.snapshot())
         write_file(file, sealed(marshal.dumps(state)))

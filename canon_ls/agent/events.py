@@ -11,7 +11,7 @@ from typing import Any
 from canon_ls.agent import stats
 from canon_ls.agent.session import SessionState, prune_states, session_state, write_trace
 from canon_ls.agent.surfacing import NEW_CYCLE, Resolver, Surfacer
-from canon_ls.core import layout
+from canon_ls.core.storage import layout
 
 
 def directory(value: object) -> Path | None:

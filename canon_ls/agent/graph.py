@@ -7,9 +7,10 @@ import json
 import re
 from typing import Any
 
-from canon_ls.core import assets as assets_mod
-from canon_ls.core import changes, check, staleness
-from canon_ls.core.store import Store
+from canon_ls.core.checking import assets as assets_mod
+from canon_ls.core.checking import check
+from canon_ls.core.git import changes, staleness
+from canon_ls.core.storage.store import Store
 
 # Above this many articles asset nodes are left out: the page stays usable in a browser.
 ASSET_NODE_LIMIT = 2000

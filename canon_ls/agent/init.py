@@ -13,7 +13,7 @@ from canon_ls.agent import initfiles
 from canon_ls.agent.plugin import hook_groups
 
 if TYPE_CHECKING:
-    from canon_ls.core.store import Store
+    from canon_ls.core.storage.store import Store
 
 TARGETS = ("claude-code", "codex", "claude-plugin", "pi")
 MCP_SERVER = {"command": "canon", "args": ["mcp"]}

@@ -6,8 +6,8 @@ import os
 import stat
 from pathlib import Path
 
-from canon_ls.core import fsio
-from canon_ls.core.address import OutsideStore
+from canon_ls.core.storage import fsio
+from canon_ls.core.storage.address import OutsideStore
 
 MAX_BYTES = 8 * 1024 * 1024  # a configuration file larger than this is not one canon wrote
 

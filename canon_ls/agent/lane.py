@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from canon_ls.agent.session import SessionState
 from canon_ls.agent.surfacing import article_line
 from canon_ls.agent.tokens import is_canon_tool
-from canon_ls.core import layout
+from canon_ls.core.storage import layout
 
 if TYPE_CHECKING:
     from canon_ls.agent.corpus import Corpus
@@ -170,7 +170,7 @@ class Lane:
 
 def _scores(corpus: Corpus, text: str) -> dict[str, float]:
     """BM25 of the words as written; by their stems only when no article holds any of them."""
-    from canon_ls.core.search import boosted, lane_stems, lane_tokens
+    from canon_ls.core.retrieval.search import boosted, lane_stems, lane_tokens
 
     words = lane_tokens(text)
     return corpus.scores(boosted(words)) or corpus.scores(lane_stems(words))

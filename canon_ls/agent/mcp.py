@@ -20,8 +20,8 @@ from mcp.shared.message import SessionMessage
 
 from canon_ls import version
 from canon_ls.core import tool
-from canon_ls.core.project import open_store
-from canon_ls.core.store import Store
+from canon_ls.core.storage.project import open_store
+from canon_ls.core.storage.store import Store
 
 TOOL_NAME = "canon"
 

@@ -120,8 +120,8 @@ def tool_spec(lane: bool = False) -> dict[str, Any]:
 
 def store_of(cwd: Path) -> Any:
     """The project's store with its §13 options."""
-    from canon_ls.core.layout import find_project
-    from canon_ls.core.project import open_store
+    from canon_ls.core.storage.layout import find_project
+    from canon_ls.core.storage.project import open_store
 
     return open_store(find_project(cwd))
 
@@ -129,7 +129,7 @@ def store_of(cwd: Path) -> Any:
 def run_tool(cwd: Path, arguments: object, session: str) -> dict[str, Any]:
     """The canon tool for Pi: one §6 action, journal entries marked as Pi's."""
     from canon_ls.core import tool
-    from canon_ls.core.project import OptionError
+    from canon_ls.core.storage.project import OptionError
 
     try:
         store = store_of(cwd)
@@ -142,7 +142,7 @@ def run_tool(cwd: Path, arguments: object, session: str) -> dict[str, Any]:
 def status(cwd: Path, surfaced: object) -> str:
     """`/canon`: the `canon status` line, then the articles surfaced in this session."""
     from canon_ls.agent.cli_store import missing_store, status_line
-    from canon_ls.core.project import OptionError
+    from canon_ls.core.storage.project import OptionError
 
     try:
         store = store_of(cwd)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from canon_ls.core import fsio
+from canon_ls.core.storage import fsio
 
 STATE_DAYS = 14  # session state older than this is deleted when a new session starts
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from canon_ls.core.layout import BAD_OPTION, DEFAULT_SOURCE, UNTRUSTED_OPTION, Options, show
-from canon_ls.core.optionview import describe, dumps, home, locate, source_kind
+from canon_ls.core.storage.layout import BAD_OPTION, DEFAULT_SOURCE, UNTRUSTED_OPTION, Options, show
+from canon_ls.core.storage.optionview import describe, dumps, home, locate, source_kind
 
 __all__ = ["change", "describe", "dumps", "finding_lines", "findings", "trust"]
 
@@ -45,8 +45,8 @@ def finding_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 def change(project: Path, key: str, words: list[str] | None, in_project: bool) -> str:
     """`set` (words given) or `unset` (None) one option; the sentence saying what happened."""
-    from canon_ls.core import optionfiles
-    from canon_ls.core.layout import check, resolve
+    from canon_ls.core.storage import optionfiles
+    from canon_ls.core.storage.layout import check, resolve
 
     if words is None:
         where, changed = (
@@ -88,8 +88,8 @@ def _layer(kind: str) -> str:
 
 def trust(project: Path, action: str) -> str:
     """`canon trust` (action 'trust'), `--revoke` or `--list`: what is trusted, in words."""
-    from canon_ls.core import optionfiles
-    from canon_ls.core.layout import leading_out, project_file, resolve, trusted
+    from canon_ls.core.storage import optionfiles
+    from canon_ls.core.storage.layout import leading_out, project_file, resolve, trusted
 
     shown = home(project_file(project))
     if action == "list":

@@ -19,8 +19,9 @@ from canon_ls.agent.tokens import (
     succeeded,
     tokens,
 )
-from canon_ls.core import freshness, fsio, layout, reach
-from canon_ls.core.address import (
+from canon_ls.core import reach
+from canon_ls.core.storage import freshness, fsio, layout
+from canon_ls.core.storage.address import (
     OutsideStore,
     StorePaths,
     argument,
@@ -165,7 +166,7 @@ class Resolver:
     def capsule(self, address: str) -> str:
         """The capsule of one article ('' when it has none or cannot be read)."""
         # Imported here: most hook calls surface nothing and never pay for the parser.
-        from canon_ls.core.article import parse
+        from canon_ls.core.storage.article import parse
 
         try:
             data = fsio.read_regular(self.article_path(address), 1 << 22)[0]  # as the store

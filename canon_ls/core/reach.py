@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from canon_ls.core import fsio
-from canon_ls.core.freshness import RACY_NS
+from canon_ls.core.storage import fsio
+from canon_ls.core.storage.freshness import RACY_NS
 
 _KEYS = re.compile(rb"^(?:applies|always)[ \t]*:", re.M)
 
@@ -54,7 +54,7 @@ def matching(rules: dict[str, Reach], relpath: str) -> list[str]:
 def on_disk(articles_dir: Path, cache: Path | None = None) -> dict[str, Reach]:
     """A store's rules from its files, for a hook: kept in `cache` with the stat of every folder
     and rule file, so the articles are read again only when those changed (freshness.RACY_NS)."""
-    from canon_ls.core.article import parse
+    from canon_ls.core.storage.article import parse
 
     now = time.time_ns()
     with contextlib.suppress(OSError, ValueError, AttributeError, TypeError, KeyError):

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from canon_ls.core import article as art
-from canon_ls.core import lint
-from canon_ls.core import schema as sch
-from canon_ls.core.address import OutsideStore, printable
+from canon_ls.core.checking import lint
+from canon_ls.core.checking import schema as sch
 from canon_ls.core.dialect import JSON, Dialect
-from canon_ls.core.evidence import Evidence
-from canon_ls.core.journal import subjects_of
-from canon_ls.core.store import BadInput, JournalEntry, Store, iter_addresses
+from canon_ls.core.git.evidence import Evidence
+from canon_ls.core.storage import article as art
+from canon_ls.core.storage.address import OutsideStore, printable
+from canon_ls.core.storage.journal import subjects_of
+from canon_ls.core.storage.store import BadInput, JournalEntry, Store, iter_addresses
 
 ACTIONS = ("read", "write", "journal", "map", "search")
 WINDOW = 10
@@ -244,7 +244,7 @@ def _read(
 def _evidence(store: Store, address: str) -> Evidence | None:
     """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
     cannot read, or any other failure here, leaves the read without it."""
-    from canon_ls.core.staleness import evidence_for
+    from canon_ls.core.git.staleness import evidence_for
 
     try:
         return evidence_for(store, address)
@@ -340,7 +340,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
     store.refresh()
     prefixes: set[str] = set()
     if raw.strip():
-        from canon_ls.core.address import clean
+        from canon_ls.core.storage.address import clean
 
         prefixes = {p for p in (clean(raw), store.address_of(raw)) if p}
     found: list[str] = []

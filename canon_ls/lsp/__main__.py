@@ -70,15 +70,15 @@ def main(argv: list[str] | None = None) -> None:
     stdio = not (args.tcp or args.ws)
     early = meanwhile = None
     if stdio:
-        from . import first_answer
-        from .meanwhile import Meanwhile, enabled
+        from canon_ls.lsp.startup import first_answer
+        from canon_ls.lsp.startup.meanwhile import Meanwhile, enabled
 
         if first_answer.enabled():  # before the heavy imports below
             meanwhile = Meanwhile.start() if enabled() else None
             early = first_answer.answer(sys.stdin.buffer, sys.stdout.buffer)
             if meanwhile is not None:
                 meanwhile.go(early)  # symbols are answered while the server is built
-    from .server import create_server
+    from canon_ls.lsp.server import create_server
 
     server = create_server()
     # What the imports made lives as long as the process: frozen, the collector's full passes
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.ws:
         server.start_ws(args.host, args.port)
     else:
-        from .stdio import serve
+        from canon_ls.lsp.wire.stdio import serve
 
         serve(server, early)
 

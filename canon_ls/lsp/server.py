@@ -12,9 +12,8 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp import get_method_options_type
 
-from . import logs, meanwhile
-from .capabilities import DIAGNOSTICS, PROVIDERS, WILL_RENAME
-from .features import (
+from canon_ls.lsp.capabilities import DIAGNOSTICS, PROVIDERS, WILL_RENAME
+from canon_ls.lsp.handlers import (
     actions,
     commands,
     completion,
@@ -24,13 +23,14 @@ from .features import (
     hover,
     inlay,
     lens,
-    lifecycle,
     navigation,
     rename,
     symbols,
-    watch,
 )
-from .state import CanonLanguageServer
+from canon_ls.lsp.session import lifecycle, watch
+from canon_ls.lsp.session.state import CanonLanguageServer
+from canon_ls.lsp.startup import meanwhile
+from canon_ls.lsp.wire import logs
 
 log = logging.getLogger(__name__)
 converter = get_converter()

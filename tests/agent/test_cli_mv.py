@@ -68,7 +68,7 @@ def test_mv_refuses_in_one_sentence_and_moves_nothing(project: Path) -> None:
 
 KILLER = """
 import os, signal, sys
-from canon_ls.core import fsio
+from canon_ls.core.storage import fsio
 calls = {"n": 0}
 def dying(real, after):
     def wrapper(*args, **kwargs):

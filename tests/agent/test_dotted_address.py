@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from canon_ls.core.article import parse
+from canon_ls.core.storage.article import parse
 from tests.agent.test_cli import canon, write_article
 from tests.agent.test_mcp import server_params, text_of
 

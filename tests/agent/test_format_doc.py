@@ -14,9 +14,11 @@ import pytest
 from stale_repo import build
 from test_cli import TODAY, canon
 
-from canon_ls.core import article, layout, optionfiles, reach, schema
-from canon_ls.core.address import normalise
-from canon_ls.core.assets import DEFAULT_IGNORES
+from canon_ls.core import reach
+from canon_ls.core.checking import schema
+from canon_ls.core.checking.assets import DEFAULT_IGNORES
+from canon_ls.core.storage import article, layout, optionfiles
+from canon_ls.core.storage.address import normalise
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "FORMAT.md").read_text(encoding="utf-8")
@@ -255,7 +257,7 @@ def test_the_check_codes_table_is_every_code_core_reports() -> None:
     produced = set(re.findall(r'Finding\(\s*[^,()]+,\s*"([a-z-]+)"', source))
     for chosen in re.findall(r'code = "([a-z-]+)"(?: if [^\n]* else "([a-z-]+)")?', source):
         produced |= {c for c in chosen if c}
-    from canon_ls.core.rules_export import STATES  # generated rule files (canon export)
+    from canon_ls.formats.rule_export import STATES  # generated rule files (canon export)
 
     option_codes = {layout.BAD_OPTION, layout.UNTRUSTED_OPTION}  # canon.toml / settings.json
     assert documented == produced | option_codes | {f"export-{state}" for state in STATES}

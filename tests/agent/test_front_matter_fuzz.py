@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from canon_ls.core import tool
-from canon_ls.core.article import one_line, parse
-from canon_ls.core.store import Store
+from canon_ls.core.storage.article import one_line, parse
+from canon_ls.core.storage.store import Store
 
 ODD = [
     "yes", "~", "- x", "? x", "[a, b]", "{a: 1}", "'q'", '"d"', "a: b", "x # c", "2026-01-01",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from canon_ls.agent.graph import graph_data
-from canon_ls.core.project import open_store
+from canon_ls.core.storage.project import open_store
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>&amp;'
 

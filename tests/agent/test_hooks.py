@@ -201,7 +201,7 @@ def test_article_written_by_hand_settles_the_reminder(claude: Hook, project: Pat
 
 
 def test_a_same_tick_rewrite_settles_the_reminder(claude: Hook, project: Path) -> None:
-    """SPEC §11.3 'written since', decided by core's one stat key (core/freshness.py): an
+    """SPEC §11.3 'written since', decided by core's one stat key (core/storage/freshness.py): an
     atomic rewrite that keeps the size and the mtime (same clock tick) still counts."""
     path = project / ".canon/articles/src.md"
     claude(payload("claude-code", "post_tool_use_edit", project))

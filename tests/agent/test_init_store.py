@@ -9,7 +9,7 @@ from pathlib import Path
 from test_cli import canon
 from test_init import snapshot
 
-from canon_ls.core import schema
+from canon_ls.core.checking import schema
 
 
 def tree(root: Path) -> list[str]:

@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 
 from canon_ls.agent.mcp import session_of
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 TODAY = "2026-11-29"
 

@@ -21,7 +21,7 @@ import pytest
 from test_cli import TODAY, canon
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 

@@ -63,9 +63,9 @@ def test_an_unreachable_registry_fails_fast_and_says_so(tmp_path: Path) -> None:
 def test_setup_leaves_the_sources_compiled() -> None:
     """Every start reads bytecode, also where PYTHONDONTWRITEBYTECODE keeps Python from
     writing it (setup.sh compiles the editable install's sources once)."""
-    import canon_ls.core.store
+    import canon_ls.core.storage.store
     import canon_ls.lsp.server
 
-    for module in (canon_ls.core.store, canon_ls.lsp.server):
+    for module in (canon_ls.core.storage.store, canon_ls.lsp.server):
         cached = module.__cached__
         assert cached is not None and Path(cached).is_file(), f"{module.__name__}: no {cached}"

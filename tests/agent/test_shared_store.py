@@ -21,7 +21,7 @@ from lsprotocol import types
 from mcp import Client
 from pytest_lsp import LanguageClient, client_capabilities
 
-from canon_ls.core.article import parse
+from canon_ls.core.storage.article import parse
 from tests.agent.test_cli import canon_command
 from tests.agent.test_mcp import server_params, text_of
 

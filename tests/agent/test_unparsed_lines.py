@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 from tests.agent.test_cli import canon, write_article
 
 C0 = [chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r"] + ["\x7f"]  # 28 + DEL (NUL: binary)

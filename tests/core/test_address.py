@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core.address import (
+from canon_ls.core.storage.address import (
     OutsideStore,
     StorePaths,
     ancestors,
@@ -156,7 +156,7 @@ def test_address_of_file(tmp_path: Path) -> None:
 def test_spec_2_3_8_place_is_the_one_answer_for_a_file(tmp_path: Path) -> None:
     """address.place: what a file is to canon, with `root` moved and a mount (the language
     server's Folder.where, canon.resolve and the hooks' resolver all ask it)."""
-    from canon_ls.core.address import place
+    from canon_ls.core.storage.address import place
 
     project = tmp_path / "p"
     root = project / "docs/memory"
@@ -182,7 +182,7 @@ def test_spec_2_3_8_place_is_the_one_answer_for_a_file(tmp_path: Path) -> None:
 
 def test_spec_3_an_existing_article_wins_over_the_extension_rule() -> None:
     """SPEC §3: exactly an existing article's address names it; else the path rule."""
-    from canon_ls.core.address import argument, link_target
+    from canon_ls.core.storage.address import argument, link_target
 
     articles = {"src/core/config", "src/core/config.test"}.__contains__
     assert argument("src/core/config.test", articles) == "src/core/config.test"

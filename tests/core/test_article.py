@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from canon_ls.core import article as art
-from canon_ls.core import yaml_subset
+from canon_ls.core.storage import article as art
+from canon_ls.core.storage import yaml_subset
 
 LOOKALIKES = [
     "yes",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core.assets import Assets, address_of_path
-from canon_ls.core.changes import ChangeTimes, parse_log
+from canon_ls.core.checking.assets import Assets, address_of_path
+from canon_ls.core.git.changes import ChangeTimes, parse_log
 
 DAY = 86400
 T0 = 1_700_000_000  # 2023-11-14 22:13 UTC
@@ -71,7 +71,7 @@ def repo(tmp_path: Path) -> Path:
 )
 def test_spec_3_address_of_project_paths(path: str, address: str) -> None:
     """SPEC §3 table, on the fast path used for every listed file."""
-    from canon_ls.core.address import normalise
+    from canon_ls.core.storage.address import normalise
 
     assert address_of_path(path) == address
     assert normalise(path) == address
@@ -410,7 +410,7 @@ def test_history_parsed_in_path_ranges_equals_one_pass(
 ) -> None:
     """A big output is parsed in several passes, one range of paths each (memory): the same
     history as one pass, deletions, re-creations and every commit of a path included."""
-    from canon_ls.core import gitlog
+    from canon_ls.core.git import gitlog
 
     names = [f"{d}/{n}.py" for d in ("a", "b", "c", "d") for n in range(6)]
     commit(repo, T0, *names)
@@ -436,7 +436,7 @@ def test_parse_history_clock_skew_and_odd_subjects() -> None:
         b"\x00150 eee\x1fEve\x1fempty\x00"
         b"\x00200 bbb\x1fBob Ray\x1fskewed \x1f subject\x00\nM\x00x.py\x00"
     )
-    from canon_ls.core.changes import parse_history
+    from canon_ls.core.git.changes import parse_history
 
     h = parse_history(out)
     assert [c.hash for c in h.commits] == ["aaa", "bbb"]

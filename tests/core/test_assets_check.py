@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core.assets import Assets
-from canon_ls.core.changes import ChangeTimes
-from canon_ls.core.check import (
+from canon_ls.core.checking.assets import Assets
+from canon_ls.core.checking.check import (
     Finding,
     article_findings,
     check,
@@ -21,8 +20,9 @@ from canon_ls.core.check import (
     orphans,
     unreferenced,
 )
-from canon_ls.core.staleness import stale
-from canon_ls.core.store import Store
+from canon_ls.core.git.changes import ChangeTimes
+from canon_ls.core.git.staleness import stale
+from canon_ls.core.storage.store import Store
 
 DAY = 86400
 NOON = 1_735_732_800  # 2025-01-01 12:00 UTC

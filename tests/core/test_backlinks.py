@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.project import open_store
-from canon_ls.core.store import Store
+from canon_ls.core.storage.project import open_store
+from canon_ls.core.storage.store import Store
 
 
 def scan(store: Store, address: str) -> list[str]:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import index as store_mod  # the reading side of the store
-from canon_ls.core import lint, tool
-from canon_ls.core.article import parse
-from canon_ls.core.store import Store
+from canon_ls.core import tool
+from canon_ls.core.checking import lint
+from canon_ls.core.storage import index as store_mod  # the reading side of the store
+from canon_ls.core.storage.article import parse
+from canon_ls.core.storage.store import Store
 
 BAD = {
     "bad/yaml": b"---\ncapsule: [unclosed\ntags: {\n---\nbody words here\n",

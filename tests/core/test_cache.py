@@ -1,5 +1,6 @@
 """SPEC §4 (resolution from an in-memory index that must be ready fast) and §2/§12 (nothing of
-ours inside the project): the parse cache of core/cache.py. A stale cache must never be served,
+ours inside the project): the parse cache of core/storage/cache.py. A stale cache must never be
+served,
 a damaged one is ignored, and the cache never lives inside the project or the store."""
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import cache
-from canon_ls.core import store as store_mod
-from canon_ls.core.store import Store
+from canon_ls.core.storage import cache
+from canon_ls.core.storage import store as store_mod
+from canon_ls.core.storage.store import Store
 
 N = 12
 
@@ -36,7 +37,7 @@ def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend every file is older than the racy window (tests must not sleep 3 s)."""
-    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)
+    monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)
 
 
 @pytest.fixture
@@ -341,7 +342,7 @@ def test_spec_6_search_from_the_snapshot_sees_edits_made_while_no_process_ran(
 def test_a_cache_file_is_written_in_pieces(tmp_path: Path):
     """Issue 15: a header and a big payload are written in turn, never joined in memory
     first (a second copy of the payload); the file holds them end to end."""
-    from canon_ls.core.cache import write_file
+    from canon_ls.core.storage.cache import write_file
 
     file = tmp_path / "cache" / "x.bin"
     assert write_file(file, (b"head", b"", b"payload" * 1000))

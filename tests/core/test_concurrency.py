@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core.article import parse
-from canon_ls.core.store import Store
+from canon_ls.core.storage.article import parse
+from canon_ls.core.storage.store import Store
 from tests.conftest import TODAY
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -147,7 +147,7 @@ def test_spec_12_abandoned_temp_files_are_swept(project: Path) -> None:
     article) is removed by the next listing once it is old enough to belong to no live writer;
     a fresh one (a writer in flight) stays, and so does every file the tool did not name
     (`.<name>.canon-<random>.tmp` is the tool's; `.ideas.md.draft.tmp` is the user's)."""
-    from canon_ls.core.fsio import ABANDONED_S
+    from canon_ls.core.storage.fsio import ABANDONED_S
 
     store = Store(project)
     store.write("src/a.ts", capsule="A.")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -285,7 +285,7 @@ def test_spec_12_store_symlinked_inside_the_project_is_served(project: Path) -> 
 def test_spec_12_store_path_of_refuses_symlinked_store(project: Path, outside_store: Path) -> None:
     """SPEC §12: the path an editor would create an article at (LSP "Create article") comes
     from the same check: a symlinked articles/ leading outside yields no path."""
-    from canon_ls.core.address import OutsideStore
+    from canon_ls.core.storage.address import OutsideStore
 
     (project / ".canon").mkdir()
     (project / ".canon/articles").symlink_to(outside_store / "articles")

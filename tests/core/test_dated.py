@@ -1,4 +1,4 @@
-"""The whole pass's staleness laid over the listing (core/dated.py) against the pair-by-pair
+"""The whole pass's staleness laid over the listing (core/git/dated.py) against the pair-by-pair
 walk it replaces: the same newest changes and the same evidence (SPEC §9, §9.1), with
 untracked, dirty, deleted, non-ASCII and store paths between the tracked ones."""
 
@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from stale_repo import build, git, noon, write
 
-from canon_ls.core.assets import Assets
-from canon_ls.core.changes import ChangeTimes
-from canon_ls.core.staleness import (
+from canon_ls.core.checking.assets import Assets
+from canon_ls.core.git.changes import ChangeTimes
+from canon_ls.core.git.staleness import (
     Governed,
     evidence_of,
     newest_changes,
     project_addresses,
     project_dates,
 )
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 
 def _dated(root: Path, rel: str, date: str, text: str = "x\n") -> None:

@@ -1,4 +1,4 @@
-"""Default ignores (SPEC §9 asset set, decided in core/assets.py): in a project with no
+"""Default ignores (SPEC §9 asset set, decided in core/checking/assets.py): in a project with no
 `.gitignore`, or no git at all, `.venv`, `venv`, `node_modules`, `__pycache__`, `.tox`, `dist`,
 `build` and `.mypy_cache` are not assets. With a `.gitignore`, git's rules alone decide.
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from test_assets import T0, commit, git, write
 
-from canon_ls.core.assets import DEFAULT_IGNORES, Assets
-from canon_ls.core.project import open_store
+from canon_ls.core.checking.assets import DEFAULT_IGNORES, Assets
+from canon_ls.core.storage.project import open_store
 
 NOISE = [
     ".venv/lib/python3.12/site-packages/pkg/__init__.py",
@@ -118,6 +118,6 @@ def test_orphans_and_check_follow(tmp_path: Path) -> None:
     )
     write(tmp_path, ".canon/articles/node_modules/gone.md", "---\ncapsule: Gone.\n---\n")
     store = open_store(tmp_path)
-    from canon_ls.core.check import orphans
+    from canon_ls.core.checking.check import orphans
 
     assert orphans(store, Assets(tmp_path, store.root)) == ["node_modules/gone"]

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from stale_repo import Repo, build, noon
 
-from canon_ls.core import assets as core_assets
-from canon_ls.core.changes import ChangeTimes
-from canon_ls.core.evidence import Change, Dates, Evidence
-from canon_ls.core.staleness import evidence_for, stale_evidence
-from canon_ls.core.store import Store
+from canon_ls.core.checking import assets as core_assets
+from canon_ls.core.git.changes import ChangeTimes
+from canon_ls.core.git.evidence import Change, Dates, Evidence
+from canon_ls.core.git.staleness import evidence_for, stale_evidence
+from canon_ls.core.storage.store import Store
 
 
 @pytest.fixture

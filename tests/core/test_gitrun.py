@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import gitrun
+from canon_ls.core.git import gitrun
 
 
 def _git(repo: Path, *args: str) -> None:

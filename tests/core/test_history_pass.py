@@ -11,8 +11,8 @@ from typing import BinaryIO
 
 import pytest
 
-from canon_ls.core import changes, gitlog, gitrun
-from canon_ls.core.changes import ChangeTimes, Commit
+from canon_ls.core.git import changes, gitlog, gitrun
+from canon_ls.core.git.changes import ChangeTimes, Commit
 
 T0 = 1_700_000_000
 DAY = 86400

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import article as art
 from canon_ls.core import tool
-from canon_ls.core.store import Store, sanitise_slug, slug_from_body
+from canon_ls.core.storage import article as art
+from canon_ls.core.storage.store import Store, sanitise_slug, slug_from_body
 from tests.conftest import TODAY
 
 
@@ -192,7 +192,7 @@ def test_spec_6_a_replaced_entry_of_the_same_size_and_mtime_is_read_again(
     with the same size and mtime (a new inode) is read again, not served from memory."""
     import os
 
-    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every key settled at once
+    monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)  # every key settled at once
 
     path = store.journal(body="First body.\n", subject=["src/a"])
     assert store.journal_names("src/a") == [path.name]

@@ -1,4 +1,5 @@
-"""SPEC §2, §8, §13: where the store lives and how the six options resolve (core/layout.py)."""
+"""SPEC §2, §8, §13: where the store lives and how the six options resolve
+(core/storage/layout.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import layout, optionfiles
-from canon_ls.core.layout import OptionError, find_project, resolve
+from canon_ls.core.storage import layout, optionfiles
+from canon_ls.core.storage.layout import OptionError, find_project, resolve
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -193,11 +194,11 @@ def test_layout_is_cheap_to_import() -> None:
     """The hook process of every tool call imports it: standard library only, no tomllib
     until a canon.toml exists."""
     probe = (
-        "import sys; import canon_ls.core.layout as l; "
+        "import sys; import canon_ls.core.storage.layout as l; "
         "print(sorted(m for m in sys.modules if m.startswith(('canon_ls', 'yaml', 'tomllib'))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['canon_ls', 'canon_ls.core', 'canon_ls.core.layout']"
+    assert out.stdout.strip() == "['canon_ls', 'canon_ls.core', 'canon_ls.core.storage.layout']"
 
 
 def test_spec_12_canon_toml_leading_outside_is_not_read(tmp_path: Path) -> None:

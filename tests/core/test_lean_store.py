@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core import article as art
-from canon_ls.core import cache
-from canon_ls.core.check import check
-from canon_ls.core.links import link_targets, wikilinks
-from canon_ls.core.project import open_store
-from canon_ls.core.store import Store
+from canon_ls.core.checking.check import check
+from canon_ls.core.retrieval.links import link_targets, wikilinks
+from canon_ls.core.storage import article as art
+from canon_ls.core.storage import cache
+from canon_ls.core.storage.project import open_store
+from canon_ls.core.storage.store import Store
 
 
 def put(project: Path, address: str, text: str, root: str = ".canon") -> Path:
@@ -74,7 +74,7 @@ def test_a_body_from_the_parse_cache_shows_an_external_edit(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("CANON_NO_CACHE", raising=False)
     monkeypatch.setattr(cache, "MIN_PARSED", 1)
-    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)
+    monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)
     path = put(project, "a", "---\ncapsule: Cached.\n---\nCached body [[b]].\n")
     Store(project).refresh()  # writes the snapshot
     file = cache.cache_file(project / ".canon", project)

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core import article as art
-from canon_ls.core import index as store_mod  # the reading side of the store
-from canon_ls.core import yaml_subset
-from canon_ls.core.article import Article
-from canon_ls.core.store import Store
+from canon_ls.core.storage import article as art
+from canon_ls.core.storage import index as store_mod  # the reading side of the store
+from canon_ls.core.storage import yaml_subset
+from canon_ls.core.storage.article import Article
+from canon_ls.core.storage.store import Store
 
 
 def flat_or_none(block: str) -> dict | None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import cache
-from canon_ls.core.store import Store
+from canon_ls.core.storage import cache
+from canon_ls.core.storage.store import Store
 
 N = 60
 
@@ -24,7 +24,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CANON_NO_CACHE", raising=False)
     monkeypatch.setattr(cache, "MIN_PARSED", 1)
     monkeypatch.setattr(cache, "CHUNK", 7)  # several records, so the cache loads in steps
-    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every file settled
+    monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)  # every file settled
     root = tmp_path / "proj"
     for i in range(N):
         path = root / ".canon/articles" / f"d{i % 5}/a{i}.md"
@@ -111,7 +111,7 @@ def test_the_names_only_listing_finds_what_the_scan_finds(tmp_path):
     directory once; a FIFO, a link out and a non-.md file are no article."""
     import os
 
-    from canon_ls.core import freshness
+    from canon_ls.core.storage import freshness
 
     articles = tmp_path / "store" / "articles"
     (articles / "src" / "core").mkdir(parents=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core import tool
-from canon_ls.core.project import OptionError, find_project, open_store
+from canon_ls.core.storage.project import OptionError, find_project, open_store
 from tests.conftest import TODAY
 
 
@@ -103,7 +103,7 @@ def test_spec_2_find_project(tmp_path: Path) -> None:
 def test_spec_8_mount_articles_are_judged_by_the_mounts_schema(project: Path, lake: Path) -> None:
     """SPEC §8: a mount has its own `.canon/` — its schema.json judges its articles (check,
     read); the project's schema keeps judging project articles."""
-    from canon_ls.core import check
+    from canon_ls.core.checking import check
 
     (lake / ".canon/schema.json").write_text(
         '{"schema_version": 1, "article": {"capsule": {"max_chars": 5}}}'

@@ -1,7 +1,8 @@
 """SPEC §6 read (the journal line, the governing article) and §4 (resolution must not cost a
 walk): a read about one article in a new process parses a bounded number of journal entries
 and never loads the whole store. The journal's entries persist in a sealed cache file beside
-the parse cache (core/journal_index.py); an entry another tool adds or deletes shows at once,
+the parse cache (core/storage/journal_index.py); an entry another tool adds or deletes shows at
+once,
 and a damaged cache file costs a full read, never a wrong answer."""
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import cache, tool
-from canon_ls.core import journal_index as ji
-from canon_ls.core.store import Store
+from canon_ls.core import tool
+from canon_ls.core.storage import cache
+from canon_ls.core.storage import journal_index as ji
+from canon_ls.core.storage.store import Store
 
 N = 60  # entries about src/a (more than the cache's minimum)
 
@@ -23,7 +25,7 @@ def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "xdg-cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     monkeypatch.delenv("CANON_NO_CACHE", raising=False)
-    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # files count as settled
+    monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)  # files count as settled
     return home
 
 

@@ -1,13 +1,13 @@
-"""The shared facts of `canon import` / `canon export` (core/rules_formats.py): glob values as
+"""The shared facts of `canon import` / `canon export` (formats/hosts.py): glob values as
 the hosts write them, globs -> the address they lie under, and the export marker."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from canon_ls.core import rules_formats as rf
-from canon_ls.core.article import parse
-from canon_ls.core.rules_export import render
+from canon_ls.core.storage.article import parse
+from canon_ls.formats import hosts as rf
+from canon_ls.formats.rule_export import render
 
 
 def test_split_globs_reads_lists_comma_strings_and_braces() -> None:

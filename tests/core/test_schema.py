@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.core import schema as sch
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.checking import schema as sch
+from canon_ls.core.storage.store import Store
 
 
 def setup_schema(project: Path, data: object) -> None:
@@ -231,7 +231,7 @@ def test_spec_7_either_default_file_reads_and_warns_alike(
 
 def test_spec_7_check_reports_a_body_size_once(store: Store, project: Path) -> None:
     """SPEC §7: `canon check` and the editor name a body past the schema's bound once."""
-    from canon_ls.core.check import check
+    from canon_ls.core.checking.check import check
 
     w(store, "a.ts", capsule="A.", body="z" * 25000)
     w(store, "b.ts", capsule="B.", body="z" * 9000)

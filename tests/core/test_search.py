@@ -7,8 +7,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.search import SearchIndex, lane_stems, lane_tokens, stem, tokenize
-from canon_ls.core.search_file import cached_index
+from canon_ls.core.retrieval.search import SearchIndex, lane_stems, lane_tokens, stem, tokenize
+from canon_ls.core.retrieval.search_file import cached_index
 
 
 def test_spec_6_search_words_are_lower_cased():
@@ -284,7 +284,7 @@ def test_huge_term_frequency_is_capped_not_an_error():
 
 
 def test_default_cache_file_follows_the_cache_rules(tmp_path, monkeypatch):
-    from canon_ls.core.search import default_cache_file
+    from canon_ls.core.retrieval.search import default_cache_file
 
     project = tmp_path / "proj"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

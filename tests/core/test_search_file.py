@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from canon_ls.core.search import SearchIndex, boosted, tokenize
-from canon_ls.core.search_file import FileIndex, IndexFile, cached_index, write
+from canon_ls.core.retrieval.search import SearchIndex, boosted, tokenize
+from canon_ls.core.retrieval.search_file import FileIndex, IndexFile, cached_index, write
 
 _word = st.sampled_from(["alpha", "beta", "gamma", "delta", "缓存", "失效", "数据库", "x", "é"])
 _text = st.lists(_word, max_size=12).map(" ".join)
@@ -126,7 +126,7 @@ def test_many_holes_start_a_fresh_file(tmp_path: Path):
 def test_a_build_in_chunks_answers_as_one_in_memory(tmp_path: Path, monkeypatch):
     """Every CHUNK documents the build writes what it added out to a file and goes on from
     it (a build never holds more than a chunk's postings); the result is the same."""
-    import canon_ls.core.search_file as search_file
+    import canon_ls.core.retrieval.search_file as search_file
 
     monkeypatch.setattr(search_file, "CHUNK", 3)
     words = ["alpha", "beta", "gamma", "delta", "缓存", "失效", "数据库", "x", "é"]

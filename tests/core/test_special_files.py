@@ -16,8 +16,9 @@ import pytest
 from deep_tree import make_deep as _deep_dirs
 from deep_tree import remove_deep
 
-from canon_ls.core import assets, check, tool
-from canon_ls.core.store import Store
+from canon_ls.core import tool
+from canon_ls.core.checking import assets, check
+from canon_ls.core.storage.store import Store
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 from tests.conftest import TODAY, make_files
 
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 
 def put(project: Path, address: str, text: str) -> Path:
@@ -118,7 +118,7 @@ def test_same_size_edit_within_one_mtime_tick_is_seen(store: Store, project: Pat
 
 
 def test_spec_10_revalidate_rereads_only_what_changed(store: Store, project: Path) -> None:
-    """Store.revalidate (core/freshness.py's one stat key): a same-size, same-mtime rewrite
+    """Store.revalidate (core/storage/freshness.py's one stat key): a same-size, same-mtime rewrite
     by replacement (a new inode) is seen; an unchanged file is not re-read; a file that
     appeared or vanished is added or removed."""
     a = put(project, "src/a", "---\ncapsule: One.\n---\n")

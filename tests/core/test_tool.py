@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 
 
 @pytest.mark.parametrize(

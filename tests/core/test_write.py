@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from canon_ls.core import tool
-from canon_ls.core.store import Store
+from canon_ls.core.storage.store import Store
 from tests.conftest import TODAY, make_files
 
 
@@ -81,7 +81,7 @@ def test_spec_7_schema_json_written_once_never_overwritten(store: Store, project
     schema = project / ".canon" / "schema.json"
     import json
 
-    from canon_ls.core import schema as sch
+    from canon_ls.core.checking import schema as sch
 
     assert json.loads(schema.read_text()) == sch.DEFAULT
     schema.write_text('{"schema_version": 1, "article": {}}\n')
@@ -274,7 +274,7 @@ def test_spec_6_write_sequences_follow_the_model(ops: list) -> None:
     no-op writes touch nothing, scope rule/asset)."""
     import tempfile
 
-    from canon_ls.core import article as art
+    from canon_ls.core.storage import article as art
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core import tool
-from canon_ls.core.project import open_store
-from canon_ls.core.store import Store
+from canon_ls.core.storage.project import open_store
+from canon_ls.core.storage.store import Store
 from tests.conftest import make_files
 
 

@@ -38,7 +38,7 @@ def busy_search_worker(base: Path) -> dict[str, str]:
     busy.mkdir()
     (busy / "sitecustomize.py").write_text(
         "import select, sys\n"
-        "if 'canon_ls.lsp.searcher' in sys.orig_argv:  # a build that never ends\n"
+        "if 'canon_ls.lsp.helpers.searcher' in sys.orig_argv:  # a build that never ends\n"
         "    select.select([], [], [])\n"
     )
     return {

@@ -292,7 +292,7 @@ async def test_merge_refuses_what_a_section_cannot_hold(s: Session):
 
 def _body_lines(text: str) -> list[str]:
     """The lines a merge must carry: the capsule and the body without its `# title`."""
-    from canon_ls.core.article import parse
+    from canon_ls.core.storage.article import parse
 
     parsed = parse(text, "src/old_thing")
     body = parsed.body.splitlines()

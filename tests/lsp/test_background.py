@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from lsp_harness import SERVER_ENV, build_workspace
 
-from canon_ls.core import assets as core_assets
-from canon_ls.core.changes import ChangeTimes
-from canon_ls.core.check import check
-from canon_ls.core.project import open_store
-from canon_ls.lsp import background
+from canon_ls.core.checking import assets as core_assets
+from canon_ls.core.checking.check import check
+from canon_ls.core.git.changes import ChangeTimes
+from canon_ls.core.storage.project import open_store
+from canon_ls.lsp.helpers import background
 
 
 @pytest.fixture
@@ -55,7 +55,8 @@ def test_no_partial_without_staleness(project: Path):
 
 
 async def test_child_process_streams_partial_then_final(project: Path):
-    """The real child (`python -m canon_ls.lsp.background`): both frames arrive, in order."""
+    """The real child (`python -m canon_ls.lsp.helpers.background`): both frames arrive, in
+    order."""
     seen: list[background.Snapshot] = []
 
     async def on_partial(snapshot: background.Snapshot) -> None:
@@ -113,7 +114,7 @@ def test_the_child_imports_no_asyncio() -> None:
     about 14 MB): only the server's side of the module imports them, where it runs."""
     code = (
         "import sys\n"
-        "from canon_ls.lsp import background\n"
+        "from canon_ls.lsp.helpers import background\n"
         "heavy = ('asyncio', 'logging', 'tempfile', 'ssl')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

@@ -17,8 +17,8 @@ import pytest
 from lsp_harness import build_workspace
 from processes import cmdline, descendants
 
-from canon_ls.lsp import child
-from canon_ls.lsp.child import NICENESS, python_module
+from canon_ls.lsp.helpers import child
+from canon_ls.lsp.helpers.child import NICENESS, python_module
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 linux_idle = pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux SCHED_IDLE")
@@ -70,9 +70,9 @@ def _spawn(module: str, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
     # watched tree, before it is told what to watch; the search worker: none of them ahead
     # of the server's answers
     [
-        ("canon_ls.lsp.background", False),
-        ("canon_ls.lsp.fswatch", False),
-        ("canon_ls.lsp.searcher", True),
+        ("canon_ls.lsp.helpers.background", False),
+        ("canon_ls.lsp.helpers.fswatch", False),
+        ("canon_ls.lsp.helpers.searcher", True),
     ],
 )
 def test_a_child_steps_back(tmp_path: Path, module: str, takes_root: bool):
@@ -93,7 +93,7 @@ def test_the_check_thread_steps_back_relative_to_its_process():
     runs, never above it: git, the long pole, keeps the lead (core.check._yield_cpu)."""
     import threading
 
-    from canon_ls.core import check
+    from canon_ls.core.checking import check
 
     seen: list[tuple[int, int]] = []
 
@@ -113,7 +113,7 @@ def test_the_whole_pass_gives_its_caller_back_its_priority(tmp_path: Path):
     """core.check.run steps its thread back while git runs; a caller that lives on (a test
     session, an editor) gets its priority back afterwards, where the system lets it rise again
     (as root; an unprivileged thread may only step back)."""
-    from canon_ls.core import check
+    from canon_ls.core.checking import check
 
     root = build_workspace(tmp_path / "proj")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
@@ -196,7 +196,7 @@ async def test_the_servers_helpers_run_idle(tmp_path: Path) -> None:
         def all_idle() -> bool:
             seen = policies()
             names = " ".join(seen)
-            started = "lsp.fswatch" in names and "lsp.searcher" in names
+            started = "lsp.helpers.fswatch" in names and "lsp.helpers.searcher" in names
             return started and set(seen.values()) == {os.SCHED_IDLE}
 
         await poll(all_idle, 60, lambda: f"helpers and their policies: {policies()}")

@@ -20,8 +20,8 @@ from lsp_harness import article as article_text
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
-from canon_ls.core.disk_view import DiskView
-from canon_ls.core.project import open_store
+from canon_ls.core.storage.disk_view import DiskView
+from canon_ls.core.storage.project import open_store
 
 
 def test_the_disk_view_resolves_as_the_loaded_store(tmp_path: Path):
@@ -147,8 +147,8 @@ def without_stale(hover: str) -> str:
 def test_opening_a_file_before_the_check_reads_no_article(tmp_path: Path):
     """Issue 15: a document opened before the whole-store check has landed gets its (empty)
     asset diagnostics without the store reading every article: nothing is stale yet."""
-    from canon_ls.lsp.features import diagnostics
-    from canon_ls.lsp.state import CanonLanguageServer
+    from canon_ls.lsp.handlers import diagnostics
+    from canon_ls.lsp.session.state import CanonLanguageServer
 
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
@@ -162,9 +162,9 @@ def test_the_first_code_lens_reads_one_article(tmp_path: Path, monkeypatch):
     """Issue 15: an editor asks for code lenses as it opens a file; before the store has
     loaded, the lens comes from the article files (the load itself runs in steps on the
     event loop, held back here so the test can see that the lens did not need it)."""
-    from canon_ls.lsp import early
-    from canon_ls.lsp.features import lens
-    from canon_ls.lsp.state import CanonLanguageServer
+    from canon_ls.lsp.handlers import lens
+    from canon_ls.lsp.session.state import CanonLanguageServer
+    from canon_ls.lsp.startup import early
 
     monkeypatch.setattr(early.Load, "soon", lambda self, journal=False: None)
     root = build_workspace(tmp_path / "proj")
@@ -239,7 +239,7 @@ def test_the_load_reads_no_journal_and_then_warms_what_references_read(tmp_path:
     Issue 40 item 1: once it is done, the folder builds the backlinks index and groups the
     journal by subject in steps, without waiting for the whole-store check to land (seconds at
     10k articles): the first references read 5k entries itself (0.9 s of a 0.94 s answer)."""
-    from canon_ls.lsp.state import CanonLanguageServer
+    from canon_ls.lsp.session.state import CanonLanguageServer
 
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
@@ -272,12 +272,12 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     """Issue 15 (hover p99 during the start-up check): until the store loads, hovers resolve
     from the article files, and an article read once is kept for the next request while its
     file's stat key holds (settled); an edit is read again at once."""
-    from canon_ls.core import disk_view
-    from canon_ls.lsp import early
-    from canon_ls.lsp.state import CanonLanguageServer, DiskWhere
+    from canon_ls.core.storage import disk_view
+    from canon_ls.lsp.session.state import CanonLanguageServer, DiskWhere
+    from canon_ls.lsp.startup import early
 
     monkeypatch.setattr(early.Load, "soon", lambda self, journal=False: None)
-    monkeypatch.setattr("canon_ls.core.freshness.RACY_NS", 0)  # every file settled
+    monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)  # every file settled
     parsed: list[str] = []
     parse = disk_view.art.parse
 
@@ -315,8 +315,9 @@ def test_a_hover_reads_and_queues_what_it_found_to_the_folder(tmp_path: Path):
     """Issue 26 (read requests cannot write): a hover whose article changed on disk answers
     from the new file, but the re-check and the client's notice wait for the folder's owner,
     which takes the change on a later turn of the loop."""
-    from canon_ls.lsp.features import hover, lifecycle
-    from canon_ls.lsp.state import CanonLanguageServer
+    from canon_ls.lsp.handlers import hover
+    from canon_ls.lsp.session import lifecycle
+    from canon_ls.lsp.session.state import CanonLanguageServer
 
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
@@ -357,8 +358,8 @@ def test_the_journal_is_read_once_for_the_early_hovers(tmp_path: Path, monkeypat
     """A hover before the load named the article's journal entries by reading every entry
     (40 ms a hover at 500 entries); the headings are now kept while the journal's folder is
     unchanged, and a new entry (a new file: the folder changes) is seen at once."""
-    from canon_ls.core import freshness, fsio
-    from canon_ls.lsp.early import KeptView, Load
+    from canon_ls.core.storage import freshness, fsio
+    from canon_ls.lsp.startup.early import KeptView, Load
 
     monkeypatch.setattr(freshness, "RACY_NS", 0)  # the folder counts as settled at once
     root = build_workspace(tmp_path / "proj")

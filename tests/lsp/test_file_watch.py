@@ -204,7 +204,7 @@ def _watcher_pids() -> list[int]:
             server = _ppid(Path("/proc", _ppid(entry)))
         except (OSError, IndexError):
             continue
-        if b"canon_ls.lsp.fswatch" in cmdline and server == str(os.getpid()):
+        if b"canon_ls.lsp.helpers.fswatch" in cmdline and server == str(os.getpid()):
             pids.append(int(entry.name))
     return pids
 

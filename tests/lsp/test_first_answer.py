@@ -109,7 +109,7 @@ def test_the_answer_comes_before_the_protocol_library_is_imported(tmp_path: Path
 
 def test_the_early_answer_needs_no_heavy_import(tmp_path: Path) -> None:
     code = (
-        "import sys; from canon_ls.lsp import first_answer; "
+        "import sys; from canon_ls.lsp.startup import first_answer; "
         "first_answer.answer(sys.stdin.buffer, sys.stdout.buffer); "
         "print(sorted(m for m in ('pygls', 'lsprotocol', 'canon_ls.core') if m in sys.modules),"
         " file=sys.stderr)"

@@ -12,8 +12,9 @@ from lsp_harness import build_workspace, busy_search_worker, write
 from lsprotocol import types
 from raw_rpc import RawServer
 
-from canon_ls.lsp.features import early_symbols, symbols
-from canon_ls.lsp.state import CanonLanguageServer
+from canon_ls.lsp.handlers import symbols
+from canon_ls.lsp.session.state import CanonLanguageServer
+from canon_ls.lsp.startup import early_symbols
 
 
 def test_the_first_query_answers_before_the_store_loads(tmp_path: Path):
@@ -44,7 +45,7 @@ def test_the_early_ranking():
     """Exact address, then addresses starting with the query (or their last segment), then
     holding it, then articles holding every word in title, capsule or tags, then those holding
     some of the words."""
-    from canon_ls.core.article import parse
+    from canon_ls.core.storage.article import parse
 
     held = [
         parse("---\ncapsule: Reads the env.\ntags: [settings]\n---\n# Config loader\n", "src/env"),

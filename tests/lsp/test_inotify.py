@@ -1,4 +1,5 @@
-"""The Linux watcher (canon_ls/lsp/inotify.py) with real files, and the watcher child using it.
+"""The Linux watcher (canon_ls/lsp/helpers/inotify.py) with real files, and the watcher child using
+it.
 
 SPEC §10 (external changes): writes, creations, deletions and moves reach the server; a file
 that is merely opened or read wakes nothing (watchfiles' inotify watch asks for IN_OPEN, so a
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.lsp import inotify
+from canon_ls.lsp.helpers import inotify
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")
 
@@ -121,7 +122,7 @@ def test_the_watcher_child_watches_without_open_events(tmp_path: Path) -> None:
     store.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "WATCHFILES_FORCE_POLLING"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "canon_ls.lsp.fswatch"],
+        [sys.executable, "-m", "canon_ls.lsp.helpers.fswatch"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

@@ -27,8 +27,8 @@ from lsprotocol import types
 from pygls.protocol.language_server import LanguageServerProtocol
 from raw_rpc import RawServer
 
-from canon_ls.lsp import meanwhile
 from canon_ls.lsp.server import create_server
+from canon_ls.lsp.startup import meanwhile
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603

@@ -45,7 +45,7 @@ def _check_child(server: int, deadline_s: float = 30.0) -> int:
     while time.monotonic() < end:
         for pid in _children(server):
             try:
-                if b"canon_ls.lsp.background" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                if b"canon_ls.lsp.helpers.background" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     return pid
             except OSError:
                 continue

@@ -34,7 +34,7 @@ async def test_nothing_outlives_a_client_that_leaves_without_shutdown(tmp_path: 
 
         def worker_started() -> dict[int, str]:
             now = descendants(pid)
-            return now if any("lsp.searcher" in cmdline(p) for p in now) else {}
+            return now if any("lsp.helpers.searcher" in cmdline(p) for p in now) else {}
 
         family = await poll(worker_started, 60, lambda: f"no search worker: {descendants(pid)}")
         family[pid] = stat(pid)[19]  # type: ignore[index]

@@ -1,4 +1,4 @@
-"""The pygls internals canon-ls relies on (canon_ls/lsp/pygls_private.py) are still there.
+"""The pygls internals canon-ls relies on (canon_ls/lsp/wire/pygls_private.py) are still there.
 
 pygls 2.1 has no public way to stop a `run_async` loop started with our own stdin reader, nor
 to see the running requests at `shutdown`. These checks fail loudly on a pygls upgrade, before
@@ -14,13 +14,13 @@ from importlib.metadata import version
 
 from pygls.io_ import run_async
 
-from canon_ls.lsp import pygls_private
 from canon_ls.lsp.server import create_server
+from canon_ls.lsp.wire import pygls_private
 
 
 def test_pygls_is_the_version_the_private_access_was_read_against():
     assert version("pygls") == pygls_private.PYGLS_VERSION, (
-        "pygls changed: re-read canon_ls/lsp/pygls_private.py against it, then update PYGLS_VERSION"
+        "pygls changed: re-read canon_ls/lsp/wire/pygls_private.py against it, then update PYGLS_VERSION"  # noqa: E501
     )
 
 

@@ -19,7 +19,7 @@ async def test_a_failing_task_is_logged(caplog: pytest.LogCaptureFixture):
     async def broken() -> None:
         raise RuntimeError("boom")
 
-    with caplog.at_level(logging.ERROR, logger="canon_ls.lsp.state"):
+    with caplog.at_level(logging.ERROR, logger="canon_ls.lsp.session.state"):
         task = ls.run_task(broken(), "canon-test-broken")
         await asyncio.wait([task])
         await asyncio.sleep(0)  # done callbacks run on the next tick

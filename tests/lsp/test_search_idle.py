@@ -22,7 +22,7 @@ def worker_pid(server: int) -> int | None:
                 children += fh.read().split()
     for child in children:
         with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as fh:
-            if b"canon_ls.lsp.searcher" in fh.read():
+            if b"canon_ls.lsp.helpers.searcher" in fh.read():
                 return int(child)
     return None
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from canon_ls.lsp.stdio import LoopStdout
+from canon_ls.lsp.wire.stdio import LoopStdout
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a non-blocking pipe")
 

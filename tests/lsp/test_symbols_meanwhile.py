@@ -1,5 +1,6 @@
 """SPEC §10 workspace symbols: the first query is answered while the server is still being
-built (lsp/meanwhile.py), and whatever the client sent meanwhile reaches the server whole, in
+built (lsp/startup/meanwhile.py), and whatever the client sent meanwhile reaches the server whole,
+in
 order, each request answered exactly once."""
 
 from __future__ import annotations

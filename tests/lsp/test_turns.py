@@ -1,4 +1,5 @@
-"""Background work on the loop gives way to a request's hops (canon_ls/lsp/turns.py, SPEC §10:
+"""Background work on the loop gives way to a request's hops (canon_ls/lsp/startup/turns.py, SPEC
+§10:
 no start-up stalls). A request's answer takes several turns of the loop; a background step that
 ran before each of them added up to 4-5 ms to a hover while the store loaded."""
 
@@ -8,7 +9,7 @@ import asyncio
 
 import pytest
 
-from canon_ls.lsp.turns import MAX_TURNS, yield_to_requests
+from canon_ls.lsp.startup.turns import MAX_TURNS, yield_to_requests
 
 HOPS = 12  # turns a request's answer takes, with room to spare
 

@@ -103,7 +103,7 @@ async def test_first_symbol_queries_answer_full_text(workspace: Path):
     from lsp_harness import SERVER_COMMAND, SERVER_ENV
     from pytest_lsp import ClientServerConfig, client_capabilities
 
-    from canon_ls.core.article import parse
+    from canon_ls.core.storage.article import parse
 
     articles = workspace / ".canon" / "articles"
     addresses = {
@@ -146,7 +146,7 @@ async def test_a_failed_search_worker_says_why(tmp_path: Path):
     """Issue 9 item 16: when the BM25 worker cannot build its index, the question does not
     wait forever or pass for a full answer: `query` gives None and `failure` a reason (the
     server then answers from addresses and capsules and tells the person once)."""
-    from canon_ls.lsp.searcher import Searcher
+    from canon_ls.lsp.helpers.searcher import Searcher
 
     def run(work: Any, name: str) -> asyncio.Task[Any]:
         return asyncio.get_running_loop().create_task(work, name=name)

@@ -127,6 +127,6 @@ def within(path: Path, project: Path) -> bool:
         return False
 
 
-from . import go, javascript, python, rust  # noqa: E402  (they import the helpers above)
+from canon_ls.lsp.imports import go, javascript, python, rust  # noqa: E402  (they import the helpers above)
 
 _LANGUAGES = {suffix: m for m in (python, javascript, go, rust) for suffix in m.EXTENSIONS}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import Rules, Where, by_rules, facts
+from canon_ls.lsp.imports import Rules, Where, by_rules, facts
 
 EXTENSIONS = (".go",)
 # an import spec line: optional `import`, optional alias, the quoted path

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import Rules, Where, by_rules, facts
+from canon_ls.lsp.imports import Rules, Where, by_rules, facts
 
 EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _SPEC = re.compile(

@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import Found, Lines, Where, facts
+from canon_ls.lsp.imports import Found, Lines, Where, facts
 
 EXTENSIONS = (".py", ".pyi")
 _NAME = re.compile(r"[A-Za-z_]\w*")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import Rules, Where, by_rules
+from canon_ls.lsp.imports import Rules, Where, by_rules
 
 EXTENSIONS = (".rs",)
 _PUB = r"^\s*(?:pub(?:\([^)]*\))?\s+)?"

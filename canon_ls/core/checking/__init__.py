@@ -1,0 +1,1 @@
+"""Checking: findings, lints, schema, relations, assets."""

@@ -1,0 +1,1 @@
+"""Git and time: change times, history, staleness evidence."""

@@ -1,0 +1,378 @@
+"""When each project file last changed, and which commits touched it (SPEC §9, §9.1, §9.2)."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple, TypeVar
+
+from canon_ls.core.git import gitrun
+from canon_ls.core.git.gitlog import (
+    Commit,
+    History,
+    empty,
+    merged,
+    parse_history,
+    parse_log,
+    parse_outputs,
+)
+from canon_ls.core.git.pathtable import Table, encode
+from canon_ls.core.storage import cache, fsio
+from canon_ls.core.storage.seal import sealed, unsealed
+
+__all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
+
+T = TypeVar("T")
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _default_cache_dir(project: Path) -> Path | None:
+    """The canon-ls cache directory under the same rules as the parse cache (core/storage/cache.py):
+    None when CANON_NO_CACHE is set or the directory would lie inside the project."""
+    file = cache.cache_file(Path(project) / ".canon", Path(project))
+    return None if file is None else file.parent
+
+
+# The pass's format: an empty field (NUL) then one header field per commit; `%x1f` separates
+# the parts that may hold spaces (author, subject), the subject last so nothing can split it.
+_LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
+
+
+# The whole-history pass's delta base cache: three times the index file, never below git's
+# default, at most 512 MB (measured in docs/BENCHMARKS.md, "the git pass"); OLD..HEAD keeps it.
+GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
+# A whole pass over this many commits or more runs as two git processes at once (halves).
+SPLIT_MIN_COMMITS = 200
+# How far each half steps back in CPU priority: further than the check's own five
+# (core/checking/check.py), so its work ends first on two cores (measured at 50k articles).
+HALF_STEP_BACK = 9
+DELTA_CACHE_PER_INDEX_BYTE = 3
+# At most 128 MB, and the pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of
+# the pass peaked at 469 MB with 216 MB of cache, 296 MB with these limits (268 MB at 96 MB), for
+# about twice the CPU in an idle-priority child (docs/BENCHMARKS.md, the editor's first answers).
+DELTA_CACHE_MAX = 128 * 1024 * 1024
+PACK_WINDOWS = ("-c", "core.packedGitLimit=48m", "-c", "core.packedGitWindowSize=8m")
+
+
+def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
+    """Bytes of delta base cache for the whole-history pass, or None for git's default;
+    `index`: the index file's path (`git rev-parse --git-path index`) when known."""
+    if index is None:
+        out = gitrun.run(project, "rev-parse", "--git-path", "index")
+        index = _decode(out).strip() if out else ""
+    if not index:
+        return None
+    try:
+        size = os.stat(Path(project) / index).st_size
+    except (OSError, ValueError):
+        return None
+    limit = min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX)
+    return limit if limit > GIT_DEFAULT_DELTA_CACHE else None
+
+
+def log_args(
+    project: Path,
+    revs: str,
+    whole: bool = False,
+    *,
+    limit: int | None = None,
+    part: Sequence[str] = (),
+) -> list[str]:
+    """The history pass's git arguments (benchmarks/bench_git_pass.py times these); `whole`: all of
+    history with its delta cache (`limit`, when known); `part`: `--max-count=K` or `--skip=K`."""
+    if whole and limit is None:
+        limit = delta_cache_limit(project)
+    config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
+    return [
+        *PACK_WINDOWS,
+        *config,
+        "log",
+        "--no-renames",
+        "--no-show-signature",
+        "--name-status",
+        "--relative",
+        "-z",
+        _LOG_FORMAT,
+        *part,
+        revs,
+        "--",
+    ]
+
+
+class _Step(NamedTuple):
+    """A refresh's history pass under way: the HEAD it reaches, its git processes (their outputs end
+    to end are one `git log`), and the cached history they go on from (None: the whole history)."""
+
+    head: str | None
+    jobs: list[gitrun.Job]
+    base: History | None
+
+
+class ChangeTimes:
+    """When each file last changed (SPEC §9): the last commit touching it, else its mtime when
+    dirty, untracked or without git; and which commits touched it (SPEC §9.1, §9.2)."""
+
+    VERSION = 7  # 5: paths as a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked)
+
+    def __init__(
+        self,
+        project: Path,
+        cache_dir: Path | None = None,
+        status_paths: Iterable[str] | None = None,
+    ) -> None:
+        """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
+        only there); the history pass is the whole project's either way, from its cache."""
+        self.project = Path(project)
+        self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
+        self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
+        self.git = False
+        self.head: str | None = None
+        self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
+        self._history = empty()
+        self._dirty: set[str] = set()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Bring committed times up to HEAD and re-read the set of dirty files."""
+        status = gitrun.start(
+            self.project,
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--no-renames",
+            "--untracked-files=no",
+            "--",
+            *self._status_paths,
+        )
+        try:
+            top, head_out = gitrun.run_many(
+                self.project,
+                ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
+                ("rev-parse", "--verify", "-q", "HEAD"),
+            )
+            lines = [*_decode(top or b"").split("\n"), "", ""]
+            self.git = lines[0].strip() == "true"
+            if not self.git:
+                self.head, self._history, self._dirty = None, empty(), set()
+                return
+            head = head_out.strip().decode() if head_out else None
+            step = self._advance(head, lines[2].strip()) if head != self.head else None
+            try:
+                self._read_status(status.output(), lines[1].strip())
+                if step is not None:
+                    self._finish(step)
+            finally:
+                for job in step.jobs if step is not None else ():
+                    job.close()
+        finally:
+            status.close()
+
+    def _advance(self, head: str | None, index: str) -> _Step | None:
+        """Start what brings the history to `head`: None when the cache file is there
+        already. `index`: the index file's path (the whole pass's delta cache grows with it)."""
+        if head is None:  # a repository without commits
+            return _Step(None, [], None)
+        if self.head is None:
+            self._load_cache()
+        old = self.head
+        if old == head:
+            return None  # the cache file was at HEAD already: nothing to rewrite
+        if old and gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None:
+            job = gitrun.start(self.project, *log_args(self.project, f"{old}..{head}"))
+            return _Step(head, [job], self._history)
+        self.full_passes += 1
+        return _Step(head, self._start_whole(head, index), None)
+
+    def _finish(self, step: _Step) -> None:
+        """Read the pass's outputs (in order, each a block at a time from its file) into the
+        history at its HEAD, and keep it in the cache file."""
+        if step.head is None:
+            self.head, self._history = None, empty()
+            return
+        files = [job.file() for job in step.jobs]
+        try:
+            if any(f is None for f in files):  # git failed: no dates this time, none cached
+                self.head, self._history = step.head, empty()
+                return
+            history = parse_outputs([f for f in files if f is not None])
+        finally:
+            for f in files:
+                if f is not None:
+                    f.close()
+        if step.base is not None:
+            history = merged(step.base, history)
+        self.head, self._history = step.head, history
+        self._save_cache()
+
+    def _start_whole(self, head: str, index: str) -> list[gitrun.Job]:
+        """The pass over all of history: one git process, or two (`log -n K`, `log --skip=K`) from
+        SPLIT_MIN_COMMITS on, whose outputs end to end are the one pass's in half the wait."""
+        limit = delta_cache_limit(self.project, index)
+        count = gitrun.run(self.project, "rev-list", "--count", head)
+        try:
+            half = int(count or b"0") // 2
+        except ValueError:
+            half = 0
+        if half * 2 < SPLIT_MIN_COMMITS:
+            return [gitrun.start(self.project, *log_args(self.project, head, True, limit=limit))]
+        parts = ((f"--max-count={half}",), (f"--skip={half}",))
+        return [
+            gitrun.start(
+                self.project,
+                *log_args(self.project, head, True, limit=limit, part=part),
+                step_back=HALF_STEP_BACK,
+            )
+            for part in parts
+        ]
+
+    def _read_status(self, out: bytes | None, prefix: str) -> None:
+        """Dirty files from `git status -z`; `prefix`: the project's path inside the work
+        tree ('' at the top), since status paths are rooted there."""
+        dirty: set[str] = set()
+        for entry in _decode(out or b"").split("\0"):
+            if len(entry) < 4:
+                continue
+            path = entry[3:]
+            if prefix:
+                if not path.startswith(prefix):
+                    continue
+                path = path[len(prefix) :]
+            dirty.add(path)
+        self._dirty = dirty
+
+    def _cache_file(self) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        key = hashlib.sha256(os.path.realpath(self.project).encode()).hexdigest()[:20]
+        return self.cache_dir / f"changes-{key}.bin"
+
+    def _load_cache(self) -> None:
+        """marshal: plain data only (nothing executes on load), and fast for 500k paths (one
+        blob and four arrays as bytes)."""
+        file = self._cache_file()
+        if file is None:
+            return
+        try:
+            payload = unsealed(fsio.read_regular(file, 1 << 31)[0])  # never a FIFO
+            if payload is None:  # damaged (checksum), cut short or extended: rebuilt
+                return
+            version, head, commits, blob, starts, first, at, extra, gone = marshal.loads(payload)
+            if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
+                return
+            table = Table(
+                blob, array("I", starts), array("i", first), array("I", at), array("i", extra)
+            )
+            if not isinstance(blob, bytes) or not table.valid(len(commits)):
+                return
+            self.head = head
+            self._history = History([Commit(*c) for c in commits], table, gone)
+        except (OSError, ValueError, EOFError, TypeError):
+            self.head, self._history = None, empty()
+
+    def _save_cache(self) -> None:
+        file = self._cache_file()
+        if file is None:
+            return
+        h = self._history
+        blob, *arrays = h.newest.parts()
+        parts = [a.tobytes() for a in arrays]
+        state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
+        cache.write_file(file, sealed(marshal.dumps(state)))
+
+    def committed(self) -> dict[str, float]:
+        """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""
+        commits = self._history.commits
+        return {path: commits[i].time for path, i in self._history.newest.items()}
+
+    def of(self, relpath: str) -> float:
+        """Epoch seconds of the file's last change; 0.0 when it does not exist."""
+        if self.git and relpath not in self._dirty:
+            i = self._history.newest.get(relpath)
+            if i is not None:
+                return float(self._history.commits[i].time)
+        return self.mtime(relpath)
+
+    def mtime(self, relpath: str) -> float:
+        """The file's mtime; 0.0 when it does not exist."""
+        try:
+            return os.stat(os.path.join(self.project, relpath)).st_mtime
+        except (OSError, ValueError):
+            return 0.0
+
+    def committed_only(self, relpath: str) -> bool:
+        """Whether the file's change time is a commit's (tracked, unmodified) rather than its
+        mtime (dirty, untracked, or no git)."""
+        return self.git and relpath not in self._dirty and relpath in self._history.newest
+
+    def tracked(self, relpath: str) -> bool:
+        """Whether git tracks the file at HEAD (a file new since then is not)."""
+        return self.git and relpath in self._history.newest
+
+    def state(self) -> tuple[History, set[str]]:
+        """The history pass and the dirty files as they are, for a caller that lays the
+        listing over the history's paths itself (core/git/dated.py)."""
+        return self._history, self._dirty
+
+    def commits_of(self, relpath: str) -> list[Commit]:
+        """The commits that touched a path still tracked at HEAD, newest first."""
+        h = self._history
+        row = h.newest.index(relpath)
+        if row < 0:
+            return []
+        commits = h.commits
+        return [commits[i] for i in (h.newest.first_of(row), *h.newest.extra_of(row))]
+
+    def dated(self, pairs: Iterable[tuple[str, T]]) -> Iterator[tuple[str, T, float]]:
+        """(path, payload, of(path)) for each pair, merged with the history's sorted paths: pairs in
+        byte order cost no lookup each; a path out of that order is looked up on its own."""
+        rows = self._history.newest.raw_items()
+        commits, dirty, git = self._history.commits, self._dirty, self.git
+        row = next(rows, None)
+        previous = b""
+        for path, payload in pairs:
+            key = encode(path)
+            if not git or path in dirty:
+                yield path, payload, self.mtime(path)
+                continue
+            if key < previous:
+                yield path, payload, self.of(path)
+                continue
+            previous = key
+            while row is not None and row[0] < key:
+                row = next(rows, None)
+            if row is not None and row[0] == key:
+                yield path, payload, float(commits[row[1]].time)
+            else:
+                yield path, payload, self.mtime(path)
+
+    def touched_since(
+        self, paths: Iterable[str], cut: float
+    ) -> tuple[dict[Commit, list[str]], list[str]]:
+        """The evidence's walk (SPEC §9.1): commits at or after `cut` that touched each path, and
+        the paths git does not date (dirty, untracked, no git); an older one costs one lookup."""
+        h = self._history
+        table, commits = h.newest, h.commits
+        dirty, git = self._dirty, self.git
+        hits: dict[Commit, list[str]] = {}
+        undated: list[str] = []
+        for path in paths:
+            row = table.index(path)
+            if row < 0 or not git or path in dirty:
+                undated.append(path)
+            if row < 0:
+                continue
+            first = table.first_of(row)
+            if commits[first].time < cut:  # the newest is the latest time
+                continue
+            for i in (first, *table.extra_of(row)):
+                commit = commits[i]
+                if commit.time >= cut:
+                    hits.setdefault(commit, []).append(path)
+        return hits, undated

@@ -1,0 +1,274 @@
+"""Staleness (SPEC §9, §9.1): which articles are older than the files they govern, and why."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from canon_ls.core.checking.assets import Assets, Survey, address_of_path, scope_pathspecs
+from canon_ls.core.git.changes import ChangeTimes
+from canon_ls.core.git.dated import Runs, Timeline, runs_of
+from canon_ls.core.git.evidence import (
+    Dates,
+    Evidence,
+    date_of,
+    day,
+    gather,
+    gather_with,
+    reference_of,
+)
+from canon_ls.core.storage.address import governing_in
+from canon_ls.core.storage.clock import today as _today
+
+if TYPE_CHECKING:
+    from canon_ls.core.storage.store import Store
+
+
+def mount_of(store: Store, address: str) -> str:
+    """The mount name of 'lake:prices' when lake is a mount, else '' (a colon may be a name)."""
+    return store.paths.split(address)[0]
+
+
+def project_addresses(store: Store) -> list[str]:
+    """The project store's own addresses, sorted (mount articles are not judged here)."""
+    return [a for a in store.addresses() if not mount_of(store, a)]
+
+
+def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
+    """Files whose change counts for `address`: its exact-address files, and files under its
+    directory that no nearer article governs (SPEC §9)."""
+    for path in assets.of(address):
+        if not path.endswith("/"):
+            yield path
+    if assets.is_dir(address):
+        for path in assets.under(address):
+            if governing_in(address_of_path(path), articles) == address:
+                yield path
+
+
+class Governed:
+    """(file, governing article) for every project file some article governs (SPEC §4, §9), streamed
+    from the listing and one int per file (the survey): never a list of 500k pairs."""
+
+    def __init__(self, assets: Assets, survey: Survey) -> None:
+        self.assets = assets
+        self.survey = survey
+        self._runs: Runs | None = None
+        self._dated: tuple[ChangeTimes, Timeline] | None = None
+
+    def runs(self) -> Runs:
+        """The governed rows as runs (no git needed: the check child builds them while git runs)."""
+        if self._runs is None:
+            self._runs = runs_of(self.survey.governing)
+        return self._runs
+
+    def timeline(self, times: ChangeTimes) -> Timeline | None:
+        """The listing dated by `times` (every governed file), None without git."""
+        if not times.git:
+            return None
+        if self._dated is None or self._dated[0] is not times:
+            governing = self.survey.governing
+            try:
+                dated = Timeline(self.assets.blob(), len(governing), times)
+            except ValueError:  # a survey of another listing: the walk instead
+                return None
+            dated.date(governing)
+            self._dated = (times, dated)
+        return self._dated[1]
+
+    def rows_of(self, wanted: Iterable[str]) -> dict[str, list[int]]:
+        """The listing rows each of these articles governs (one walk over the runs)."""
+        index = {a: i for i, a in enumerate(self.survey.articles)}
+        out: dict[str, list[int]] = {a: [] for a in wanted}
+        by = {index[a]: rows for a, rows in out.items() if a in index}
+        for start, end, g in self.runs():
+            rows = by.get(g)
+            if rows is not None:
+                rows.extend(range(start, end))
+        return out
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        articles = self.survey.articles
+        for path, i in zip(self.assets.iter_files(), self.survey.governing, strict=True):
+            if i >= 0:
+                yield path, articles[i]
+
+
+def governed_pairs(articles: Iterable[str], assets: Assets) -> Governed:
+    """Governed for these articles: one pass over the listing. Independent of git, so the
+    language server computes it while the git pass runs."""
+    return Governed(assets, assets.survey(sorted(articles)))
+
+
+def newest_changes(
+    governed: Iterable[tuple[str, str]], times: ChangeTimes
+) -> dict[str, tuple[float, str]]:
+    """Article -> (newest change, that file) over the files it governs, in one pass (merged
+    with the history's paths when the pairs come in the listing's order)."""
+    if isinstance(governed, Governed):
+        dated = governed.timeline(times)
+        if dated is not None:
+            return dated.newest(governed.runs(), governed.survey.articles)
+    newest: dict[str, tuple[float, str]] = {}
+    for path, gov, ts in times.dated(governed):
+        seen = newest.get(gov)
+        if seen is None or ts > seen[0]:
+            newest[gov] = (ts, path)
+    return newest
+
+
+def own_file(store: Store, address: str, prefix: str | None = None) -> str:
+    """The article's file as ChangeTimes names it (project-relative; absolute when the store lies
+    outside the project), whose own last change refines its reference day (SPEC §9)."""
+    return (articles_prefix(store) if prefix is None else prefix) + address + ".md"
+
+
+def articles_prefix(store: Store) -> str:
+    """The articles folder as ChangeTimes names files, with a trailing slash (lexical)."""
+    try:
+        return store.articles_dir.relative_to(store.project).as_posix() + "/"
+    except ValueError:
+        return str(store.articles_dir) + os.sep
+
+
+def stale_reason(
+    store: Store,
+    address: str,
+    newest: tuple[float, str] | None,
+    today: str,
+    own: Callable[[str], float],
+) -> str | None:
+    """The verdict with a short reason when no history is at hand, or None (SPEC §9): the
+    language server's re-check after an edit, until the next pass brings the evidence."""
+    art = store.article(address)
+    if art is None:
+        return None
+    stale_after = date_of(art.stale_after)
+    if stale_after and stale_after <= today:
+        return f"{address} is past its stale_after date {stale_after}; review it or update it."
+    dates = Dates.of(art, own_file(store, address))
+    reference, basis = reference_of(dates)
+    if newest is None or not reference:
+        return None  # no reference date: the front matter finding already says so
+    ts, path = newest
+    if dates.stale(ts, today, own):
+        return (
+            f"{address} is stale: {path} changed on {day(ts)}, after the article was last "
+            f"{basis} on {reference}; update it, or mark it reviewed if it still holds."
+        )
+    return None
+
+
+def stale_evidence(
+    store: Store,
+    assets: Assets,
+    times: ChangeTimes,
+    governed: Iterable[tuple[str, str]] | None = None,
+    newest: dict[str, tuple[float, str]] | None = None,
+) -> dict[str, Evidence]:
+    """Address -> evidence for every stale article of the project store (SPEC §9, §9.1)."""
+    addresses = project_addresses(store)
+    if governed is None:
+        governed = governed_pairs(addresses, assets)
+    return evidence_of(project_dates(store), governed, times, newest)
+
+
+def project_dates(store: Store) -> dict[str, Dates]:
+    """Every project article's dates, in address order (all a stale verdict reads)."""
+    out = {}
+    prefix = articles_prefix(store)
+    for address in project_addresses(store):
+        art = store.article(address)
+        if art is not None:
+            out[address] = Dates.of(art, own_file(store, address, prefix))
+    return out
+
+
+def evidence_of(
+    dates: dict[str, Dates],
+    governed: Iterable[tuple[str, str]],
+    times: ChangeTimes,
+    newest: dict[str, tuple[float, str]] | None = None,
+) -> dict[str, Evidence]:
+    """stale_evidence() from the articles' dates alone (no store needed any more)."""
+    if newest is None:
+        newest = newest_changes(governed, times)
+    now = _today()
+    verdicts: dict[str, Dates] = {}
+    for address, art in dates.items():
+        seen = newest.get(address)
+        if art.stale(seen[0] if seen else 0.0, now, times.of):
+            verdicts[address] = art
+    if isinstance(governed, Governed):
+        dated = governed.timeline(times)
+        if dated is not None:
+            return _evidence_dated(verdicts, governed, dated, now, times.of)
+    files: dict[str, list[str]] = {a: [] for a in verdicts}
+    if verdicts:  # the stale articles' files, in one walk over the pairs
+        for path, gov in governed:
+            bucket = files.get(gov)
+            if bucket is not None:
+                bucket.append(path)
+    out = {}
+    for address, art in verdicts.items():
+        found = gather(address, art, files[address], times, now)
+        if found is not None:
+            out[address] = found
+    return out
+
+
+def _evidence_dated(
+    verdicts: dict[str, Dates],
+    governed: Governed,
+    dated: Timeline,
+    now: str,
+    own: Callable[[str], float],
+) -> dict[str, Evidence]:
+    """The stale articles' evidence from the listing's rows (no lookup per file)."""
+    out = {}
+    for address, rows in governed.rows_of(verdicts).items():
+
+        def since(cut: float, rows: list[int] = rows) -> tuple[dict[Any, list[str]], list[str]]:
+            return dated.touched_since(rows, cut)
+
+        found = gather_with(address, verdicts[address], since, dated.mtime, True, now, own)
+        if found is not None:
+            out[address] = found
+    return out
+
+
+def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
+    """Address -> reason sentence (with its evidence) for every stale article (SPEC §9.1)."""
+    return {a: e.message() for a, e in stale_evidence(store, assets, times).items()}
+
+
+def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> Evidence | None:
+    """stale_evidence() for one article, touching only its governed files."""
+    art = store.held_article(address)
+    if art is None or mount_of(store, address):
+        return None
+    articles = store.below(address)
+    files = list(governed_files(address, assets, articles))
+    newest = max((times.of(path) for path in files), default=0.0)
+    dates = Dates.of(art, own_file(store, address))
+    if not dates.stale(newest, _today(), times.of):
+        return None
+    return gather(address, dates, files, times, _today())
+
+
+def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
+    """The evidence of one article read on its own (`canon read`): lists only the files it can
+    govern and dates them from the shared history pass; None when the article is not stale."""
+    art = store.held_article(address)
+    if art is None or mount_of(store, address):
+        return None
+    stale_after = date_of(art.stale_after)
+    reference, _ = reference_of(art)
+    if not reference and not (stale_after and stale_after <= _today()):
+        return None  # nothing to compare against (the front matter finding says so)
+    assets = Assets(store.project, store.root, scope=address)
+    if times is None:  # git status asks about its files and its own file only
+        paths = [*scope_pathspecs(address), f":(literal){own_file(store, address)}"]
+        times = ChangeTimes(store.project, status_paths=paths)
+    return evidence_one(store, address, assets, times)

@@ -1,0 +1,1 @@
+"""Search (BM25) and wikilinks."""

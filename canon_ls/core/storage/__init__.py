@@ -1,0 +1,1 @@
+"""The store itself: places, articles, the index, writes, options."""

@@ -1,0 +1,651 @@
+"""Article files (SPEC §5): parse fast and never raise; render touching only owned keys."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol
+
+from canon_ls.core.retrieval.links import Link, link_targets, wikilinks
+from canon_ls.core.storage.yaml_subset import KEY, UNSAFE, Fail, flat, scalar, yaml_mapping
+
+OWNED = ("capsule", "updated", "scope")
+
+
+class BodySource(Protocol):
+    """Where a lean article's body comes from: its file, read again on demand
+    (core/storage/bodies.py)."""
+
+    def body_of(self, article: Article) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    """One parsed article; `problems` says what was wrong with the file, if anything."""
+
+    address: str
+    capsule: str = ""
+    updated: str = ""
+    scope: str = "asset"
+    title: str = ""
+    held: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    problems: tuple[str, ...] = ()
+    body_line: int = 0
+    mtime_ns: int = 0
+    size: int = 0
+    kept_targets: tuple[str, ...] | None = None  # `targets`, kept by a lean article
+    body_chars: int = 0
+    source: BodySource | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def body(self) -> str:
+        """The body: held, or read from the file now (an edit made since shows at once)."""
+        if self.held is not None:
+            return self.held
+        return self.source.body_of(self) if self.source is not None else ""
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every wikilink's target, in order (repeats kept)."""
+        if self.kept_targets is not None:
+            return self.kept_targets
+        return targets_in(self.held) if self.held is not None else ()
+
+    @property
+    def reviewed(self) -> str:
+        value = self.meta.get("reviewed")
+        return value.strip() if isinstance(value, str) else ""
+
+    @property
+    def stale_after(self) -> str:
+        value = self.meta.get("stale_after")
+        return value.strip() if isinstance(value, str) else ""
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """`tags:` as a list or a string (commas or spaces between), '#' dropped, no repeats."""
+        return tags_of(self.meta.get("tags"))
+
+    @property
+    def links(self) -> list[Link]:
+        """The wikilinks with their offsets in the body (read once per call: callers that
+        only need where links point use `targets`)."""
+        return wikilinks(self.body)
+
+
+def targets_in(body: str) -> tuple[str, ...]:
+    """Every wikilink target of a body, in order, each string shared across articles (the
+    same few thousand addresses are linked from everywhere)."""
+    if "[[" not in body:
+        return ()
+    return tuple(sys.intern(target) for target in link_targets(body))
+
+
+def tags_of(value: object) -> tuple[str, ...]:
+    """Front matter tags in Obsidian's forms: a list, or one string of tags separated by
+    commas or spaces; a leading '#' is dropped, empties and repeats are skipped."""
+    items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        for part in item.replace(",", " ").split():
+            tag = part.lstrip("#")
+            if tag and tag not in out:
+                out.append(tag)
+    return tuple(out)
+
+
+@dataclass
+class _Parts:
+    head: str  # optional BOM + the opening '---' line
+    lines: list[str]  # front matter lines, each with its line ending
+    close: str  # the closing '---' or '...' line ('' when unclosed)
+    body: str
+    body_line: int
+
+
+def _parts(text: str) -> _Parts | None:
+    """Front matter pieces; None when the text does not open with a '---' line."""
+    front = _front(text)
+    if front is None:
+        return None
+    head, block, close, body, body_line = front
+    pieces = block.split("\n")  # lines end at '\n' only, each kept with its ending
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return _Parts(head, lines, close, body, body_line)
+
+
+def _front(text: str) -> tuple[str, str, str, str, int] | None:
+    """_Parts without the list of lines: (head, the front matter lines joined, close, body,
+    body_line); None when the text does not open with a '---' line."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    rest = text[len(bom) :] if bom else text
+    if not rest.startswith("---"):
+        return None
+    first_end = rest.find("\n")
+    first = rest if first_end < 0 else rest[: first_end + 1]
+    if first.rstrip() != "---":
+        return None
+    pos = len(first)
+    if first_end >= 0:
+        at = first_end  # the '\n' before each candidate line
+        while True:
+            dashes, dots = rest.find("\n---", at), rest.find("\n...", at)
+            at = dashes if dots < 0 or 0 <= dashes < dots else dots
+            if at < 0:
+                break
+            start = at + 1
+            end = rest.find("\n", start)
+            line = rest[start:] if end < 0 else rest[start : end + 1]
+            if line.rstrip() in ("---", "..."):
+                block = rest[pos:start]
+                return bom + first, block, line, rest[start + len(line) :], block.count("\n") + 2
+            at = start
+    return bom + first, rest[pos:], "", "", 1
+
+
+def parse_front_matter(block: str) -> dict[str, Any]:
+    """Front matter text (between the '---' lines) -> dict of strings/lists/dicts."""
+    try:
+        return _shared(flat(block))
+    except Fail:
+        pass
+    rest, owned = _owned_apart(block)
+    try:
+        meta = flat(rest)
+    except Fail:
+        meta = yaml_mapping(rest)
+    return _shared({**meta, **owned})
+
+
+def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
+    """Front matter YAML refuses whole, read one top-level key at a time, so a broken line costs
+    only its own key, named in the problems; the writers keep that line as it is."""
+    chunks: list[list[str]] = [[]]
+    for line in block.split("\n"):
+        if line[:1] not in ("", " ", "\t", "#") and not _continues(line) and chunks[-1]:
+            chunks.append([])
+        chunks[-1].append(line)
+    meta: dict[str, Any] = {}
+    problems: list[str] = []
+    start = 0  # the chunk's first line in the block: YAML counts from the chunk's
+    for chunk in chunks:
+        start, at = start + len(chunk), start
+        try:
+            if _continues(next((x for x in chunk if x.strip()[:1] not in ("", "#")), "")):
+                raise ValueError("lines under no key: not a mapping of keys to values")
+            meta.update(parse_front_matter("\n".join(chunk)))
+        except ValueError as exc:
+            key = chunk[0].split(":", 1)[0].strip() if KEY.match(chunk[0]) else repr(chunk[0][:20])
+            reason = _WHERE.sub("", str(exc))
+            reason = _LINE.sub(lambda m: f"(line {int(m[1]) + at},", reason)  # noqa: B023
+            problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
+    return meta, problems
+
+
+_WHERE = re.compile(r' in "<unicode string>"(?:, line \d+, column \d+|, position \d+)?')
+_LINE = re.compile(r"\(line (\d+),")
+
+
+def unreadable(article: Article, key: str) -> bool:
+    """The front matter holds `key` but canon cannot read its value (reported, never absent)."""
+    return any(p.startswith(f"malformed front matter: {key} cannot") for p in article.problems)
+
+
+_OWNED_LINE = re.compile(r"(capsule|updated|scope)[ \t]*:(?:[ \t](.*))?")
+# what pi-canon quotes when it writes an owned value: anything else it writes plain
+_PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
+
+
+def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
+    """Read owned keys as pi-canon meant them (`capsule: - x` is the text after `key: `), the
+    rest of the block left for YAML; a blank owned line beside a non-blank one is nothing."""
+    lines = block.split("\n")
+    found: list[tuple[int, str, str]] = []
+    blocks: list[tuple[str, range]] = []  # a blank owned key and the indented lines under it
+    for i, line in enumerate(lines):
+        m = _OWNED_LINE.fullmatch(line.rstrip("\r"))
+        if m and not _continues(next((x for x in lines[i + 1 :] if x.strip()), "")):
+            found.append((i, m.group(1), (m.group(2) or "").strip()))
+        elif m and not (m.group(2) or "").strip():
+            end = i + 1
+            while end < len(lines) and (_continues(lines[end]) or not lines[end].strip()):
+                end += 1
+            blocks.append((m.group(1), range(i, end)))
+    given = {key for _, key, value in found if value}
+    apart = {j for key, span in blocks if key in given for j in span}
+    owned: dict[str, str] = {}
+    for i, key, value in found:
+        if not value:
+            if key in given:
+                apart.add(i)
+            continue
+        try:
+            scalar(value)
+            if _BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
+                raise Fail
+        except Fail:
+            if not _PI_QUOTES.search(value):
+                apart.add(i)
+                owned[key] = one_line(value)
+    return "\n".join("" if i in apart else x for i, x in enumerate(lines)), owned  # lines stay
+
+
+DUPLICATE_KEY = "duplicate key: {0} appears more than once; canon reads the non-empty {0}"
+
+
+def owned_duplicates(block: str) -> list[str]:
+    """Owned keys that appear more than once at the top level (a `[duplicate-key]` finding)."""
+    if not any(block.count(key) > 1 for key in OWNED):  # the common case, in C
+        return []
+    seen = [m.group(1) for m in map(_OWNED_LINE.fullmatch, block.split("\n")) if m]
+    return sorted({key for key in seen if seen.count(key) > 1})
+
+
+def without_duplicates(text: str) -> str:
+    """The article text with each duplicated owned key once, where it first appears, holding
+    the value canon reads (the non-empty one); everything else keeps its bytes."""
+    parts = _parts(text)
+    if parts is None or not parts.close:
+        return text
+    nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
+    lines = list(parts.lines)
+    meta = parse(text, "").meta
+    for key in owned_duplicates("".join(lines).replace("\r\n", "\n")):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip():
+            shown = format_scalar(value) if key == "capsule" else value
+            _set_key(lines, key, f"{key}: {shown}{nl}", ())
+        else:
+            _drop_key(lines, key)
+    return parts.head + "".join(lines) + parts.close + parts.body
+
+
+SHARED_CHARS = 32  # keys and values this short (dates, scopes, tags) are one string in memory
+
+
+def _shared(meta: dict[str, Any]) -> dict[str, Any]:
+    """The same front matter with its keys and short values interned (~13 MB at 50k articles)."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if isinstance(value, str) and len(value) <= SHARED_CHARS:
+            value = sys.intern(value)
+        elif isinstance(value, list):
+            value = [
+                sys.intern(v) if isinstance(v, str) and len(v) <= SHARED_CHARS else v for v in value
+            ]
+        out[sys.intern(key)] = value
+    return out
+
+
+def decode(data: bytes) -> tuple[str, list[str]]:
+    """UTF-8 text from bytes, lossy, plus problems (binary, not UTF-8)."""
+    problems: list[str] = []
+    if b"\x00" in data:
+        problems.append("binary file: it contains NUL bytes, so it is not a text article")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(
+            f"not UTF-8 (bad byte at offset {exc.start}); shown with replacement characters"
+        )
+        text = data.decode("utf-8", errors="replace")
+    return text, problems
+
+
+def split_front(text: str) -> tuple[tuple[str, str] | None, str, int]:
+    """((front matter lines joined, close) or None, body, the body's first line): the one
+    way to find the body (parse, and the other agents' rule files of rules_formats)."""
+    front = _front(text)
+    if front is None:
+        return None, (text[1:] if text.startswith("\ufeff") else text), 0
+    _, block, close, body, body_line = front
+    if not close:
+        return (block, close), text, 0
+    return (block, close), body, body_line
+
+
+PASTED = "The body began with a front matter block of its own; it was removed"
+
+
+def without_pasted(body: str) -> tuple[str, dict[str, Any]] | None:
+    """A body that opens with a front matter block of its own (an agent pasting a whole article or
+    entry file), as (the body after it, the block's keys); None for any other body."""
+    front = _front(body)
+    if front is None or not front[2]:
+        return None
+    try:
+        meta = parse_front_matter(front[1])
+    except ValueError:
+        return None
+    return (front[3].lstrip("\n"), meta) if meta else None
+
+
+def body_from(data: bytes) -> str:
+    """The body `parse` finds in these bytes (a lean article's body, read again)."""
+    return split_front(decode(data)[0])[1]
+
+
+def parse(
+    data: bytes | str,
+    address: str,
+    mtime_ns: int = 0,
+    size: int = 0,
+    source: BodySource | None = None,
+) -> Article:
+    """Parse an article file. Never raises: problems are reported in Article.problems."""
+    problems: list[str]
+    if isinstance(data, bytes):
+        text, problems = decode(data)
+    else:
+        text, problems = data, []
+    meta: dict[str, Any] = {}
+    front, body, body_line = split_front(text)
+    if front is not None and not front[1]:
+        problems.append('malformed front matter: the opening "---" line is never closed')
+    elif front is not None:
+        try:
+            meta = parse_front_matter(front[0])
+        except ValueError:
+            meta, unread = parse_by_key(front[0])
+            problems += unread
+        problems += [DUPLICATE_KEY.format(key) for key in owned_duplicates(front[0])]
+    capsule = meta.get("capsule", "")
+    if not isinstance(capsule, str):
+        problems.append("malformed front matter: capsule is not a single line of text")
+        capsule = ""
+    updated = meta.get("updated", "")
+    if not isinstance(updated, str):
+        problems.append("malformed front matter: updated is not a date")
+        updated = ""
+    scope = "rule" if meta.get("scope") == "rule" else "asset"
+    return make(
+        address,
+        capsule,
+        updated.strip(),
+        scope,
+        title_of(body),
+        None if source is not None else body,
+        meta,
+        tuple(problems),
+        body_line,
+        mtime_ns,
+        size,
+        targets_in(body) if source is not None else None,  # else found when asked
+        len(body),
+        source,
+    )
+
+
+def lean(article: Article, source: BodySource) -> Article:
+    """The same article without its body in memory (read via `source`), its link targets kept."""
+    if article.held is None:
+        return article
+    values = [getattr(article, name) for name in FIELDS]
+    values[FIELDS.index("held")], values[-1] = None, source
+    values[FIELDS.index("kept_targets")] = article.targets
+    return make(*values)
+
+
+_new = object.__new__
+
+
+def make(
+    address: str,
+    capsule: str,
+    updated: str,
+    scope: str,
+    title: str,
+    held: str | None,
+    meta: dict[str, Any],
+    problems: tuple[str, ...],
+    body_line: int,
+    mtime_ns: int,
+    size: int,
+    kept_targets: tuple[str, ...] | None,
+    body_chars: int,
+    source: BodySource | None,
+) -> Article:
+    """Article(...) without the frozen dataclass's __init__: ~2x cheaper, for loading a store."""
+    article = _new(Article)
+    _address(article, address)
+    _capsule(article, capsule)
+    _updated(article, updated)
+    _scope(article, scope)
+    _title(article, title)
+    _held(article, held)
+    _meta(article, meta)
+    _problems(article, problems)
+    _body_line(article, body_line)
+    _mtime_ns(article, mtime_ns)
+    _size(article, size)
+    _kept_targets(article, kept_targets)
+    _body_chars(article, body_chars)
+    _source(article, source)
+    return article
+
+
+FIELDS = tuple(f.name for f in fields(Article))  # make()'s parameters, in order
+# the slots' own setters (a frozen dataclass refuses plain assignment)
+(
+    _address,
+    _capsule,
+    _updated,
+    _scope,
+    _title,
+    _held,
+    _meta,
+    _problems,
+    _body_line,
+    _mtime_ns,
+    _size,
+    _kept_targets,
+    _body_chars,
+    _source,
+) = (getattr(Article, name).__set__ for name in FIELDS)
+
+
+_TITLE = re.compile(r"#\s+(.+)")
+
+
+def title_of(body: str) -> str:
+    """The first line of the body that is not blank, when it is a '#' heading (indented or
+    after a tab, as pi-canon reads it too), without closing '#'s; else ''."""
+    pos = 0
+    while True:
+        end = body.find("\n", pos)
+        line = body[pos:] if end < 0 else body[pos:end]
+        if line.strip():
+            m = _TITLE.fullmatch(line.strip())
+            return (m.group(1).rstrip("#").strip() or m.group(1)) if m else ""
+        if end < 0:
+            return ""
+        pos = end + 1
+
+
+_BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
+_INDICATORS = set("[]{},#&*!|>'\"%@`")
+_KEYWORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ""}
+# Anything a YAML 1.1 or 1.2 reader could take for a number (ruamel accepts `-_`, `+_`, `._`)
+_NUMBERISH = re.compile(
+    r"(?=[-+.0-9])[-+]?(?:\.?[0-9_][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE
+)
+_DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+
+
+def one_line(capsule: str) -> str:
+    """Collapse every run of line breaks (and the blanks around it) to a single space."""
+    return _BREAKS.sub(" ", capsule)
+
+
+def needs_quotes(value: str) -> bool:
+    """True when a plain YAML scalar would not read back as this exact string (1.1 or 1.2)."""
+    if not value:
+        return True
+    first = value[0]
+    if first in " \t" or value[-1] in " \t":
+        return True
+    if first in _INDICATORS:
+        return True
+    if first in "-?:" and (len(value) == 1 or value[1] in " \t"):
+        return True
+    if ": " in value or " #" in value or value.endswith(":") or "\t" in value:
+        return True
+    if value.startswith(("---", "...")):
+        return True
+    if value.lower() in _KEYWORDS:
+        return True
+    if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
+        return True
+    return bool(UNSAFE.search(value) or "\n" in value or "\r" in value)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def quote(value: str) -> str:
+    """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
+    text = json.dumps(value, ensure_ascii=False)
+    return UNSAFE.sub(lambda m: _escape(m.group(0)), text)
+
+
+def format_scalar(value: str) -> str:
+    """The value as written after 'key: ': plain when safe, else double-quoted."""
+    return quote(value) if needs_quotes(value) else value
+
+
+def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
+    """Line spans [start, end) of every top-level occurrence of `key`, continuation included."""
+    pattern = re.compile(re.escape(key) + r"[ \t]*:(?:[ \t]|\r?\n|$)")
+    spans: list[tuple[int, int]] = []
+    n = len(lines)
+    i = 0
+    while i < n:
+        if pattern.match(lines[i]):
+            j = i + 1
+            while j < n:
+                line = lines[j]
+                if not line.strip():
+                    k = j
+                    while k < n and not lines[k].strip():
+                        k += 1
+                    if k < n and _continues(lines[k]):
+                        j = k
+                        continue
+                    break
+                if _continues(line):
+                    j += 1
+                    continue
+                break
+            spans.append((i, j))
+            i = j
+        else:
+            i += 1
+    return spans
+
+
+def _continues(line: str) -> bool:
+    return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip("\r\n") == "-"
+
+
+def _set_key(lines: list[str], key: str, new_line: str, after: tuple[str, ...]) -> None:
+    """Replace `key`'s line(s) in place, or insert after the last of `after` present (else top)."""
+    spans = _key_spans(lines, key)
+    if spans:  # the first readable occurrence is replaced, other readable ones go
+        readable = [span for span in spans if _reads(lines, span)]
+        for span in reversed(spans):
+            if span == (readable or spans)[0]:
+                lines[span[0] : span[1]] = [new_line]
+            elif span in readable:
+                del lines[span[0] : span[1]]
+        return
+    at = 0
+    for anchor in after:
+        anchor_spans = _key_spans(lines, anchor)
+        if anchor_spans:
+            at = anchor_spans[0][1]
+    lines.insert(_past_continuations(lines, at), new_line)
+
+
+def _past_continuations(lines: list[str], at: int) -> int:
+    """Never insert a key right above indented lines: they would become its value."""
+    n = len(lines)
+    while at < n:
+        if _continues(lines[at]):
+            at += 1
+            continue
+        if not lines[at].strip():
+            k = at
+            while k < n and not lines[k].strip():
+                k += 1
+            if k < n and _continues(lines[k]):
+                at = k + 1
+                continue
+        break
+    return at
+
+
+def _drop_key(lines: list[str], key: str) -> None:
+    for start, end in reversed(_key_spans(lines, key)):
+        if _reads(lines, (start, end)):
+            del lines[start:end]
+
+
+def _reads(lines: list[str], span: tuple[int, int]) -> bool:
+    """Whether canon can read these lines: one it cannot is never deleted by a writer."""
+    try:
+        parse_front_matter("".join(lines[span[0] : span[1]]).replace("\r\n", "\n"))
+    except ValueError:
+        return False
+    return True
+
+
+def render(
+    previous: str | None, *, capsule: str | None, updated: str, scope: str | None, body: str
+) -> str:
+    """The new file text: only capsule/updated/scope lines change (None: left as they are), every
+    other front matter line keeps its bytes; `body` is written verbatim after it."""
+    parts = _parts(previous) if previous else None
+    if parts is None or not parts.close:
+        head, lines, close, nl = "---\n", [], "---\n", "\n"
+    else:
+        nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
+        head, lines, close = parts.head, list(parts.lines), parts.close
+        if not close.endswith("\n") and body:
+            close += nl
+    capsule = None if capsule is None else one_line(capsule).strip()  # §5: trimmed
+    if capsule:
+        _set_key(lines, "capsule", f"capsule: {format_scalar(capsule)}{nl}", ())
+    elif capsule is not None:  # an empty capsule has no key
+        _drop_key(lines, "capsule")
+    _set_key(lines, "updated", f"updated: {updated}{nl}", ("capsule",))
+    if scope == "rule":
+        _set_key(lines, "scope", f"scope: rule{nl}", ("capsule", "updated"))
+    elif scope is not None:
+        _drop_key(lines, "scope")
+    return head + "".join(lines) + close + body
+
+
+def set_meta(previous: str, key: str, value: str | bool | list[str]) -> str:
+    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29; the rest is untouched."""
+    if not isinstance(value, str):
+        shown = json.dumps(value, ensure_ascii=False)
+    else:
+        shown = value if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else format_scalar(value)
+    parts = _parts(previous)
+    if parts is None or not parts.close:
+        return f"---\n{key}: {shown}\n---\n" + previous
+    nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
+    lines = list(parts.lines)
+    anchors = tuple(k for k in OWNED)
+    _set_key(lines, key, f"{key}: {shown}{nl}", anchors)
+    close = parts.close if parts.close.endswith("\n") or not parts.body else parts.close + nl
+    return parts.head + "".join(lines) + close + parts.body

@@ -1,0 +1,1 @@
+"""Agent instruction-file formats: canon import and canon export."""

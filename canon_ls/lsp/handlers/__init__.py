@@ -1,0 +1,1 @@
+"""Request and notification handlers: thin, over one lookup and core."""

@@ -1,0 +1,126 @@
+"""`workspace/willRenameFiles` (SPEC §10 file operations, §12)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from canon_ls.lsp.handlers import edits
+from canon_ls.lsp.session.state import CanonLanguageServer, Folder, Where
+
+log = logging.getLogger(__name__)
+
+
+def on_will_rename_files(
+    ls: CanonLanguageServer, params: types.RenameFilesParams
+) -> types.WorkspaceEdit | None:
+    link_moves: dict[str, dict[str, str]] = {}  # folder uri -> {old address: new}
+    file_moves: list[tuple[Folder, str, Folder, str]] = []  # articles we move ourselves
+    for rename in params.files:
+        old_fs, new_fs = to_fs_path(rename.old_uri), to_fs_path(rename.new_uri)
+        if not old_fs or not new_fs:
+            continue
+        old, new = Path(os.path.abspath(old_fs)), Path(os.path.abspath(new_fs))
+        where = ls.where(rename.old_uri)
+        if where is None or where.folder.store is None:
+            continue
+        folder = where.folder
+        moves = link_moves.setdefault(folder.uri, {})
+        if where.kind == "article" or (where.kind == "store" and old.is_dir()):
+            for a, b in _article_moves(folder, old, new):
+                moves[a] = b
+        elif where.kind == "asset" and where.address:
+            dest = _destination(ls, rename.new_uri)
+            if dest is None or (dest.folder is folder and dest.address == where.address):
+                continue
+            target = dest.store
+            for a, b in _asset_moves(folder, old, where.address, dest.address):
+                if target.path_of(b).exists():
+                    log.info("not moving %s: an article already exists at %s", a, b)
+                    continue
+                if dest.folder is folder:  # links in another root cannot name it: none follow
+                    moves[a] = b
+                file_moves.append((folder, a, dest.folder, b))
+    changes: list[edits.AnyChange] = []
+    for folder_uri, moves in link_moves.items():
+        if moves:
+            changes.extend(edits.link_rewrites(ls, ls.folders[folder_uri], moves))
+    for folder, a, into, b in file_moves:
+        changes.append(
+            types.RenameFile(
+                old_uri=folder.article_uri(a),
+                new_uri=into.article_uri(b),
+                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
+            )
+        )
+    return edits.workspace_edit(changes) if changes else None
+
+
+def _destination(ls: CanonLanguageServer, uri: str) -> Where | None:
+    """Where a renamed asset lands, when its article may follow it (SPEC §12)."""
+    dest = ls.where(uri)
+    if dest is None or dest.kind != "asset" or not dest.address or not dest.folder.serving:
+        return None
+    return dest
+
+
+def _article_moves(folder: Folder, old: Path, new: Path) -> list[tuple[str, str]]:
+    """Renaming article files inside the store: each affected address and its new one."""
+    store = folder.store
+    assert store is not None
+    base = store.articles_dir
+    try:
+        new.relative_to(base)
+    except ValueError:
+        return []  # moved out of the store: links cannot follow it
+    if old.is_dir():
+        try:
+            old_rel = old.relative_to(base).as_posix()
+            new_rel = new.relative_to(base).as_posix()
+        except ValueError:
+            return []
+        prefix = "" if old_rel == "." else old_rel + "/"
+        out = []
+        for address in store.addresses():
+            if address.startswith(prefix) and ":" not in address:
+                out.append(
+                    (address, (new_rel + "/" if new_rel != "." else "") + address[len(prefix) :])
+                )
+        return out
+    a, b = store.paths.address(old), store.paths.address(new)
+    return [(a, b)] if a and b and a != b else []
+
+
+def _asset_moves(folder: Folder, old: Path, a: str, b: str) -> list[tuple[str, str]]:
+    """Renaming an asset: its exact article, and for a folder every article beneath it."""
+    store = folder.store
+    assert store is not None
+    out: list[tuple[str, str]] = []
+    if old.is_dir():
+        prefix = a + "/"
+        for address in store.addresses():
+            if address == a:
+                out.append((a, b))
+            elif address.startswith(prefix):
+                out.append((address, b + "/" + address[len(prefix) :]))
+        return out
+    if store.has(a) and not _other_assets_keep(folder, old, a):
+        out.append((a, b))
+    return out
+
+
+def _other_assets_keep(folder: Folder, old: Path, address: str) -> bool:
+    """Another file (x.py beside x.ts) or the directory x/ still maps to the old address."""
+    from canon_ls.core.checking.assets import address_of_path
+
+    try:
+        siblings = [p for p in old.parent.iterdir() if p != old]
+    except OSError:
+        return False
+    base = old.parent.relative_to(folder.project).as_posix()
+    prefix = "" if base == "." else base + "/"
+    return any(address_of_path(prefix + p.name) == address for p in siblings)

@@ -1,0 +1,1 @@
+"""Helper processes (check, search, file watching) and how they start."""

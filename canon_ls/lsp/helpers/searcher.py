@@ -1,0 +1,214 @@
+"""Workspace-symbol search in a child process (SPEC §10 workspace symbols)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
+
+from canon_ls.core.retrieval.search_corpus import SearchCorpus, spec_of
+from canon_ls.lsp.helpers.child import give_way, spawn
+
+log = logging.getLogger(__name__)
+
+
+def serve(spec: dict[str, Any]) -> None:
+    """Answer questions on stdin; `spec` is search_corpus.spec_of the store."""
+    give_way()
+    corpus = SearchCorpus(spec=spec)  # the index only: no articles kept
+    if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
+        # Articles were read and the index file rewritten: the memory that took stays with
+        # this process (freed, not returned). The same worker started again maps the new
+        # file and reads nothing; nobody has asked anything yet, so no question is lost.
+        os.environ[REEXEC] = "1"
+        with contextlib.suppress(OSError):
+            os.execv(sys.executable, sys.orig_argv)
+    os.environ.pop(REEXEC, None)
+    gc.freeze()  # what the start made is never garbage: later collections skip it
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            with contextlib.suppress(Exception):
+                corpus.update([str(a) for a in request.get("changed", [])])
+            hits, total = corpus.query(str(request["query"]), int(request["limit"]))
+            reply: dict[str, Any] = {"hits": [a for a, _ in hits], "total": total}
+        except Exception as exc:  # a bad query is an empty answer, never a dead worker
+            reply = {"hits": [], "total": 0, "error": str(exc)}
+        print(json.dumps(reply), flush=True)
+
+
+REEXEC = "CANON_SEARCH_REEXEC"  # set for the one start again after a build
+REEXEC_READS = 1000  # articles read at start above which the worker starts again
+FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
+IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
+
+
+class Searcher:
+    """The server-side handle: start once, ask many times."""
+
+    def __init__(self, project: Path, options: dict[str, Any], run: RunTask) -> None:
+        self.run = run  # the server's tracked task starter
+        self.project = project
+        self.options = options
+        self.proc: asyncio.subprocess.Process | None = None
+        self.ready = False
+        self.failure = ""  # why the worker cannot answer, once it is known
+        self.reported = False  # the person was told about `failure`
+        self.changed: set[str] = set()
+        self.lock = asyncio.Lock()
+        self.task: asyncio.Task[None] | None = None  # None: not started (or retired when idle)
+        self.idle_task: asyncio.Task[None] | None = None
+        self.used = time.monotonic()  # the last question (or the moment it became ready)
+        self.starts = 0  # workers started so far
+        self.served = False  # it was ready once (a worker retired when idle restarts fast)
+        self.indexing: asyncio.Task[None] | None = None  # its progress, while early answers
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = self.run(self._start(), "canon-search-worker")
+
+    async def _start(self) -> None:
+        try:
+            await self._spawn()
+        except Exception as exc:  # no worker: the caller falls back and says so
+            self.failure = f"the search worker did not start ({exc})"
+            return
+        if not self.ready:
+            self.failure = "the search worker stopped while building its index"
+            return
+        self.used = time.monotonic()
+        self.served = True
+        if idle_seconds() > 0 and self.idle_task is None:
+            self.idle_task = self.run(self._idle(), "canon-search-idle")
+
+    async def _spawn(self) -> None:
+        # The worker reads the article files as they are now: what changed before is in them.
+        self.changed.clear()
+        self.starts += 1
+        self.proc = await spawn(
+            "canon_ls.lsp.helpers.searcher",
+            "--spec",
+            json.dumps(self.spec()),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=2**24,
+        )
+        assert self.proc.stdout is not None
+        line = await self.proc.stdout.readline()
+        self.ready = bool(line) and json.loads(line).get("ready", False)
+
+    def spec(self) -> dict[str, Any]:
+        from canon_ls.core.storage.project import open_store  # the server's own: imported already
+
+        return spec_of(open_store(self.project, self.options))
+
+    async def _idle(self) -> None:
+        """Retire the worker once nobody asked it anything for `idle_seconds()`."""
+        try:
+            while True:
+                left = self.used + idle_seconds() - time.monotonic()
+                if left > 0:
+                    await asyncio.sleep(left)
+                    continue
+                async with self.lock:  # never in the middle of a question
+                    if time.monotonic() - self.used < idle_seconds():
+                        continue
+                    await self._retire()
+                return
+        finally:
+            self.idle_task = None
+
+    async def _retire(self) -> None:
+        proc, self.proc, self.ready, self.task = self.proc, None, False, None
+        if proc is None or proc.returncode is not None:
+            return
+        log.info("the search worker exits after %.0f s without a question", idle_seconds())
+        assert proc.stdin is not None
+        proc.stdin.close()  # the worker ends at the end of its input
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+    async def query(self, text: str, limit: int, wait: float = FIRST_WAIT) -> list[str] | None:
+        """Addresses best first, once the index is ready (waiting up to `wait` seconds for it)."""
+        self.used = time.monotonic()
+        for _ in range(2):  # a worker retired while this question waited: start it again
+            self.start()
+            if not self.ready and self.task is not None and not self.failure:
+                try:
+                    await asyncio.wait_for(asyncio.shield(self.task), wait)
+                except TimeoutError:
+                    log.warning("the search index was not ready within %.0f s", wait)
+                    return None
+            async with self.lock:
+                if self.task is None and not self.failure:
+                    continue
+                self.used = time.monotonic()
+                return await self._ask(text, limit)
+        return None
+
+    async def _ask(self, text: str, limit: int) -> list[str] | None:
+        proc = self.proc
+        if not self.ready or proc is None or proc.returncode is not None:
+            if not self.failure:
+                self.failure = "the search worker stopped"
+            return None
+        assert proc.stdin is not None and proc.stdout is not None
+        changed, self.changed = sorted(self.changed), set()
+        request = {"query": text, "limit": limit, "changed": changed}
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        await proc.stdin.drain()
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
+        if not line:
+            self.ready = False
+            self.failure = "the search worker stopped"
+            return None
+        hits: list[str] = json.loads(line).get("hits", [])
+        return hits
+
+    def stop(self) -> None:
+        for task in (self.task, self.idle_task):
+            if task is not None:
+                task.cancel()
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+
+def idle_seconds() -> float:
+    """How long an unasked worker stays (CANON_SEARCH_IDLE_S; 0 or less: for good)."""
+    with contextlib.suppress(ValueError):
+        return float(os.environ.get("CANON_SEARCH_IDLE_S", IDLE_EXIT))
+    return IDLE_EXIT
+
+
+def main(argv: list[str]) -> None:
+    """`--spec JSON` (what the server passes), or `PROJECT [OPTIONS_JSON]` by hand."""
+    if argv[:1] == ["--spec"] and len(argv) > 1:
+        serve(json.loads(argv[1]))
+        return
+    from canon_ls.core.storage.project import open_store
+
+    options = json.loads(argv[1]) if len(argv) > 1 else {}
+    serve(spec_of(open_store(Path(argv[0]), options)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

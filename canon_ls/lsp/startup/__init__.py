@@ -1,0 +1,1 @@
+"""Start-up: the early initialize answer and the answers given while a store loads."""

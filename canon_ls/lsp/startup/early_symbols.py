@@ -1,0 +1,85 @@
+"""The first workspace symbols, answered at once from what the server holds (SPEC §10)."""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from canon_ls.core.storage import freshness
+from canon_ls.core.storage.article import Article
+
+if TYPE_CHECKING:
+    from canon_ls.core.storage.store import Store
+
+LIMIT = 50  # symbols per answer; the client asks again as the query grows
+SEPARATOR = " — "
+CAPSULE_CHARS = 120
+
+
+def symbol_name(address: str, capsule: str) -> str:
+    """`address — capsule`: the capsule belongs in the name, not only in the container."""
+    if not capsule:
+        return address
+    if len(capsule) > CAPSULE_CHARS:
+        capsule = capsule[: CAPSULE_CHARS - 1].rstrip() + "…"
+    return f"{address}{SEPARATOR}{capsule}"
+
+
+def listed(store: Store) -> list[str] | None:
+    """Every address of the store by name only."""
+    if store.mounts or store.layout_problem():
+        return None
+    return freshness.addresses(store.articles_dir, os.path.realpath(store.articles_dir))
+
+
+def rank(
+    query: str, addresses: Iterable[str], articles: Iterable[Article], limit: int
+) -> list[str]:
+    """The best `limit` addresses for `query` (every address, by name, for an empty one)."""
+    lowered = query.strip().lower()
+    words = lowered.split()
+    held = {a.address: a for a in articles}
+    holding = _holding_a_word(words)
+    scored: list[tuple[int, int, int, str]] = []
+    for address in addresses:
+        if holding is not None and address not in held and not holding(address):
+            continue  # nothing to rank it by: one search in C instead of the loop below
+        low = address.lower()
+        if not lowered:
+            scored.append((0, 0, len(address), address))
+            continue
+        if low == lowered:
+            tier = 0
+        elif low.startswith(lowered) or low.rpartition("/")[2].startswith(lowered):
+            tier = 1
+        elif lowered in low:
+            tier = 2
+        else:
+            tier = 3
+        named = sum(word in low for word in words)
+        article = held.get(address)
+        if tier == 3:
+            text = _text(article) if article is not None else ""
+            held_words = sum(word in low or word in text for word in words)
+            if not held_words:
+                continue
+            if held_words < len(words):  # some words only: below every article holding all
+                tier, named = 4, held_words
+            else:
+                named += sum(word in article.title.lower() for word in words) if article else 0
+        scored.append((tier, -named, len(address), address))
+    return [address for *_, address in heapq.nsmallest(limit, scored)]
+
+
+def _holding_a_word(words: list[str]) -> Callable[[str], object] | None:
+    """A test whether a name holds any of the words, ignoring case."""
+    if not words:
+        return None
+    return re.compile("|".join(map(re.escape, words)), re.IGNORECASE).search
+
+
+def _text(article: Article) -> str:
+    return " ".join((article.title, article.capsule, *article.tags)).lower()

@@ -1,0 +1,1 @@
+"""The wire: stdio, message checking, positions, logging to the client."""
