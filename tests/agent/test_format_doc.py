@@ -22,7 +22,7 @@ from canon_ls.core.storage.address import normalise
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "FORMAT.md").read_text(encoding="utf-8")
-CORE = ROOT / "canon_ls" / "core"
+CORE = ROOT / "canon_ls" / "core" / "checking"
 
 
 def section(title: str) -> str:

@@ -198,7 +198,8 @@ def test_layout_is_cheap_to_import() -> None:
         "print(sorted(m for m in sys.modules if m.startswith(('canon_ls', 'yaml', 'tomllib'))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['canon_ls', 'canon_ls.core', 'canon_ls.core.storage.layout']"
+    want = ["canon_ls", "canon_ls.core", "canon_ls.core.storage", "canon_ls.core.storage.layout"]
+    assert out.stdout.strip() == str(want)
 
 
 def test_spec_12_canon_toml_leading_outside_is_not_read(tmp_path: Path) -> None:
