@@ -19,6 +19,7 @@ from canon_ls.core.checking import schema
 from canon_ls.core.checking.assets import DEFAULT_IGNORES
 from canon_ls.core.storage import article, layout, optionfiles
 from canon_ls.core.storage.address import normalise
+from canon_ls.core.storage.yaml_subset import needs_quotes
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "FORMAT.md").read_text(encoding="utf-8")
@@ -105,7 +106,7 @@ def test_the_front_matter_table_names_every_key_the_tool_reads() -> None:
     assert not reach.applies_to(rule, "src/gen/y.py")
     assert article.tags_of("#a, b c") == ("a", "b", "c")  # "commas or spaces; '#' dropped"
     for value in ("yes", "2026-01-01", "Note: this"):  # "written in quotes"
-        assert article.needs_quotes(value), value
+        assert needs_quotes(value), value
         assert f"`{value}`" in section("Articles")
 
 

@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 
 from canon_ls.core.storage import article as art
 from canon_ls.core.storage import yaml_subset
+from canon_ls.core.storage.yaml_subset import needs_quotes
 
 LOOKALIKES = [
     "yes",
@@ -226,9 +227,9 @@ def test_spec_5_plain_when_safe() -> None:
         "url http://x/y#z",
     ):
         if ": " in capsule:
-            assert art.needs_quotes(capsule)
+            assert needs_quotes(capsule)
             continue
-        assert not art.needs_quotes(capsule), capsule
+        assert not needs_quotes(capsule), capsule
         text = art.render(None, capsule=capsule, updated="2026-11-29", scope="asset", body="")
         assert f"capsule: {capsule}\n" in text
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from canon_ls.core.retrieval.links import Link, link_targets, wikilinks
-from canon_ls.core.storage.yaml_subset import KEY, UNSAFE, Fail, flat, scalar, yaml_mapping
+from canon_ls.core.storage import yaml_subset as ys
+from canon_ls.core.storage.yaml_subset import format_scalar, one_line
 
 OWNED = ("capsule", "updated", "scope")
 
 
 class BodySource(Protocol):
-    """Where a lean article's body comes from: its file, read again on demand
-    (core/storage/bodies.py)."""
+    """Where a lean article's body comes from: its file, read again on demand (bodies.py)."""
 
     def body_of(self, article: Article) -> str: ...
 
@@ -85,8 +85,8 @@ def targets_in(body: str) -> tuple[str, ...]:
 
 
 def tags_of(value: object) -> tuple[str, ...]:
-    """Front matter tags in Obsidian's forms: a list, or one string of tags separated by
-    commas or spaces; a leading '#' is dropped, empties and repeats are skipped."""
+    """Obsidian's tags: a list, or one string split on commas or spaces; '#', empties, repeats
+    dropped."""
     items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
     out: list[str] = []
     for item in items:
@@ -153,14 +153,14 @@ def _front(text: str) -> tuple[str, str, str, str, int] | None:
 def parse_front_matter(block: str) -> dict[str, Any]:
     """Front matter text (between the '---' lines) -> dict of strings/lists/dicts."""
     try:
-        return _shared(flat(block))
-    except Fail:
+        return _shared(ys.flat(block))
+    except ys.Fail:
         pass
     rest, owned = _owned_apart(block)
     try:
-        meta = flat(rest)
-    except Fail:
-        meta = yaml_mapping(rest)
+        meta = ys.flat(rest)
+    except ys.Fail:
+        meta = ys.yaml_mapping(rest)
     return _shared({**meta, **owned})
 
 
@@ -182,7 +182,8 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
                 raise ValueError("lines under no key: not a mapping of keys to values")
             meta.update(parse_front_matter("\n".join(chunk)))
         except ValueError as exc:
-            key = chunk[0].split(":", 1)[0].strip() if KEY.match(chunk[0]) else repr(chunk[0][:20])
+            first = chunk[0]
+            key = first.split(":", 1)[0].strip() if ys.KEY.match(first) else repr(first[:20])
             reason = _WHERE.sub("", str(exc))
             reason = _LINE.sub(lambda m: f"(line {int(m[1]) + at},", reason)  # noqa: B023
             problems.append(f"malformed front matter: {key} cannot be read ({reason}); kept as is")
@@ -227,10 +228,10 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
                 apart.add(i)
             continue
         try:
-            scalar(value)
-            if _BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
-                raise Fail
-        except Fail:
+            ys.scalar(value)
+            if ys.BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
+                raise ys.Fail
+        except ys.Fail:
             if not _PI_QUOTES.search(value):
                 apart.add(i)
                 owned[key] = one_line(value)
@@ -467,59 +468,6 @@ def title_of(body: str) -> str:
         if end < 0:
             return ""
         pos = end + 1
-
-
-_BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
-_INDICATORS = set("[]{},#&*!|>'\"%@`")
-_KEYWORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ""}
-# Anything a YAML 1.1 or 1.2 reader could take for a number (ruamel accepts `-_`, `+_`, `._`)
-_NUMBERISH = re.compile(
-    r"(?=[-+.0-9])[-+]?(?:\.?[0-9_][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE
-)
-_DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
-
-
-def one_line(capsule: str) -> str:
-    """Collapse every run of line breaks (and the blanks around it) to a single space."""
-    return _BREAKS.sub(" ", capsule)
-
-
-def needs_quotes(value: str) -> bool:
-    """True when a plain YAML scalar would not read back as this exact string (1.1 or 1.2)."""
-    if not value:
-        return True
-    first = value[0]
-    if first in " \t" or value[-1] in " \t":
-        return True
-    if first in _INDICATORS:
-        return True
-    if first in "-?:" and (len(value) == 1 or value[1] in " \t"):
-        return True
-    if ": " in value or " #" in value or value.endswith(":") or "\t" in value:
-        return True
-    if value.startswith(("---", "...")):
-        return True
-    if value.lower() in _KEYWORDS:
-        return True
-    if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
-        return True
-    return bool(UNSAFE.search(value) or "\n" in value or "\r" in value)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def quote(value: str) -> str:
-    """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
-    text = json.dumps(value, ensure_ascii=False)
-    return UNSAFE.sub(lambda m: _escape(m.group(0)), text)
-
-
-def format_scalar(value: str) -> str:
-    """The value as written after 'key: ': plain when safe, else double-quoted."""
-    return quote(value) if needs_quotes(value) else value
 
 
 def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:

@@ -165,3 +165,56 @@ def yaml_mapping(block: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError("the front matter is not a mapping of keys to values")
     return {str(k): v for k, v in data.items()}
+
+
+BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\x85\u2028\u2029])+[ \t]*")
+_INDICATORS = set("[]{},#&*!|>'\"%@`")
+_KEYWORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "<<", "=", ""}
+# Anything a YAML 1.1 or 1.2 reader could take for a number (ruamel accepts `-_`, `+_`, `._`)
+_NUMBERISH = re.compile(
+    r"(?=[-+.0-9])[-+]?(?:\.?[0-9_][0-9a-zA-Z_.:+-]*|\.(?:inf|nan))", re.IGNORECASE
+)
+_DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+
+
+def one_line(capsule: str) -> str:
+    """Collapse every run of line breaks (and the blanks around it) to a single space."""
+    return BREAKS.sub(" ", capsule)
+
+
+def needs_quotes(value: str) -> bool:
+    """True when a plain YAML scalar would not read back as this exact string (1.1 or 1.2)."""
+    if not value:
+        return True
+    first = value[0]
+    if first in " \t" or value[-1] in " \t":
+        return True
+    if first in _INDICATORS:
+        return True
+    if first in "-?:" and (len(value) == 1 or value[1] in " \t"):
+        return True
+    if ": " in value or " #" in value or value.endswith(":") or "\t" in value:
+        return True
+    if value.startswith(("---", "...")):
+        return True
+    if value.lower() in _KEYWORDS:
+        return True
+    if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
+        return True
+    return bool(UNSAFE.search(value) or "\n" in value or "\r" in value)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def quote(value: str) -> str:
+    """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
+    text = json.dumps(value, ensure_ascii=False)
+    return UNSAFE.sub(lambda m: _escape(m.group(0)), text)
+
+
+def format_scalar(value: str) -> str:
+    """The value as written after 'key: ': plain when safe, else double-quoted."""
+    return quote(value) if needs_quotes(value) else value
