@@ -18,7 +18,7 @@ from canon_ls.lsp.helpers.searcher import Searcher
 from canon_ls.lsp.session.state import CanonLanguageServer, Folder
 from canon_ls.lsp.startup import early_symbols
 from canon_ls.lsp.startup.early import KeptView
-from canon_ls.lsp.startup.early_symbols import LIMIT, symbol_name
+from canon_ls.lsp.startup.early_symbols import LIMIT, SMALL, symbol_name
 from canon_ls.lsp.startup.turns import yield_to_requests
 from canon_ls.lsp.wire import convert
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EARLY_WAIT = 1.0  # seconds an early answer waits for the load while nothing held matches
-SMALL = 1000  # articles a query only bodies match is ranked for here while BM25 starts
 
 
 async def on_workspace_symbol(
@@ -129,7 +128,7 @@ async def early_answer(
 
 async def small_store_hits(store: Store, view: Store | KeptView, query: str) -> list[str] | None:
     """BM25 over a small store built here, in steps between requests."""
-    from canon_ls.core.retrieval.search import SearchIndex, article_tokens, boosted, tokenize
+    from canon_ls.core.retrieval.search import SearchIndex, article_tokens
 
     addresses = store.held()[0] or early_symbols.listed(store)
     if addresses is None or len(addresses) > SMALL:
@@ -141,7 +140,7 @@ async def small_store_hits(store: Store, view: Store | KeptView, query: str) -> 
             index.add_tokens(address, article_tokens(article))
         if n % 25 == 0:
             await yield_to_requests()
-    return [address for address, _ in index.query_tokens(boosted(tokenize(query)), LIMIT)[0]]
+    return early_symbols.best(index, query)
 
 
 def _show_indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:

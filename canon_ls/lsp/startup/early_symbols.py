@@ -6,7 +6,7 @@ import heapq
 import os
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.storage import freshness
 from canon_ls.core.storage.article import Article
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
 
 LIMIT = 50  # symbols per answer; the client asks again as the query grows
+SMALL = 1000  # articles a query only bodies match is ranked for by BM25 built on the spot
 SEPARATOR = " — "
 CAPSULE_CHARS = 120
 
@@ -83,3 +84,22 @@ def _holding_a_word(words: list[str]) -> Callable[[str], object] | None:
 
 def _text(article: Article) -> str:
     return " ".join((article.title, article.capsule, *article.tags)).lower()
+
+
+def by_text(pairs: Iterable[tuple[str, Article | None]], query: str) -> list[str]:
+    """BM25 over a small store's articles with the search worker's tokens, best first (before
+    the server is built; the server builds the same in steps between requests)."""
+    from canon_ls.core.retrieval.search import SearchIndex, article_tokens
+
+    index = SearchIndex()
+    for address, article in pairs:
+        if article is not None:
+            index.add_tokens(address, article_tokens(article))
+    return best(index, query)
+
+
+def best(index: Any, query: str) -> list[str]:
+    """The addresses a built BM25 index ranks for `query`, best first."""
+    from canon_ls.core.retrieval.search import boosted, tokenize
+
+    return [address for address, _ in index.query_tokens(boosted(tokenize(query)), LIMIT)[0]]

@@ -273,7 +273,7 @@ class Answers:
         from pygls.uris import from_fs_path
 
         from canon_ls.core.storage.disk_view import DiskView
-        from canon_ls.lsp.startup.early_symbols import LIMIT, rank, symbol_name
+        from canon_ls.lsp.startup.early_symbols import LIMIT, SMALL, by_text, rank, symbol_name
 
         out: list[dict[str, Any]] = []
         top = {"line": 0, "character": 0}
@@ -281,7 +281,10 @@ class Answers:
             if addresses is None:
                 return None
             view = DiskView(store)
-            for address in rank(query, addresses, (), LIMIT):
+            hits = rank(query, addresses, (), LIMIT)
+            if not hits and len(addresses) <= SMALL:  # words only bodies hold (a small store)
+                hits = by_text(((a, view.article(a)) for a in addresses), query)
+            for address in hits:
                 article = view.article(address)
                 if article is None:
                     continue
