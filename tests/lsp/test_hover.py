@@ -138,3 +138,7 @@ async def test_hover_lists_the_rules_that_apply_beyond_their_address(s: Session)
     assert "Loads layered config; env beats file." in value
     assert "rules/typescript" in value and "Prefer unknown over any." in value
     assert (s.root / rule).as_uri() in value
+    # an import names its file by the resolver's rules: the rules of that file (config.ts)
+    s.open("src/app.ts")
+    imported = text_of(await s.hover("src/app.ts", s.pos_of("src/app.ts", "core/config")))
+    assert "Loads layered config" in imported and "Prefer unknown over any." in imported

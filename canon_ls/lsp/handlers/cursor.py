@@ -75,20 +75,21 @@ def named(
     line_no: int,
     line: str,
     col: int,
-) -> tuple[CursorToken, str, bool] | None:
-    """What the text under the cursor names in `document`."""
+) -> tuple[CursorToken, str, bool, Path | None] | None:
+    """What the text under the cursor names in `document`: (its token, the address, whether only
+    an article at exactly that address answers, the file or folder it names: None for a link)."""
     hit = next(iter(imports.on_line(project, document, text.line, line_no, col, line=line)), None)
     if hit is not None:  # an import in the language's own syntax naming a project module
         address = reader.address_of(str(hit.path), as_path=True)
         found = CursorToken(line[hit.start : hit.end], hit.start, hit.end, False)
-        return (found, address, False) if address else None
+        return (found, address, False, hit.path) if address else None
     token = token_at(line, col)
     if token is None:
         return None
     try:
         if token.wikilink:
             address = reader.address_of(token.text)
-            return (token, address, False) if address else None
+            return (token, address, False, None) if address else None
         raw = token.text.replace("\\", "/")
         candidates = [project / raw.lstrip("/")]
         if raw.startswith(("./", "../")) or kind == "asset":
@@ -100,7 +101,8 @@ def named(
             address = reader.address_of(raw)
     except ValueError:
         return None
-    return (token, address, existing is None and "/" not in raw) if address else None
+    path = existing or candidates[0 if raw.startswith(("./", "../")) else -1]
+    return (token, address, existing is None and "/" not in raw, path) if address else None
 
 
 def _exists(path: Path) -> bool:

@@ -95,11 +95,7 @@ def _rules(found: Found) -> list[str]:
     where = found.where
     rules_for = getattr(where.reader, "rules_for", None)  # none while the store loads
     project = where.folder.project
-    token = found.token
-    path = where.path if token is None else project / token.text.replace("\\", "/").lstrip("/")
-    if token is not None and token.text.startswith(("./", "../")):
-        path = where.path.parent / token.text
-    path = Path(os.path.normpath(path))
+    path = Path(os.path.normpath(found.path)) if found.path is not None else project
     if rules_for is None or not path.is_relative_to(project) or path == project:
         return []
     shown = []

@@ -1,7 +1,6 @@
-"""Server state: one `Folder` per workspace folder, owning its store's load, its whole-store check
-(`Check`) and what that check found (`Signals`); the server keeps the folders, the notifier and
-the watcher. Read requests get `view(uri)`, a read-only `Where` that hides whether the store has
-loaded. Nothing here writes a file."""
+"""Server state: a `Folder` per workspace folder (its store's load, `Check`, `Signals`); read
+requests get `view(uri)`, a read-only `Where` that hides whether the store has loaded. Nothing
+here writes a file."""
 
 from __future__ import annotations
 
@@ -128,6 +127,7 @@ class Found:
     uri: str  # the governing article's file
     token: CursorToken | None = None  # None: the document's own article
     range: Range | None = None  # the token's span, in the client's encoding
+    path: Path | None = None  # the file or folder named (None: a [[link]])
 
 
 def lookup(
@@ -151,16 +151,16 @@ def lookup(
             where.reader, where.folder.project, where.path, where.kind, text, line_no, line, col
         )
         if hit is not None:
-            token, address, exact = hit
+            token, address, exact, path = hit
             governing = where.refresh(address)
             if governing and (not exact or governing == address):
                 rng = convert.span(codec, text, line_no, token.start, token.end)
-                return _found(where, address, governing, token, rng)
+                return _found(where, address, governing, token, rng, path)
         if not (own_on_first_line and line_no == 0):
             return None
     if where.kind != "asset" or not where.address:
         return None
-    return _found(where, where.address, where.refresh(where.address))
+    return _found(where, where.address, where.refresh(where.address), path=where.path)
 
 
 def imported(where: Where, text: Text, lines: range) -> Iterator[tuple[int, Import, Found]]:
@@ -173,8 +173,8 @@ def imported(where: Where, text: Text, lines: range) -> Iterator[tuple[int, Impo
         for hit in imports.on_line(where.folder.project, where.path, text.line, n, seen=seen):
             address = where.reader.address_of(str(hit.path), as_path=True)
             token = CursorToken(line[hit.start : hit.end], hit.start, hit.end, False)
-            found = _found(where, address, where.refresh(address), token) if address else None
-            if found is not None:
+            governing = where.refresh(address) if address else None
+            if (found := _found(where, address, governing, token, path=hit.path)) is not None:
                 yield n, hit, found
 
 
@@ -184,11 +184,12 @@ def _found(
     governing: str | None,
     token: CursorToken | None = None,
     rng: Range | None = None,
+    path: Path | None = None,
 ) -> Found | None:
     article = where.reader.article(governing) if governing else None
     if governing is None or article is None:
         return None
-    return Found(where, address, governing, article, where.article_uri(governing), token, rng)
+    return Found(where, address, governing, article, where.article_uri(governing), token, rng, path)
 
 
 class Check:
