@@ -9,6 +9,14 @@ set (VmRSS, VmHWM) and what `tracemalloc` attributes to the stage's objects:
 - search: the search worker's index (`SearchCorpus`), built cold and loaded from its snapshot.
 
     .venv/bin/python benchmarks/bench_memory.py --repo benchmarks/repos/m10k/repo
+
+`--tree` instead: the real language server started cold (an empty cache, as bench_lsp.py
+starts it), one document opened and a hover, until its start-up work ended and
+the search worker answers; its whole process tree sampled every 0.1 s (benchmarks/memory.py:
+the largest total RSS at one moment, server + children + git, each role's peak, the most git
+processes at once). `--spy DIR` puts benchmarks/git_spy.py first on PATH (each git command's
+peak RSS and time; its own Pythons then count in the tree's total: take that from a run
+without it).
 """
 
 from __future__ import annotations
@@ -152,6 +160,44 @@ def stage_search(repo: Path) -> dict[str, Any]:
     return {"traced_peak_mb": mb(peak), "traced_index_mb": mb(current), **status()}
 
 
+def tree(repo: Path, spy: Path | None) -> dict[str, Any]:
+    """The server's process tree through a cold start (see the module's docstring)."""
+    import time
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_lsp import hover_params, pick_governed_file, start_ours, wait_settled
+    from memory import TreeMemory, describe
+
+    if spy is not None:
+        import git_spy
+
+        os.environ["PATH"] = f"{spy / 'bin'}{os.pathsep}{os.environ['PATH']}"
+        git_spy.install(spy)
+    rel, _ = pick_governed_file(repo)
+    uri = (repo / rel).as_uri()
+    with tempfile.TemporaryDirectory(prefix="canon-mem-tree-") as cache:
+        client, t0 = start_ours(repo, "vscode", Path(cache))
+        memory = TreeMemory(client.proc.pid).start()
+        try:
+            text = (repo / rel).read_text(encoding="utf-8", errors="replace")
+            doc = {"uri": uri, "languageId": "plaintext", "version": 1, "text": text}
+            client.notify("textDocument/didOpen", {"textDocument": doc})
+            client.request("textDocument/hover", hover_params(uri))
+            client.progress_end.wait(timeout=900)
+            ended = time.perf_counter() - t0
+            settled = wait_settled(client, repo) - t0
+            time.sleep(1.0)  # what the settled tree holds
+            figures = memory.stop()
+        finally:
+            memory.stop()
+            client.close()
+    figures["progress_end_s"], figures["settled_s"] = ended, settled
+    print(describe(figures))
+    if spy is not None:
+        print(git_spy.report(spy))
+    return figures
+
+
 STAGES = {"server": stage_server, "check": stage_check, "search": stage_search}
 
 
@@ -175,8 +221,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--stage", choices=sorted(STAGES))
+    parser.add_argument("--tree", action="store_true", help="the server's whole process tree")
+    parser.add_argument("--spy", type=Path, help="with --tree: git_spy.py's folder (new)")
     args = parser.parse_args()
     repo = args.repo.resolve()
+    if args.tree:
+        print(json.dumps(tree(repo, args.spy.resolve() if args.spy else None), indent=1))
+        return
     if args.stage:
         print(json.dumps(STAGES[args.stage](repo)))
         return

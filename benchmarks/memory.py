@@ -34,6 +34,8 @@ class TreeMemory:
     procs: dict[tuple[int, float], Seen] = field(default_factory=dict)
     peak_total_mb: float = 0.0  # the largest sum of current RSS over the tree at one sample
     peak_ours_mb: float = 0.0  # the same without git's processes (git's memory is git's own)
+    git_at_once: int = 0  # the most git processes seen in the tree at one sample
+    at_peak: dict[str, float] = field(default_factory=dict)  # each role's RSS at peak_total_mb
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -55,6 +57,8 @@ class TreeMemory:
         except psutil.Error:
             return
         total = ours = 0.0
+        gits = 0
+        now: dict[str, float] = {}
         for proc in tree:
             try:
                 key = (proc.pid, proc.create_time())
@@ -75,9 +79,14 @@ class TreeMemory:
             seen.rss_mb = max(seen.rss_mb, rss)
             seen.anon_mb = max(seen.anon_mb, anon)
             total += rss
+            now[seen.role] = now.get(seen.role, 0.0) + rss
             if seen.role != "git":
                 ours += rss
-        self.peak_total_mb = max(self.peak_total_mb, total)
+            else:
+                gits += 1
+        self.git_at_once = max(self.git_at_once, gits)
+        if total > self.peak_total_mb:
+            self.peak_total_mb, self.at_peak = total, now
         self.peak_ours_mb = max(self.peak_ours_mb, ours)
 
     def stop(self) -> dict[str, Any]:
@@ -96,6 +105,8 @@ class TreeMemory:
             "hwm_sum_mb": sum(by_role.values()),
             "peak_total_mb": self.peak_total_mb,
             "peak_ours_mb": self.peak_ours_mb,
+            "git_at_once": self.git_at_once,
+            "at_peak": self.at_peak,
             "by_role": by_role,
             "anon_by_role": anon_by_role,  # sampled, so a short peak between samples is missed
             "counts": counts,
@@ -157,8 +168,11 @@ def describe(memory: dict[str, Any]) -> str:
         f"{role} {mb:.0f}"
         for role, mb in sorted(memory.get("anon_by_role", {}).items(), key=lambda kv: -kv[1])
     )
+    at_peak = ", ".join(f"{r} {mb:.0f}" for r, mb in memory.get("at_peak", {}).items())
     return (
         f"{memory['hwm_sum_mb']:.0f} MB summed peaks; {memory['peak_total_mb']:.0f} MB at once "
-        f"({memory.get('peak_ours_mb', 0.0):.0f} MB without git) "
-        f"at most [{roles}]; anonymous (not mapped files) at most [{anon}]"
+        f"({memory.get('peak_ours_mb', 0.0):.0f} MB without git; "
+        f"{memory.get('git_at_once', 0)} git at once) "
+        f"at most [{roles}]; anonymous (not mapped files) at most [{anon}]; "
+        f"at the peak [{at_peak}]"
     )

@@ -78,9 +78,11 @@ def main(argv: list[str] | None = None) -> None:
             early = first_answer.answer(sys.stdin.buffer, sys.stdout.buffer)
             if meanwhile is not None:
                 meanwhile.go(early)  # symbols are answered while the server is built
+    from canon_ls.core.git import gitrun
     from canon_ls.lsp.server import create_server
 
     server = create_server()
+    gitrun.share()  # at most gitrun.AT_ONCE git processes in the server and its children
     # What the imports made lives as long as the process: frozen, the collector's full passes
     # (10-30 ms over it, on the path of whichever request triggers one) skip it.
     gc.freeze()

@@ -18,6 +18,8 @@ from typing import BinaryIO
 TIMEOUT = 120.0
 _POLL = 0.2
 AT_ONCE = 2  # git processes one canon process runs at a time (each may hold the index)
+SLOTS = "CANON_GIT_SLOTS"  # share(): AT_ONCE lock files, held by each git while it runs
+_slot_files: list[BinaryIO] = []
 _live: list[tuple[subprocess.Popen[bytes], float]] = []  # started, maybe still running
 _live_lock = threading.Lock()
 _SAFE = (
@@ -119,6 +121,35 @@ def start(cwd: Path, *args: str, step_back: int = 0) -> Job:
     return job
 
 
+def share() -> None:
+    """Make AT_ONCE hold across this process and every child it starts from now on (the language
+    server: its check child and history commands run git too; at 500k files each may hold
+    ~180 MB). Each slot is an unnamed file the children reach through /proc (Linux)."""
+    if sys.platform.startswith("linux") and SLOTS not in os.environ:
+        with contextlib.suppress(OSError):
+            _slot_files[:] = [tempfile.TemporaryFile() for _ in range(AT_ONCE)]  # noqa: SIM115
+            fds = [f"/proc/{os.getpid()}/fd/{f.fileno()}" for f in _slot_files]
+            os.environ[SLOTS] = os.pathsep.join(fds)
+
+
+def _slot() -> int | None:
+    """A descriptor of a shared slot locked now (git inherits it: the lock goes when git
+    exits), -1 while every slot is held, None without shared slots."""
+    import fcntl  # POSIX; share() sets slots on Linux alone
+
+    for path in filter(None, os.environ.get(SLOTS, "").split(os.pathsep)):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:  # the process that shared them is gone
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            os.close(fd)
+    return -1 if os.environ.get(SLOTS) else None
+
+
 class Job:
     """One git process started now. Its stdout goes to an unnamed temporary file, never a pipe: git
     then never waits for us."""
@@ -134,7 +165,7 @@ class Job:
         except OSError:  # no temporary directory: a pipe, read as git writes it
             self._out = None
         try:
-            with _admitted(self._out is not None):
+            with _admitted(self._out is not None) as slot:
                 self._proc = subprocess.Popen(
                     argv,
                     cwd=cwd,
@@ -142,6 +173,7 @@ class Job:
                     stdin=subprocess.DEVNULL,
                     stdout=self._out if self._out is not None else subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
+                    pass_fds=() if slot is None else (slot,),
                 )
                 _live.append((self._proc, self._started))
         except OSError:
@@ -205,9 +237,10 @@ class Job:
 
 
 @contextlib.contextmanager
-def _admitted(wait: bool) -> Iterator[None]:
-    """Hold a git start while `AT_ONCE` others run (seven summed 1.7 GB at 500k files); one
-    blocked or past its timeout is killed meanwhile; a piped job (`wait` False) is never held."""
+def _admitted(wait: bool) -> Iterator[int | None]:
+    """Hold a git start while `AT_ONCE` others run, here or in the process tree that share()d
+    its slots (seven summed 1.7 GB at 500k files); yields the slot git keeps. One blocked or
+    past its timeout is killed meanwhile; a piped job (`wait` False) is never held."""
     while True:
         with _live_lock:
             now = time.monotonic()
@@ -217,8 +250,13 @@ def _admitted(wait: bool) -> Iterator[None]:
                 elif now - started >= TIMEOUT or _blocked_on_fifo(proc.pid):
                     with contextlib.suppress(OSError):
                         proc.kill()
-            if not wait or len(_live) < AT_ONCE:
-                yield
+            slot = (_slot() if len(_live) < AT_ONCE else -1) if wait else None
+            if slot != -1:
+                try:
+                    yield slot
+                finally:
+                    if slot is not None and slot >= 0:
+                        os.close(slot)  # git holds it now
                 return
         time.sleep(0.005)
 
