@@ -69,16 +69,15 @@ def test_the_pass_lists_asset_and_article_commits(repo: Path, tmp_path: Path) ->
 
 
 def test_the_delta_cache_grows_with_the_index(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Three times the index file, never below git's default, at most DELTA_CACHE_MAX; only
-    for the pass over all of history."""
+    """Twice the index file, between DELTA_CACHE_MIN and DELTA_CACHE_MAX; only for the pass
+    over all of history."""
     index = os.path.getsize(repo / ".git" / "index")
-    assert changes.delta_cache_limit(repo) is None  # a small repository keeps git's default
-    assert not any("deltaBaseCacheLimit" in a for a in changes.log_args(repo, "HEAD", True))
-    monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)
-    assert changes.delta_cache_limit(repo) == 3 * index
+    assert changes.delta_cache_limit(repo) == changes.DELTA_CACHE_MIN  # a small repository
+    monkeypatch.setattr(changes, "DELTA_CACHE_MIN", 1)
+    assert changes.delta_cache_limit(repo) == 2 * index
     args = changes.log_args(repo, "HEAD", whole=True)
     windows = list(changes.PACK_WINDOWS)  # the pack mapped in bounded windows (issue 40)
-    assert args[:7] == [*windows, "-c", f"core.deltaBaseCacheLimit={3 * index}", "log"]
+    assert args[:7] == [*windows, "-c", f"core.deltaBaseCacheLimit={2 * index}", "log"]
     assert changes.log_args(repo, "OLD..HEAD")[4] == "log"
     monkeypatch.setattr(changes, "DELTA_CACHE_MAX", 2)
     assert changes.delta_cache_limit(repo) == 2
@@ -87,13 +86,29 @@ def test_the_delta_cache_grows_with_the_index(repo: Path, monkeypatch: pytest.Mo
     assert changes.delta_cache_limit(repo.parent) is None  # no repository: git's default
 
 
+def test_a_mid_sized_repository_s_pass_keeps_a_small_delta_cache(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Issue 40 item 3: at 100k files (a 15 MB index) each half of the pass held git's default
+    96 MB delta cache (136 / 171 MB peak RSS) where 32 MB takes the same time; the cache is
+    now twice the index (30 MB), not git's default."""
+    index = tmp_path / "index"
+    with open(index, "wb") as fh:
+        fh.truncate(15 * 1024 * 1024)  # a sparse stand-in for that index
+    assert changes.delta_cache_limit(repo, str(index)) == 30 * 1024 * 1024
+    args = changes.log_args(repo, "HEAD", whole=True, limit=30 * 1024 * 1024)
+    assert f"core.deltaBaseCacheLimit={30 * 1024 * 1024}" in args
+
+
 def test_the_bigger_delta_cache_reaches_git_and_changes_nothing(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The `-c` pair goes before the subcommand (gitrun finds `log` past it)."""
     commit(repo, T0 + DAY, "src/a.py", "src/b.py", message="more")
+    monkeypatch.setattr(changes, "DELTA_CACHE_MIN", 0)  # no `-c` pair: git's default cache
+    monkeypatch.setattr(changes, "DELTA_CACHE_MAX", 0)
     default = ChangeTimes(repo, cache_dir=tmp_path / "default")
-    monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)
+    monkeypatch.undo()
     argv = gitrun.command(repo, changes.log_args(repo, "HEAD", whole=True))
     assert argv.index("-c", argv.index("core.pager=cat")) < argv.index("log")
     assert argv.index("log") < argv.index("--no-ext-diff") < argv.index("--no-renames")
@@ -106,7 +121,6 @@ def test_the_bigger_delta_cache_reaches_git_and_changes_nothing(
 def test_the_cache_still_serves_and_follows_new_commits(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(changes, "GIT_DEFAULT_DELTA_CACHE", 1)  # the bigger cache's pass too
     cache = tmp_path / "cache"
     first = ChangeTimes(repo, cache_dir=cache)
     assert first.full_passes == 1 and list(cache.iterdir())

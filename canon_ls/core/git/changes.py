@@ -45,25 +45,26 @@ def _default_cache_dir(project: Path) -> Path | None:
 _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 
 
-# The whole-history pass's delta base cache: three times the index file, never below git's
-# default, at most 512 MB (measured in docs/BENCHMARKS.md, "the git pass"); OLD..HEAD keeps it.
-GIT_DEFAULT_DELTA_CACHE = 96 * 1024 * 1024
+# The whole-history pass's delta base cache, sized by the index: twice its bytes, 16 to 128 MB.
+# Measured in docs/BENCHMARKS.md ("the editor's first answers"): a 15 MB index (100k files) takes
+# as long at 32 MB as at git's default 96 MB, each half of the pass 60-70 MB smaller; a 75 MB one
+# (500k files) at 128 MB, 96 MB, 64 MB, 32 MB: 5.6, 9.5, 29, 63 s for one half.
+DELTA_CACHE_PER_INDEX_BYTE = 2
+DELTA_CACHE_MIN = 16 * 1024 * 1024
+DELTA_CACHE_MAX = 128 * 1024 * 1024
 # A whole pass over this many commits or more runs as two git processes at once (halves).
 SPLIT_MIN_COMMITS = 200
 # How far each half steps back in CPU priority: further than the check's own five
 # (core/checking/check.py), so its work ends first on two cores (measured at 50k articles).
 HALF_STEP_BACK = 9
-DELTA_CACHE_PER_INDEX_BYTE = 3
-# At most 128 MB, and the pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of
-# the pass peaked at 469 MB with 216 MB of cache, 296 MB with these limits (268 MB at 96 MB), for
-# about twice the CPU in an idle-priority child (docs/BENCHMARKS.md, the editor's first answers).
-DELTA_CACHE_MAX = 128 * 1024 * 1024
+# The pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of the pass peaked at
+# 469 MB with 216 MB of cache, 296 MB with these limits (docs/BENCHMARKS.md).
 PACK_WINDOWS = ("-c", "core.packedGitLimit=48m", "-c", "core.packedGitWindowSize=8m")
 
 
 def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
-    """Bytes of delta base cache for the whole-history pass, or None for git's default;
-    `index`: the index file's path (`git rev-parse --git-path index`) when known."""
+    """Bytes of delta base cache for the whole-history pass, or None for git's default (no
+    index); `index`: the index file's path (`git rev-parse --git-path index`) when known."""
     if index is None:
         out = gitrun.run(project, "rev-parse", "--git-path", "index")
         index = _decode(out).strip() if out else ""
@@ -73,8 +74,7 @@ def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
         size = os.stat(Path(project) / index).st_size
     except (OSError, ValueError):
         return None
-    limit = min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX)
-    return limit if limit > GIT_DEFAULT_DELTA_CACHE else None
+    return max(DELTA_CACHE_MIN, min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX))
 
 
 def log_args(
