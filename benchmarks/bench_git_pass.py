@@ -14,7 +14,7 @@ RssFile, sampled from /proc), and a least-squares fit of log(seconds) on log(fil
 of 1 is linear growth, below 1 better.
 
 Variants of the log pass (`--variants`): `default` (git's default delta base cache, 96 MB),
-`128m`, `192m`, `256m` (that cache), `no-journal` (the store's journal left out by a pathspec),
+any size such as `32m`, `64m`, `128m` (that cache), `no-journal` (the store's journal left out by a pathspec),
 `chosen` (one `git log` with the cache ChangeTimes picks at this size), `pass` (the whole
 pass as ChangeTimes runs it, cold, in a fresh process: `git status` alongside, the two halves
 at once from 200 commits, the parse; its CPU includes git's, its memory is the Python
@@ -189,7 +189,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
-    variants = [v for v in args.variants.split(",") if v in VARIANTS]
+    variants = [
+        v for v in args.variants.split(",") if v in VARIANTS or (v[:-1].isdigit() and v[-1] == "m")
+    ]
     results: list[dict[str, Any]] = []
     for arg in args.repos:
         project = generated_store(arg, __doc__ or "")
