@@ -14,7 +14,8 @@ RssFile, sampled from /proc), and a least-squares fit of log(seconds) on log(fil
 of 1 is linear growth, below 1 better.
 
 Variants of the log pass (`--variants`): `default` (git's default delta base cache, 96 MB),
-any size such as `32m`, `64m`, `128m` (that cache), `no-journal` (the store's journal left out by a pathspec),
+any size such as `32m`, `64m`, `128m` (that cache), `no-journal` (the store's journal left
+out by a pathspec),
 `chosen` (one `git log` with the cache ChangeTimes picks at this size), `pass` (the whole
 pass as ChangeTimes runs it, cold, in a fresh process: `git status` alongside, the two halves
 at once from 200 commits, the parse; its CPU includes git's, its memory is the Python
