@@ -3,6 +3,8 @@ in place (§6.1 item 5): real stores in real git repositories, real check passes
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 from stale_repo import git, write
@@ -79,3 +81,24 @@ def test_a_renamed_file_that_has_an_article_is_no_guess(tmp_path: Path):
     (root / "src/auth/login.ts").rename(root / "src/auth/signin.ts")
     write(root, ".canon/articles/src/auth/signin.md", ARTICLE.replace("login", "signin"))
     assert "src/auth/login" not in orphan_moves(root)
+
+
+def test_the_rename_search_asks_git_for_bounded_memory(tmp_path: Path, monkeypatch):
+    """Issue 40 item 3: the rename search's `git log -M` mapped the whole pack with git's
+    default delta cache (166 MB at 500k files); it now runs with the history pass's pack
+    windows and a 32 MB cache (105 MB, as fast), and still finds the rename."""
+    root = project(tmp_path)
+    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
+    git(root, "commit", "-qm", "rename")
+    real = shutil.which("git")
+    bindir, log = tmp_path / "bin", tmp_path / "argv"
+    bindir.mkdir()
+    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+    (bindir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"]
+    renames = [line for line in log.read_text().splitlines() if " -M " in line]
+    assert renames, log.read_text()
+    for flag in ("core.packedGitLimit=48m", "core.packedGitWindowSize=8m"):
+        assert flag in renames[0].split()
+    assert "core.deltaBaseCacheLimit=32m" in renames[0].split()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from canon_ls.core.checking.assets import address_of_path
 from canon_ls.core.git import gitrun
+from canon_ls.core.git.changes import PACK_WINDOWS
 from canon_ls.core.storage.address import parent
 
 COMMITS = 500  # the newest commits touching the orphans' folders that are looked at
@@ -73,6 +74,9 @@ def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
     `folders`, newest first; [] without git."""
     out = gitrun.run(
         project,
+        *PACK_WINDOWS,  # and a small delta cache: 166 -> 105 MB at 500k files, as fast
+        "-c",
+        "core.deltaBaseCacheLimit=32m",
         "log",
         "-M",
         "--diff-filter=R",
