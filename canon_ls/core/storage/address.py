@@ -224,15 +224,16 @@ class StorePaths:
             return None
         return [(a, self.file(a)) for a in ancestors(address)]
 
-    def checked(self, address: str) -> Path:
+    def checked(self, address: str, resolve: bool = True) -> Path:
         """The article file of any address: refused (OutsideStore) when it is empty, not
-        normalised, or resolves outside the articles directory."""
+        normalised, or (`resolve`) resolves outside the articles directory."""
         if not address:
             raise OutsideStore("an empty address names no article")
         if "\x00" in address or any(seg in ("", ".", "..") for seg in address.split("/")):
             raise OutsideStore(f"{address!r} is not a normalised address")
         path = self.articles_dir / (address + ".md")
-        contained(path, self.articles_dir)
+        if resolve:
+            contained(path, self.articles_dir)
         return path
 
     def address(self, file: str | Path) -> str | None:
