@@ -19,7 +19,6 @@ from canon_ls.agent.tokens import (
     succeeded,
     tokens,
 )
-from canon_ls.core import reach
 from canon_ls.core.storage import freshness, fsio, layout
 from canon_ls.core.storage.address import place, within
 from canon_ls.core.storage.reader import DiskReader
@@ -58,8 +57,9 @@ class Resolver:
             self.mounts = {}
         self.reader = DiskReader(Path(self.project), Path(self.store_dir), self.mounts)
         self.articles_dir = self.reader.articles_dir
+        key = hashlib.sha256(str(self.articles_dir).encode()).hexdigest()[:24]
+        self.reader.rules_cache = state_dir() / "rules" / f"{key}.json"
         self._bases = [self.project] + [str(d) for d in self.mounts.values()]
-        self._rules: dict[str, reach.Reach] | None = None  # read on the first touch
 
     def active(self) -> bool:
         """Hooks act only in a project whose store has an articles folder."""
@@ -97,12 +97,7 @@ class Resolver:
 
     def rules_for(self, relpath: str) -> list[str]:
         """The articles that apply to a project file beyond their address (core/reach.py)."""
-        if os.path.isabs(relpath):
-            return []
-        if self._rules is None:
-            key = hashlib.sha256(str(self.articles_dir).encode()).hexdigest()[:24]
-            self._rules = reach.on_disk(self.articles_dir, state_dir() / "rules" / f"{key}.json")
-        return reach.matching(self._rules, relpath)
+        return [] if os.path.isabs(relpath) else self.reader.rules_for(relpath)
 
     def governing_path(self, relpath: str) -> str | None:
         """The governing article of a project-relative (or mount) path, as on disk now."""

@@ -29,6 +29,9 @@ class DiskView(DiskReader):
     def has(self, address: str) -> bool:
         return self.article(address) is not None
 
+    def rules_for(self, relpath: str) -> list[str]:
+        return []  # the rules that apply show once the store has loaded
+
     def _parse(self, address: str) -> Article | None:
         return None if ":" in address else super()._parse(address)
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from canon_ls.core import reach
 from canon_ls.core.storage import fsio
 from canon_ls.core.storage.address import StorePaths, ancestors, argument, normalise, split_mount
 from canon_ls.core.storage.layout import ARTICLES_DIR, JOURNAL_DIR, mount_articles
@@ -36,6 +37,10 @@ class Reader(Protocol):
 
     def journal_entries(self) -> list[JournalEntry]: ...
 
+    def rules_for(self, relpath: str) -> list[str]:
+        """The articles that apply to a project file beyond their address (core/reach.py)."""
+        ...
+
     def journal_names(self, address: str) -> list[str]:
         """The journal entries naming `address`, newest first."""
         ...
@@ -46,6 +51,7 @@ class DiskReader(Reader):
     lives for one request or hook call. `has` and `governing` stat, the parser loads on a read."""
 
     bodies: BodySource | None = None  # where a lean article reads its body; None: parsed whole
+    rules_cache: Path | None = None  # where `rules_for` keeps the store's rules between processes
 
     def __init__(self, project: Path, root: Path, mounts: Mapping[str, Path]) -> None:
         self.project, self.mounts = project, mounts
@@ -54,6 +60,7 @@ class DiskReader(Reader):
         self._paths = {name: StorePaths(d) for name, d in dirs.items()}
         self._inside = {name: os.path.realpath(d) for name, d in dirs.items()}
         self._read: dict[str, Article | None] = {}
+        self._rules: dict[str, reach.Reach] | None = None  # read on the first question
 
     def file(self, address: str) -> Path:
         """An address's article file, lexically (OutsideStore for one not normalised)."""
@@ -75,6 +82,11 @@ class DiskReader(Reader):
         name, rest = split_mount(address, self.mounts)
         prefix = f"{name}:" if name else ""
         return next((prefix + a for a in ancestors(rest) if self.has(prefix + a)), None)
+
+    def rules_for(self, relpath: str) -> list[str]:
+        if self._rules is None:
+            self._rules = reach.on_disk(self.articles_dir, self.rules_cache)
+        return reach.matching(self._rules, relpath)
 
     def article(self, address: str) -> Article | None:
         if address not in self._read:
