@@ -18,10 +18,8 @@ from canon_ls.core.checking.assets import Assets, Survey, address_of_path
 from canon_ls.core.checking.lint import Finding
 from canon_ls.core.checking.relations import (
     children_message,
-    children_unlisted,
     inbound,
     unlisted,
-    unreferenced,
     unreferenced_message,
 )
 from canon_ls.core.git.changes import ChangeTimes
@@ -44,21 +42,6 @@ if TYPE_CHECKING:
     from canon_ls.core.checking.schema import Schema
     from canon_ls.core.storage.article import Article
     from canon_ls.core.storage.store import Store
-
-__all__ = [
-    "Context",
-    "Finding",
-    "Pass",
-    "article_findings",
-    "check",
-    "children_unlisted",
-    "findings_of",
-    "move_guesses",
-    "orphans",
-    "run",
-    "stale_finding",
-    "unreferenced",
-]
 
 
 @dataclass
