@@ -75,7 +75,8 @@ def extract(rev: str, into: Path, own_scripts: bool = False) -> Path:
 
 
 def run(tree: Path, repo: Path, skip: str, cache: Path, out: Path) -> dict[str, float]:
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    # PYTHONPATH: the cold stage's child processes import this tree's canon_ls too
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(tree))
     cmd = [sys.executable, str(tree / "benchmarks" / "bench_core.py"), "--repo", str(repo)]
     cmd += ["--skip", skip, "--json", str(out), "--no-rank-bm25"]  # the reference is neither tree
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
