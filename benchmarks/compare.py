@@ -75,11 +75,12 @@ def extract(rev: str, into: Path, own_scripts: bool = False) -> Path:
 
 
 def run(tree: Path, repo: Path, skip: str, cache: Path, out: Path) -> dict[str, float]:
-    # PYTHONPATH: the cold stage's child processes import this tree's canon_ls too
+    # PYTHONPATH and the working directory (`python -c` looks there first): the cold stage's
+    # child processes import this tree's canon_ls too, not the checkout's
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(tree))
     cmd = [sys.executable, str(tree / "benchmarks" / "bench_core.py"), "--repo", str(repo)]
     cmd += ["--skip", skip, "--json", str(out), "--no-rank-bm25"]  # the reference is neither tree
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, env=env, cwd=tree, stdout=subprocess.DEVNULL)
     figures = json.loads(out.read_text(encoding="utf-8"))
     return {k: float(figures[k]) for k in FIGURES if isinstance(figures.get(k), (int, float))}
 
