@@ -172,7 +172,7 @@ class Store(StoreIndex):
                     prev_data,
                     merge.Request(capsule, body, scope, capsule_given, body_given),
                     self.schema(),
-                    exists=self.is_article_file,
+                    exists=self.has if self.loaded else self.is_article_file,  # no load for it
                     orphan=self.would_orphan,
                     governs=self.maps if self.options and self.options.lane else None,
                     maps=self.maps,
