@@ -106,14 +106,10 @@ def findings_of(
     rel = ctx.schema.relations if not ctx.schema.error else None
     if rel is not None and rel.orphan_warn and not ctx.linked(address):
         found.append(Finding(address, "relations-orphan", "warning", unreferenced_message(address)))
-    if rel is not None and rel.children_listed:
-        missing = unlisted(address, art, ctx.addresses)
-        if missing:
-            found.append(
-                Finding(
-                    address, "relations-children", "warning", children_message(address, missing)
-                )
-            )
+    missing = unlisted(address, art, ctx.addresses) if rel and rel.children_listed else []
+    if missing:
+        message = children_message(address, missing)
+        found.append(Finding(address, "relations-children", "warning", message))
     project_article = not mount_of(store, address)
     if ctx.assets is not None and project_article and _is_orphan(ctx, address, art):
         question = " ".join(lint.orphan_question(address))

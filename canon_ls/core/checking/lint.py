@@ -305,17 +305,8 @@ def article_findings(
         end_line, end = position(link.end)
         if end_line != line:
             end = start + (link.end - link.start)
-        found.append(
-            Finding(
-                a,
-                "broken-link",
-                "warning",
-                f"Broken wikilink [[{link.raw}]]: no article {link_stem(link.target)} exists.",
-                line,
-                start,
-                end,
-            )
-        )
+        message = f"Broken wikilink [[{link.raw}]]: no article {link_stem(link.target)} exists."
+        found.append(Finding(a, "broken-link", "warning", message, line, start, end))
     return found
 
 
