@@ -405,14 +405,8 @@ def _whole_pass(
     result.findings = basic
     if worker is not None:
         if on_partial is not None:
-            on_partial(
-                Pass(
-                    findings=list(basic),
-                    moves=result.moves,
-                    seconds=time.perf_counter() - started,
-                    partial=True,
-                )
-            )
+            seconds = time.perf_counter() - started
+            on_partial(Pass(list(basic), moves=result.moves, seconds=seconds, partial=True))
         # The survey mapped governing articles while git ran; the verdicts need only the
         # articles' dates, so the parsed store goes before git's output is read.
         governed = Governed(assets, survey or assets.survey(project_addresses(store)))
