@@ -56,26 +56,31 @@ FIGURES = (
 )
 
 
-def extract(rev: str, into: Path) -> Path:
-    """`canon_ls/` of `rev` plus this checkout's benchmarks/ scripts, under `into`."""
+def extract(rev: str, into: Path, own_scripts: bool = False) -> Path:
+    """`canon_ls/` of `rev` plus this checkout's benchmarks/ scripts (own_scripts: `rev`'s own
+    benchmarks/, for a base from before a relayout the scripts' imports follow), under `into`."""
+    paths = ["canon_ls", "benchmarks"] if own_scripts else ["canon_ls"]
     data = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "canon_ls"],
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, *paths],
         check=True,
         capture_output=True,
     ).stdout
     with tarfile.open(fileobj=BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
-    (into / "benchmarks").mkdir()
-    for script in HERE.glob("*.py"):
-        shutil.copy(script, into / "benchmarks" / script.name)
+    if not own_scripts:
+        (into / "benchmarks").mkdir()
+        for script in HERE.glob("*.py"):
+            shutil.copy(script, into / "benchmarks" / script.name)
     return into
 
 
 def run(tree: Path, repo: Path, skip: str, cache: Path, out: Path) -> dict[str, float]:
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    # PYTHONPATH and the working directory (`python -c` looks there first): the cold stage's
+    # child processes import this tree's canon_ls too, not the checkout's
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), PYTHONPATH=str(tree))
     cmd = [sys.executable, str(tree / "benchmarks" / "bench_core.py"), "--repo", str(repo)]
     cmd += ["--skip", skip, "--json", str(out), "--no-rank-bm25"]  # the reference is neither tree
-    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, env=env, cwd=tree, stdout=subprocess.DEVNULL)
     figures = json.loads(out.read_text(encoding="utf-8"))
     return {k: float(figures[k]) for k in FIGURES if isinstance(figures.get(k), (int, float))}
 
@@ -87,11 +92,20 @@ def main() -> int:
     ap.add_argument("--new", default="HEAD", help="the revision measured against it")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--skip", default="cold,resolve,search,write")
+    ap.add_argument(
+        "--own-scripts",
+        action="store_true",
+        help="each revision runs its own benchmarks/ (a base from before a relayout: check with "
+        "`git diff BASE NEW -- benchmarks/bench_core.py` that only imports differ)",
+    )
     args = ap.parse_args()
     repo = Path(args.repo).resolve()
     with tempfile.TemporaryDirectory(prefix="canon-compare-") as tmp:
         work = Path(tmp)
-        trees = {"base": extract(args.base, work / "base"), "new": extract(args.new, work / "new")}
+        trees = {
+            name: extract(rev, work / name, args.own_scripts)
+            for name, rev in (("base", args.base), ("new", args.new))
+        }
         runs: dict[str, list[dict[str, float]]] = {"base": [], "new": []}
         for n in range(args.rounds):
             order = ("base", "new") if n % 2 == 0 else ("new", "base")

@@ -255,7 +255,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def _fix(store: Store) -> None:
     """`canon check --fix`: duplicated keys and block-list subjects repaired, said on stderr."""
-    from canon_ls.core.storage.article import without_duplicates
+    from canon_ls.core.storage.front_write import without_duplicates
     from canon_ls.core.storage.journal import flow_shaped
 
     for article in store.articles():

@@ -80,7 +80,7 @@ def graph_data(store: Store) -> dict[str, Any]:
                     {"source": "j:" + entry.name, "target": "a:" + governing, "kind": "subject"}
                 )
     return {
-        "nodes": _unique(nodes),
+        "nodes": list({n["id"]: n for n in nodes}.values()),  # an asset under two articles: once
         "edges": edges,
         "root": str(store.root),
         "assets_omitted": not with_assets,
@@ -91,16 +91,6 @@ def _governing_ancestor(store: Store, address: str) -> str | None:
     if "/" not in address:
         return None
     return store.governing(address.rsplit("/", 1)[0])
-
-
-def _unique(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: set[str] = set()
-    out = []
-    for node in nodes:
-        if node["id"] not in seen:
-            seen.add(node["id"])
-            out.append(node)
-    return out
 
 
 def _json_for_script(data: object) -> str:

@@ -141,15 +141,9 @@ def init_codex(root: Path) -> list[str]:
     config = root / ".codex" / "config.toml"
     _check_all(root, [hooks, config])
     lines = [_update_json(hooks, root, lambda c: merge_hooks(c, command), "hooks")]
-    old = _read(config, root)
-    new = merge_codex_toml(old or "")
-    rel = _rel(config, root)
-    if new == old:
-        lines.append(f"{rel}: MCP server canon already configured.")
-    else:
-        _write(config, root, new)
-        lines.append(f"{rel}: wrote MCP server canon.")
-    return lines
+    new = merge_codex_toml(_read(config, root) or "")
+    said = ("MCP server canon already configured", "wrote MCP server canon")
+    return [*lines, _put(config, root, new, _rel(config, root), said)]
 
 
 def init_claude_plugin(directory: Path) -> list[str]:
@@ -158,15 +152,8 @@ def init_claude_plugin(directory: Path) -> list[str]:
 
     files = plugin.files(directory)
     _check_all(directory, list(files))
-    lines = []
-    for path, text in files.items():
-        rel = _rel(path, directory)
-        if _read(path, directory) == text:
-            lines.append(f"{rel}: up to date.")
-        else:
-            _write(path, directory, text)
-            lines.append(f"{rel}: written.")
-    return lines
+    said = ("up to date", "written")
+    return [_put(p, directory, text, _rel(p, directory), said) for p, text in files.items()]
 
 
 def pi_extension_dir(project: Path, user: bool) -> Path:
@@ -188,11 +175,7 @@ def init_pi(project: Path, user: bool) -> list[str]:
     root = target.parents[2] if user else project  # Pi's agent directory, or the project
     shown = str(target) if user else _rel(target, project)
     _check_all(root, [target])
-    if _read(target, root) == text:
-        lines = [f"{shown}: up to date."]
-    else:
-        _write(target, root, text)
-        lines = [f"{shown}: wrote the canon extension for Pi."]
+    lines = [_put(target, root, text, shown, ("up to date", "wrote the canon extension for Pi"))]
     if user:
         lines.append(
             "Pi loads it in every project; it stays quiet where there is no .canon/ store."
@@ -282,6 +265,14 @@ def _read(path: Path, root: Path) -> str | None:
         return initfiles.read(path, root)
     except OSError as exc:
         raise ConfigError(f"{_rel(path, root)} cannot be read ({exc.strerror}).") from None
+
+
+def _put(path: Path, root: Path, text: str, shown: str, said: tuple[str, str]) -> str:
+    """Write `text` unless the file holds it already; the line saying which (`said`)."""
+    same = _read(path, root) == text
+    if not same:
+        _write(path, root, text)
+    return f"{shown}: {said[0] if same else said[1]}."
 
 
 def _write(path: Path, root: Path, text: str) -> None:

@@ -19,17 +19,9 @@ from canon_ls.agent.tokens import (
     succeeded,
     tokens,
 )
-from canon_ls.core import reach
 from canon_ls.core.storage import freshness, fsio, layout
-from canon_ls.core.storage.address import (
-    OutsideStore,
-    StorePaths,
-    argument,
-    governing_in,
-    normalise,
-    place,
-    within,
-)
+from canon_ls.core.storage.address import place, within
+from canon_ls.core.storage.reader import DiskReader
 
 # Session sources that start a new compaction cycle; `resume` keeps the cycle.
 NEW_CYCLE = frozenset({"startup", "clear", "compact", "fork"})
@@ -51,37 +43,23 @@ class Hit(NamedTuple):
     mutating: bool
 
 
-class _OnDisk:
-    """An articles directory as a set of addresses, asked one stat at a time (for §4)."""
-
-    __slots__ = ("base",)
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def __contains__(self, address: object) -> bool:
-        return isinstance(address, str) and os.path.isfile(os.path.join(self.base, address + ".md"))
-
-
 class Resolver:
-    """Resolves path tokens against one project's store (and mounts) by looking at the disk."""
+    """Resolves path tokens against one project's store (and mounts) by looking at the disk,
+    through the store's one read side (`reader`: core/storage/reader.py, nothing loaded)."""
 
     def __init__(self, options: layout.Options, cwd: Path | None = None) -> None:
         self.project = os.path.normpath(str(options.project))
         self.cwd = os.path.normpath(str(cwd)) if cwd else self.project
         self.store_dir = os.path.normpath(str(options.root))
-        self.articles_dir = Path(options.articles_dir)
-        self.journal_dir = Path(options.journal_dir)
         try:
             self.mounts = options.mounts
         except layout.OptionError:
             self.mounts = {}
-        # name ('' for the project's own store) -> articles directory
-        self._articles = {"": str(self.articles_dir)}
-        for name, directory in self.mounts.items():
-            self._articles[name] = str(layout.mount_articles(directory))
+        self.reader = DiskReader(Path(self.project), Path(self.store_dir), self.mounts)
+        self.articles_dir = self.reader.articles_dir
+        key = hashlib.sha256(str(self.articles_dir).encode()).hexdigest()[:24]
+        self.reader.rules_cache = state_dir() / "rules" / f"{key}.json"
         self._bases = [self.project] + [str(d) for d in self.mounts.values()]
-        self._rules: dict[str, reach.Reach] | None = None  # read on the first touch
 
     def active(self) -> bool:
         """Hooks act only in a project whose store has an articles folder."""
@@ -90,17 +68,11 @@ class Resolver:
         root = Path(self.store_dir)
         project = Path(self.project)
         inside = root == project or project in root.parents
-        dirs = [self.articles_dir, self.journal_dir]
+        dirs = [self.articles_dir, self.reader.journal_dir]
         return (
             fsio.leads_outside([root, *dirs] if inside else dirs, project if inside else root)
             is None
         )
-
-    def _split(self, address: str) -> tuple[str, str]:
-        name, sep, rest = address.partition(":")
-        if sep and name in self.mounts:
-            return name, rest
-        return "", address
 
     def resolve(self, token: Token) -> Hit | None:
         """The address a token names, if it exists or its parent does (project or mount)."""
@@ -115,64 +87,37 @@ class Resolver:
             _SHAPED.search(raw) and os.path.isdir(os.path.dirname(full))
         ):
             return None
-        hit = Hit(token.text, self._display(full), address, None, False, token.mutating)
-        return hit._replace(governing=self.governing(address))
+        governing = self.reader.governing(address)
+        return Hit(token.text, self._display(full), address, governing, False, token.mutating)
 
     def _display(self, full: str) -> str:
         if within(full, self.project):
             return os.path.relpath(full, self.project).replace(os.sep, "/")
         return full
 
-    def address_of(self, path: str) -> str:
-        """SPEC §3 (core's rule): the address of a path, absolute or project-relative."""
-        try:
-            return normalise(path, Path(self.project), self.mounts)
-        except (OutsideStore, ValueError):
-            return ""
-
-    def governing(self, address: str) -> str | None:
-        """SPEC §4 (core's rule) asked of the disk: the nearest ancestor with an article."""
-        name, rest = self._split(address)
-        found = governing_in(rest, _OnDisk(self._articles[name]))
-        return f"{name}:{found}" if name and found else found
-
     def rules_for(self, relpath: str) -> list[str]:
         """The articles that apply to a project file beyond their address (core/reach.py)."""
-        if os.path.isabs(relpath):
-            return []
-        if self._rules is None:
-            key = hashlib.sha256(str(self.articles_dir).encode()).hexdigest()[:24]
-            self._rules = reach.on_disk(self.articles_dir, state_dir() / "rules" / f"{key}.json")
-        return reach.matching(self._rules, relpath)
+        return [] if os.path.isabs(relpath) else self.reader.rules_for(relpath)
 
     def governing_path(self, relpath: str) -> str | None:
         """The governing article of a project-relative (or mount) path, as on disk now."""
-        address = self.address_of(relpath)
-        return self.governing(address) if address else None
-
-    def article_path(self, address: str) -> Path:
-        """The article file of an address (OutsideStore if it would escape)."""
-        name, rest = self._split(address)
-        return StorePaths(Path(self._articles[name])).checked(rest)
+        try:
+            return self.reader.governing(self.reader.address_of(relpath, as_path=True))
+        except ValueError:
+            return None
 
     def article_stamp(self, address: str) -> list[int] | None:
         """The article file's stat key (core's one freshness rule), JSON-ready."""
         try:
-            found = freshness.key_of(self.article_path(address))
+            found = freshness.key_of(self.reader.file(address))
         except (OSError, ValueError):
             return None
         return list(found) if found is not None else None
 
     def capsule(self, address: str) -> str:
         """The capsule of one article ('' when it has none or cannot be read)."""
-        # Imported here: most hook calls surface nothing and never pay for the parser.
-        from canon_ls.core.storage.article import parse
-
-        try:
-            data = fsio.read_regular(self.article_path(address), 1 << 22)[0]  # as the store
-        except (OSError, ValueError):
-            return ""
-        return parse(data, address).capsule.strip()
+        article = self.reader.article(address)
+        return article.capsule.strip() if article is not None else ""
 
     def address_of_arg(self, value: object) -> str | None:
         """The address a `canon` tool `path` argument names (a path or an address)."""
@@ -184,15 +129,9 @@ class Resolver:
             if not any(within(full, b) for b in self._bases) or full in self._bases:
                 return None
         try:
-            return argument(text, self._is_article, Path(self.project), self.mounts) or None
-        except (OutsideStore, ValueError):
+            return self.reader.address_of(text) or None
+        except ValueError:
             return None
-
-    def _is_article(self, address: str) -> bool:
-        try:
-            return os.path.isfile(self.article_path(address))
-        except (OSError, ValueError):
-            return False
 
 
 class Surfacer:
@@ -349,7 +288,7 @@ class Surfacer:
         if address is None:
             return
         if action == "read":
-            governing = self.resolver.governing(address)
+            governing = self.resolver.reader.governing(address)
             if governing:
                 self._touch_article(governing, written=False)
         elif succeeded(tool_response) and not _REFUSED.search(response_text(tool_response)):

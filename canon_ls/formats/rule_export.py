@@ -12,8 +12,9 @@ from canon_ls.core import reach
 from canon_ls.core.checking.assets import Assets
 from canon_ls.core.storage import fsio, walk
 from canon_ls.core.storage.address import OutsideStore
-from canon_ls.core.storage.article import Article, format_scalar
+from canon_ls.core.storage.article import Article
 from canon_ls.core.storage.store import Store
+from canon_ls.core.storage.yaml_subset import format_scalar
 from canon_ls.formats import hosts as rules_formats
 from canon_ls.formats.hosts import HOSTS, Host
 

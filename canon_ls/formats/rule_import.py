@@ -17,7 +17,8 @@ from canon_ls.core import reach
 from canon_ls.core.checking.assets import Assets
 from canon_ls.core.storage import fsio, walk
 from canon_ls.core.storage.address import OutsideStore, clean, within
-from canon_ls.core.storage.article import set_meta, unreadable
+from canon_ls.core.storage.article import unreadable
+from canon_ls.core.storage.front_write import set_meta
 from canon_ls.core.storage.journal import sanitise_slug
 from canon_ls.core.storage.store import Store
 from canon_ls.formats import hosts as rules_formats

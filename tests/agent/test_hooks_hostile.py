@@ -75,3 +75,20 @@ def test_odd_session_ids_keep_their_own_state(tmp_path: Path) -> None:
         read = payload("claude-code", "post_tool_use_read", project)
         read["session_id"] = session
         assert "Source root" in context(claude(read)), session
+
+
+def test_an_article_file_linked_outside_is_not_read_by_a_hook(tmp_path: Path) -> None:
+    """SPEC §4, §12: an article file whose link leads outside the articles folder still governs
+    (it is there), but its capsule is never read: the agent is told to read the article instead.
+    Holds the hooks' reads (now through the store's one read side, DiskReader) as they were."""
+    project = make_project(tmp_path / "proj")
+    secret = tmp_path / "outside.md"
+    secret.write_text("---\ncapsule: SECRET capsule\nupdated: 2026-01-01\n---\nSECRET\n", "utf-8")
+    config = project / ".canon/articles/src/core/config.md"
+    config.unlink()
+    config.symlink_to(secret)
+    hook = Hook("claude-code", tmp_path / "state")
+    read = payload("claude-code", "post_tool_use_read", project)
+    read["tool_input"] = {"file_path": str(project / "src/core/config.py")}
+    said = json.dumps(hook(read))
+    assert "SECRET" not in said and "src/core/config" in said, said

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from canon_ls.core.storage import article as art
+from canon_ls.core.storage import front_write as fw
 from canon_ls.core.storage import yaml_subset
 from canon_ls.core.storage.yaml_subset import needs_quotes
 
@@ -159,7 +160,7 @@ def frontmatter_meta(text: str, strings: bool = False) -> dict:
 
 
 def check_round_trip(capsule: str) -> None:
-    text = art.render(None, capsule=capsule, updated="2026-11-29", scope="asset", body="b\n")
+    text = fw.render(None, capsule=capsule, updated="2026-11-29", scope="asset", body="b\n")
     expected = art.one_line(capsule).strip()  # trimmed; an empty capsule writes no key (§5)
     if expected:
         assert pyyaml_capsule(text) == expected, text
@@ -230,7 +231,7 @@ def test_spec_5_plain_when_safe() -> None:
             assert needs_quotes(capsule)
             continue
         assert not needs_quotes(capsule), capsule
-        text = art.render(None, capsule=capsule, updated="2026-11-29", scope="asset", body="")
+        text = fw.render(None, capsule=capsule, updated="2026-11-29", scope="asset", body="")
         assert f"capsule: {capsule}\n" in text
 
 
@@ -284,7 +285,7 @@ def test_spec_5_foreign_keys_byte_identical(scope: str) -> None:
     before = art.parse(FOREIGN.encode(), "src/core/config")
     assert before.capsule == "The old capsule."
     assert before.meta["aliases"] == ["Config", "Layered Config"]
-    out = art.render(
+    out = fw.render(
         FOREIGN, capsule="New: capsule", updated="2026-11-29", scope=scope, body=before.body
     )
     assert foreign_lines(out) == foreign_lines(FOREIGN)
@@ -309,22 +310,22 @@ def test_spec_5_foreign_keys_byte_identical(scope: str) -> None:
 def test_spec_5_scope_asset_removes_line_and_missing_keys_inserted() -> None:
     """SPEC §5: scope: rule written only when declared and removed by scope: asset."""
     text = "---\ntags: [a]\nscope: rule\n---\nbody\n"
-    out = art.render(text, capsule="C", updated="2026-11-29", scope="asset", body="body\n")
+    out = fw.render(text, capsule="C", updated="2026-11-29", scope="asset", body="body\n")
     assert out == "---\ncapsule: C\nupdated: 2026-11-29\ntags: [a]\n---\nbody\n"
-    out2 = art.render(out, capsule="C", updated="2026-11-29", scope="rule", body="body\n")
+    out2 = fw.render(out, capsule="C", updated="2026-11-29", scope="rule", body="body\n")
     assert out2 == "---\ncapsule: C\nupdated: 2026-11-29\nscope: rule\ntags: [a]\n---\nbody\n"
 
 
 def test_spec_5_block_capsule_replaced_with_one_line() -> None:
     text = "---\ncapsule: >\n  folded\n  text\nother: 1\n---\nx\n"
-    out = art.render(text, capsule="new", updated="2026-11-29", scope="asset", body="x\n")
+    out = fw.render(text, capsule="new", updated="2026-11-29", scope="asset", body="x\n")
     assert out == "---\ncapsule: new\nupdated: 2026-11-29\nother: 1\n---\nx\n"
 
 
 def test_spec_5_crlf_front_matter_kept() -> None:
     text = "---\r\ntitle: x\r\ncapsule: a\r\n---\r\nbody\r\n"
     before = art.parse(text, "a")
-    out = art.render(text, capsule="b", updated="2026-11-29", scope="asset", body=before.body)
+    out = fw.render(text, capsule="b", updated="2026-11-29", scope="asset", body=before.body)
     assert out == "---\r\ntitle: x\r\ncapsule: b\r\nupdated: 2026-11-29\r\n---\r\nbody\r\n"
 
 
@@ -367,9 +368,9 @@ def test_spec_5_title_and_flat_parser_matches_yaml() -> None:
 
 def test_set_meta_reviewed_keeps_everything_else() -> None:
     """SPEC §9: reviewed is a non-owned key; writing it changes nothing else."""
-    out = art.set_meta(FOREIGN, "reviewed", "2026-11-29")
+    out = fw.set_meta(FOREIGN, "reviewed", "2026-11-29")
     assert out == FOREIGN.replace("reviewed: 2026-10-01", "reviewed: 2026-11-29")
-    fresh = art.set_meta("---\ncapsule: c\n---\nx\n", "reviewed", "2026-11-29")
+    fresh = fw.set_meta("---\ncapsule: c\n---\nx\n", "reviewed", "2026-11-29")
     assert art.parse(fresh, "a").reviewed == "2026-11-29"
 
 
@@ -377,7 +378,7 @@ _KEYS = st.sampled_from(["capsule", "updated", "tags", "a_b", "x-y", "k.v", "tit
 _VALUES = st.one_of(st.sampled_from(LOOKALIKES), st.text(max_size=12))
 _LINE = st.one_of(
     st.builds(lambda k, v: f"{k}: {v}", _KEYS, _VALUES),
-    st.builds(lambda k, v: f"{k}: {art.format_scalar(art.one_line(v))}", _KEYS, _VALUES),
+    st.builds(lambda k, v: f"{k}: {yaml_subset.format_scalar(art.one_line(v))}", _KEYS, _VALUES),
     st.builds(lambda v: f"  - {v}", _VALUES),
     st.builds(lambda v: f"- {v}", _VALUES),
     st.builds(lambda k: f"{k}:", _KEYS),
@@ -444,7 +445,7 @@ def test_spec_5_render_over_any_front_matter(lines: list[str], capsule: str, sco
     """SPEC §5: rendering over arbitrary existing front matter never raises; when the result
     is valid YAML the owned values read back exactly and foreign lines are untouched."""
     previous = "---\n" + "".join(line + "\n" for line in lines) + "---\nbody\n"
-    out = art.render(previous, capsule=capsule, updated="2026-11-29", scope=scope, body="body\n")
+    out = fw.render(previous, capsule=capsule, updated="2026-11-29", scope=scope, body="body\n")
     parsed = art.parse(out, "x")
     if not parsed.problems:
         assert parsed.capsule == art.one_line(capsule).strip()

@@ -12,14 +12,9 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core.checking.assets import Assets
-from canon_ls.core.checking.check import (
-    Finding,
-    article_findings,
-    check,
-    children_unlisted,
-    orphans,
-    unreferenced,
-)
+from canon_ls.core.checking.check import article_findings, check, orphans
+from canon_ls.core.checking.lint import Finding
+from canon_ls.core.checking.relations import children_unlisted, unreferenced
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.staleness import stale
 from canon_ls.core.storage.store import Store

@@ -117,3 +117,32 @@ def test_spec_8_mount_articles_are_judged_by_the_mounts_schema(project: Path, la
     assert "schema:" not in tool.run(store, {"action": "read", "path": "src/a"}).text
     one = check.article_findings(store, "lake:prices")
     assert any(f.code.startswith("schema") for f in one)
+
+
+def test_spec_4_8_the_disk_reader_answers_as_the_loaded_store(project: Path, lake: Path) -> None:
+    """SPEC §3, §4, §8: the store's one read side (core/storage/reader.py). DiskReader, which
+    the hooks resolve through without loading anything, answers what the loaded Store answers,
+    a mount's addresses included."""
+    from canon_ls.core.storage.reader import DiskReader
+
+    (project / ".canon/articles/rules").mkdir(parents=True)
+    (project / ".canon/articles/rules/ts.md").write_text(
+        '---\ncapsule: Typed.\nscope: rule\napplies: ["**/*.ts"]\n---\nbody\n', "utf-8"
+    )
+    store = open_store(project, {"mounts": [str(lake)]})
+    tool.run(store, {"action": "write", "path": "src/core", "capsule": "Core."})
+    tool.run(store, {"action": "write", "path": "src", "capsule": "Source.", "scope": "rule"})
+    tool.run(store, {"action": "journal", "body": "Core moved", "subject": ["src/core"]})
+    reader = DiskReader(store.project, store.root, store.mounts)
+    assert not hasattr(reader, "load")  # nothing to load: each answer a stat or one file
+    asked = ["src/core/x.ts", "src/core", "src/other", "docs/a", "lake:prices/2026", "lake:none"]
+    for address in asked:
+        assert reader.governing(address) == store.governing(address), address
+        assert reader.has(address) == store.has(address), address
+    for address in ("src/core", "src", "lake:prices"):
+        ours, theirs = reader.article(address), store.article(address)
+        assert ours is not None and theirs is not None, address
+        assert (ours.capsule, ours.scope, ours.body) == (theirs.capsule, theirs.scope, theirs.body)
+    assert reader.address_of("lake:prices.csv") == store.address_of("lake:prices.csv")
+    assert reader.journal_names("src/core") == store.journal_names("src/core")
+    assert reader.rules_for("src/core/x.ts") == store.rules_for("src/core/x.ts") == ["rules/ts"]

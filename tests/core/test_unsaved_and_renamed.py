@@ -9,7 +9,8 @@ from pathlib import Path
 
 from stale_repo import git, write
 
-from canon_ls.core.checking.check import article_findings, recheck, run
+from canon_ls.core.checking.check import article_findings, run
+from canon_ls.core.checking.recheck import recheck
 from canon_ls.core.storage.project import open_store
 
 ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"

@@ -272,20 +272,20 @@ def test_an_article_read_from_disk_is_kept_while_its_file_holds(tmp_path: Path, 
     """Issue 15 (hover p99 during the start-up check): until the store loads, hovers resolve
     from the article files, and an article read once is kept for the next request while its
     file's stat key holds (settled); an edit is read again at once."""
-    from canon_ls.core.storage import disk_view
+    from canon_ls.core.storage import article as art
     from canon_ls.lsp.session.state import CanonLanguageServer, DiskWhere
     from canon_ls.lsp.startup import early
 
     monkeypatch.setattr(early.Load, "soon", lambda self, journal=False: None)
     monkeypatch.setattr("canon_ls.core.storage.freshness.RACY_NS", 0)  # every file settled
     parsed: list[str] = []
-    parse = disk_view.art.parse
+    parse = art.parse
 
     def counting(data, address, *args, **kwargs):
         parsed.append(address)
         return parse(data, address, *args, **kwargs)
 
-    monkeypatch.setattr(disk_view.art, "parse", counting)
+    monkeypatch.setattr(art, "parse", counting)
     root = build_workspace(tmp_path / "proj")
     ls = CanonLanguageServer()
     folder = ls.add_folder(root.as_uri())

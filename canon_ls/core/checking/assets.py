@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from canon_ls.core.checking.lint import Finding  # re-exported: the finding adapters name from here
 from canon_ls.core.git import gitrun
 from canon_ls.core.git.pathtable import after as _after
 from canon_ls.core.git.pathtable import encode as _encode
@@ -18,16 +17,6 @@ from canon_ls.core.git.pathtable import lower as _lower
 from canon_ls.core.git.pathtable import split as _split
 from canon_ls.core.storage import walk
 from canon_ls.core.storage.address import governing_in
-
-__all__ = [
-    "DEFAULT_IGNORES",
-    "Assets",
-    "Finding",
-    "Survey",
-    "address_of_path",
-    "has_gitignore",
-    "scope_pathspecs",
-]
 
 _SKIP_DIRS = frozenset({".git", ".canon"})
 # Never assets in a project with no .gitignore or no git at all: environments, dependencies,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import os
 import threading
@@ -19,14 +18,12 @@ from canon_ls.core.checking.assets import Assets, Survey, address_of_path
 from canon_ls.core.checking.lint import Finding
 from canon_ls.core.checking.relations import (
     children_message,
-    children_unlisted,
     inbound,
     unlisted,
-    unreferenced,
     unreferenced_message,
 )
 from canon_ls.core.git.changes import ChangeTimes
-from canon_ls.core.git.evidence import Dates, Evidence
+from canon_ls.core.git.evidence import Evidence
 from canon_ls.core.git.renames import renamed_in_place
 from canon_ls.core.git.staleness import (
     Governed,
@@ -34,37 +31,17 @@ from canon_ls.core.git.staleness import (
     evidence_one,
     mount_of,
     newest_changes,
-    own_file,
     project_addresses,
     project_dates,
     stale_evidence,
-    stale_reason,
 )
 from canon_ls.core.storage.address import asset_folder
 from canon_ls.core.storage.article import parse
-from canon_ls.core.storage.clock import today as _today
 
 if TYPE_CHECKING:
     from canon_ls.core.checking.schema import Schema
     from canon_ls.core.storage.article import Article
     from canon_ls.core.storage.store import Store
-
-__all__ = [
-    "Context",
-    "Finding",
-    "Pass",
-    "Rechecked",
-    "article_findings",
-    "check",
-    "children_unlisted",
-    "findings_of",
-    "move_guesses",
-    "orphans",
-    "recheck",
-    "run",
-    "stale_finding",
-    "unreferenced",
-]
 
 
 @dataclass
@@ -129,14 +106,10 @@ def findings_of(
     rel = ctx.schema.relations if not ctx.schema.error else None
     if rel is not None and rel.orphan_warn and not ctx.linked(address):
         found.append(Finding(address, "relations-orphan", "warning", unreferenced_message(address)))
-    if rel is not None and rel.children_listed:
-        missing = unlisted(address, art, ctx.addresses)
-        if missing:
-            found.append(
-                Finding(
-                    address, "relations-children", "warning", children_message(address, missing)
-                )
-            )
+    missing = unlisted(address, art, ctx.addresses) if rel and rel.children_listed else []
+    if missing:
+        message = children_message(address, missing)
+        found.append(Finding(address, "relations-children", "warning", message))
     project_article = not mount_of(store, address)
     if ctx.assets is not None and project_article and _is_orphan(ctx, address, art):
         question = " ".join(lint.orphan_question(address))
@@ -432,14 +405,8 @@ def _whole_pass(
     result.findings = basic
     if worker is not None:
         if on_partial is not None:
-            on_partial(
-                Pass(
-                    findings=list(basic),
-                    moves=result.moves,
-                    seconds=time.perf_counter() - started,
-                    partial=True,
-                )
-            )
+            seconds = time.perf_counter() - started
+            on_partial(Pass(list(basic), moves=result.moves, seconds=seconds, partial=True))
         # The survey mapped governing articles while git ran; the verdicts need only the
         # articles' dates, so the parsed store goes before git's output is read.
         governed = Governed(assets, survey or assets.survey(project_addresses(store)))
@@ -497,84 +464,3 @@ def _times(project: Path, box: dict[str, Any]) -> None:
         box["seconds"] = time.perf_counter() - started
     except Exception as exc:  # re-raised by run() on its own thread
         box["error"] = exc
-
-
-@dataclass
-class Rechecked:
-    """One article's findings after an edit, and its staleness as far as the last pass knew."""
-
-    findings: list[Finding]
-    stale: str | None = None  # the stale sentence, None when not stale
-    evidence: Evidence | None = None  # the facts, when the last pass had them
-    pending: bool = False  # stale, but the facts need the next whole pass
-
-
-def recheck(
-    store: Store,
-    address: str,
-    *,
-    previous: list[Finding] | None = None,
-    newest: tuple[float, str] | None = None,
-    evidence: Evidence | None = None,
-    staleness: bool = False,
-    text: str | None = None,
-) -> Rechecked | None:
-    """One article's findings from what the last whole pass measured, or None when it is gone."""
-    article = store.article(address)
-    if text is not None:
-        article = parse(text, article.address if article is not None else address)
-    if article is None:
-        return None
-    found = article_findings(store, address, text=text)
-    orphan = [f for f in previous or [] if f.code == "orphan"]
-    if orphan and article.scope != "rule":
-        found += orphan
-    result = Rechecked(found)
-    if staleness and ":" not in address:
-        _restale(store, address, article, newest, evidence, result)
-        if result.stale is not None:
-            found.append(
-                stale_finding(result.evidence)
-                if result.evidence is not None
-                else Finding(address, "stale", "info", result.stale)
-            )
-    return result
-
-
-def _restale(
-    store: Store,
-    address: str,
-    article: Article,
-    newest: tuple[float, str] | None,
-    known: Evidence | None,
-    result: Rechecked,
-) -> None:
-    now = _today()
-    dates = Dates.of(article, own_file(store, address))
-    own = functools.partial(_mtime, store.project)  # the article was just written: its mtime
-    if not dates.stale(newest[0] if newest else 0.0, now, own):
-        return
-    evidence = known.since(dates, now, own) if known is not None else None
-    if evidence is None:  # newly stale, or the cut moved back: a short reason stands in
-        result.pending = True
-        result.stale = stale_reason(store, address, newest, now, own) or f"{address} is stale."
-        return
-    result.evidence = evidence
-    result.stale = evidence.message()
-
-
-def _mtime(project: Path, file: str) -> float:
-    """A file's mtime (0.0 when it cannot be read): an article just edited changed then."""
-    try:
-        return os.stat(os.path.join(project, file)).st_mtime
-    except (OSError, ValueError):
-        return 0.0
-
-
-def carried_stale(address: str, reason: str, evidence: Evidence | None) -> Finding:
-    """A stale finding an adapter keeps from an earlier pass while the next one runs."""
-    return (
-        stale_finding(evidence)
-        if evidence is not None
-        else Finding(address, "stale", "info", reason)
-    )

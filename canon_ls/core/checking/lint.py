@@ -20,20 +20,9 @@ BODY_WARN = 8000
 BODY_SPLIT = 20000
 CAPSULE_MAX = 1000
 CHANGELOG_WORDS = (
-    "updated",
-    "changed",
-    "added",
-    "fixed",
-    "now",
-    "removed",
-    "renamed",
-    "refactored",
-    "moved",
-    "bumped",
-    "implemented",
-    "migrated",
-    "verified",
-)
+    "updated", "changed", "added", "fixed", "now", "removed", "renamed", "refactored", "moved",
+    "bumped", "implemented", "migrated", "verified",
+)  # fmt: skip
 LOG_SEGMENTS = {"log", "logs", "journal", "session", "sessions", "standup", "standups"}
 LOG_SEGMENTS |= {"meeting", "meetings"}
 FOLD_UP_CHARS = 400  # a body shorter than this under an existing parent could live there
@@ -316,17 +305,8 @@ def article_findings(
         end_line, end = position(link.end)
         if end_line != line:
             end = start + (link.end - link.start)
-        found.append(
-            Finding(
-                a,
-                "broken-link",
-                "warning",
-                f"Broken wikilink [[{link.raw}]]: no article {link_stem(link.target)} exists.",
-                line,
-                start,
-                end,
-            )
-        )
+        message = f"Broken wikilink [[{link.raw}]]: no article {link_stem(link.target)} exists."
+        found.append(Finding(a, "broken-link", "warning", message, line, start, end))
     return found
 
 

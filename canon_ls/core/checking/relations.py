@@ -27,7 +27,7 @@ def inbound(store: Store, addresses: Iterable[str]) -> dict[str, set[str]]:
     return inbound
 
 
-def _children(address: str, addresses: list[str], articles: set[str] | None = None) -> list[str]:
+def _children(address: str, addresses: list[str]) -> list[str]:
     """Direct child articles: below `address`, with no nearer article in between."""
     prefix = address + "/"
     lo = bisect.bisect_left(addresses, prefix)
@@ -35,16 +35,15 @@ def _children(address: str, addresses: list[str], articles: set[str] | None = No
     out = []
     for child in addresses[lo:hi]:
         up = child.rpartition("/")[0]
-        while up != address and not _holds(addresses, up, articles):
+        while up != address and not _holds(addresses, up):
             up = up.rpartition("/")[0]
         if up == address:
             out.append(child)
     return out
 
 
-def _holds(addresses: list[str], address: str, articles: set[str] | None) -> bool:
-    if articles is not None:
-        return address in articles
+def _holds(addresses: list[str], address: str) -> bool:
+    """Whether `address` is in the sorted `addresses`."""
     i = bisect.bisect_left(addresses, address)
     return i < len(addresses) and addresses[i] == address
 
@@ -53,7 +52,7 @@ def unlisted(address: str, art: Article, addresses: list[str]) -> list[str]:
     children = _children(address, addresses)
     if not children:
         return []
-    targets = {link_target(t, lambda a: _holds(addresses, a, None)) for t in art.targets}
+    targets = {link_target(t, lambda a: _holds(addresses, a)) for t in art.targets}
     return [c for c in children if c not in targets]
 
 

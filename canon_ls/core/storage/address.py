@@ -168,15 +168,17 @@ def parent(address: str) -> str:
 
 def asset_folder(project: Path, address: str) -> bool:
     """Whether an article at `address` stands where a file would (SPEC §6.1 item 5): its folder
-    exists, or the first missing one is a typo of one beside it; topic folders are no asset's."""
-    here = project
+    exists, or the first missing one is a typo of one beside it (`scr`: `src`); topic folders
+    are no asset's."""
+    here = str(project)  # strings, not Paths: a check asks this of every orphan
     for seg in parent(address).split("/"):
-        if not (here / seg).is_dir():
+        there = os.path.join(here, seg)
+        if not os.path.isdir(there):
             with contextlib.suppress(OSError):
                 typo = [n for n in os.listdir(here) if n != seg and _dropped(seg) & _dropped(n)]
-                return len(seg) > 2 and any((here / n).is_dir() for n in typo)  # `scr`/`src`
+                return len(seg) > 2 and any(os.path.isdir(os.path.join(here, n)) for n in typo)
             return False
-        here = here / seg
+        here = there
     return True
 
 
@@ -224,15 +226,16 @@ class StorePaths:
             return None
         return [(a, self.file(a)) for a in ancestors(address)]
 
-    def checked(self, address: str) -> Path:
+    def checked(self, address: str, resolve: bool = True) -> Path:
         """The article file of any address: refused (OutsideStore) when it is empty, not
-        normalised, or resolves outside the articles directory."""
+        normalised, or (`resolve`) resolves outside the articles directory."""
         if not address:
             raise OutsideStore("an empty address names no article")
         if "\x00" in address or any(seg in ("", ".", "..") for seg in address.split("/")):
             raise OutsideStore(f"{address!r} is not a normalised address")
         path = self.articles_dir / (address + ".md")
-        contained(path, self.articles_dir)
+        if resolve:
+            contained(path, self.articles_dir)
         return path
 
     def address(self, file: str | Path) -> str | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import dataclass, field, fields
@@ -10,7 +9,7 @@ from typing import Any, Protocol
 
 from canon_ls.core.retrieval.links import Link, link_targets, wikilinks
 from canon_ls.core.storage import yaml_subset as ys
-from canon_ls.core.storage.yaml_subset import format_scalar, one_line
+from canon_ls.core.storage.yaml_subset import one_line
 
 OWNED = ("capsule", "updated", "scope")
 
@@ -100,7 +99,7 @@ def tags_of(value: object) -> tuple[str, ...]:
 
 
 @dataclass
-class _Parts:
+class Parts:
     head: str  # optional BOM + the opening '---' line
     lines: list[str]  # front matter lines, each with its line ending
     close: str  # the closing '---' or '...' line ('' when unclosed)
@@ -108,7 +107,7 @@ class _Parts:
     body_line: int
 
 
-def _parts(text: str) -> _Parts | None:
+def parts_of(text: str) -> Parts | None:
     """Front matter pieces; None when the text does not open with a '---' line."""
     front = _front(text)
     if front is None:
@@ -118,11 +117,11 @@ def _parts(text: str) -> _Parts | None:
     lines = [piece + "\n" for piece in pieces[:-1]]
     if pieces[-1]:
         lines.append(pieces[-1])
-    return _Parts(head, lines, close, body, body_line)
+    return Parts(head, lines, close, body, body_line)
 
 
 def _front(text: str) -> tuple[str, str, str, str, int] | None:
-    """_Parts without the list of lines: (head, the front matter lines joined, close, body,
+    """Parts without the list of lines: (head, the front matter lines joined, close, body,
     body_line); None when the text does not open with a '---' line."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom) :] if bom else text
@@ -169,7 +168,7 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
     only its own key, named in the problems; the writers keep that line as it is."""
     chunks: list[list[str]] = [[]]
     for line in block.split("\n"):
-        if line[:1] not in ("", " ", "\t", "#") and not _continues(line) and chunks[-1]:
+        if line[:1] not in ("", " ", "\t", "#") and not ys.continues(line) and chunks[-1]:
             chunks.append([])
         chunks[-1].append(line)
     meta: dict[str, Any] = {}
@@ -178,7 +177,7 @@ def parse_by_key(block: str) -> tuple[dict[str, Any], list[str]]:
     for chunk in chunks:
         start, at = start + len(chunk), start
         try:
-            if _continues(next((x for x in chunk if x.strip()[:1] not in ("", "#")), "")):
+            if ys.continues(next((x for x in chunk if x.strip()[:1] not in ("", "#")), "")):
                 raise ValueError("lines under no key: not a mapping of keys to values")
             meta.update(parse_front_matter("\n".join(chunk)))
         except ValueError as exc:
@@ -196,6 +195,8 @@ _LINE = re.compile(r"\(line (\d+),")
 
 def unreadable(article: Article, key: str) -> bool:
     """The front matter holds `key` but canon cannot read its value (reported, never absent)."""
+    if not article.problems:  # most articles (a whole-store check asks this of each one)
+        return False
     return any(p.startswith(f"malformed front matter: {key} cannot") for p in article.problems)
 
 
@@ -212,11 +213,11 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
     blocks: list[tuple[str, range]] = []  # a blank owned key and the indented lines under it
     for i, line in enumerate(lines):
         m = _OWNED_LINE.fullmatch(line.rstrip("\r"))
-        if m and not _continues(next((x for x in lines[i + 1 :] if x.strip()), "")):
+        if m and not ys.continues(next((x for x in lines[i + 1 :] if x.strip()), "")):
             found.append((i, m.group(1), (m.group(2) or "").strip()))
         elif m and not (m.group(2) or "").strip():
             end = i + 1
-            while end < len(lines) and (_continues(lines[end]) or not lines[end].strip()):
+            while end < len(lines) and (ys.continues(lines[end]) or not lines[end].strip()):
                 end += 1
             blocks.append((m.group(1), range(i, end)))
     given = {key for _, key, value in found if value}
@@ -247,25 +248,6 @@ def owned_duplicates(block: str) -> list[str]:
         return []
     seen = [m.group(1) for m in map(_OWNED_LINE.fullmatch, block.split("\n")) if m]
     return sorted({key for key in seen if seen.count(key) > 1})
-
-
-def without_duplicates(text: str) -> str:
-    """The article text with each duplicated owned key once, where it first appears, holding
-    the value canon reads (the non-empty one); everything else keeps its bytes."""
-    parts = _parts(text)
-    if parts is None or not parts.close:
-        return text
-    nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
-    lines = list(parts.lines)
-    meta = parse(text, "").meta
-    for key in owned_duplicates("".join(lines).replace("\r\n", "\n")):
-        value = meta.get(key)
-        if isinstance(value, str) and value.strip():
-            shown = format_scalar(value) if key == "capsule" else value
-            _set_key(lines, key, f"{key}: {shown}{nl}", ())
-        else:
-            _drop_key(lines, key)
-    return parts.head + "".join(lines) + parts.close + parts.body
 
 
 SHARED_CHARS = 32  # keys and values this short (dates, scopes, tags) are one string in memory
@@ -468,132 +450,3 @@ def title_of(body: str) -> str:
         if end < 0:
             return ""
         pos = end + 1
-
-
-def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
-    """Line spans [start, end) of every top-level occurrence of `key`, continuation included."""
-    pattern = re.compile(re.escape(key) + r"[ \t]*:(?:[ \t]|\r?\n|$)")
-    spans: list[tuple[int, int]] = []
-    n = len(lines)
-    i = 0
-    while i < n:
-        if pattern.match(lines[i]):
-            j = i + 1
-            while j < n:
-                line = lines[j]
-                if not line.strip():
-                    k = j
-                    while k < n and not lines[k].strip():
-                        k += 1
-                    if k < n and _continues(lines[k]):
-                        j = k
-                        continue
-                    break
-                if _continues(line):
-                    j += 1
-                    continue
-                break
-            spans.append((i, j))
-            i = j
-        else:
-            i += 1
-    return spans
-
-
-def _continues(line: str) -> bool:
-    return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip("\r\n") == "-"
-
-
-def _set_key(lines: list[str], key: str, new_line: str, after: tuple[str, ...]) -> None:
-    """Replace `key`'s line(s) in place, or insert after the last of `after` present (else top)."""
-    spans = _key_spans(lines, key)
-    if spans:  # the first readable occurrence is replaced, other readable ones go
-        readable = [span for span in spans if _reads(lines, span)]
-        for span in reversed(spans):
-            if span == (readable or spans)[0]:
-                lines[span[0] : span[1]] = [new_line]
-            elif span in readable:
-                del lines[span[0] : span[1]]
-        return
-    at = 0
-    for anchor in after:
-        anchor_spans = _key_spans(lines, anchor)
-        if anchor_spans:
-            at = anchor_spans[0][1]
-    lines.insert(_past_continuations(lines, at), new_line)
-
-
-def _past_continuations(lines: list[str], at: int) -> int:
-    """Never insert a key right above indented lines: they would become its value."""
-    n = len(lines)
-    while at < n:
-        if _continues(lines[at]):
-            at += 1
-            continue
-        if not lines[at].strip():
-            k = at
-            while k < n and not lines[k].strip():
-                k += 1
-            if k < n and _continues(lines[k]):
-                at = k + 1
-                continue
-        break
-    return at
-
-
-def _drop_key(lines: list[str], key: str) -> None:
-    for start, end in reversed(_key_spans(lines, key)):
-        if _reads(lines, (start, end)):
-            del lines[start:end]
-
-
-def _reads(lines: list[str], span: tuple[int, int]) -> bool:
-    """Whether canon can read these lines: one it cannot is never deleted by a writer."""
-    try:
-        parse_front_matter("".join(lines[span[0] : span[1]]).replace("\r\n", "\n"))
-    except ValueError:
-        return False
-    return True
-
-
-def render(
-    previous: str | None, *, capsule: str | None, updated: str, scope: str | None, body: str
-) -> str:
-    """The new file text: only capsule/updated/scope lines change (None: left as they are), every
-    other front matter line keeps its bytes; `body` is written verbatim after it."""
-    parts = _parts(previous) if previous else None
-    if parts is None or not parts.close:
-        head, lines, close, nl = "---\n", [], "---\n", "\n"
-    else:
-        nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
-        head, lines, close = parts.head, list(parts.lines), parts.close
-        if not close.endswith("\n") and body:
-            close += nl
-    capsule = None if capsule is None else one_line(capsule).strip()  # §5: trimmed
-    if capsule:
-        _set_key(lines, "capsule", f"capsule: {format_scalar(capsule)}{nl}", ())
-    elif capsule is not None:  # an empty capsule has no key
-        _drop_key(lines, "capsule")
-    _set_key(lines, "updated", f"updated: {updated}{nl}", ("capsule",))
-    if scope == "rule":
-        _set_key(lines, "scope", f"scope: rule{nl}", ("capsule", "updated"))
-    elif scope is not None:
-        _drop_key(lines, "scope")
-    return head + "".join(lines) + close + body
-
-
-def set_meta(previous: str, key: str, value: str | bool | list[str]) -> str:
-    """Set one (non-owned) front matter key, e.g. reviewed: 2026-11-29; the rest is untouched."""
-    if not isinstance(value, str):
-        shown = json.dumps(value, ensure_ascii=False)
-    else:
-        shown = value if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else format_scalar(value)
-    parts = _parts(previous)
-    if parts is None or not parts.close:
-        return f"---\n{key}: {shown}\n---\n" + previous
-    nl = "\r\n" if parts.head.endswith("\r\n") else "\n"
-    lines = list(parts.lines)
-    anchors = tuple(k for k in OWNED)
-    _set_key(lines, key, f"{key}: {shown}{nl}", anchors)
-    close = parts.close if parts.close.endswith("\n") or not parts.body else parts.close + nl
-    return parts.head + "".join(lines) + close + parts.body

@@ -32,12 +32,10 @@ from canon_ls.core.storage.freshness import Key, key_of, scan, settled
 from canon_ls.core.storage.journal import JournalEntry
 from canon_ls.core.storage.journal_index import JournalIndex
 from canon_ls.core.storage.places import StorePlaces
-from canon_ls.core.storage.reader import Reader
+from canon_ls.core.storage.reader import MAX_BYTES, Reader
 
 if TYPE_CHECKING:  # BM25 is imported when first asked (a third of this module's import)
     from canon_ls.core.retrieval.search_file import FileIndex
-
-MAX_BYTES = 4 * 1024 * 1024  # larger article files are read truncated, with a problem
 
 
 def _read_capped(

@@ -361,40 +361,26 @@ def _read_file(
     if raw is None:
         return {}, data
     found: dict[str, Any] = {}
+    known = ", ".join(OPTION_KEYS)
     for key, value in raw.items():
-        where = f"{path}: option {key!r}"
         if key not in OPTION_KEYS:
-            options.issues.append(
-                Problem(
-                    path,
-                    key,
-                    f"{path}: unknown option {key!r}; remove it (the options are "
-                    f"{', '.join(OPTION_KEYS)}).",
-                )
+            problem = f"unknown option {key!r}; remove it (the options are {known})"
+        elif key not in allowed:
+            problem = (
+                f"option {key!r} is project topology, not a personal setting; move it to "
+                f"{PROJECT_FILE} at the project root (or pass --{key}); ignored here"
             )
-            continue
-        if key not in allowed:
-            options.issues.append(
-                Problem(
-                    path,
-                    key,
-                    f"{where} is project topology, not a personal setting; move it to "
-                    f"{PROJECT_FILE} at the project root (or pass --{key}); ignored here.",
+        else:
+            try:
+                found[key] = check(key, value, options.project)
+                continue
+            except OptionError as exc:
+                why = str(exc).rstrip(".")
+                problem = (
+                    f"{why[0].lower() + why[1:]}; fix the value "
+                    f"(default {show(DEFAULTS[key])} applies meanwhile)"
                 )
-            )
-            continue
-        try:
-            found[key] = check(key, value, options.project)
-        except OptionError as exc:
-            why = str(exc).rstrip(".")
-            options.issues.append(
-                Problem(
-                    path,
-                    key,
-                    f"{path}: {why[0].lower() + why[1:]}; fix the value "
-                    f"(default {show(DEFAULTS[key])} applies meanwhile).",
-                )
-            )
+        options.issues.append(Problem(path, key, f"{path}: {problem}."))
     return found, data
 
 

@@ -11,6 +11,7 @@ from canon_ls.core.checking import schema as sch
 from canon_ls.core.storage import article as art
 from canon_ls.core.storage import clock
 from canon_ls.core.storage.article import Article
+from canon_ls.core.storage.front_write import render
 
 
 class BadInput(ValueError):
@@ -116,7 +117,7 @@ def merge(
     )
     if judgement.refusals:
         return WriteOutcome(address, "refused", judgement.refusals), None, mode
-    text = art.render(  # a line the write does not change stays as it is (it may be unreadable)
+    text = render(  # a line the write does not change stays as it is (it may be unreadable)
         prev_text,
         capsule=new_capsule if new_capsule or capsule_changed else None,
         updated=clock.today(),

@@ -13,7 +13,6 @@ from typing import Any
 from canon_ls.core.storage import fsio
 from canon_ls.core.storage.address import OutsideStore
 from canon_ls.core.storage.layout import (
-    BEHAVIOUR_KEYS,
     OPTION_KEYS,
     PROJECT_FILE,
     TOPOLOGY_KEYS,
@@ -315,15 +314,3 @@ def _toml(value: object) -> str:
 
 def _why(exc: BaseException) -> str:
     return " ".join(str(getattr(exc, "strerror", None) or exc).split())[:160]
-
-
-__all__ = [
-    "BEHAVIOUR_KEYS",
-    "parse_value",
-    "revoke",
-    "set_project",
-    "set_user",
-    "unset_project",
-    "trust",
-    "unset_user",
-]

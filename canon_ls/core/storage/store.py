@@ -17,6 +17,7 @@ from canon_ls.core.storage import clock, freshness, fsio, layout, merge
 from canon_ls.core.storage import journal as jrn
 from canon_ls.core.storage.address import OutsideStore, contained
 from canon_ls.core.storage.article import Article
+from canon_ls.core.storage.front_write import set_meta
 from canon_ls.core.storage.index import MAX_BYTES, StoreIndex
 from canon_ls.core.storage.journal import JournalEntry, sanitise_slug, slug_from_body
 from canon_ls.core.storage.merge import BadInput, WriteOutcome
@@ -171,7 +172,7 @@ class Store(StoreIndex):
                     prev_data,
                     merge.Request(capsule, body, scope, capsule_given, body_given),
                     self.schema(),
-                    exists=self.is_article_file,
+                    exists=self.has if self.loaded else self.is_article_file,  # no load for it
                     orphan=self.would_orphan,
                     governs=self.maps if self.options and self.options.lane else None,
                     maps=self.maps,
@@ -225,7 +226,7 @@ class Store(StoreIndex):
         date = date or clock.today()
         if not _ISO.fullmatch(date):
             raise BadInput(f"reviewed must be a date YYYY-MM-DD, not {date!r}.")
-        self.edit(address, lambda text: art.set_meta(text, "reviewed", date), "mark reviewed")
+        self.edit(address, lambda text: set_meta(text, "reviewed", date), "mark reviewed")
 
     def edit(self, address: str, change: Callable[[str], str], what: str = "edit") -> bool:
         """Rewrite an article's text by `change` under the store lock, `updated` untouched

@@ -177,6 +177,11 @@ _NUMBERISH = re.compile(
 _DATEISH = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
 
 
+def continues(line: str) -> bool:
+    """Whether a front matter line belongs to the key above it (indented, or a list item)."""
+    return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip("\r\n") == "-"
+
+
 def one_line(capsule: str) -> str:
     """Collapse every run of line breaks (and the blanks around it) to a single space."""
     return BREAKS.sub(" ", capsule)

@@ -14,6 +14,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls.core.retrieval.links import rewrite_links, wikilinks
 from canon_ls.core.storage import article as core_article
+from canon_ls.core.storage import front_write
 from canon_ls.core.storage.address import parent
 from canon_ls.core.storage.clock import today
 from canon_ls.lsp.handlers import edits
@@ -214,7 +215,7 @@ def build_edit(ls: CanonLanguageServer, data: dict[str, Any]) -> types.Workspace
         if op == "rule":
             return _set_key(ls, folder, address, "scope", "rule")
         if op == "dedupe":
-            return _rewrite(ls, folder, address, core_article.without_duplicates, "no key twice")
+            return _rewrite(ls, folder, address, front_write.without_duplicates, "no key twice")
         if op == "move":
             return _move(ls, folder, address, str(data.get("to", "")))
         if op == "merge":
@@ -232,7 +233,7 @@ def create_article(folder: Folder, address: str) -> types.WorkspaceEdit | str:
     path = store.path_of(address)
     if path.exists():
         return f"The article {address} already exists."
-    text = core_article.render(
+    text = front_write.render(
         None, capsule="", updated=today(), scope="asset", body=f"# {address}\n\n"
     )
     return edits.workspace_edit(edits.create_file(from_fs_path(str(path)) or "", text))
@@ -242,7 +243,7 @@ def _set_key(
     ls: CanonLanguageServer, folder: Folder, address: str, key: str, value: str
 ) -> types.WorkspaceEdit | str:
     return _rewrite(
-        ls, folder, address, lambda text: core_article.set_meta(text, key, value), f"{key}: {value}"
+        ls, folder, address, lambda text: front_write.set_meta(text, key, value), f"{key}: {value}"
     )
 
 

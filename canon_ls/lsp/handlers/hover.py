@@ -93,13 +93,12 @@ def render(found: Found, journal: list[str]) -> str:
 def _rules(found: Found) -> list[str]:
     """A line per article that applies to the file beyond its address."""
     where = found.where
-    rules_for = getattr(where.reader, "rules_for", None)  # none while the store loads
     project = where.folder.project
     path = Path(os.path.normpath(found.path)) if found.path is not None else project
-    if rules_for is None or not path.is_relative_to(project) or path == project:
+    if not path.is_relative_to(project) or path == project:
         return []
     shown = []
-    for address in rules_for(path.relative_to(project).as_posix()):
+    for address in where.reader.rules_for(path.relative_to(project).as_posix()):
         rule = where.reader.article(address)
         if address != found.governing and rule is not None:
             capsule = _escape(rule.capsule) if rule.capsule else "_no capsule yet_"

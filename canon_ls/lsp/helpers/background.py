@@ -74,17 +74,8 @@ def compute(
 
 
 def _snapshot(done: Any) -> Snapshot:
-    return Snapshot(
-        findings=done.findings,
-        stale={a: e.message() for a, e in done.evidence.items()},
-        evidence=done.evidence,
-        newest=done.newest,
-        moves=done.moves,
-        dirs=done.dirs,
-        seconds=done.seconds,
-        git_seconds=done.git_seconds,
-        partial=done.partial,
-    )
+    """A core `Pass` (every field of it) with its stale sentences."""
+    return Snapshot(stale={a: e.message() for a, e in done.evidence.items()}, **vars(done))
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from canon_ls.core.checking import check as core_check
+from canon_ls.core.checking.recheck import carried_stale
 from canon_ls.lsp.handlers import diagnostics
 from canon_ls.lsp.helpers import background
 from canon_ls.lsp.session import sync
@@ -150,7 +150,7 @@ async def _carry_stale(
             if address in grouped or (folder.store is not None and folder.store.has(address)):
                 found = grouped.setdefault(address, [])
                 evidence = folder.signals.evidence.get(address)
-                found.append(core_check.carried_stale(address, reason, evidence))
+                found.append(carried_stale(address, reason, evidence))
                 found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
     return grouped
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from canon_ls.core.checking.assets import Finding
-    from canon_ls.core.checking.check import Rechecked
+    from canon_ls.core.checking.lint import Finding
+    from canon_ls.core.checking.recheck import Rechecked
     from canon_ls.core.git.evidence import Evidence
 
 

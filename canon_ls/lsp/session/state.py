@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from canon_ls import version
-from canon_ls.core.checking import check as core_check
+from canon_ls.core.checking import recheck as core_recheck
 from canon_ls.core.storage import address as core_address
 from canon_ls.core.storage import fsio
 from canon_ls.core.storage.disk_view import JOURNAL_MAX
@@ -389,7 +389,7 @@ class Folder:
             return False
         staleness = signals.checked and self.settings.staleness_enabled and ":" not in address
         try:
-            done = core_check.recheck(
+            done = core_recheck.recheck(
                 store,
                 address,
                 previous=signals.findings.get(address),

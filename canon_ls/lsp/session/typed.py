@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from canon_ls.core.checking import check as core_check
+from canon_ls.core.checking import recheck as core_recheck
 from canon_ls.core.checking.lint import Finding
 from canon_ls.lsp.session.state import CanonLanguageServer, Folder
 
@@ -65,7 +65,7 @@ def findings(
         found = [*previous, Finding(address, "typed-skipped", "info", skip)]
     else:
         try:
-            done = core_check.recheck(store, address, previous=previous, text=text)
+            done = core_recheck.recheck(store, address, previous=previous, text=text)
         except Exception:
             log.exception("checking the unsaved text of %s failed", address)
             return None
