@@ -176,7 +176,7 @@ def run(
         if problem:
             return ToolResult(problem, 2)
         if name == "read":
-            known = (lambda _store, address: evidence(address)) if evidence else _evidence
+            known = _evidence if evidence is None else lambda _, a: _line(evidence(a))
             return _read(store, _req_str(args, "path", name, dialect), known, dialect)
         if name == "write":
             return _write(store, args, dialect)
@@ -200,7 +200,7 @@ def run(
 
 
 def _read(
-    store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None], dialect: Dialect
+    store: Store, path: str, evidence_of: Callable[[Store, str], str | None], dialect: Dialect
 ) -> ToolResult:
     address = store.address_of(path)
     if not address:
@@ -221,7 +221,7 @@ def _read(
         lines.append("scope: rule")
     evidence = evidence_of(store, governing)
     if evidence is not None:
-        lines.append(evidence.line())
+        lines.append(evidence)
     lines += [f"problem: {p}" for p in article.problems]
     if store.is_orphan(governing):
         lines.append(" ".join(_orphan_question(governing, dialect)))
@@ -241,13 +241,17 @@ def _read(
     return ToolResult("\n".join(lines), 0)
 
 
-def _evidence(store: Store, address: str) -> Evidence | None:
+def _line(evidence: Evidence | None) -> str | None:
+    return evidence.line() if evidence is not None else None
+
+
+def _evidence(store: Store, address: str) -> str | None:
     """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
     cannot read, or any other failure here, leaves the read without it."""
-    from canon_ls.core.git.staleness import evidence_for
+    from canon_ls.core.git.staleness import evidence_line
 
     try:
-        return evidence_for(store, address)
+        return evidence_line(store, address)
     except Exception:  # noqa: BLE001 - staleness never breaks a read
         return None
 

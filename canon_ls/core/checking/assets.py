@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -106,6 +107,7 @@ class Assets:
 
     def refresh(self) -> None:
         """Re-list the project (a few git processes at once, or a walk)."""
+        self.started_ns = time.time_ns()  # the listing is as the files were from here on
         self.default_ignores = not has_gitignore(self.project)
         blob = self._git_blob()
         self.git = blob is not None

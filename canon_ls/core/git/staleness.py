@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.checking.assets import Assets, Survey, address_of_path, scope_pathspecs
+from canon_ls.core.git import evidence_cache
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.dated import Runs, Timeline, runs_of
 from canon_ls.core.git.evidence import (
@@ -171,7 +173,11 @@ def stale_evidence(
     addresses = project_addresses(store)
     if governed is None:
         governed = governed_pairs(addresses, assets)
-    return evidence_of(project_dates(store), governed, times, newest)
+    out = evidence_of(project_dates(store), governed, times, newest)
+    since = min(getattr(assets, "started_ns", 0), getattr(times, "started_ns", 0))
+    kept = {a: (store.stat_key(a), e.line() if (e := out.get(a)) else None) for a in addresses}
+    evidence_cache.remember(store, {a: v for a, v in kept.items() if v[0]}, since)  # for reads
+    return out
 
 
 def project_dates(store: Store) -> dict[str, Dates]:
@@ -272,3 +278,18 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         paths = [*scope_pathspecs(address), f":(literal){own_file(store, address)}"]
         times = ChangeTimes(store.project, status_paths=paths)
     return evidence_one(store, address, assets, times)
+
+
+def evidence_line(store: Store, address: str) -> str | None:
+    """evidence_for()'s line (what a read shows), from the evidence cache while nothing it rests on
+    moved: a read then runs no git."""
+    own = store.stat_key(address)
+    found, line = evidence_cache.lookup(store, address, own)
+    if found:
+        return line
+    since = time.time_ns()
+    evidence = evidence_for(store, address)
+    line = evidence.line() if evidence is not None else None
+    if own is not None:
+        evidence_cache.remember(store, {address: (own, line)}, since)
+    return line

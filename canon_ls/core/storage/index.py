@@ -223,6 +223,10 @@ class StoreIndex(StorePlaces, Reader):
                         return candidate, self._index[candidate]
             return None, None
 
+    def stat_key(self, address: str) -> Key | None:
+        """The stat key of the article's file as it was last read (None: not read)."""
+        return self._stat.get(address)
+
     def held_article(self, address: str) -> Article | None:
         """`article`, taking one `governing_article` just read without loading the store."""
         return self._index.get(address) or self.article(address)

@@ -8,7 +8,7 @@ import contextlib
 import marshal
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,16 @@ from canon_ls.core.storage.journal import JournalEntry
 
 if TYPE_CHECKING:  # imported when the journal is first searched
     from canon_ls.core.retrieval.search import SearchIndex
+
+
+def _row(entry: JournalEntry) -> str:
+    """jrn.order() as one string that sorts the same (the subjects file holds these)."""
+    date, logged, number, mtime, name = jrn.order(entry)
+    return f"{date}\1{logged}\1{number:09d}\1{mtime:020d}\1{name}"
+
+
+def _name(row: str) -> str:
+    return row.rpartition("\1")[2]
 
 
 class JournalIndex:
@@ -204,11 +214,63 @@ class JournalIndex:
     def names(self, address: str) -> list[str]:
         """Every entry file name whose subject names `address`, newest first (from the grouping once
         built, else from the entries that name it: a process asking once sorts nothing)."""
+        first = not self._entries and self._file is not None
+        quick = self._quick_names(address) if first else None
+        if quick is not None:
+            return quick
         self.refresh()
+        now = time.time_ns()
+        settled = all(freshness.settled(k, now) for k in self._keys.values())
+        if first and settled and len(self._entries) >= self.MIN_ENTRIES:
+            rows: dict[str, list[str]] = {}
+            for e in self._entries.values():
+                for subject in e.subject:
+                    rows.setdefault(subject, []).append(_row(e))
+            grouped = {s: "\n".join(sorted(r, reverse=True)) for s, r in rows.items()}
+            self._save_subjects(self._entries, grouped)
         if self._by_subject is not None:
             return self._by_subject.get(address, [])
         about = [e for e in self._entries.values() if address in e.subject]
         return [e.name for e in jrn.newest_first(about)]
+
+    def _subjects_file(self) -> Path:
+        return Path(str(self._file).removesuffix(".bin") + "-subjects.bin")
+
+    def _quick_names(self, address: str) -> list[str] | None:
+        """names() from the sealed subjects file (each subject's entries in journal order) and one
+        listing of names: only entries added since are read (a read about one article at 25k
+        entries: no other entry is read). None: the full path (no file, damaged, blocked)."""
+        try:
+            with open(self._subjects_file(), "rb") as fh:
+                stamp, where, known, grouped = marshal.loads(seal.unsealed(fh.read()) or b"N")
+            if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
+                return None
+            if self._blocked():
+                return None
+            listed = {n for n in os.listdir(self.directory) if n.endswith(".md")}
+        except (OSError, ValueError, TypeError, EOFError):
+            return None
+        known, now, settled = set(known.split("\0")), time.time_ns(), True
+        gone, added, inside = known - listed, listed - known, os.path.realpath(self.directory)
+        for subject, rows in grouped.items() if gone else ():
+            grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
+        for name in sorted(added):
+            k = freshness.key_of(self.directory / name)
+            got = self._read(name, k, inside) if k else None
+            if got is None:
+                return None
+            settled = settled and freshness.settled(k, now)  # else kept for this answer only
+            for subject in got[0].subject:
+                rows = sorted([_row(got[0]), *filter(None, grouped.get(subject, "").split("\n"))])
+                grouped[subject] = "\n".join(reversed(rows))
+        if settled and (gone or added):
+            self._save_subjects(listed, grouped)
+        return [_name(r) for r in grouped.get(address, "").split("\n") if r]
+
+    def _save_subjects(self, known: Iterable[str], grouped: dict[str, str]) -> None:
+        data = (cache.fingerprint(self._SOURCES), str(self.directory), "\0".join(known), grouped)
+        with contextlib.suppress(ValueError):
+            cache.write_file(self._subjects_file(), seal.sealed(marshal.dumps(data)))
 
     def group_steps(self, step: int) -> Iterator[int]:
         """Build the by-subject grouping of `names`, yielding every `step` entries (one sort of 25k

@@ -1,0 +1,121 @@
+"""A read's staleness evidence (SPEC §6 read, §9.1) without git while nothing it rests on moved:
+kept per article in a sealed file with the time it was measured; trusted only while git's state
+(HEAD, its ref, packed refs, index, config, excludes), the day, the article file, and every file and
+folder it can govern (and their folders up to the project) are as they were (ctime before then)."""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from canon_ls.core.storage import cache, seal
+from canon_ls.core.storage.clock import today
+from canon_ls.core.storage.freshness import RACY_NS
+from canon_ls.core.storage.walk import entries
+
+if TYPE_CHECKING:
+    from canon_ls.core.storage.store import Store
+
+WALK_MAX = 20_000  # entries checked before a read asks git instead
+_SOURCES = ("canon_ls.core.git.evidence", "canon_ls.core.git.staleness", __name__)
+_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def _stat(path: Path | str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+def git_state(project: Path) -> tuple[Any, ...] | None:
+    """What a commit, checkout, reset, `git add` or an ignore rule moves; None when the environment
+    places git elsewhere (then git is asked every time)."""
+    if any(name in os.environ for name in _GIT_ENV):
+        return None
+    top = next((d for d in (project, *project.parents) if os.path.lexists(d / ".git")), None)
+    if top is None:
+        return ("no git",)
+    git = top / ".git"
+    try:
+        if git.is_file():
+            git = top / git.read_text("utf-8").removeprefix("gitdir:").strip()
+        common = git / (git / "commondir").read_text("utf-8").strip()
+    except FileNotFoundError:
+        common = git
+    except (OSError, ValueError):
+        return None
+    try:
+        head = (git / "HEAD").read_bytes()
+    except OSError:
+        return None
+    ref = head[4:].strip().decode("utf-8", "replace") if head[:4] == b"ref:" else ""
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "git"
+    files = [git / "index", common / "packed-refs", common / "config", common / "info/exclude"]
+    files += [git / ref, common / ref] if ref else []
+    files += [config / "ignore", config / "config", Path.home() / ".gitconfig"]
+    return (str(top), head, *map(_stat, files))
+
+
+def _header(store: Store) -> tuple[Any, ...] | None:
+    state = git_state(store.project)
+    return None if state is None else (cache.fingerprint(_SOURCES), state, today())
+
+
+def _load(file: Path | None, header: tuple[Any, ...]) -> dict[str, Any]:
+    try:
+        with open(file or "", "rb") as fh:
+            saved, kept = marshal.loads(seal.unsealed(fh.read()) or b"N")
+        return kept if saved == header and isinstance(kept, dict) else {}
+    except (OSError, ValueError, TypeError, EOFError):
+        return {}
+
+
+def unmoved(project: Path, address: str, since: int) -> bool:
+    """Whether every file and folder the article at `address` can govern, and the folders above
+    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked."""
+    parent, _, leaf = address.rpartition("/")
+    folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
+    if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders):  # a new one moves its parent
+        return False
+    stack = [(str(folders[-1]), "")]
+    for n, (entry, prefix) in enumerate(entries(stack)):
+        if n > WALK_MAX:
+            return False
+        if prefix or entry.name == leaf or entry.name.startswith(leaf + "."):
+            try:
+                if entry.stat(follow_symlinks=False).st_ctime_ns >= since:
+                    return False
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, "/"))
+            except OSError:
+                return False
+    return True
+
+
+def lookup(store: Store, address: str, own: tuple[int, ...] | None) -> tuple[bool, str | None]:
+    """(found, the evidence line or None when not stale) as measured for the article file whose stat
+    key is `own`, when nothing moved since; (False, None) otherwise."""
+    header = _header(store) if own else None
+    hit = _load(_file(store), header).get(address) if header else None
+    if hit is not None and tuple(hit[1]) == own and unmoved(store.project, address, hit[0]):
+        return True, hit[2]
+    return False, None
+
+
+def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int) -> None:
+    """Keep address -> (the article file's stat key as parsed, line or None) measured from `since`
+    (ns, taken before git and the listing ran); never raises."""
+    header, file = _header(store), _file(store)
+    if header is None or file is None:
+        return
+    kept = _load(file, header)
+    kept.update({a: (since - RACY_NS, own, line) for a, (own, line) in found.items()})
+    cache.write_file(file, seal.sealed(marshal.dumps((header, kept))))
+
+
+def _file(store: Store) -> Path | None:
+    return cache.cache_file(store.root, store.project, "evidence")
