@@ -248,7 +248,7 @@ def _line(evidence: Evidence | None) -> str | None:
 def _evidence(store: Store, address: str) -> str | None:
     """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
     cannot read, or any other failure here, leaves the read without it."""
-    from canon_ls.core.git.staleness import evidence_line
+    from canon_ls.core.git.evidence_cache import evidence_line
 
     try:
         return evidence_line(store, address)
@@ -341,7 +341,6 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
             f"{dialect.creates_store()}.",
             0,
         )
-    store.refresh()
     prefixes: set[str] = set()
     if raw.strip():
         from canon_ls.core.storage.address import clean
@@ -349,12 +348,14 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         prefixes = {p for p in (clean(raw), store.address_of(raw)) if p}
     found: list[str] = []
     mount = _mount_root(store, raw)
+    if mount or not prefixes:
+        store.refresh()
     if mount:
         found = [a for a in store.addresses() if a.startswith(mount + ":")]
         prefixes = {mount + ":"}
-    else:
+    else:  # one folder's articles are read alone (under): no whole-store load
         for prefix in prefixes or {""}:
-            found += list(iter_addresses(store, prefix))
+            found += store.under(prefix) if prefix else list(iter_addresses(store, ""))
     addresses = sorted(set(found))
     if not addresses:
         if prefixes:
@@ -365,7 +366,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         )
     lines = []
     for address in addresses:
-        article = store.article(address)
+        article = store.held_article(address)
         if article is None:
             continue
         name = printable(address)

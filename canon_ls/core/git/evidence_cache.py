@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
+import time
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.storage import cache, seal
 from canon_ls.core.storage.clock import today
 from canon_ls.core.storage.freshness import RACY_NS
-from canon_ls.core.storage.walk import entries
 
 if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
 
-WALK_MAX = 20_000  # entries checked before a read asks git instead
+WALK_MAX = 100_000  # entries checked before a read asks git instead
+SHARDS = 32
 _SOURCES = ("canon_ls.core.git.evidence", "canon_ls.core.git.staleness", __name__)
 _GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
@@ -65,7 +68,14 @@ def _header(store: Store) -> tuple[Any, ...] | None:
     return None if state is None else (cache.fingerprint(_SOURCES), state, today())
 
 
-def _load(file: Path | None, header: tuple[Any, ...]) -> dict[str, Any]:
+def _shard(store: Store, address: str) -> Path | None:
+    """One of SHARDS files (a read loads 1/SHARDS of a 50k-article store's evidence)."""
+    file = cache.cache_file(store.root, store.project, "evidence")
+    n = zlib.crc32(address.encode("utf-8", "surrogateescape")) % SHARDS
+    return None if file is None else file.with_suffix(f".{n}.bin")
+
+
+def _load(file: Path | None, header: tuple[Any, ...] | None) -> dict[str, Any]:
     try:
         with open(file or "", "rb") as fh:
             saved, kept = marshal.loads(seal.unsealed(fh.read()) or b"N")
@@ -81,18 +91,21 @@ def unmoved(project: Path, address: str, since: int) -> bool:
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
     if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders):  # a new one moves its parent
         return False
-    stack = [(str(folders[-1]), "")]
-    for n, (entry, prefix) in enumerate(entries(stack)):
-        if n > WALK_MAX:
-            return False
-        if prefix or entry.name == leaf or entry.name.startswith(leaf + "."):
-            try:
-                if entry.stat(follow_symlinks=False).st_ctime_ns >= since:
-                    return False
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, "/"))
-            except OSError:
-                return False
+    stack, seen, below = [str(folders[-1])], 0, False  # below the parent folder all counts
+    try:
+        while stack:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    if below or entry.name == leaf or entry.name.startswith(leaf + "."):
+                        st = entry.stat(follow_symlinks=False)
+                        seen += 1
+                        if st.st_ctime_ns >= since or seen > WALK_MAX:
+                            return False
+                        if stat.S_ISDIR(st.st_mode):
+                            stack.append(entry.path)
+            below = True
+    except OSError:
+        return False
     return True
 
 
@@ -100,7 +113,7 @@ def lookup(store: Store, address: str, own: tuple[int, ...] | None) -> tuple[boo
     """(found, the evidence line or None when not stale) as measured for the article file whose stat
     key is `own`, when nothing moved since; (False, None) otherwise."""
     header = _header(store) if own else None
-    hit = _load(_file(store), header).get(address) if header else None
+    hit = _load(_shard(store, address), header).get(address) if header else None
     if hit is not None and tuple(hit[1]) == own and unmoved(store.project, address, hit[0]):
         return True, hit[2]
     return False, None
@@ -109,13 +122,27 @@ def lookup(store: Store, address: str, own: tuple[int, ...] | None) -> tuple[boo
 def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int) -> None:
     """Keep address -> (the article file's stat key as parsed, line or None) measured from `since`
     (ns, taken before git and the listing ran); never raises."""
-    header, file = _header(store), _file(store)
-    if header is None or file is None:
-        return
-    kept = _load(file, header)
-    kept.update({a: (since - RACY_NS, own, line) for a, (own, line) in found.items()})
-    cache.write_file(file, seal.sealed(marshal.dumps((header, kept))))
+    header, shards = _header(store), {}
+    for address, (own, line) in found.items():
+        shards.setdefault(_shard(store, address), {})[address] = (since - RACY_NS, own, line)
+    for file, fresh in shards.items() if header else ():
+        kept = {**_load(file, header), **fresh}
+        if file is not None:
+            cache.write_file(file, seal.sealed(marshal.dumps((header, kept))))
 
 
-def _file(store: Store) -> Path | None:
-    return cache.cache_file(store.root, store.project, "evidence")
+def evidence_line(store: Store, address: str) -> str | None:
+    """A read's evidence line (staleness.evidence_for's), from the cache while nothing it rests on
+    moved: such a read imports and runs no git."""
+    own = store.stat_key(address)
+    found, line = lookup(store, address, own)
+    if found:
+        return line
+    from canon_ls.core.git.staleness import evidence_for
+
+    since = time.time_ns()
+    evidence = evidence_for(store, address)
+    line = evidence.line() if evidence is not None else None
+    if own is not None:
+        remember(store, {address: (own, line)}, since)
+    return line

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -278,18 +277,3 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         paths = [*scope_pathspecs(address), f":(literal){own_file(store, address)}"]
         times = ChangeTimes(store.project, status_paths=paths)
     return evidence_one(store, address, assets, times)
-
-
-def evidence_line(store: Store, address: str) -> str | None:
-    """evidence_for()'s line (what a read shows), from the evidence cache while nothing it rests on
-    moved: a read then runs no git."""
-    own = store.stat_key(address)
-    found, line = evidence_cache.lookup(store, address, own)
-    if found:
-        return line
-    since = time.time_ns()
-    evidence = evidence_for(store, address)
-    line = evidence.line() if evidence is not None else None
-    if own is not None:
-        evidence_cache.remember(store, {address: (own, line)}, since)
-    return line
