@@ -13,9 +13,8 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canon_ls.core.storage import cache, seal
+from canon_ls.core.storage import cache, freshness, seal
 from canon_ls.core.storage.clock import today
-from canon_ls.core.storage.freshness import RACY_NS
 
 if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
@@ -91,6 +90,8 @@ def unmoved(project: Path, address: str, since: int) -> bool:
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
     if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders):  # a new one moves its parent
         return False
+    if not folders[-1].is_dir():
+        return True  # no file there yet: one appearing moves a folder above, checked
     stack, seen, below = [str(folders[-1])], 0, False  # below the parent folder all counts
     try:
         while stack:
@@ -124,7 +125,11 @@ def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int)
     (ns, taken before git and the listing ran); never raises."""
     header, shards = _header(store), {}
     for address, (own, line) in found.items():
-        shards.setdefault(_shard(store, address), {})[address] = (since - RACY_NS, own, line)
+        shards.setdefault(_shard(store, address), {})[address] = (
+            since - freshness.RACY_NS,
+            own,
+            line,
+        )
     for file, fresh in shards.items() if header else ():
         kept = {**_load(file, header), **fresh}
         if file is not None:

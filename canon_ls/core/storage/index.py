@@ -209,6 +209,9 @@ class StoreIndex(StorePlaces, Reader):
         """§4 for a read of one address, fresh from disk; a store not loaded yet (a CLI or hook)
         parses only the first article file up the address, never the whole store."""
         with self.lock:
+            if self.loaded and ":" not in address and not self._own_layout_problem():
+                found = self.revalidate_governing(address)[1]  # a stat per file up the address
+                return found, self._index.get(found) if found else None
             if self.loaded or ":" in address or self._own_layout_problem():
                 self.refresh()
                 found = self.governing(address)

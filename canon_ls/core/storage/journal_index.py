@@ -58,10 +58,11 @@ class JournalIndex:
         self._search: SearchIndex | None = None
         self._dir_key: freshness.Key | None = None
         self._count: tuple[freshness.Key | None, int] = (None, 0)  # (dir key, entries)
+        self._held: tuple[freshness.Key, dict[str, str]] | None = None  # the subjects file's
 
     def invalidate(self) -> None:
         """The next look-up re-checks every entry (Store.refresh, a watcher's event)."""
-        self._dir_key = None
+        self._dir_key = self._held = None
 
     def refresh(self) -> None:
         """Re-list the journal unless its directory is unchanged (new entries change it)."""
@@ -240,6 +241,9 @@ class JournalIndex:
         """names() from the sealed subjects file (each subject's entries in journal order) and one
         listing of names: only entries added since are read (a read about one article at 25k
         entries: no other entry is read). None: the full path (no file, damaged, blocked)."""
+        dir_key, held = self._key(), self._held
+        if held is not None and dir_key == held[0] and freshness.settled(held[0]):
+            return [_name(r) for r in held[1].get(address, "").split("\n") if r]  # a server
         try:
             with open(self._subjects_file(), "rb") as fh:
                 stamp, where, known, grouped = marshal.loads(seal.unsealed(fh.read()) or b"N")
@@ -265,6 +269,7 @@ class JournalIndex:
                 grouped[subject] = "\n".join(reversed(rows))
         if settled and (gone or added):
             self._save_subjects(listed, grouped)
+        self._held = (dir_key, grouped) if settled and dir_key else None
         return [_name(r) for r in grouped.get(address, "").split("\n") if r]
 
     def _save_subjects(self, known: Iterable[str], grouped: dict[str, str]) -> None:
