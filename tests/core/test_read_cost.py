@@ -139,3 +139,16 @@ def test_spec_6_write_and_journal_about_one_article_do_not_load_the_store(
     assert result.code == 0 and not store.loaded
     assert "src/a lacks 42" in result.text
     assert read(project)[0].startswith("src/a\ncapsule: src/a here.")
+
+
+def test_spec_6_map_of_one_folder_reads_only_its_articles(project: Path, journal: Path) -> None:
+    """SPEC §6 map {path}: the folder's articles, read from their files alone (a 50k-article
+    store is not loaded to list one folder); the lines are those of a loaded store."""
+    tool.run(Store(project), {"action": "write", "path": "docs/guide", "capsule": "Guide."})
+    store = Store(project)
+    text = tool.run(store, {"action": "map", "path": "src"}).text
+    assert text == "src: src here.\nsrc/a: src/a here."
+    assert not store.loaded
+    loaded = Store(project)
+    loaded.load()
+    assert tool.run(loaded, {"action": "map", "path": "src"}).text == text

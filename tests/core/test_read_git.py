@@ -1,7 +1,8 @@
-"""SPEC §6 read, §9.1: a read carries its article's staleness evidence. Once it was measured (by the
-whole-store pass of `canon status` / `canon check`, or by an earlier read) a read in a new process
-runs no git at all (core/git/evidence_cache.py), and a commit, a checkout, a reset, an edit, a new or
-deleted file, or an edit of the article shows at once: the read then equals one made with no cache.
+"""SPEC §6 read, §9.1: a read carries its article's staleness evidence. Once it was measured (by
+the whole-store pass of `canon status` / `canon check`, or by an earlier read) a read in a new
+process runs no git at all (core/git/evidence_cache.py), and a commit, a checkout, a reset, an
+edit, a new or deleted file, or an edit of the article shows at once: the read then equals one
+made with no cache.
 A damaged cache costs git time, never a wrong answer. Git processes are counted through a `git` on
 PATH that logs each call and runs the real one."""
 
