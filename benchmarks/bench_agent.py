@@ -130,7 +130,7 @@ def mcp_reads(repo: Path, env: dict[str, str], count: int) -> list[float]:
     argv = canon_command("--project", str(repo), "mcp")
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(repo))
     rng = random.Random(7)
-    paths = rng.sample(sorted((repo / ".canon/articles").glob("*/*.md")), count + 1)
+    paths = rng.sample(sorted((repo / ".canon/articles").rglob("*.md")), count + 1)
     addresses = [p.relative_to(repo / ".canon/articles").as_posix()[:-3] for p in paths]
 
     async def session() -> list[float]:
