@@ -355,7 +355,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         prefixes = {mount + ":"}
     else:  # one folder's articles are read alone (under): no whole-store load
         for prefix in prefixes or {""}:
-            found += store.under(prefix) if prefix else list(iter_addresses(store, ""))
+            found += _under(store, prefix) if prefix else list(iter_addresses(store, ""))
     addresses = sorted(set(found))
     if not addresses:
         if prefixes:
@@ -375,6 +375,14 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
             line += f" [problem: {article.problems[0]}]"
         lines.append(line)
     return ToolResult("\n".join(lines), 0)
+
+
+def _under(store: Store, prefix: str) -> list[str]:
+    """The articles at and under `prefix`; a store not loaded reads only those files."""
+    if store.loaded or store.mounts or ":" in prefix:
+        store.refresh()
+        return list(iter_addresses(store, prefix))
+    return [a for a in sorted(store.below(prefix)) if store.governing_article(a)[0] == a]
 
 
 def _mount_root(store: Store, raw: str) -> str:

@@ -1,7 +1,7 @@
 """A read's staleness evidence (SPEC §6 read, §9.1) without git while nothing it rests on moved:
-kept per article in a sealed file with the time it was measured; trusted only while git's state
+kept per article in sealed files with when it was measured, and trusted only while git's state
 (HEAD, its ref, packed refs, index, config, excludes), the day, the article file, and every file and
-folder it can govern (and their folders up to the project) are as they were (ctime before then)."""
+folder the article can govern (and the folders above) are unchanged since (ctime before then)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
 
 WALK_MAX = 100_000  # entries checked before a read asks git instead
-SHARDS = 32
+SHARDS = 32  # files: a read loads 1/32 of a 50k-article store's evidence
 _SOURCES = ("canon_ls.core.git.evidence", "canon_ls.core.git.staleness", __name__)
 _GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
-def _stat(path: Path | str) -> tuple[int, ...] | None:
+def _stat(path: Path) -> tuple[int, ...] | None:
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -41,34 +41,23 @@ def git_state(project: Path) -> tuple[Any, ...] | None:
     top = next((d for d in (project, *project.parents) if os.path.lexists(d / ".git")), None)
     if top is None:
         return ("no git",)
-    git = top / ".git"
     try:
+        git = top / ".git"
         if git.is_file():
             git = top / git.read_text("utf-8").removeprefix("gitdir:").strip()
-        common = git / (git / "commondir").read_text("utf-8").strip()
-    except FileNotFoundError:
-        common = git
+        head = (git / "HEAD").read_bytes()
+        shared = git / "commondir"
+        common = git / shared.read_text("utf-8").strip() if shared.exists() else git
     except (OSError, ValueError):
         return None
-    try:
-        head = (git / "HEAD").read_bytes()
-    except OSError:
-        return None
-    ref = head[4:].strip().decode("utf-8", "replace") if head[:4] == b"ref:" else ""
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "git"
-    files = [git / "index", common / "packed-refs", common / "config", common / "info/exclude"]
-    files += [git / ref, common / ref] if ref else []
-    files += [config / "ignore", config / "config", Path.home() / ".gitconfig"]
-    return (str(top), head, *map(_stat, files))
-
-
-def _header(store: Store) -> tuple[Any, ...] | None:
-    state = git_state(store.project)
-    return None if state is None else (cache.fingerprint(_SOURCES), state, today())
+    ref = head[4:].strip().decode("utf-8", "replace") if head[:4] == b"ref:" else "HEAD"
+    user = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "git"
+    files = [git / "index", git / ref, common / ref, common / "packed-refs", common / "config"]
+    files += [common / "info/exclude", common / "reftable/tables.list", user / "ignore"]
+    return (str(top), head, *map(_stat, [*files, user / "config", Path.home() / ".gitconfig"]))
 
 
 def _shard(store: Store, address: str) -> Path | None:
-    """One of SHARDS files (a read loads 1/SHARDS of a 50k-article store's evidence)."""
     file = cache.cache_file(store.root, store.project, "evidence")
     n = zlib.crc32(address.encode("utf-8", "surrogateescape")) % SHARDS
     return None if file is None else file.with_suffix(f".{n}.bin")
@@ -88,15 +77,13 @@ def unmoved(project: Path, address: str, since: int) -> bool:
     them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked."""
     parent, _, leaf = address.rpartition("/")
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
-    if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders):  # a new one moves its parent
+    if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders):  # a new entry moves these
         return False
-    if not folders[-1].is_dir():
-        return True  # no file there yet: one appearing moves a folder above, checked
-    stack, seen, below = [str(folders[-1])], 0, False  # below the parent folder all counts
+    stack, seen, below = [str(folders[-1])] if folders[-1].is_dir() else [], 0, False
     try:
         while stack:
             with os.scandir(stack.pop()) as it:
-                for entry in it:
+                for entry in it:  # the parent folder: the article's own names; below: all
                     if below or entry.name == leaf or entry.name.startswith(leaf + "."):
                         st = entry.stat(follow_symlinks=False)
                         seen += 1
@@ -110,39 +97,28 @@ def unmoved(project: Path, address: str, since: int) -> bool:
     return True
 
 
-def lookup(store: Store, address: str, own: tuple[int, ...] | None) -> tuple[bool, str | None]:
-    """(found, the evidence line or None when not stale) as measured for the article file whose stat
-    key is `own`, when nothing moved since; (False, None) otherwise."""
-    header = _header(store) if own else None
-    hit = _load(_shard(store, address), header).get(address) if header else None
-    if hit is not None and tuple(hit[1]) == own and unmoved(store.project, address, hit[0]):
-        return True, hit[2]
-    return False, None
-
-
 def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int) -> None:
     """Keep address -> (the article file's stat key as parsed, line or None) measured from `since`
     (ns, taken before git and the listing ran); never raises."""
-    header, shards = _header(store), {}
+    header, shards = git_state(store.project), {}
+    header = header and (cache.fingerprint(_SOURCES), header, today())
     for address, (own, line) in found.items():
-        shards.setdefault(_shard(store, address), {})[address] = (
-            since - freshness.RACY_NS,
-            own,
-            line,
-        )
+        entry = (since - freshness.RACY_NS, own, line)
+        shards.setdefault(_shard(store, address), {})[address] = entry
     for file, fresh in shards.items() if header else ():
-        kept = {**_load(file, header), **fresh}
         if file is not None:
-            cache.write_file(file, seal.sealed(marshal.dumps((header, kept))))
+            data = (header, {**_load(file, header), **fresh})
+            cache.write_file(file, seal.sealed(marshal.dumps(data)))
 
 
 def evidence_line(store: Store, address: str) -> str | None:
     """A read's evidence line (staleness.evidence_for's), from the cache while nothing it rests on
-    moved: such a read imports and runs no git."""
-    own = store.stat_key(address)
-    found, line = lookup(store, address, own)
-    if found:
-        return line
+    moved (such a read imports and runs no git); else measured now and kept."""
+    own, state = store.stat_key(address), git_state(store.project)
+    header = state and own and (cache.fingerprint(_SOURCES), state, today())
+    hit = _load(_shard(store, address), header).get(address) if header else None
+    if hit is not None and tuple(hit[1]) == own and unmoved(store.project, address, hit[0]):
+        return hit[2]
     from canon_ls.core.git.staleness import evidence_for
 
     since = time.time_ns()

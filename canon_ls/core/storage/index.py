@@ -226,22 +226,6 @@ class StoreIndex(StorePlaces, Reader):
                         return candidate, self._index[candidate]
             return None, None
 
-    def under(self, prefix: str) -> list[str]:
-        """The project's articles at and under `prefix`, sorted; a store not loaded reads only
-        those files (a map of one folder), never the whole store."""
-        with self.lock:
-            if self.loaded or self.mounts or ":" in prefix or self._own_layout_problem():
-                self.refresh()
-                return [a for a in sorted(self._index) if a == prefix or a.startswith(prefix + "/")]
-            base, own = self.articles_dir / prefix, self.article_file(prefix)
-            found = self._scan(base) if base.is_dir() else {}
-            if (key := key_of(own)) is not None:
-                found[prefix] = (str(own), key)
-            inside = os.path.realpath(self.articles_dir)
-            for address, (path, key) in found.items():
-                self._consider(address, path, key, inside)
-            return sorted(a for a in found if a in self._index)
-
     def stat_key(self, address: str) -> Key | None:
         """The stat key of the article's file as it was last read (None: not read)."""
         return self._stat.get(address)
