@@ -215,20 +215,10 @@ class JournalIndex:
     def names(self, address: str) -> list[str]:
         """Every entry file name whose subject names `address`, newest first (from the grouping once
         built, else from the entries that name it: a process asking once sorts nothing)."""
-        first = not self._entries and self._file is not None
-        quick = self._quick_names(address) if first else None
+        quick = self._quick_names(address) if not self._entries and self._file else None
         if quick is not None:
             return quick
         self.refresh()
-        now = time.time_ns()
-        settled = all(freshness.settled(k, now) for k in self._keys.values())
-        if first and settled and len(self._entries) >= self.MIN_ENTRIES:
-            rows: dict[str, list[str]] = {}
-            for e in self._entries.values():
-                for subject in e.subject:
-                    rows.setdefault(subject, []).append(_row(e))
-            grouped = {s: "\n".join(sorted(r, reverse=True)) for s, r in rows.items()}
-            self._save_subjects(self._entries, grouped)
         if self._by_subject is not None:
             return self._by_subject.get(address, [])
         about = [e for e in self._entries.values() if address in e.subject]
@@ -240,7 +230,7 @@ class JournalIndex:
     def _quick_names(self, address: str) -> list[str] | None:
         """names() from the sealed subjects file (each subject's entries in journal order) and one
         listing of names: only entries added since are read (a read about one article at 25k
-        entries: no other entry is read). None: the full path (no file, damaged, blocked)."""
+        entries reads no other; without the file, every one). None: blocked or unreadable."""
         dir_key, held = self._key(), self._held
         if held is not None and dir_key == held[0] and freshness.settled(held[0]):
             return [_name(r) for r in held[1].get(address, "").split("\n") if r]  # a server
@@ -248,13 +238,15 @@ class JournalIndex:
             with open(self._subjects_file(), "rb") as fh:
                 stamp, where, known, grouped = marshal.loads(seal.unsealed(fh.read()) or b"N")
             if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
-                return None
-            if self._blocked():
-                return None
-            listed = {n for n in os.listdir(self.directory) if n.endswith(".md")}
+                raise ValueError(where)
         except (OSError, ValueError, TypeError, EOFError):
+            known, grouped = "", {}  # none, damaged or another's: every entry is read
+        try:
+            listed = set() if self._blocked() else set(os.listdir(self.directory))
+        except OSError:
             return None
-        known, now, settled = set(known.split("\0")), time.time_ns(), True
+        listed = {n for n in listed if n.endswith(".md")}
+        known, now, settled = set(known.split("\0")) - {""}, time.time_ns(), bool(listed)
         gone, added, inside = known - listed, listed - known, os.path.realpath(self.directory)
         for subject, rows in grouped.items() if gone else ():
             grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
@@ -267,7 +259,7 @@ class JournalIndex:
             for subject in got[0].subject:
                 rows = sorted([_row(got[0]), *filter(None, grouped.get(subject, "").split("\n"))])
                 grouped[subject] = "\n".join(reversed(rows))
-        if settled and (gone or added):
+        if settled and (gone or added) and len(listed) >= self.MIN_ENTRIES:
             self._save_subjects(listed, grouped)
         self._held = (dir_key, grouped) if settled and dir_key else None
         return [_name(r) for r in grouped.get(address, "").split("\n") if r]
