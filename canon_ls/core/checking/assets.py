@@ -131,6 +131,12 @@ class Assets:
         defaults = (
             [f"--exclude={d}/" for d in sorted(DEFAULT_IGNORES)] if self.default_ignores else []
         )
+        if self._scope:  # one index read, not four (each is ~50 ms at 500k files); lstat: deleted
+            both = ("-z", "-c", "-o", "--exclude-standard", *defaults, *spec)
+            out = gitrun.run(self.project, "ls-files", *both)
+            exists = os.path.lexists
+            listed = (p for p in (out or b"").split(b"\0") if exists(self.project / os.fsdecode(p)))
+            return None if out is None else self._joined(listed)
         cached, others, gone, unmerged = gitrun.run_many(
             self.project,
             ("ls-files", "-z", "--cached", *spec),
