@@ -141,6 +141,8 @@ def mcp_reads(repo: Path, env: dict[str, str], count: int) -> list[float]:
                 result = await client.call_tool("canon", {"action": "read", "path": address})
                 took.append((time.perf_counter() - start) * 1000)
                 assert not result.is_error, result
+        slowest = max(range(1, len(took)), key=took.__getitem__)
+        print(f"slowest mcp read: {addresses[slowest]} {took[slowest]:.1f} ms")
         return took[1:]
 
     return anyio.run(session)

@@ -151,3 +151,15 @@ def test_spec_6_map_of_one_folder_reads_only_its_articles(project: Path, journal
     loaded = Store(project)
     loaded.load()
     assert tool.run(loaded, {"action": "map", "path": "src"}).text == text
+
+
+def test_spec_6_read_of_an_orphan_asks_its_question_without_loading_the_store(
+    project: Path, journal: Path
+) -> None:
+    """SPEC §6 read, §6.1 item 5: "some address ever mapped" is answered by an ancestor's
+    article that maps (src here), not by loading every article."""
+    (project / "src").mkdir()
+    tool.run(Store(project), {"action": "write", "path": "src/gone", "capsule": "Was here."})
+    text, store = read(project, "src/gone")
+    assert "Orphan: no file or directory maps to src/gone." in text
+    assert not store.loaded

@@ -518,6 +518,9 @@ class StoreIndex(StorePlaces, Reader):
             return False
         if self.maps(address) or not asset_folder(self.project, address):
             return False
+        if not self._mapped:  # an ancestor's article that maps answers without a whole-store load
+            up = list(ancestors(address))[1:]
+            self._mapped = any(self.is_article_file(a) and self.maps(a) for a in up)
         if not self._mapped:
             self.load()
             self._mapped = any(self.maps(a) for a in self._index if a != address and ":" not in a)
