@@ -213,11 +213,10 @@ def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
     except (AttributeError, OSError):  # not Linux 5.3+: Popen's polling
         proc.wait(timeout=timeout)
         return
-    try:
-        if not select.select([fd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-    finally:
-        os.close(fd)
+    exited = select.select([fd], [], [], timeout)[0]
+    os.close(fd)
+    if not exited:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
     proc.wait()
 
 
