@@ -100,8 +100,8 @@ def unmoved(project: Path, address: str, since: int) -> bool:
 def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int) -> None:
     """Keep address -> (the article file's stat key as parsed, line or None) measured from `since`
     (ns, taken before git and the listing ran); never raises."""
-    header, shards = git_state(store.project), {}
-    header = header and (cache.fingerprint(_SOURCES), header, today())
+    state, shards = git_state(store.project), dict[Path | None, dict[str, Any]]()
+    header = state and (cache.fingerprint(_SOURCES), state, today())
     for address, (own, line) in found.items():
         entry = (since - freshness.RACY_NS, own, line)
         shards.setdefault(_shard(store, address), {})[address] = entry

@@ -252,8 +252,7 @@ class JournalIndex:
             grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
         for name in sorted(added):
             k = freshness.key_of(self.directory / name)
-            got = self._read(name, k, inside) if k else None
-            if got is None:
+            if k is None or (got := self._read(name, k, inside)) is None:
                 return None
             settled = settled and freshness.settled(k, now)  # else kept for this answer only
             for subject in got[0].subject:
