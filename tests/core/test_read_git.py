@@ -84,6 +84,11 @@ def _commit(root: Path) -> None:
     git(root, "commit", "-qam", "Three", date="2026-11-28")
 
 
+def _ignore(root: Path) -> None:
+    with open(root / ".gitignore", "a", encoding="utf-8") as fh:  # in place: no folder moves
+        fh.write("src/feed/new.py\n")
+
+
 MOVES = {
     "edit": lambda root: write(root, "src/feed/fetch.py", "def fetch():\n    return 2\n"),
     "commit": _commit,
@@ -91,6 +96,7 @@ MOVES = {
     "deleted file": lambda root: (root / "src/feed/util.py").unlink(),
     "checkout": lambda root: git(root, "checkout", "-q", "HEAD~1"),
     "reset": lambda root: git(root, "reset", "-q", "--soft", "HEAD~2"),
+    "ignore rule": _ignore,
     "article": lambda root: write(
         root, ".canon/articles/src/feed/fetch.md", "---\ncapsule: Now.\nupdated: 2026-11-28\n---\n"
     ),
@@ -101,6 +107,9 @@ MOVES = {
 def test_spec_9_1_a_change_shows_at_once(
     repo: Repo, move: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if move == "ignore rule":  # an untracked file, then a rule that ignores it
+        write(repo.root, "src/feed/new.py", "x = 1\n")
+        write(repo.root, ".gitignore", "# rules\n")
     status_line(Store(repo.root))
     before = {path: read(repo.root, path) for path in PATHS}
     MOVES[move](repo.root)

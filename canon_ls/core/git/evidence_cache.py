@@ -77,7 +77,8 @@ def unmoved(project: Path, address: str, since: int) -> bool:
     them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked."""
     parent, _, leaf = address.rpartition("/")
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
-    if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders):  # a new entry moves these
+    rules = [f / ".gitignore" for f in folders]  # an ignore rule edited in place moves no folder
+    if any((_stat(p) or (0, 0, 0, 0))[3] >= since for p in folders + rules):  # nor does an edit
         return False
     stack, seen, below = [str(folders[-1])] if folders[-1].is_dir() else [], 0, False
     try:
