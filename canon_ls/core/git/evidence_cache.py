@@ -51,10 +51,11 @@ def git_state(project: Path) -> tuple[Any, ...] | None:
     except (OSError, ValueError):
         return None
     ref = head[4:].strip().decode("utf-8", "replace") if head[:4] == b"ref:" else "HEAD"
-    user = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "git"
+    home = Path(os.path.expanduser("~"))  # never raises, unlike Path.home()
+    user = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
     files = [git / "index", git / ref, common / ref, common / "packed-refs", common / "config"]
     files += [common / "info/exclude", common / "reftable/tables.list", user / "ignore"]
-    return (str(top), head, *map(_stat, [*files, user / "config", Path.home() / ".gitconfig"]))
+    return (str(top), head, *map(_stat, [*files, user / "config", home / ".gitconfig"]))
 
 
 def _shard(store: Store, address: str) -> Path | None:
