@@ -16,6 +16,8 @@ calls run through pi-canon's own core and hook script under Node >= 22.18 (`--no
 order alternating, medians reported. pi-canon has no links, history or status; those rows
 and the whole comparison are skipped when it is absent. Both tools write into the same
 store (capsules, journal entries); the store is generated, so nothing of value changes.
+`--mcp N`: then N reads of different articles through one `canon mcp` session after a
+warm-up read (median and p99); `--only read,map`: time only those rows.
 """
 
 from __future__ import annotations
@@ -119,6 +121,33 @@ def run(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tuple[fl
     return wall, cpu * 1000
 
 
+def mcp_reads(repo: Path, env: dict[str, str], count: int) -> list[float]:
+    """ms per read of `count` different articles through one `canon mcp` session (the official
+    SDK's client over stdio), after a warm-up read: what a server that stays up answers."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    argv = canon_command("--project", str(repo), "mcp")
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(repo))
+    rng = random.Random(7)
+    paths = rng.sample(sorted((repo / ".canon/articles").rglob("*.md")), count + 1)
+    addresses = [p.relative_to(repo / ".canon/articles").as_posix()[:-3] for p in paths]
+
+    async def session() -> list[float]:
+        took = []
+        async with Client(params) as client:
+            for address in addresses:
+                start = time.perf_counter()
+                result = await client.call_tool("canon", {"action": "read", "path": address})
+                took.append((time.perf_counter() - start) * 1000)
+                assert not result.is_error, result
+        slowest = max(range(1, len(took)), key=took.__getitem__)
+        print(f"slowest mcp read: {addresses[slowest]} {took[slowest]:.1f} ms")
+        return took[1:]
+
+    return anyio.run(session)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", required=True, help="gen_repo.py --out directory")
@@ -126,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--node", help="Node >= 22.18 for the peer (default: found)")
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument(
+        "--mcp", type=int, metavar="N", help="also time N warm reads through one `canon mcp`"
+    )
+    parser.add_argument("--only", help="comma-separated rows to time (default: all)")
     args = parser.parse_args(argv)
     repo = generated_store(args.repo, __doc__)
     if repo is None:
@@ -158,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     theirs: dict[str, list[tuple[float, float]]] = {}
     for i in range(args.pairs + 1):  # pair 0 warms both (parse caches, journal index)
         for row, sub, stdin, peer_call in calls(repo, rng, i):
+            if args.only and row not in args.only.split(","):
+                continue
             jobs = [(ours, [*canon_command(*sub)], stdin)]
             if peer is not None and peer_call:
                 peer_argv = hook if peer_call == "hook" else [*peer, peer_call]
@@ -176,6 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         peer_text = f"{b[0]:6.0f} /{b[1]:5.0f} {a[0] / b[0]:6.2f}" if b else f"{'-':>13} {'':>6}"
         print(f"{row:26} {a[0]:6.0f} /{a[1]:5.0f} {peer_text}{goal}")
         figures[row] = {"canon_ls_ms": a, "pi_canon_ms": b}
+    if args.mcp:
+        took = sorted(mcp_reads(repo, env, args.mcp))
+        p99 = took[min(len(took) - 1, round(0.99 * (len(took) - 1)))]
+        print(f"canon mcp, {len(took)} warm reads: median {median(took):.1f} ms, p99 {p99:.1f} ms")
+        figures["mcp_read"] = {"median_ms": median(took), "p99_ms": p99, "reads": len(took)}
     shutil.rmtree(scratch, ignore_errors=True)
     write_figures(args.json, figures)
     return 0

@@ -129,7 +129,8 @@ def build_server(store: Store) -> Server[Any]:
 
 
 def _call(store: Store, arguments: object, session: str | None, source: str) -> tool.ToolResult:
-    store.refresh()
+    if not isinstance(arguments, dict) or arguments.get("action") != "read":
+        store.refresh()  # a read re-checks only the files up its address (warm: milliseconds)
     return tool.run(store, arguments, source=source, session=session)
 
 

@@ -176,7 +176,7 @@ def run(
         if problem:
             return ToolResult(problem, 2)
         if name == "read":
-            known = (lambda _store, address: evidence(address)) if evidence else _evidence
+            known = _evidence if evidence is None else lambda _, a: _line(evidence(a))
             return _read(store, _req_str(args, "path", name, dialect), known, dialect)
         if name == "write":
             return _write(store, args, dialect)
@@ -200,7 +200,7 @@ def run(
 
 
 def _read(
-    store: Store, path: str, evidence_of: Callable[[Store, str], Evidence | None], dialect: Dialect
+    store: Store, path: str, evidence_of: Callable[[Store, str], str | None], dialect: Dialect
 ) -> ToolResult:
     address = store.address_of(path)
     if not address:
@@ -221,7 +221,7 @@ def _read(
         lines.append("scope: rule")
     evidence = evidence_of(store, governing)
     if evidence is not None:
-        lines.append(evidence.line())
+        lines.append(evidence)
     lines += [f"problem: {p}" for p in article.problems]
     if store.is_orphan(governing):
         lines.append(" ".join(_orphan_question(governing, dialect)))
@@ -241,13 +241,17 @@ def _read(
     return ToolResult("\n".join(lines), 0)
 
 
-def _evidence(store: Store, address: str) -> Evidence | None:
+def _line(evidence: Evidence | None) -> str | None:
+    return evidence.line() if evidence is not None else None
+
+
+def _evidence(store: Store, address: str) -> str | None:
     """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
     cannot read, or any other failure here, leaves the read without it."""
-    from canon_ls.core.git.staleness import evidence_for
+    from canon_ls.core.git.evidence_cache import evidence_line
 
     try:
-        return evidence_for(store, address)
+        return evidence_line(store, address)
     except Exception:  # noqa: BLE001 - staleness never breaks a read
         return None
 
@@ -337,7 +341,6 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
             f"{dialect.creates_store()}.",
             0,
         )
-    store.refresh()
     prefixes: set[str] = set()
     if raw.strip():
         from canon_ls.core.storage.address import clean
@@ -345,12 +348,14 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         prefixes = {p for p in (clean(raw), store.address_of(raw)) if p}
     found: list[str] = []
     mount = _mount_root(store, raw)
+    if mount or not prefixes:
+        store.refresh()
     if mount:
         found = [a for a in store.addresses() if a.startswith(mount + ":")]
         prefixes = {mount + ":"}
-    else:
+    else:  # one folder's articles are read alone (under): no whole-store load
         for prefix in prefixes or {""}:
-            found += list(iter_addresses(store, prefix))
+            found += _under(store, prefix) if prefix else list(iter_addresses(store, ""))
     addresses = sorted(set(found))
     if not addresses:
         if prefixes:
@@ -361,7 +366,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
         )
     lines = []
     for address in addresses:
-        article = store.article(address)
+        article = store.held_article(address)
         if article is None:
             continue
         name = printable(address)
@@ -370,6 +375,14 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
             line += f" [problem: {article.problems[0]}]"
         lines.append(line)
     return ToolResult("\n".join(lines), 0)
+
+
+def _under(store: Store, prefix: str) -> list[str]:
+    """The articles at and under `prefix`; a store not loaded reads only those files."""
+    if store.loaded or store.mounts or ":" in prefix:
+        store.refresh()
+        return list(iter_addresses(store, prefix))
+    return [a for a in sorted(store.below(prefix)) if store.governing_article(a)[0] == a]
 
 
 def _mount_root(store: Store, raw: str) -> str:

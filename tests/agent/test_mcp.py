@@ -410,3 +410,19 @@ def test_every_request_gets_an_answer(project: Path) -> None:
         assert not mapped["result"].get("isError"), mapped
     finally:
         raw.close()
+
+
+def test_spec_11_2_a_read_rechecks_only_the_files_up_its_address(project: Path) -> None:
+    """A server that stays up answers a read without re-scanning the whole store (46k article
+    files at 50k articles); an article another process writes meanwhile still shows."""
+    from canon_ls.agent.mcp import _call
+
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src/a.py").write_text("A = 1\n")
+    tool.run(Store(project), {"action": "write", "path": "src/a", "capsule": "First."})
+    served = Store(project)
+    assert "capsule: First." in _call(served, {"action": "read", "path": "src/a"}, None, "mcp").text
+    tool.run(Store(project), {"action": "write", "path": "src/a/b", "capsule": "Second."})
+    text = _call(served, {"action": "read", "path": "src/a/b/c.py"}, None, "mcp").text
+    assert text.startswith("src/a/b governs src/a/b/c") and "capsule: Second." in text
+    assert not served.loaded

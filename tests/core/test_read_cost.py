@@ -93,9 +93,10 @@ def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
 ) -> None:
     expected, _ = read(project)
     file = cache.cache_file(project / ".canon", project, "journal")
-    assert file is not None and file.exists()
-    data = file.read_bytes()
-    file.write_bytes(
+    assert file is not None
+    subjects = file.with_name(file.stem + "-subjects.bin")  # each subject's entries, in order
+    data = subjects.read_bytes()
+    subjects.write_bytes(
         {
             "flipped": data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
             "cut": data[: len(data) // 2],
@@ -137,3 +138,28 @@ def test_spec_6_write_and_journal_about_one_article_do_not_load_the_store(
     assert result.code == 0 and not store.loaded
     assert "src/a lacks 42" in result.text
     assert read(project)[0].startswith("src/a\ncapsule: src/a here.")
+
+
+def test_spec_6_map_of_one_folder_reads_only_its_articles(project: Path, journal: Path) -> None:
+    """SPEC §6 map {path}: the folder's articles, read from their files alone (a 50k-article
+    store is not loaded to list one folder); the lines are those of a loaded store."""
+    tool.run(Store(project), {"action": "write", "path": "docs/guide", "capsule": "Guide."})
+    store = Store(project)
+    text = tool.run(store, {"action": "map", "path": "src"}).text
+    assert text == "src: src here.\nsrc/a: src/a here."
+    assert not store.loaded
+    loaded = Store(project)
+    loaded.load()
+    assert tool.run(loaded, {"action": "map", "path": "src"}).text == text
+
+
+def test_spec_6_read_of_an_orphan_asks_its_question_without_loading_the_store(
+    project: Path, journal: Path
+) -> None:
+    """SPEC §6 read, §6.1 item 5: "some address ever mapped" is answered by an ancestor's
+    article that maps (src here), not by loading every article."""
+    (project / "src").mkdir()
+    tool.run(Store(project), {"action": "write", "path": "src/gone", "capsule": "Was here."})
+    text, store = read(project, "src/gone")
+    assert "Orphan: no file or directory maps to src/gone." in text
+    assert not store.loaded

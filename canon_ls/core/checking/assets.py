@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -95,6 +96,7 @@ class Assets:
 
     def refresh(self) -> None:
         """Re-list the project (a few git processes at once, or a walk)."""
+        self.started_ns = time.time_ns()  # the listing is as the files were from here on
         self.default_ignores = not has_gitignore(self.project)
         blob = self._git_blob()
         self.git = blob is not None
@@ -118,6 +120,12 @@ class Assets:
         defaults = (
             [f"--exclude={d}/" for d in sorted(DEFAULT_IGNORES)] if self.default_ignores else []
         )
+        if self._scope:  # one index read, not four (each is ~50 ms at 500k files); lstat: deleted
+            both = ("-z", "-c", "-o", "--exclude-standard", *defaults, *spec)
+            out = gitrun.run(self.project, "ls-files", *both)
+            exists = os.path.lexists
+            listed = (p for p in (out or b"").split(b"\0") if exists(self.project / os.fsdecode(p)))
+            return None if out is None else self._joined(listed)
         cached, others, gone, unmerged = gitrun.run_many(
             self.project,
             ("ls-files", "-z", "--cached", *spec),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import time
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -141,6 +142,7 @@ class ChangeTimes:
 
     def refresh(self) -> None:
         """Bring committed times up to HEAD and re-read the set of dirty files."""
+        self.started_ns = time.time_ns()  # dirty files are as they were from here on
         status = gitrun.start(
             self.project,
             "status",

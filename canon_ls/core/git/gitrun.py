@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -191,7 +192,7 @@ class Job:
                 if self._out is None:
                     self._piped, _ = proc.communicate(timeout=step)
                 else:
-                    proc.wait(timeout=step)
+                    _wait_exit(proc, step)
                 break
             except subprocess.TimeoutExpired:
                 late = time.monotonic() - self._started >= timeout
@@ -234,6 +235,21 @@ class Job:
         if self._out is not None:
             self._out.close()
             self._out = None
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """proc.wait(timeout), woken the moment git exits by a pidfd (Linux): Popen's own timed
+    wait polls with sleeps growing to 50 ms, up to doubling a 20 ms git call's wait."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux 5.3+: Popen's polling
+        proc.wait(timeout=timeout)
+        return
+    exited = select.select([fd], [], [], timeout)[0]
+    os.close(fd)
+    if not exited:
+        raise subprocess.TimeoutExpired(proc.args, timeout)
+    proc.wait()
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.checking.assets import Assets, Survey, address_of_path, scope_pathspecs
+from canon_ls.core.git import evidence_cache
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.dated import Runs, Timeline, runs_of
 from canon_ls.core.git.evidence import (
@@ -171,7 +172,11 @@ def stale_evidence(
     addresses = project_addresses(store)
     if governed is None:
         governed = governed_pairs(addresses, assets)
-    return evidence_of(project_dates(store), governed, times, newest)
+    out = evidence_of(project_dates(store), governed, times, newest)
+    since = min(getattr(assets, "started_ns", 0), getattr(times, "started_ns", 0))
+    kept = {a: (store.stat_key(a), e.line() if (e := out.get(a)) else None) for a in addresses}
+    evidence_cache.remember(store, {a: v for a, v in kept.items() if v[0]}, since)  # for reads
+    return out
 
 
 def project_dates(store: Store) -> dict[str, Dates]:

@@ -68,12 +68,11 @@ _SOURCES = (
 @functools.cache
 def fingerprint(sources: tuple[str, ...] = _SOURCES) -> bytes:
     """Changes whenever a cached article could differ from a fresh parse: the sources (of
-    core/), the field list, the YAML library, the Python version (marshal format)."""
-    import yaml  # only stores big enough to cache get here; article.py imports it lazily too
-
-    digest = hashlib.sha256(f"{VERSION} {art.FIELDS} {yaml.__version__}".encode())
+    core/), the field list, the YAML library (its `__init__` holds the version; hashed, not
+    imported: a read that parses no YAML never pays for it), the Python version (marshal)."""
+    digest = hashlib.sha256(f"{VERSION} {art.FIELDS}".encode())
     digest.update(repr(tuple(sys.version_info)).encode())
-    for name in sources:
+    for name in (*sources, "yaml"):
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.origin is not None
         with open(spec.origin, "rb") as fh:
@@ -284,7 +283,7 @@ def _prune(keep: Path) -> None:
 def _snapshots(directory: Path) -> Iterator[os.DirEntry[str]]:
     try:
         with os.scandir(directory) as it:
-            names = ("store-", "journal-")
+            names = ("store-", "journal-", "evidence-")
             yield from (e for e in it if e.name.endswith(".bin") and e.name.startswith(names))
     except OSError:
         return

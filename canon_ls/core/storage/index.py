@@ -207,6 +207,9 @@ class StoreIndex(StorePlaces, Reader):
         """§4 for a read of one address, fresh from disk; a store not loaded yet (a CLI or hook)
         parses only the first article file up the address, never the whole store."""
         with self.lock:
+            if self.loaded and ":" not in address and not self._own_layout_problem():
+                found = self.revalidate_governing(address)[1]  # a stat per file up the address
+                return found, self._index.get(found) if found else None
             if self.loaded or ":" in address or self._own_layout_problem():
                 self.refresh()
                 found = self.governing(address)
@@ -220,6 +223,10 @@ class StoreIndex(StorePlaces, Reader):
                     if candidate in self._index:
                         return candidate, self._index[candidate]
             return None, None
+
+    def stat_key(self, address: str) -> Key | None:
+        """The stat key of the article's file as it was last read (None: not read)."""
+        return self._stat.get(address)
 
     def held_article(self, address: str) -> Article | None:
         """`article`, taking one `governing_article` just read without loading the store."""
@@ -509,6 +516,9 @@ class StoreIndex(StorePlaces, Reader):
             return False
         if self.maps(address) or not asset_folder(self.project, address):
             return False
+        if not self._mapped:  # an ancestor's article that maps answers without a whole-store load
+            up = list(ancestors(address))[1:]
+            self._mapped = any(self.is_article_file(a) and self.maps(a) for a in up)
         if not self._mapped:
             self.load()
             self._mapped = any(self.maps(a) for a in self._index if a != address and ":" not in a)

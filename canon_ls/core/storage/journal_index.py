@@ -8,7 +8,7 @@ import contextlib
 import marshal
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,16 @@ from canon_ls.core.storage.journal import JournalEntry
 
 if TYPE_CHECKING:  # imported when the journal is first searched
     from canon_ls.core.retrieval.search import SearchIndex
+
+
+def _row(entry: JournalEntry) -> str:
+    """jrn.order() as one string that sorts the same (the subjects file holds these)."""
+    date, logged, number, mtime, name = jrn.order(entry)
+    return f"{date}\1{logged}\1{number:09d}\1{mtime:020d}\1{name}"
+
+
+def _name(row: str) -> str:
+    return row.rpartition("\1")[2]
 
 
 class JournalIndex:
@@ -48,10 +58,11 @@ class JournalIndex:
         self._search: SearchIndex | None = None
         self._dir_key: freshness.Key | None = None
         self._count: tuple[freshness.Key | None, int] = (None, 0)  # (dir key, entries)
+        self._held: tuple[freshness.Key, dict[str, str]] | None = None  # the subjects file's
 
     def invalidate(self) -> None:
         """The next look-up re-checks every entry (Store.refresh, a watcher's event)."""
-        self._dir_key = None
+        self._dir_key = self._held = None
 
     def refresh(self) -> None:
         """Re-list the journal unless its directory is unchanged (new entries change it)."""
@@ -204,11 +215,58 @@ class JournalIndex:
     def names(self, address: str) -> list[str]:
         """Every entry file name whose subject names `address`, newest first (from the grouping once
         built, else from the entries that name it: a process asking once sorts nothing)."""
+        quick = self._quick_names(address) if not self._entries and self._file else None
+        if quick is not None:
+            return quick
         self.refresh()
         if self._by_subject is not None:
             return self._by_subject.get(address, [])
         about = [e for e in self._entries.values() if address in e.subject]
         return [e.name for e in jrn.newest_first(about)]
+
+    def _subjects_file(self) -> Path:
+        return Path(str(self._file).removesuffix(".bin") + "-subjects.bin")
+
+    def _quick_names(self, address: str) -> list[str] | None:
+        """names() from the sealed subjects file (each subject's entries in journal order) and one
+        listing of names: only entries added since are read (a read about one article at 25k
+        entries reads no other; without the file, every one). None: blocked or unreadable."""
+        dir_key, held = self._key(), self._held
+        if held is not None and dir_key == held[0] and freshness.settled(held[0]):
+            return [_name(r) for r in held[1].get(address, "").split("\n") if r]  # a server
+        try:
+            with open(self._subjects_file(), "rb") as fh:
+                stamp, where, known, grouped = marshal.loads(seal.unsealed(fh.read()) or b"N")
+            if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
+                raise ValueError(where)
+        except (OSError, ValueError, TypeError, EOFError):
+            known, grouped = "", {}  # none, damaged or another's: every entry is read
+        try:
+            listed = set() if self._blocked() else set(os.listdir(self.directory))
+        except OSError:
+            return None
+        listed = {n for n in listed if n.endswith(".md")}
+        known, now, settled = set(known.split("\0")) - {""}, time.time_ns(), bool(listed)
+        gone, added, inside = known - listed, listed - known, os.path.realpath(self.directory)
+        for subject, rows in grouped.items() if gone else ():
+            grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
+        for name in sorted(added):
+            k = freshness.key_of(self.directory / name)
+            if k is None or (got := self._read(name, k, inside)) is None:
+                return None
+            settled = settled and freshness.settled(k, now)  # else kept for this answer only
+            for subject in got[0].subject:
+                rows = sorted([_row(got[0]), *filter(None, grouped.get(subject, "").split("\n"))])
+                grouped[subject] = "\n".join(reversed(rows))
+        if settled and (gone or added) and len(listed) >= self.MIN_ENTRIES:
+            self._save_subjects(listed, grouped)
+        self._held = (dir_key, grouped) if settled and dir_key else None
+        return [_name(r) for r in grouped.get(address, "").split("\n") if r]
+
+    def _save_subjects(self, known: Iterable[str], grouped: dict[str, str]) -> None:
+        data = (cache.fingerprint(self._SOURCES), str(self.directory), "\0".join(known), grouped)
+        with contextlib.suppress(ValueError):
+            cache.write_file(self._subjects_file(), seal.sealed(marshal.dumps(data)))
 
     def group_steps(self, step: int) -> Iterator[int]:
         """Build the by-subject grouping of `names`, yielding every `step` entries (one sort of 25k

@@ -1,0 +1,142 @@
+"""SPEC §6 read, §9.1: a read carries its article's staleness evidence. Once it was measured (by
+the whole-store pass of `canon status` / `canon check`, or by an earlier read) a read in a new
+process runs no git at all (core/git/evidence_cache.py), and a commit, a checkout, a reset, an
+edit, a new or deleted file, or an edit of the article shows at once: the read then equals one
+made with no cache.
+A damaged cache costs git time, never a wrong answer. Git processes are counted through a `git` on
+PATH that logs each call and runs the real one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from stale_repo import TODAY, Repo, build, git, write
+
+from canon_ls.agent.cli_store import status_line
+from canon_ls.core import tool
+from canon_ls.core.storage import cache, freshness
+from canon_ls.core.storage.store import Store
+
+PATHS = ("src/feed/fetch.py", "src/feed/util.py", "notes/policy", "src/app.py")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("CANON_TODAY", TODAY)
+    monkeypatch.delenv("CANON_NO_CACHE", raising=False)
+    monkeypatch.setattr(freshness, "RACY_NS", 0)  # files written just now count as settled
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    real = shutil.which("git")
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path / "git.log"}"\nexec {real} "$@"\n')
+    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    return build(tmp_path / "proj")
+
+
+def gits(repo: Repo) -> int:
+    """Git processes started since the last call."""
+    log = repo.root.parent / "git.log"
+    n = len(log.read_text().splitlines()) if log.exists() else 0
+    log.unlink(missing_ok=True)
+    return n
+
+
+def read(root: Path, path: str) -> str:
+    """A read as a new process makes it: a new Store, one tool call."""
+    result = tool.run(Store(root), {"action": "read", "path": path})
+    assert result.code == 0, result.text
+    return result.text
+
+
+def uncached(root: Path, path: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    with monkeypatch.context() as m:
+        m.setenv("CANON_NO_CACHE", "1")
+        return read(root, path)
+
+
+def test_spec_9_1_a_measured_read_runs_no_git(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    status_line(Store(repo.root))  # the whole-store pass
+    gits(repo)
+    texts = {path: read(repo.root, path) for path in PATHS}
+    assert gits(repo) == 0
+    assert "stale: 3 commits in 39 days since updated 2026-10-21" in texts["src/feed/fetch.py"]
+    assert "1 file changed uncommitted: src/feed/util.py" in texts["src/feed/util.py"]
+    assert "stale: stale_after 2026-11-01 passed" in texts["notes/policy"]
+    assert "stale:" not in texts["src/app.py"]
+    assert texts == {path: uncached(repo.root, path, monkeypatch) for path in PATHS}
+
+
+def test_spec_9_1_one_read_measures_for_the_next(repo: Repo) -> None:
+    first = read(repo.root, "src/feed/fetch.py")
+    assert gits(repo) >= 1
+    assert read(repo.root, "src/feed/fetch.py") == first
+    assert gits(repo) == 0
+
+
+def _commit(root: Path) -> None:
+    write(root, "src/feed/fetch.py", "def fetch():\n    return 3\n")
+    git(root, "commit", "-qam", "Three", date="2026-11-28")
+
+
+def _ignore(root: Path) -> None:
+    with open(root / ".gitignore", "a", encoding="utf-8") as fh:  # in place: no folder moves
+        fh.write("src/feed/new.py\n")
+
+
+MOVES = {
+    "edit": lambda root: write(root, "src/feed/fetch.py", "def fetch():\n    return 2\n"),
+    "commit": _commit,
+    "new file": lambda root: write(root, "src/feed/new.py", "x = 1\n"),
+    "deleted file": lambda root: (root / "src/feed/util.py").unlink(),
+    "checkout": lambda root: git(root, "checkout", "-q", "HEAD~1"),
+    "reset": lambda root: git(root, "reset", "-q", "--soft", "HEAD~2"),
+    "ignore rule": _ignore,
+    "article": lambda root: write(
+        root, ".canon/articles/src/feed/fetch.md", "---\ncapsule: Now.\nupdated: 2026-11-28\n---\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("move", MOVES)
+def test_spec_9_1_a_change_shows_at_once(
+    repo: Repo, move: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if move == "ignore rule":  # an untracked file, then a rule that ignores it
+        write(repo.root, "src/feed/new.py", "x = 1\n")
+        write(repo.root, ".gitignore", "# rules\n")
+    status_line(Store(repo.root))
+    before = {path: read(repo.root, path) for path in PATHS}
+    MOVES[move](repo.root)
+    after = {path: read(repo.root, path) for path in PATHS}
+    assert after != before
+    assert after == {path: uncached(repo.root, path, monkeypatch) for path in PATHS}
+
+
+@pytest.mark.parametrize("damage", ["flipped", "cut", "garbage"])
+def test_spec_9_1_a_damaged_evidence_cache_costs_time_never_a_wrong_answer(
+    repo: Repo, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status_line(Store(repo.root))
+    expected = {path: uncached(repo.root, path, monkeypatch) for path in PATHS}
+    file = cache.cache_file(repo.root / ".canon", repo.root, "evidence")
+    assert file is not None
+    shards = list(file.parent.glob(file.stem + ".*.bin"))
+    assert shards
+    for shard in shards:
+        data = shard.read_bytes()
+        shard.write_bytes(
+            {
+                "flipped": data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
+                "cut": data[: len(data) // 2],
+                "garbage": b"\0" * 40,
+            }[damage]
+        )
+    gits(repo)
+    assert {path: read(repo.root, path) for path in PATHS} == expected
+    assert gits(repo) > 0
