@@ -140,3 +140,17 @@ def test_spec_9_1_a_damaged_evidence_cache_costs_time_never_a_wrong_answer(
     gits(repo)
     assert {path: read(repo.root, path) for path in PATHS} == expected
     assert gits(repo) > 0
+
+
+def test_spec_9_1_a_nearer_article_takes_files_from_the_folder_article_at_once(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new article nearer to a file governs it from then on (SPEC §4): the folder article's
+    cached evidence no longer names that file."""
+    status_line(Store(repo.root))
+    before = read(repo.root, "src/feed")
+    assert "src/feed/util.py" in before
+    write(repo.root, ".canon/articles/src/feed/util.md", "---\ncapsule: Helpers.\n---\n")
+    after = read(repo.root, "src/feed")
+    assert after == uncached(repo.root, "src/feed", monkeypatch)
+    assert after != before

@@ -74,8 +74,9 @@ def _load(file: Path | None, header: tuple[Any, ...] | None) -> dict[str, Any]:
 
 
 def unmoved(project: Path, address: str, since: int) -> bool:
-    """Whether every file and folder the article at `address` can govern, and the folders above
-    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked."""
+    """Whether every file and folder the article at `address` can govern (or, under the articles
+    folder, every article nearer to them), and the folders above them, last changed (ctime: no
+    tool sets it back) before `since`; a big tree is not walked."""
     parent, _, leaf = address.rpartition("/")
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
     rules = [f / ".gitignore" for f in folders]  # an ignore rule edited in place moves no folder
@@ -119,7 +120,11 @@ def evidence_line(store: Store, address: str) -> str | None:
     own, state = store.stat_key(address), git_state(store.project)
     header = state and own and (cache.fingerprint(_SOURCES), state, today())
     hit = _load(_shard(store, address), header).get(address) if header else None
-    if hit is not None and tuple(hit[1]) == own and unmoved(store.project, address, hit[0]):
+    if (
+        hit is not None
+        and tuple(hit[1]) == own
+        and all(unmoved(base, address, hit[0]) for base in (store.project, store.articles_dir))
+    ):
         return hit[2]
     from canon_ls.core.git.staleness import evidence_for
 
