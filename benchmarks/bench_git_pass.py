@@ -41,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import generated_store, machine, write_figures  # noqa: E402
+from benchmarks.common import generated_store, machine, rss_parts, write_figures  # noqa: E402
 from canon_ls.core.git import changes, gitrun  # noqa: E402
 
 VARIANTS = ("default", "no-journal", "128m", "192m", "256m", "chosen", "pass")
@@ -107,13 +107,8 @@ def sampled(
     reader.start()
     anon = file = 0
     while reader.is_alive():
-        try:
-            with open(f"/proc/{proc.pid}/status", encoding="ascii") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            anon = max(anon, int(fields.get("RssAnon", "0 kB").split()[0]))
-            file = max(file, int(fields.get("RssFile", "0 kB").split()[0]))
-        except (OSError, ValueError):
-            pass
+        now_anon, now_file = rss_parts(proc.pid)
+        anon, file = max(anon, now_anon), max(file, now_file)
         reader.join(0.02)
     _, status, usage = os.wait4(proc.pid, 0)  # reaped here for its CPU time (and its children's)
     proc.returncode = os.waitstatus_to_exitcode(status)

@@ -57,6 +57,17 @@ def peak_rss_mb() -> float:
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
 
 
+def rss_parts(pid: int) -> tuple[int, int]:
+    """A process's resident anonymous and file-backed kB now ((0, 0) once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        anon, file = (int(fields.get(k, "0 kB").split()[0]) for k in ("RssAnon", "RssFile"))
+        return anon, file
+    except (OSError, ValueError):
+        return 0, 0
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     cpu = platform.processor() or platform.machine()

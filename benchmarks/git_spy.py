@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from common import rss_parts
+
 
 def spy(log_dir: Path, real: str, args: list[str]) -> int:
     live = log_dir / "live"
@@ -41,13 +43,8 @@ def spy(log_dir: Path, real: str, args: list[str]) -> int:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        try:
-            with open(f"/proc/{proc.pid}/status", encoding="ascii") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            anon = max(anon, int(fields.get("RssAnon", "0 kB").split()[0]))
-            file = max(file, int(fields.get("RssFile", "0 kB").split()[0]))
-        except (OSError, ValueError):
-            pass
+        now_anon, now_file = rss_parts(proc.pid)
+        anon, file = max(anon, now_anon), max(file, now_file)
         time.sleep(0.01)
     ended = time.monotonic()
     marker.unlink()

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from counting_git import counting_git
 
 from canon_ls.core.git import gitrun
 
@@ -100,37 +101,16 @@ def test_a_job_steps_back_and_a_fifo_still_stops_it(repo: Path) -> None:
     assert proc.returncode is not None
 
 
-def _counting_git(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """A `git` first on PATH that records how many of its kind run at its start (each holds
-    on a moment so that overlaps show), then runs the real git."""
-    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
-    bindir, live, log = tmp_path / "bin", tmp_path / "live", tmp_path / "counts"
-    bindir.mkdir()
-    live.mkdir()
-    script = bindir / "git"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'touch "{live}/$$"\n'
-        f'ls "{live}" | wc -l >> "{log}"\n'
-        "sleep 0.2\n"
-        f'"{real}" "$@"\n'
-        "code=$?\n"
-        f'rm -f "{live}/$$"\n'
-        "exit $code\n"
-    )
-    script.chmod(0o755)
-    return {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}, log
-
-
 def test_at_most_two_git_processes_run_at_once(repo: Path, tmp_path: Path) -> None:
     """Issue 40 item 3: seven git processes at once summed 1.7 GB at 500k files; one canon
     process now runs at most two (`canon check`: listings, status and the history pass)."""
-    env, log = _counting_git(tmp_path)
+    bindir, log = counting_git(tmp_path, hold=0.2)
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
     (repo / ".canon" / "articles").mkdir(parents=True)
     (repo / ".canon" / "articles" / "big.md").write_text("---\ncapsule: Big.\n---\n# big\n")
     cli = [sys.executable, "-m", "canon_ls.agent.cli", "check"]
     run = subprocess.run(cli, cwd=repo, env={**os.environ, **env}, capture_output=True, text=True)
     assert "Traceback" not in run.stderr, run.stderr
-    counts = [int(line) for line in log.read_text().split()]
+    counts = [int(line.split()[0]) for line in log.read_text().splitlines()]
     assert len(counts) >= 4, counts  # the check did run git
     assert max(counts) <= gitrun.AT_ONCE, counts

@@ -73,6 +73,15 @@ def capabilities(profile: str) -> types.ClientCapabilities:
     return caps
 
 
+def folder_params(root: Path, profile: str = "visual-studio-code") -> types.InitializeParams:
+    """An `initialize` with `root` as the one workspace folder, from a captured profile."""
+    return types.InitializeParams(
+        capabilities=client_capabilities(profile),
+        root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
+    )
+
+
 # -- the workspace --------------------------------------------------------------------------
 def write(root: Path, rel: str, text: str) -> Path:
     path = root / rel

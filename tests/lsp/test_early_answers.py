@@ -13,12 +13,13 @@ from lsp_harness import (
     SERVER_ENV,
     Session,
     build_workspace,
+    folder_params,
     text_of,
     write,
 )
 from lsp_harness import article as article_text
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, client_capabilities
+from pytest_lsp import ClientServerConfig
 
 from canon_ls.core.storage.disk_view import DiskView
 from canon_ls.core.storage.project import open_store
@@ -59,13 +60,7 @@ async def test_the_first_hover_is_the_one_after_the_load(tmp_path: Path):
     config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV)
     client = await config.start(None)
     try:
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=client_capabilities("visual-studio-code"),
-                root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
-            )
-        )
+        await client.initialize_session(folder_params(root))
         client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(
@@ -199,13 +194,7 @@ async def test_hovers_while_the_store_loads_in_steps(tmp_path: Path):
     config = ClientServerConfig(server_command=SERVER_COMMAND, server_env=SERVER_ENV)
     client = await config.start(None)
     try:
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=client_capabilities("visual-studio-code"),
-                root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
-            )
-        )
+        await client.initialize_session(folder_params(root))
 
         def loaded_yet() -> bool:
             return any(LOADED in m.message for m in client.log_messages)

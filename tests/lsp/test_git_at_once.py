@@ -7,38 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from pathlib import Path
 
-from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, build_workspace
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, client_capabilities
+from counting_git import counting_git
+from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, build_workspace, folder_params
+from pytest_lsp import ClientServerConfig
 
 AT_ONCE = 2
-
-
-def counting_git(base: Path) -> tuple[Path, Path]:
-    """A `git` put first on PATH: at its start it records how many of its kind run (itself
-    included) and which process started it, holds on a moment so that overlaps show, then
-    runs the real git."""
-    real = shutil.which("git")
-    assert real is not None
-    bindir, live, log = base / "bin", base / "live", base / "counts"
-    bindir.mkdir()
-    live.mkdir()
-    script = bindir / "git"
-    script.write_text(
-        "#!/bin/sh\n"
-        f'touch "{live}/$$"\n'
-        f'echo "$(ls "{live}" | wc -l) $PPID" >> "{log}"\n'
-        "sleep 0.3\n"
-        f'"{real}" "$@"\n'
-        "code=$?\n"
-        f'rm -f "{live}/$$"\n'
-        "exit $code\n"
-    )
-    script.chmod(0o755)
-    return bindir, log
 
 
 async def test_the_server_and_its_children_run_at_most_two_git_at_once(tmp_path: Path):
@@ -52,13 +27,7 @@ async def test_the_server_and_its_children_run_at_most_two_git_at_once(tmp_path:
     }
     client = await ClientServerConfig(server_command=SERVER_COMMAND, server_env=env).start(None)
     try:
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=client_capabilities("visual-studio-code"),
-                root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
-            )
-        )
+        await client.initialize_session(folder_params(root))
         s = Session(client, root, "visual-studio-code", "utf-16")
         await s.until(log.exists, 30, "the check child's first git")
         answers = await asyncio.gather(

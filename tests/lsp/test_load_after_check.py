@@ -16,10 +16,18 @@ import time
 from pathlib import Path
 
 import pytest
-from lsp_harness import SERVER_COMMAND, SERVER_ENV, Session, build_workspace, text_of, write
+from lsp_harness import (
+    SERVER_COMMAND,
+    SERVER_ENV,
+    Session,
+    build_workspace,
+    folder_params,
+    text_of,
+    write,
+)
 from lsp_harness import article as article_text
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, client_capabilities
+from pytest_lsp import ClientServerConfig
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -61,13 +69,7 @@ async def test_an_article_edited_while_the_store_waits_for_the_check_is_read(tmp
     client = await config.start(None)
     held: int | None = None
     try:
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=client_capabilities("visual-studio-code"),
-                root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="proj")],
-            )
-        )
+        await client.initialize_session(folder_params(root))
         server = client._server
         assert server is not None
         held = _check_child(server.pid)
