@@ -66,9 +66,7 @@ def open_file(client: b.Client, path: Path) -> str:
     return uri
 
 
-def ours_queries(
-    repo: Path, body: str, title: str, target: Path, settle: bool
-) -> dict[str, Any]:
+def ours_queries(repo: Path, body: str, title: str, target: Path, settle: bool) -> dict[str, Any]:
     """One start: the two symbol queries, then references; with `settle`, references wait
     for the "indexing" progress to end (the server built, the store loaded, BM25 ready)."""
     cache = Path(tempfile.mkdtemp(prefix="canon-first-"))
@@ -174,7 +172,12 @@ def report(size: str, rounds: list[dict[str, Any]]) -> None:
     print(f"\n== {size}: {len(rounds)} round(s), figures per round (ms unless said)")
     rows = [
         ("start -> initialize", "initialize_ms", "initialize_ms", "{:.0f}"),
-        ("start -> first symbol, body word", "symbol_body_ms", "symbol_first_from_start_ms", "{:.0f}"),
+        (
+            "start -> first symbol, body word",
+            "symbol_body_ms",
+            "symbol_first_from_start_ms",
+            "{:.0f}",
+        ),
         ("start -> then a title", "symbol_title_ms", "symbol_title_ms", "{:.0f}"),
         ("first references (ours: indexed)", "refs_first_ms", "refs_first_ms", "{:.1f}"),
         ("warm references p50", "refs_warm_p50", "refs_warm_p50", "{:.2f}"),
@@ -182,12 +185,19 @@ def report(size: str, rounds: list[dict[str, Any]]) -> None:
     for label, ours_key, peer_key, fmt in rows:
         print(f"{label:34} ours {col('ours', ours_key, fmt):24} peer {col('peer', peer_key, fmt)}")
     print(f"{'ours: indexing ended after (s)':34} ours {col('ours', 'indexed_s', '{:.2f}')}")
-    print(f"{'start -> references, sent at once':34} ours "
-          f"{col('ours_at_once', 'refs_first_from_start_ms'):24} "
-          f"peer {col('peer', 'refs_first_from_start_ms')}")
-    print(f"{'symbols found (body, title)':34} ours {col('ours', 'symbol_body_results')}, "
-          f"{col('ours', 'symbol_title_results')}")
-    print(f"{'references found':34} ours {col('ours', 'refs_count'):24} peer {col('peer', 'refs_count')}")
+    print(
+        f"{'start -> references, sent at once':34} ours "
+        f"{col('ours_at_once', 'refs_first_from_start_ms'):24} "
+        f"peer {col('peer', 'refs_first_from_start_ms')}"
+    )
+    print(
+        f"{'symbols found (body, title)':34} ours {col('ours', 'symbol_body_results')}, "
+        f"{col('ours', 'symbol_title_results')}"
+    )
+    print(
+        f"{'references found':34} ours {col('ours', 'refs_count'):24} "
+        f"peer {col('peer', 'refs_count')}"
+    )
     print(f"{'start -> first hover':34} ours {col('ours_editor', 'first_hover_ms')}")
     for name in ("hover", "inlay"):
         print(
@@ -196,10 +206,14 @@ def report(size: str, rounds: list[dict[str, Any]]) -> None:
             f" (n {' / '.join(str(len(r['ours_editor'][name])) for r in rounds)})"
         )
     print(f"{'start -> check end (s)':34} ours {col('ours_editor', 'check_end_s', '{:.1f}')}")
-    print(f"{'peak RSS tree, editor start (MB)':34} ours {col('ours_editor', 'peak_mb')}"
-          f" (largest git {col('ours_editor', 'git_peak_mb')})")
-    print(f"{'peak RSS tree, queries start (MB)':34} ours {col('ours', 'peak_mb'):24} "
-          f"peer {col('peer', 'peak_rss_mb')} (server process)")
+    print(
+        f"{'peak RSS tree, editor start (MB)':34} ours {col('ours_editor', 'peak_mb')}"
+        f" (largest git {col('ours_editor', 'git_peak_mb')})"
+    )
+    print(
+        f"{'peak RSS tree, queries start (MB)':34} ours {col('ours', 'peak_mb'):24} "
+        f"peer {col('peer', 'peak_rss_mb')} (server process)"
+    )
 
 
 def main() -> None:

@@ -817,7 +817,9 @@ def bench_peer(
     script.write_text(PEER_CLIENT, encoding="utf-8")
     qfile = workdir / "queries.json"
     qfile.write_text(
-        json.dumps({"queries": queries, "typed": typed_queries(queries) if typed is None else typed}),
+        json.dumps(
+            {"queries": queries, "typed": typed_queries(queries) if typed is None else typed}
+        ),
         encoding="utf-8",
     )
     try:
