@@ -746,11 +746,12 @@ let t = now();
 await request('workspace/symbol', { query: queries[0] });
 const symbolFirst = now() - t;
 const symbolFirstFromStart = now() - spawned;
-const symbolWarm = [];
+const symbolWarm = [], symbolWarmFromStart = [];
 for (const q of queries.slice(1)) {
   t = now();
   await request('workspace/symbol', { query: q });
   symbolWarm.push(now() - t);
+  symbolWarmFromStart.push(now() - spawned);
 }
 const symbolTyped = [], symbolTypedResults = [];
 for (const q of typed) {
@@ -773,7 +774,8 @@ for (let i = 0; i < 20; i++) {
   refsWarm.push(now() - t);
 }
 const out = { symbol_first_ms: symbolFirst, symbol_first_from_start_ms: symbolFirstFromStart,
-              initialize_ms: initializeMs, symbol_warm: symbolWarm, symbol_typed: symbolTyped,
+              initialize_ms: initializeMs, symbol_warm: symbolWarm,
+              symbol_warm_from_start_ms: symbolWarmFromStart, symbol_typed: symbolTyped,
               symbol_typed_results: symbolTypedResults, refs_first_ms: refsFirst,
               refs_warm: refsWarm, refs_count: (refs || []).length, rss_mb: rss(),
               peak_rss_mb: rss('VmHWM') };
@@ -785,7 +787,12 @@ process.exit(0);
 
 
 def bench_peer(
-    repo: Path, queries: list[str], target: Path, workdir: Path, limit: float = 1800
+    repo: Path,
+    queries: list[str],
+    target: Path,
+    workdir: Path,
+    limit: float = 1800,
+    typed: list[str] | None = None,
 ) -> dict[str, Any] | None:
     server = workdir / "node_modules/vscode-markdown-languageserver/dist/node/workerMain.js"
     if not server.exists():
@@ -810,7 +817,10 @@ def bench_peer(
     script.write_text(PEER_CLIENT, encoding="utf-8")
     qfile = workdir / "queries.json"
     qfile.write_text(
-        json.dumps({"queries": queries, "typed": typed_queries(queries)}), encoding="utf-8"
+        json.dumps(
+            {"queries": queries, "typed": typed_queries(queries) if typed is None else typed}
+        ),
+        encoding="utf-8",
     )
     try:
         done = subprocess.run(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
@@ -81,7 +82,22 @@ def on_definition(ls: CanonLanguageServer, params: types.DefinitionParams) -> ty
     return types.Location(uri=found.uri, range=convert.TOP) if found is not None else None
 
 
-def on_references(
+async def on_references(
+    ls: CanonLanguageServer, params: types.ReferenceParams
+) -> list[types.Location] | None:
+    """Before the store is loaded, wait for its load and backlinks in steps (a person waits: no
+    waiting for the check's parse cache) rather than reading it all at once: hovers pass."""
+    where = ls.where(params.text_document.uri)
+    load = where.folder.load if where is not None else None
+    if where is not None and load is not None and not load.loaded:
+        load.hurry()
+        await load.ready()
+        if where.folder.warming is not None:
+            await asyncio.shield(where.folder.warming)
+    return references(ls, params)
+
+
+def references(
     ls: CanonLanguageServer, params: types.ReferenceParams
 ) -> list[types.Location] | None:
     uri = params.text_document.uri

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 import pickle
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -154,6 +156,7 @@ async def _run(
         stderr=errors,
         cwd=str(project),
         env=child_env(),
+        start_new_session=True,  # its own process group: the git it runs ends with it (POSIX)
     )
     assert proc.stdin is not None and proc.stdout is not None
     payload = json.dumps({"project": str(project), "options": options, "staleness": staleness})
@@ -170,8 +173,12 @@ async def _run(
                 await on_partial(result)
         await proc.wait()
     except asyncio.CancelledError:
-        if proc.returncode is None:
-            proc.kill()
+        if proc.returncode is None:  # with its git (a history pass ran on 12 s, orphaned)
+            with contextlib.suppress(ProcessLookupError):
+                if sys.platform == "win32":
+                    proc.kill()
+                else:
+                    os.killpg(proc.pid, signal.SIGKILL)
         raise
     except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
         await proc.wait()

@@ -10,6 +10,7 @@ import logging
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from canon_ls.core.storage import cache
 from canon_ls.lsp.handlers import diagnostics
 from canon_ls.lsp.session import checks, options, sync, watch
 from canon_ls.lsp.session import settings as settings_mod
@@ -56,6 +57,7 @@ async def on_initialized(ls: CanonLanguageServer, params: types.InitializedParam
     for folder in list(ls.folders.values()):
         if folder.serving:
             folder.check.schedule()
+    cache.fingerprint()  # YAML's import, core hashed: now, not in a load step between hovers
     await load_configuration(ls)
     for folder in ls.folders.values():
         if folder.error:
