@@ -73,10 +73,10 @@ def _load(file: Path | None, header: tuple[Any, ...] | None) -> dict[str, Any]:
         return {}
 
 
-def unmoved(project: Path, address: str, since: int) -> bool:
-    """Whether every file and folder the article at `address` can govern (or, under the articles
-    folder, every article nearer to them), and the folders above them, last changed (ctime: no
-    tool sets it back) before `since`; a big tree is not walked."""
+def unmoved(project: Path, address: str, since: int, folders_only: bool = False) -> bool:
+    """Whether every file and folder the article at `address` can govern (`folders_only`: under
+    the articles folder, where an article nearer to them moves its folder), and the folders above
+    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked."""
     parent, _, leaf = address.rpartition("/")
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
     rules = [f / ".gitignore" for f in folders]  # an ignore rule edited in place moves no folder
@@ -87,6 +87,8 @@ def unmoved(project: Path, address: str, since: int) -> bool:
         while stack:
             with os.scandir(stack.pop()) as it:
                 for entry in it:  # the parent folder: the article's own names; below: all
+                    if folders_only and below and not entry.is_dir(follow_symlinks=False):
+                        continue
                     if below or entry.name == leaf or entry.name.startswith(leaf + "."):
                         st = entry.stat(follow_symlinks=False)
                         seen += 1
@@ -123,7 +125,8 @@ def evidence_line(store: Store, address: str) -> str | None:
     if (
         hit is not None
         and tuple(hit[1]) == own
-        and all(unmoved(base, address, hit[0]) for base in (store.project, store.articles_dir))
+        and unmoved(store.project, address, hit[0])
+        and unmoved(store.articles_dir, address, hit[0], folders_only=True)
     ):
         return hit[2]
     from canon_ls.core.git.staleness import evidence_for
