@@ -248,10 +248,15 @@ def _line(evidence: Evidence | None) -> str | None:
 def _evidence(store: Store, address: str) -> str | None:
     """SPEC §6 read, §9.1: a stale article's evidence in one line. Advisory: a project git
     cannot read, or any other failure here, leaves the read without it."""
-    from canon_ls.core.git.evidence_cache import evidence_line
+    from canon_ls.core.git.evidence_cache import cached_line
 
     try:
-        return evidence_line(store, address)
+        found, line = cached_line(store, address)
+        if found:
+            return line
+        from canon_ls.core.git.staleness import measured_line
+
+        return measured_line(store, address)
     except Exception:  # noqa: BLE001 - staleness never breaks a read
         return None
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import marshal
 import os
 import stat
-import time
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,24 +115,16 @@ def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int)
             cache.write_file(file, seal.sealed(marshal.dumps(data)))
 
 
-def evidence_line(store: Store, address: str) -> str | None:
-    """A read's evidence line (staleness.evidence_for's), from the cache while nothing it rests on
-    moved (such a read imports and runs no git); else measured now and kept."""
+def cached_line(store: Store, address: str) -> tuple[bool, str | None]:
+    """(found, the read's evidence line) from the cache while nothing it rests on moved: such a
+    read imports and runs no git; else (False, None) and staleness.measured_line measures."""
     own, state = store.stat_key(address), git_state(store.project)
     header = state and own and (cache.fingerprint(_SOURCES), state, today())
     hit = _load(_shard(store, address), header).get(address) if header else None
-    if (
+    found = (
         hit is not None
         and tuple(hit[1]) == own
         and unmoved(store.project, address, hit[0])
         and unmoved(store.articles_dir, address, hit[0], folders_only=True)
-    ):
-        return hit[2]
-    from canon_ls.core.git.staleness import evidence_for
-
-    since = time.time_ns()
-    evidence = evidence_for(store, address)
-    line = evidence.line() if evidence is not None else None
-    if own is not None:
-        remember(store, {address: (own, line)}, since)
-    return line
+    )
+    return (True, hit[2]) if found and hit is not None else (False, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -159,6 +160,16 @@ def stale_reason(
             f"{basis} on {reference}; update it, or mark it reviewed if it still holds."
         )
     return None
+
+
+def measured_line(store: Store, address: str) -> str | None:
+    """A read's evidence line measured now, and kept for the reads after it."""
+    own, since = store.stat_key(address), time.time_ns()
+    evidence = evidence_for(store, address)
+    line = evidence.line() if evidence is not None else None
+    if own is not None:
+        evidence_cache.remember(store, {address: (own, line)}, since)
+    return line
 
 
 def stale_evidence(
