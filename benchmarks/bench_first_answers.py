@@ -30,12 +30,14 @@ may outlive its hold on the machine's lock.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,28 @@ def close_all(client: b.Client) -> float:
     return time.perf_counter() - closed
 
 
+@contextlib.contextmanager
+def ours(repo: Path) -> Iterator[tuple[b.Client, float]]:
+    """One start of our server on a quiet machine with its own cache; closed (and its
+    children's lingering counted) however the measure ends."""
+    cache = Path(tempfile.mkdtemp(prefix="canon-first-"))
+    quiet()
+    client, t0 = b.start_ours(repo, "vscode", cache)
+    try:
+        yield client, t0
+    finally:
+        LINGER.append(close_all(client))
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def refs_params(target: Path) -> dict[str, Any]:
+    return {
+        "textDocument": {"uri": target.as_uri()},
+        "position": {"line": 0, "character": 0},
+        "context": {"includeDeclaration": False},
+    }
+
+
 def open_file(client: b.Client, path: Path) -> str:
     uri = path.as_uri()
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -109,71 +133,50 @@ def ours_queries(
 ) -> dict[str, Any]:
     """One start: the two symbol queries, then references; with `settle`, references wait
     for the "indexing" progress to end (the server built, the store loaded, BM25 ready)."""
-    cache = Path(tempfile.mkdtemp(prefix="canon-first-"))
-    quiet()
-    client, t0 = b.start_ours(repo, "vscode", cache)
-    memory = TreeMemory(client.proc.pid).start()
-    try:
-        figures: dict[str, Any] = {"initialize_ms": client.initialize_ms}
-        hits = client.request("workspace/symbol", {"query": body})
-        figures["symbol_body_ms"] = (time.perf_counter() - t0) * 1000
-        figures["symbol_body_results"] = len(hits or [])
-        hits = client.request("workspace/symbol", {"query": title})
-        figures["symbol_title_ms"] = (time.perf_counter() - t0) * 1000
-        figures["symbol_title_results"] = len(hits or [])
-        if settle:
-            client.indexing.wait(timeout=10)
-            if client.indexing.is_set():
-                client.indexed.wait(timeout=1800)
-            figures["indexed_s"] = time.perf_counter() - t0
-        params = {
-            "textDocument": {"uri": target.as_uri()},
-            "position": {"line": 0, "character": 0},
-            "context": {"includeDeclaration": False},
-        }
-        t = time.perf_counter()
-        refs = client.request("textDocument/references", params)
-        figures["refs_first_ms"] = (time.perf_counter() - t) * 1000
-        figures["refs_first_from_start_ms"] = (time.perf_counter() - t0) * 1000
-        figures["refs_count"] = len(refs or [])
-        figures["refs_warm"] = [
-            b._timed_ms(client, "textDocument/references", params) for _ in range(20)
-        ]
-        figures["memory"] = memory.stop()
-        return figures
-    finally:
-        memory.stop()
-        LINGER.append(close_all(client))
-        shutil.rmtree(cache, ignore_errors=True)
+    with ours(repo) as (client, t0):
+        memory = TreeMemory(client.proc.pid).start()
+        try:
+            figures: dict[str, Any] = {"initialize_ms": client.initialize_ms}
+            hits = client.request("workspace/symbol", {"query": body})
+            figures["symbol_body_ms"] = (time.perf_counter() - t0) * 1000
+            figures["symbol_body_results"] = len(hits or [])
+            hits = client.request("workspace/symbol", {"query": title})
+            figures["symbol_title_ms"] = (time.perf_counter() - t0) * 1000
+            figures["symbol_title_results"] = len(hits or [])
+            if settle:
+                client.indexing.wait(timeout=10)
+                if client.indexing.is_set():
+                    client.indexed.wait(timeout=1800)
+                figures["indexed_s"] = time.perf_counter() - t0
+            params = refs_params(target)
+            t = time.perf_counter()
+            refs = client.request("textDocument/references", params)
+            figures["refs_first_ms"] = (time.perf_counter() - t) * 1000
+            figures["refs_first_from_start_ms"] = (time.perf_counter() - t0) * 1000
+            figures["refs_count"] = len(refs or [])
+            figures["refs_warm"] = [
+                b._timed_ms(client, "textDocument/references", params) for _ in range(20)
+            ]
+            figures["memory"] = memory.stop()
+            return figures
+        finally:
+            memory.stop()
 
 
 def ours_title_first(repo: Path, title: str) -> dict[str, Any]:
     """One start: a title as the first workspace/symbol query, timed from process start."""
-    cache = Path(tempfile.mkdtemp(prefix="canon-first-"))
-    quiet()
-    client, t0 = b.start_ours(repo, "vscode", cache)
-    try:
+    with ours(repo) as (client, t0):
         hits = client.request("workspace/symbol", {"query": title})
         return {"ms": (time.perf_counter() - t0) * 1000, "results": len(hits or [])}
-    finally:
-        LINGER.append(close_all(client))
-        shutil.rmtree(cache, ignore_errors=True)
 
 
 def ours_after_hover(repo: Path, files: list[Path], target: Path) -> dict[str, Any]:
     """One start: a hover, then references at once, and hovers for as long as it is awaited."""
-    cache = Path(tempfile.mkdtemp(prefix="canon-first-"))
-    quiet()
-    client, t0 = b.start_ours(repo, "vscode", cache)
-    try:
+    with ours(repo) as (client, t0):
         uri = open_file(client, files[0])
         client.request("textDocument/hover", b.hover_params(uri))
         figures: dict[str, Any] = {"sent_ms": (time.perf_counter() - t0) * 1000}
-        params = {
-            "textDocument": {"uri": target.as_uri()},
-            "position": {"line": 0, "character": 0},
-            "context": {"includeDeclaration": False},
-        }
+        params = refs_params(target)
 
         def refs() -> None:
             t = time.perf_counter()
@@ -189,38 +192,31 @@ def ours_after_hover(repo: Path, files: list[Path], target: Path) -> dict[str, A
         thread.join()
         figures["hover_meanwhile"] = hovers
         return figures
-    finally:
-        LINGER.append(close_all(client))
-        shutil.rmtree(cache, ignore_errors=True)
 
 
 def ours_editor(repo: Path, files: list[Path], window_limit: float) -> dict[str, Any]:
-    cache = Path(tempfile.mkdtemp(prefix="canon-first-"))
-    quiet()
-    client, t0 = b.start_ours(repo, "vscode", cache)
-    memory = TreeMemory(client.proc.pid).start()
-    try:
-        uri = open_file(client, files[0])
-        client.request("textDocument/hover", b.hover_params(uri))
-        figures: dict[str, Any] = {"first_hover_ms": (time.perf_counter() - t0) * 1000}
-        for path in files[1:6]:
-            open_file(client, path)
-        hover, inlay = [], []
-        deadline = time.perf_counter() + window_limit
-        while not client.progress_end.is_set() and time.perf_counter() < deadline:
-            hover += b.timings(client, "textDocument/hover", b.hover_params(uri), 1)
-            inlay += b.timings(client, "textDocument/inlayHint", b.inlay_params(uri), 1)
-        figures["window_complete"] = client.progress_end.is_set()
-        figures["check_end_s"] = time.perf_counter() - t0
-        figures["hover"], figures["inlay"] = hover, inlay
-        client.progress_end.wait(timeout=600)
-        figures["memory"] = memory.stop()
-        return figures
-    finally:
-        memory.stop()
-        LINGER.append(close_all(client))
-        shutil.rmtree(cache, ignore_errors=True)
-        subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
+    with ours(repo) as (client, t0):
+        memory = TreeMemory(client.proc.pid).start()
+        try:
+            uri = open_file(client, files[0])
+            client.request("textDocument/hover", b.hover_params(uri))
+            figures: dict[str, Any] = {"first_hover_ms": (time.perf_counter() - t0) * 1000}
+            for path in files[1:6]:
+                open_file(client, path)
+            hover, inlay = [], []
+            deadline = time.perf_counter() + window_limit
+            while not client.progress_end.is_set() and time.perf_counter() < deadline:
+                hover += b.timings(client, "textDocument/hover", b.hover_params(uri), 1)
+                inlay += b.timings(client, "textDocument/inlayHint", b.inlay_params(uri), 1)
+            figures["window_complete"] = client.progress_end.is_set()
+            figures["check_end_s"] = time.perf_counter() - t0
+            figures["hover"], figures["inlay"] = hover, inlay
+            client.progress_end.wait(timeout=600)
+            figures["memory"] = memory.stop()
+            return figures
+        finally:
+            memory.stop()
+            subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
 
 
 def peer_workdir() -> Path:
