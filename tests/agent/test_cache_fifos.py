@@ -51,3 +51,30 @@ def test_fifos_in_the_cache_and_state_hang_nothing(
     assert "conventions/money-rounding" in search()
     assert RULE_LINE in said(hook(prompt(project, question, session="s-2")))
     hook(payload("claude-code", "session_start_startup", project, session="s-1"))  # its state
+
+
+def test_fifos_in_the_read_caches_hang_no_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The caches a read of one article uses (the staleness evidence; at scale also the history
+    pass and the journal's), each replaced by a FIFO: the read ends, with the same text."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    project = lane_project(tmp_path / "proj")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def canon(*args: str) -> str:
+        done = subprocess.run(
+            [*canon_command(), *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    canon("status")
+    read = '{"action": "read", "path": "conventions/money-rounding"}'
+    expected = canon("tool", read)
+    names = _fifos_for(tmp_path / "cache")
+    assert any(n.startswith("evidence-") for n in names), names
+    assert canon("tool", read) == expected

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
 import time
 from array import array
@@ -22,8 +21,7 @@ from canon_ls.core.git.gitlog import (
     parse_outputs,
 )
 from canon_ls.core.git.pathtable import Table, encode
-from canon_ls.core.storage import cache, fsio
-from canon_ls.core.storage.seal import sealed, unsealed
+from canon_ls.core.storage import cache
 
 __all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
 
@@ -262,10 +260,8 @@ class ChangeTimes:
         if file is None:
             return
         try:
-            payload = unsealed(fsio.read_regular(file, 1 << 31)[0])  # never a FIFO
-            if payload is None:  # damaged (checksum), cut short or extended: rebuilt
-                return
-            version, head, commits, blob, starts, first, at, extra, gone = marshal.loads(payload)
+            state = cache.read_sealed(file)  # None (damaged, cut, extended): TypeError, rebuilt
+            version, head, commits, blob, starts, first, at, extra, gone = state
             if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
                 return
             table = Table(
@@ -286,7 +282,7 @@ class ChangeTimes:
         blob, *arrays = h.newest.parts()
         parts = [a.tobytes() for a in arrays]
         state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
-        cache.write_file(file, sealed(marshal.dumps(state)))
+        cache.write_sealed(file, state)
 
     def committed(self) -> dict[str, float]:
         """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""

@@ -5,14 +5,13 @@ folder the article can govern (and the folders above) are unchanged since (ctime
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canon_ls.core.storage import cache, freshness, seal
+from canon_ls.core.storage import cache, freshness
 from canon_ls.core.storage.clock import today
 
 if TYPE_CHECKING:
@@ -65,11 +64,10 @@ def _shard(store: Store, address: str) -> Path | None:
 
 def _load(file: Path | None, header: tuple[Any, ...] | None) -> dict[str, Any]:
     try:
-        with open(file or "", "rb") as fh:
-            saved, kept = marshal.loads(seal.unsealed(fh.read()) or b"N")
-        return kept if saved == header and isinstance(kept, dict) else {}
-    except (OSError, ValueError, TypeError, EOFError):
+        saved, kept = cache.read_sealed(file)
+    except (TypeError, ValueError):  # None or not a pair: nothing kept
         return {}
+    return kept if saved == header and isinstance(kept, dict) else {}
 
 
 def unmoved(project: Path, address: str, since: int, folders_only: bool = False) -> bool:
@@ -111,8 +109,7 @@ def remember(store: Store, found: dict[str, tuple[Any, str | None]], since: int)
         shards.setdefault(_shard(store, address), {})[address] = entry
     for file, fresh in shards.items() if header else ():
         if file is not None:
-            data = (header, {**_load(file, header), **fresh})
-            cache.write_file(file, seal.sealed(marshal.dumps(data)))
+            cache.write_sealed(file, (header, {**_load(file, header), **fresh}))
 
 
 def cached_line(store: Store, address: str) -> tuple[bool, str | None]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core.storage import article as art
-from canon_ls.core.storage import fsio
+from canon_ls.core.storage import fsio, seal
 from canon_ls.core.storage.article import Article
 
 VERSION = 2  # 2: no bodies (read from the files on demand), link targets and body length
@@ -253,6 +253,24 @@ def read_record(fh: Any) -> bytes | None:
     if zlib.crc32(payload) != int.from_bytes(head[4:], "big"):
         return None
     return payload
+
+
+def read_sealed(file: Path | None, limit: int = 1 << 31) -> Any:
+    """The value a sealed marshal cache file holds; None when it is absent, not a regular file
+    (a FIFO left in its place hangs nothing), damaged or cut short. Every such cache reads here."""
+    try:
+        payload = seal.unsealed(fsio.read_regular(file or "", limit)[0])
+        return None if payload is None else marshal.loads(payload)
+    except (OSError, ValueError, TypeError, EOFError):
+        return None
+
+
+def write_sealed(file: Path, value: Any) -> bool:
+    """`value` (plain data) sealed into `file`, for read_sealed; never raises."""
+    try:
+        return write_file(file, seal.sealed(marshal.dumps(value)))
+    except ValueError:  # marshal: not plain data
+        return False
 
 
 def write_file(file: Path, data: fsio.Data) -> bool:

@@ -4,15 +4,13 @@ cache, so a new process re-reads only entries whose stat key moved (a damaged fi
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from canon_ls.core.storage import cache, freshness, fsio, seal
+from canon_ls.core.storage import cache, freshness, fsio
 from canon_ls.core.storage import journal as jrn
 from canon_ls.core.storage.address import OutsideStore
 from canon_ls.core.storage.journal import JournalEntry
@@ -135,9 +133,7 @@ class JournalIndex:
         """(the directory's key when saved, name -> (stat key, fields)) from the cache file:
         entries settled when it was written, nothing from a file damaged or not ours."""
         try:
-            with open(self._file or "", "rb") as fh:
-                payload = seal.unsealed(fh.read())
-            stamp, where, dir_key, saved = marshal.loads(payload or b"N")
+            stamp, where, dir_key, saved = cache.read_sealed(self._file)
             if stamp == cache.fingerprint(self._SOURCES) and where == str(self.directory):
                 return dir_key, {
                     n: e for n, e in saved.items() if len(e[0]) == 4 and len(e[1]) == 5
@@ -156,11 +152,9 @@ class JournalIndex:
             if (k := self._keys[name]) and max(k[0], k[3]) < limit
         }
         whole = dir_key if len(saved) == len(self._entries) else None
-        with contextlib.suppress(ValueError):
-            data = marshal.dumps(
-                (cache.fingerprint(self._SOURCES), str(self.directory), whole, saved)
-            )
-            cache.write_file(self._file, seal.sealed(data))  # type: ignore[arg-type]
+        if self._file is not None:
+            data = (cache.fingerprint(self._SOURCES), str(self.directory), whole, saved)
+            cache.write_sealed(self._file, data)
 
     def _key(self) -> freshness.Key | None:
         """What a new, removed or renamed entry changes: the directory's stat key (its
@@ -235,8 +229,7 @@ class JournalIndex:
         if held is not None and dir_key == held[0] and freshness.settled(held[0]):
             return [_name(r) for r in held[1].get(address, "").split("\n") if r]  # a server
         try:
-            with open(self._subjects_file(), "rb") as fh:
-                stamp, where, known, grouped = marshal.loads(seal.unsealed(fh.read()) or b"N")
+            stamp, where, known, grouped = cache.read_sealed(self._subjects_file())
             if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
                 raise ValueError(where)
         except (OSError, ValueError, TypeError, EOFError):
@@ -265,8 +258,7 @@ class JournalIndex:
 
     def _save_subjects(self, known: Iterable[str], grouped: dict[str, str]) -> None:
         data = (cache.fingerprint(self._SOURCES), str(self.directory), "\0".join(known), grouped)
-        with contextlib.suppress(ValueError):
-            cache.write_file(self._subjects_file(), seal.sealed(marshal.dumps(data)))
+        cache.write_sealed(self._subjects_file(), data)
 
     def group_steps(self, step: int) -> Iterator[int]:
         """Build the by-subject grouping of `names`, yielding every `step` entries (one sort of 25k
