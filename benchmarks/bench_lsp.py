@@ -12,6 +12,12 @@ Measured (SPEC §10, targets in docs/BENCHMARKS.md "LSP"):
 - against vscode-markdown-languageserver (npm) on the same articles folder: workspace symbols
   and references, first and warm, with ratios.
 
+`--first-answers` runs the editor's first answers instead (bench_first_answers.py: start,
+first symbol, first references, the start-up window with five opened documents, peak memory
+of the server's tree with git, in interleaved rounds beside the peer; its own options follow):
+
+    .venv/bin/python benchmarks/bench_lsp.py --first-answers --repo $REPOS/m10k/repo --rounds 2
+
 The client is a raw blocking JSON-RPC client (no pygls on this side), answering the server's
 requests (progress, configuration, registration, refresh) like an editor would.
 
@@ -964,6 +970,12 @@ def report_peer(ours: dict[str, Any], peer: dict[str, Any] | None) -> None:
 
 
 def main() -> None:
+    if "--first-answers" in sys.argv[1:]:
+        sys.argv.remove("--first-answers")
+        import bench_first_answers
+
+        bench_first_answers.main()
+        return
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
