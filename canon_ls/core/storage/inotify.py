@@ -1,4 +1,5 @@
-"""Linux file events straight from inotify, for the watcher child (`fswatch.py`)."""
+"""Linux file events straight from inotify: the watcher child (`lsp/helpers/fswatch.py`) and the
+MCP server's folder times (`treetimes.py`)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class Inotify:
         self._wds: dict[str, int] = {}  # directory -> its watch descriptor
         self._pending: set[tuple[int, str]] = set()
         self.skipped = 0  # directories that cannot be watched (named past PATH_MAX, unreadable)
+        self.overflowed = False  # the kernel's queue overflowed: some events are lost
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
         try:
@@ -149,7 +151,8 @@ class Inotify:
 
     def _event(self, wd: int, mask: int, name: str) -> None:
         if mask & IN_Q_OVERFLOW:
-            return  # the kernel's queue overflowed: nothing names what was lost
+            self.overflowed = True  # nothing names what was lost
+            return
         directory = self._dirs.get(wd)
         if directory is None:
             return
@@ -175,6 +178,12 @@ class Inotify:
                 self._forget(path)
         elif mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB):
             self._pending.add((MODIFIED, path))
+
+    def changes(self) -> set[tuple[int, str]]:
+        """The changes that came until now, without waiting."""
+        self._read()
+        changes, self._pending = self._pending, set()
+        return changes
 
     def _wait(self, ms: float) -> bool:
         """Wait up to `ms` for events and read them; whether any came."""
