@@ -20,9 +20,9 @@ from mcp.shared.message import SessionMessage
 
 from canon_ls import version
 from canon_ls.core import tool
+from canon_ls.core.storage.inotify import TreeTimes
 from canon_ls.core.storage.project import open_store
 from canon_ls.core.storage.store import Store
-from canon_ls.core.storage.treetimes import TreeTimes
 
 TOOL_NAME = "canon"
 

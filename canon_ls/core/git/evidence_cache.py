@@ -77,8 +77,8 @@ def unmoved(
 ) -> bool:
     """Whether every file and folder the article at `address` can govern (`folders_only`: under
     the articles folder, where an article nearer to them moves its folder), and the folders above
-    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked, nor
-    a folder whose `newest` change below is known."""
+    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked,
+    nor one whose `newest` change below is known (`canon mcp`)."""
     parent, _, leaf = address.rpartition("/")
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
     rules = [f / ".gitignore" for f in folders]  # an ignore rule edited in place moves no folder
@@ -94,14 +94,11 @@ def unmoved(
                     if below or entry.name == leaf or entry.name.startswith(leaf + "."):
                         st = entry.stat(follow_symlinks=False)
                         seen += 1
-                        if st.st_ctime_ns >= since or seen > WALK_MAX:
+                        known = newest(entry.path) if newest and stat.S_ISDIR(st.st_mode) else None
+                        if max(st.st_ctime_ns, known or 0) >= since or seen > WALK_MAX:
                             return False
-                        if stat.S_ISDIR(st.st_mode):
-                            known = newest(entry.path) if newest else None
-                            if known is None:
-                                stack.append(entry.path)
-                            elif known >= since:
-                                return False
+                        if stat.S_ISDIR(st.st_mode) and known is None:
+                            stack.append(entry.path)
             below = True
     except OSError:
         return False

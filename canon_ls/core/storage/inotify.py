@@ -1,16 +1,18 @@
-"""Linux file events straight from inotify: the watcher child (`lsp/helpers/fswatch.py`) and the
-MCP server's folder times (`treetimes.py`)."""
+"""Linux file events straight from inotify: for the watcher child (`lsp/helpers/fswatch.py`), and
+the newest change below each folder for a process that stays up (`canon mcp`)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import select
 import struct
 import sys
+import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
@@ -27,17 +29,8 @@ IN_ISDIR = 0x40000000
 IN_NONBLOCK = 0o4000
 IN_CLOEXEC = 0o2000000
 
-MASK = (
-    IN_MODIFY
-    | IN_ATTRIB
-    | IN_CLOSE_WRITE
-    | IN_MOVED_FROM
-    | IN_MOVED_TO
-    | IN_CREATE
-    | IN_DELETE
-    | IN_DELETE_SELF
-    | IN_MOVE_SELF
-)
+MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE  # not open
+MASK |= IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
 ADDED, MODIFIED, DELETED = 1, 2, 3
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 _POLL_MS = 100  # the longest wait between two looks at the stop flag
@@ -136,9 +129,7 @@ class Inotify:
         while True:
             try:
                 data = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
+            except OSError:  # BlockingIOError: nothing more waits
                 return
             if not data:
                 return
@@ -178,12 +169,6 @@ class Inotify:
                 self._forget(path)
         elif mask & (IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB):
             self._pending.add((MODIFIED, path))
-
-    def changes(self) -> set[tuple[int, str]]:
-        """The changes that came until now, without waiting."""
-        self._read()
-        changes, self._pending = self._pending, set()
-        return changes
 
     def _wait(self, ms: float) -> bool:
         """Wait up to `ms` for events and read them; whether any came."""
@@ -228,19 +213,59 @@ class Inotify:
         self.close()
 
 
+class TreeTimes:
+    """The newest change (ctime) below each folder of a tree: one walk in the background, then
+    kept by its events, so a folder of 20k files is one lookup instead of 20k stats."""
+
+    def __init__(self, top: str) -> None:
+        self.top, self.below, self.notify = top, dict[str, int](), cast("Inotify | None", None)
+        threading.Thread(target=self._start, daemon=True).start()
+
+    def _start(self) -> None:
+        """Watch, then walk: a change after a folder's listing is an event (no inotify: never)."""
+        with contextlib.suppress(OSError):
+            notify, times = Inotify([self.top], recursive=True), dict[str, int]()
+            for folder, subs, files in os.walk(self.top, False):  # below before above
+                with contextlib.suppress(OSError):  # a file gone meanwhile: an event says so
+                    ctimes = [os.lstat(os.path.join(folder, n)).st_ctime_ns for n in subs + files]
+                    below = [times.get(os.path.join(folder, name), 0) for name in subs]
+                    times[folder] = max([0, *ctimes, *below])
+            if notify.skipped:  # a folder it cannot watch (unreadable, too deep): never ready
+                return notify.close()
+            self.below, self.notify = times, notify
+
+    def newest(self, folder: str) -> int | None:
+        """The newest ctime of anything below `folder` (a change seen as an event counts as
+        now), or None when not known: not walked yet, or a folder new since."""
+        notify, now = self.notify, time.time_ns()
+        if notify is None:
+            return None
+        try:
+            notify._read()
+            moved = any(kind != MODIFIED and path in self.below for kind, path in notify._pending)
+        except OSError:  # the watch limit, reached by a new folder: its events are lost
+            moved = True
+        if moved or notify.overflowed or notify.skipped:  # a folder walked is gone: walk again
+            notify.close()
+            self.notify = None
+            threading.Thread(target=self._start, daemon=True).start()
+            return None
+        for _, path in notify._pending:
+            while len(path) > len(self.top):
+                path = os.path.dirname(path)
+                if path in self.below:
+                    self.below[path] = now
+        notify._pending.clear()
+        return self.below.get(folder)
+
+
 def _subdirectories(path: str) -> list[str]:
     """The directories in `path` (not through symlinks), read as a stream."""
     found = []
-    try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        found.append(entry.path)
-                except OSError:
-                    continue
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), os.scandir(path) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):  # an entry that cannot be looked at: skipped
+                found += [entry.path] if entry.is_dir(follow_symlinks=False) else []
     return found
 
 
