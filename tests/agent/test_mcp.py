@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -453,7 +454,8 @@ async def test_spec_9_1_a_warm_read_walks_no_folder_and_an_edit_inside_still_sho
     (one walk of ctimes, then file events), so a read of a folder article whose evidence is kept
     runs no git and lists none of the folders it governs (a folder article at 50k governs up
     to 78k files: 60 ms of stats per read); an edit of a file deep inside, in place (no folder
-    moves), still shows in the very next read, as a read with no cache says."""
+    moves), still shows in the very next read, as a read with no cache says; so does one after
+    a folder it walked was replaced (then it walks again)."""
     from stale_repo import build, git, noon, write
 
     root = build(tmp_path / "proj").root
@@ -481,35 +483,52 @@ async def test_spec_9_1_a_warm_read_walks_no_folder_and_an_edit_inside_still_sho
         log.unlink(missing_ok=True)
         return lines
 
+    def fresh() -> str:  # a read in a new process with no cache at all
+        params = server_params(root)
+        done = subprocess.run(
+            [params.command, *params.args[:-1], "tool", '{"action": "read", "path": "src/deep"}'],
+            cwd=root,
+            env={**os.environ, "CANON_TODAY": TODAY, "CANON_NO_CACHE": "1"},
+            capture_output=True,
+            text=True,
+        )
+        return done.stdout.rstrip("\n")
+
+    def edit(rel: str, text: str) -> None:  # dated the day after the article's update
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)  # in place: no folder moves
+        os.utime(root / rel, (noon("2026-11-29"), noon("2026-11-29")))
+
     async with Client(server_params(root, env=env)) as client:
 
         async def read() -> str:
             return text_of(await client.call_tool("canon", {"action": "read", "path": "src/deep"}))
 
+        async def warm() -> str:
+            """A read once the files just written settled (3 s) and the server's walk ended."""
+            deadline, walked = time.monotonic() + 60, ["(no read yet)"]
+            while time.monotonic() < deadline:
+                logged(scans), logged(gits)
+                text = await read()
+                walked = [p for p in logged(scans) if p.startswith(str(root / "src/deep"))]
+                if not walked and not logged(gits):
+                    return text
+                await anyio.sleep(0.2)
+            raise AssertionError(f"a warm read still lists the folders it governs: {walked[:3]}")
+
         first = await read()
         assert first.startswith("src/deep\ncapsule: Deep.") and "stale:" not in first, first
-        deadline, walked = time.monotonic() + 60, ["(no read yet)"]
-        while time.monotonic() < deadline:  # the files just written settle (3 s), the walk ends
-            logged(scans), logged(gits)
-            assert await read() == first
-            walked = [p for p in logged(scans) if p.startswith(str(root / "src/deep"))]
-            if not walked and not logged(gits):
-                break
-            await anyio.sleep(0.2)
-        assert not walked, f"a warm read still lists the folders it governs: {walked[:3]}"
-        (root / "src/deep/d7/e/f.py").write_text("X = 70\n")  # in place: no folder moves
-        os.utime(root / "src/deep/d7/e/f.py", (noon("2026-11-29"), noon("2026-11-29")))
+        assert await warm() == first
+        edit("src/deep/d7/e/f.py", "X = 70\n")
         after = await read()
-    assert (
-        "stale: 1 file changed uncommitted in 1 day since updated 2026-11-28: src/deep/d7/e/f.py"
-        in after
-    )
-    params = server_params(root)
-    fresh = subprocess.run(
-        [params.command, *params.args[:-1], "tool", '{"action": "read", "path": "src/deep"}'],
-        cwd=root,
-        env={**os.environ, "CANON_TODAY": TODAY, "CANON_NO_CACHE": "1"},
-        capture_output=True,
-        text=True,
-    )
-    assert after == fresh.stdout.rstrip("\n"), (after, fresh.stdout, fresh.stderr)
+        assert "1 file changed uncommitted in 1 day since updated 2026-11-28" in after, after
+        assert after == fresh()
+        assert await warm() == after
+        shutil.rmtree(root / "src/deep/d3")  # a folder walked goes: the server walks again
+        edit("src/deep/d3/e/f.py", "X = 30\n")
+        assert "2 files changed uncommitted" in (replaced := await read()), replaced
+        assert replaced == fresh()
+        assert await warm() == replaced
+        edit("src/deep/d12/e/f.py", "X = 120\n")
+        assert "3 files changed uncommitted" in (last := await read()), last
+    assert last == fresh()
