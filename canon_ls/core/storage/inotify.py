@@ -240,11 +240,10 @@ class TreeTimes:
         notify, now = self.notify, time.time_ns()
         if notify is None:
             return None
-        try:
+        moved = True  # unless read: the watch limit, reached by a new folder, loses its events
+        with contextlib.suppress(OSError):
             notify._read()
             moved = any(kind != MODIFIED and path in self.below for kind, path in notify._pending)
-        except OSError:  # the watch limit, reached by a new folder: its events are lost
-            moved = True
         if moved or notify.overflowed or notify.skipped:  # a folder walked is gone: walk again
             notify.close()
             self.notify = None
