@@ -72,9 +72,7 @@ def _load(file: Path | None, header: tuple[Any, ...] | None) -> dict[str, Any]:
     return kept if saved == header and isinstance(kept, dict) else {}
 
 
-def unmoved(
-    project: Path, address: str, since: int, folders_only: bool = False, newest: Newest = None
-) -> bool:
+def unmoved(project: Path, address: str, since: int, folders_only: bool, newest: Newest) -> bool:
     """Whether every file and folder the article at `address` can govern (`folders_only`: under
     the articles folder, where an article nearer to them moves its folder), and the folders above
     them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked,
@@ -127,7 +125,7 @@ def cached_line(store: Store, address: str) -> tuple[bool, str | None]:
     found = (
         hit is not None
         and tuple(hit[1]) == own
-        and unmoved(store.project, address, hit[0], newest=store.newest_below)
+        and unmoved(store.project, address, hit[0], False, store.newest_below)
         and unmoved(store.articles_dir, address, hit[0], True, store.newest_below)
     )
     return (True, hit[2]) if found and hit is not None else (False, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import select
 import struct
@@ -41,19 +42,14 @@ def available() -> bool:
     return sys.platform.startswith("linux") and _libc() is not None
 
 
-_LIBC: Any = None
-
-
+@functools.cache
 def _libc() -> Any:
-    global _LIBC
-    if _LIBC is None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)  # the C library this process runs on
-            libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch  # noqa: B018
-        except (OSError, AttributeError):
-            return None
-        _LIBC = libc
-    return _LIBC
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)  # the C library this process runs on
+        libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch  # noqa: B018
+    except (OSError, AttributeError):
+        return None
+    return libc
 
 
 class Inotify:
@@ -221,9 +217,8 @@ class TreeTimes:
         self.top, self.below, self.notify = top, dict[str, int](), cast("Inotify | None", None)
         threading.Thread(target=self._start, daemon=True).start()
 
-    def _start(self) -> None:
-        """Watch, then walk: a change after a folder's listing is an event (no inotify: never)."""
-        with contextlib.suppress(OSError):
+    def _start(self) -> None:  # watch, then walk: a change after a folder's listing is an event
+        with contextlib.suppress(OSError):  # no inotify, or the watch limit: never ready
             notify, times = Inotify([self.top], recursive=True), dict[str, int]()
             for folder, subs, files in os.walk(self.top, False):  # below before above
                 with contextlib.suppress(OSError):  # a file gone meanwhile: an event says so
