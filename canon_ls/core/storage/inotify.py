@@ -232,11 +232,10 @@ class TreeTimes:
     def newest(self, folder: str) -> int | None:
         """The newest ctime of anything below `folder` (a change seen as an event counts as
         now), or None when not known: not walked yet, or a folder new since."""
-        notify, now = self.notify, time.time_ns()
+        notify, now, moved = self.notify, time.time_ns(), True
         if notify is None:
             return None
-        moved = True  # unless read: the watch limit, reached by a new folder, loses its events
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # the watch limit, reached by a new folder: events lost
             notify._read()
             moved = any(kind != MODIFIED and path in self.below for kind, path in notify._pending)
         if moved or notify.overflowed or notify.skipped:  # a folder walked is gone: walk again
