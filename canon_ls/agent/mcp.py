@@ -20,6 +20,7 @@ from mcp.shared.message import SessionMessage
 
 from canon_ls import version
 from canon_ls.core import tool
+from canon_ls.core.storage.inotify import TreeTimes
 from canon_ls.core.storage.project import open_store
 from canon_ls.core.storage.store import Store
 
@@ -193,5 +194,6 @@ _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 def main(project: Path, options: Mapping[str, Any] | None = None) -> int:
     """Entry of `canon mcp`: open the project's store (lazily; nothing is created) and serve."""
     store = open_store(project, options)
+    store.newest_below = TreeTimes(str(store.project)).newest  # a read then stats no big tree
     anyio.run(serve, store)
     return 0

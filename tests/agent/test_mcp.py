@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -426,3 +429,114 @@ def test_spec_11_2_a_read_rechecks_only_the_files_up_its_address(project: Path) 
     text = _call(served, {"action": "read", "path": "src/a/b/c.py"}, None, "mcp").text
     assert text.startswith("src/a/b governs src/a/b/c") and "capsule: Second." in text
     assert not served.loaded
+
+
+SCAN_SPY = """
+import os, sys
+_scandir, _log = os.scandir, os.environ["CANON_TEST_SCANS"]
+
+def scandir(path="."):
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    if caller == "canon_ls.core.git.evidence_cache":
+        with open(_log, "a", encoding="utf-8") as fh:
+            fh.write(os.fspath(path) + "\\n")
+    return _scandir(path)
+
+os.scandir = scandir
+"""
+
+
+@pytest.mark.timeout(180)
+async def test_spec_9_1_a_warm_read_walks_no_folder_and_an_edit_inside_still_shows(
+    tmp_path: Path,
+) -> None:
+    """SPEC §6 read, §9.1, §11.2: the server that stays up knows each folder's newest change
+    (one walk of ctimes, then file events), so a read of a folder article whose evidence is kept
+    runs no git and lists none of the folders it governs (a folder article at 50k governs up
+    to 78k files: 60 ms of stats per read); an edit of a file deep inside, in place (no folder
+    moves), still shows in the very next read, as a read with no cache says; so does one after
+    a folder it walked was replaced, or after events were lost (then it walks again)."""
+    from stale_repo import build, git, noon, write
+
+    root = build(tmp_path / "proj").root
+    for i in range(20):
+        write(root, f"src/deep/d{i}/e/f.py", f"X = {i}\n")
+    write(root, "noise/.keep", "")  # a folder outside the article's, for many events
+    article = "---\ncapsule: Deep.\nupdated: 2026-11-28\n---\nBody.\n"
+    write(root, ".canon/articles/src/deep.md", article)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Deep", date="2026-11-27")
+    spy, scans, gits = tmp_path / "spy", tmp_path / "scans.log", tmp_path / "git.log"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(SCAN_SPY)
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (spy / "git").write_text(f'#!/bin/sh\necho "$*" >> "{gits}"\nexec {real} "$@"\n')
+    (spy / "git").chmod(0o755)
+    env = {
+        "PYTHONPATH": os.pathsep.join(p for p in (str(spy), os.environ.get("PYTHONPATH")) if p),
+        "PATH": f"{spy}{os.pathsep}{os.environ['PATH']}",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "CANON_TEST_SCANS": str(scans),
+    }
+
+    def logged(log: Path) -> list[str]:
+        lines = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return lines
+
+    def fresh() -> str:  # a read in a new process with no cache at all
+        params = server_params(root)
+        done = subprocess.run(
+            [params.command, *params.args[:-1], "tool", '{"action": "read", "path": "src/deep"}'],
+            cwd=root,
+            env={**os.environ, "CANON_TODAY": TODAY, "CANON_NO_CACHE": "1"},
+            capture_output=True,
+            text=True,
+        )
+        return done.stdout.rstrip("\n")
+
+    def edit(rel: str, text: str) -> None:  # dated the day after the article's update
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)  # in place: no folder moves
+        os.utime(root / rel, (noon("2026-11-29"), noon("2026-11-29")))
+
+    async with Client(server_params(root, env=env)) as client:
+
+        async def read() -> str:
+            return text_of(await client.call_tool("canon", {"action": "read", "path": "src/deep"}))
+
+        async def warm() -> str:
+            """A read once the files just written settled (3 s) and the server's walk ended."""
+            deadline, walked = time.monotonic() + 60, ["(no read yet)"]
+            while time.monotonic() < deadline:
+                logged(scans), logged(gits)
+                text = await read()
+                walked = [p for p in logged(scans) if p.startswith(str(root / "src/deep"))]
+                if not walked and not logged(gits):
+                    return text
+                await anyio.sleep(0.2)
+            raise AssertionError(f"a warm read still lists the folders it governs: {walked[:3]}")
+
+        first = await read()
+        assert first.startswith("src/deep\ncapsule: Deep.") and "stale:" not in first, first
+        assert await warm() == first
+        edit("src/deep/d7/e/f.py", "X = 70\n")
+        after = await read()
+        assert "1 file changed uncommitted in 1 day since updated 2026-11-28" in after, after
+        assert after == fresh()
+        assert await warm() == after
+        shutil.rmtree(root / "src/deep/d3")  # a folder walked goes: the server walks again
+        edit("src/deep/d3/e/f.py", "X = 30\n")
+        assert "2 files changed uncommitted" in (replaced := await read()), replaced
+        assert replaced == fresh()
+        assert await warm() == replaced
+        edit("src/deep/d12/e/f.py", "X = 120\n")
+        assert "3 files changed uncommitted" in (last := await read()), last
+        assert last == fresh()
+        queue = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+        assert await warm() == last and queue < 200_000, queue
+        for i in range(queue):  # more events than the kernel keeps: the edit's event is lost
+            (root / f"noise/{i}.o").write_bytes(b"")
+        edit("src/deep/d15/e/f.py", "X = 150\n")
+        assert "4 files changed uncommitted" in (lost := await read()), lost
+    assert lost == fresh()

@@ -1,4 +1,4 @@
-"""The Linux watcher (canon_ls/lsp/helpers/inotify.py) with real files, and the watcher child using
+"""The Linux watcher (canon_ls/core/storage/inotify.py) with real files, and the watcher child using
 it.
 
 SPEC §10 (external changes): writes, creations, deletions and moves reach the server; a file
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from canon_ls.lsp.helpers import inotify
+from canon_ls.core.storage import inotify
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 WALK_MAX = 100_000  # entries checked before a read asks git instead
 SHARDS = 32  # files: a read loads 1/32 of a 50k-article store's evidence
 _SOURCES = ("canon_ls.core.git.evidence", "canon_ls.core.git.staleness", __name__)
+Newest = Callable[[str], int | None] | None  # a folder's newest change below, when known
 _GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
@@ -70,10 +72,11 @@ def _load(file: Path | None, header: tuple[Any, ...] | None) -> dict[str, Any]:
     return kept if saved == header and isinstance(kept, dict) else {}
 
 
-def unmoved(project: Path, address: str, since: int, folders_only: bool = False) -> bool:
+def unmoved(project: Path, address: str, since: int, folders_only: bool, newest: Newest) -> bool:
     """Whether every file and folder the article at `address` can govern (`folders_only`: under
     the articles folder, where an article nearer to them moves its folder), and the folders above
-    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked."""
+    them, last changed (ctime: no tool sets it back) before `since`; a big tree is not walked,
+    nor one whose `newest` change below is known (`canon mcp`)."""
     parent, _, leaf = address.rpartition("/")
     folders = [project, *(project / parent[:i] for i, c in enumerate(parent + "/") if c == "/")]
     rules = [f / ".gitignore" for f in folders]  # an ignore rule edited in place moves no folder
@@ -89,9 +92,10 @@ def unmoved(project: Path, address: str, since: int, folders_only: bool = False)
                     if below or entry.name == leaf or entry.name.startswith(leaf + "."):
                         st = entry.stat(follow_symlinks=False)
                         seen += 1
-                        if st.st_ctime_ns >= since or seen > WALK_MAX:
+                        known = newest(entry.path) if newest and stat.S_ISDIR(st.st_mode) else None
+                        if max(st.st_ctime_ns, known or 0) >= since or seen > WALK_MAX:
                             return False
-                        if stat.S_ISDIR(st.st_mode):
+                        if stat.S_ISDIR(st.st_mode) and known is None:
                             stack.append(entry.path)
             below = True
     except OSError:
@@ -121,7 +125,7 @@ def cached_line(store: Store, address: str) -> tuple[bool, str | None]:
     found = (
         hit is not None
         and tuple(hit[1]) == own
-        and unmoved(store.project, address, hit[0])
-        and unmoved(store.articles_dir, address, hit[0], folders_only=True)
+        and unmoved(store.project, address, hit[0], False, store.newest_below)
+        and unmoved(store.articles_dir, address, hit[0], True, store.newest_below)
     )
     return (True, hit[2]) if found and hit is not None else (False, None)

@@ -57,6 +57,7 @@ class Store(StoreIndex):
     ) -> None:
         super().__init__(project, root, mounts)
         self.options: layout.Options | None = None  # §13, set by project.open_store
+        self.newest_below: Callable[[str], int | None] | None = None  # canon mcp's TreeTimes
         self._held: int | None = None  # the store root's descriptor while `locked` holds it
 
     @contextlib.contextmanager

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from canon_ls.lsp.helpers import inotify
+from canon_ls.core.storage import inotify
 from canon_ls.lsp.helpers.child import give_way
 
 
