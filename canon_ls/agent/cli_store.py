@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from canon_ls.agent.cli_common import (
     UsageError,
     as_sentence,
+    inside_store,
     path_arg,
     read_input,
-    refuse_outside,
     run_action,
     store_of,
 )
@@ -46,8 +46,7 @@ def cmd_tool(args: argparse.Namespace) -> int:
 
 def _json_store(args: argparse.Namespace) -> Store:
     """The store for a `--format json` answer (a store leading outside: one sentence)."""
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     return store
 
 
@@ -241,8 +240,7 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     if args.format == "json":
         if not store.exists():
             raise UsageError(missing_store(store))
@@ -273,8 +271,7 @@ def _fix(store: Store) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from canon_ls.agent import settings_cmd
 
-    store = store_of(args, warn=False)
-    refuse_outside(store)
+    store = inside_store(args, warn=False)
     # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply);
     # a key held back until `canon trust` is a warning
     opts = store.options
