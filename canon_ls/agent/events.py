@@ -73,7 +73,7 @@ class HookSession:
 
     def user_prompt(self, prompt: str) -> str:
         """The user's words (quick capture, the lane's intent): additional context, or ''."""
-        parts = [self._capture(prompt), self._lane_prompt(prompt)]
+        parts = [self._capture(prompt), self._rank("prompt", "UserPromptSubmit", prompt)]
         return self._said("\n".join(part for part in parts if part))
 
     def _capture(self, prompt: str) -> str:
@@ -90,30 +90,21 @@ class HookSession:
         """The lane ranks when it is configured and surfacing is not silenced (§11.3)."""
         return bool(self.options.lane and self.options["surface"])
 
-    def _lane_prompt(self, prompt: str) -> str:
-        """The prompt becomes the newest intent; the ranked articles ride this reply."""
+    def rank(self, event: str) -> str:
+        """The lane's section for a message after a batch of tool calls ('' for none)."""
+        return self._said(self._rank("turn" if event == "turn_end" else "tool", event))
+
+    def _rank(self, trigger: str, event: str, prompt: str | None = None) -> str:
+        """What the lane ranks now; a `prompt` first becomes the newest intent."""
         if not self._lane_on():
             return ""
         from canon_ls.agent.lane import Lane
 
         trace: list[dict[str, Any]] = []
         lane = Lane(self.options, self.state, trace)
-        lane.prompt(prompt)
-        text = lane.rank("prompt")
-        self.record("UserPromptSubmit", trace)
-        return text
-
-    def rank(self, event: str) -> str:
-        """The lane's section for a message after a batch of tool calls ('' for none)."""
-        return self._said(self._rank("turn" if event == "turn_end" else "tool", event))
-
-    def _rank(self, trigger: str, event: str) -> str:
-        if not self._lane_on():
-            return ""
-        from canon_ls.agent.lane import Lane
-
-        trace: list[dict[str, Any]] = []
-        text = Lane(self.options, self.state, trace).rank(trigger)
+        if prompt is not None:
+            lane.prompt(prompt)
+        text = lane.rank(trigger)
         self.record(event, trace)
         return text
 
