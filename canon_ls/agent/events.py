@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.agent import stats
-from canon_ls.agent.session import SessionState, prune_states, session_state, write_trace
+from canon_ls.agent.session import SessionState, session_state, write_trace
 from canon_ls.agent.surfacing import NEW_CYCLE, Resolver, Surfacer
 from canon_ls.core.storage import layout
 
@@ -174,8 +174,3 @@ def _refresh_corpus(options: layout.Options, trace: list[dict[str, Any]]) -> Non
         corpus.load(options, deep=True)
     except Exception as exc:  # the turn goes on; the next ranking reports its own failure
         trace.append({"decision": "lane-error", "trigger": "cycle", "error": repr(exc)[:300]})
-
-
-def prune() -> None:
-    """Delete session state untouched for two weeks (at a session's startup)."""
-    prune_states()

@@ -28,7 +28,8 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
     if event not in ("session_start", "session_compact", "prompt", "turn_end", "stop"):
         return None
 
-    from canon_ls.agent.events import open_session, prune
+    from canon_ls.agent.events import open_session
+    from canon_ls.agent.session import prune_states
 
     reply: dict[str, Any] | None = None
     with open_session(AGENT, session, cwd, env=env) as hook:
@@ -66,7 +67,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             reason = hook.stop(payload.get("again") is True)
             reply = {"message": reason} if reason else None
     if event == "session_start" and payload.get("reason") == "startup":
-        prune()
+        prune_states()
     return reply
 
 
