@@ -44,19 +44,13 @@ def cmd_tool(args: argparse.Namespace) -> int:
     return run_action(args, action, json_tool=True)
 
 
-def _json_store(args: argparse.Namespace) -> Store:
-    """The store for a `--format json` answer (a store leading outside: one sentence)."""
-    store = inside_store(args)
-    return store
-
-
 def cmd_read(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
         from canon_ls.core.storage.address import OutsideStore
 
         try:
-            return cli_json.read(_json_store(args), path_arg(args, args.path))
+            return cli_json.read(inside_store(args), path_arg(args, args.path))
         except OutsideStore as exc:
             raise UsageError(f"Refused: {exc}; canon only reads inside its store.") from None
     return run_action(args, {"action": "read", "path": path_arg(args, args.path)})
@@ -96,7 +90,7 @@ def cmd_map(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
 
-        return cli_json.map_(_json_store(args), path_arg(args, args.prefix or ""))
+        return cli_json.map_(inside_store(args), path_arg(args, args.prefix or ""))
     action: dict[str, Any] = {"action": "map"}
     if args.prefix:
         action["path"] = path_arg(args, args.prefix)
@@ -107,7 +101,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.format == "json":
         from canon_ls.agent import cli_json
 
-        return cli_json.search(_json_store(args), " ".join(args.query), args.journal)
+        return cli_json.search(inside_store(args), " ".join(args.query), args.journal)
     action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
     if args.journal:
         action["journal"] = True
