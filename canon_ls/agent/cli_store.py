@@ -220,7 +220,7 @@ def _findings_text(
     return "\n".join(lines)
 
 
-def _findings_json(store: Store, findings: list[Any]) -> str:
+def _findings_rows(store: Store, findings: list[Any]) -> list[dict[str, Any]]:
     import dataclasses
 
     rows = []
@@ -230,7 +230,7 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
         row["evidence"] = f.evidence.to_json() if f.evidence is not None else None
         row["file"] = _finding_file(store, f.address)
         rows.append(row)
-    return json.dumps(rows, ensure_ascii=False, indent=2)
+    return rows
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -295,10 +295,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     findings = check.check(store, project_assets, changes.ChangeTimes(store.project))
     exported = export_findings(store, project_assets)
     if args.format == "json":
-        rows = json.loads(_findings_json(store, findings))
         where = {"severity": "warning", "line": 0, "start": 0, "end": 0, "evidence": None}
-        extra = [{**r, **where} for r in exported]
-        print(json.dumps(bad_options + rows + extra, ensure_ascii=False, indent=2))
+        rows = _findings_rows(store, findings) + [{**r, **where} for r in exported]
+        print(json.dumps(bad_options + rows, ensure_ascii=False, indent=2))
     else:
         print(_findings_text(store, findings, bad_options, exported))
     return 1 if failed or any(f.severity == "error" for f in findings) else 0
