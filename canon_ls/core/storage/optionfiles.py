@@ -129,9 +129,7 @@ def _read(path: Path, project: Path) -> str | None:
 
 def _load_json(path: Path) -> dict[str, Any]:
     text = _read(path, path.parent)
-    if text is None:
-        return {}
-    if not text.strip():
+    if text is None or not text.strip():
         return {}
     try:
         data = json.loads(text)
@@ -179,7 +177,7 @@ def set_project(key: str, value: object, project: Path) -> tuple[Path, bool]:
     text, before = _load_toml(path)
     if key in before and before[key] == _plain(checked):
         return path, False
-    line = f"{key} = {_toml(checked)}\n"
+    line = f"{key} = {show(checked)}\n"  # (show: as TOML and JSON both write it)
     after = dict(before, **{key: _plain(checked)})
     _write_toml(path, project, _edit(text, key, line), after, key)
     return path, True
@@ -305,11 +303,6 @@ def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> bo
 def _plain(value: object) -> Any:
     """The value as TOML and JSON load it back (a tuple of mounts is a list)."""
     return list(value) if isinstance(value, tuple) else value
-
-
-def _toml(value: object) -> str:
-    """TOML spelling: JSON's strings, lists, booleans and finite numbers are valid TOML."""
-    return show(value)
 
 
 def _why(exc: BaseException) -> str:
