@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -288,7 +287,3 @@ def _rel(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-if __name__ == "__main__":  # pragma: no cover - manual use
-    sys.exit(main(sys.argv[1], Path.cwd(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))
