@@ -77,11 +77,6 @@ class SessionState:
             "stats": self.stats,
         }
 
-    def count(self, key: str, n: int = 1) -> None:
-        """Add to one running total of `canon stats`."""
-        value = self.stats.get(key)
-        self.stats[key] = (value if isinstance(value, int) else 0) + n
-
 
 def _safe_name(agent: str, session: str) -> str:
     """`<agent>-<readable part of the id>-<hash of the whole id>`."""
