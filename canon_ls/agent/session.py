@@ -94,18 +94,18 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
     target = folder / f"{name}.json"
     lock_fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        _lock(lock_fd)
-        try:
-            state = SessionState(json.loads(fsio.read_regular(target, 1 << 24)[0]))  # no FIFO
-        except (OSError, ValueError, RecursionError):
-            state = SessionState()
-        yield state
-        # core's one atomic writer, not durable: no fsync (it costs milliseconds per tool
-        # call, and losing the last decision in a power cut only repeats a capsule).
-        data = json.dumps(state.to_json()).encode("utf-8")
-        fsio.atomic_write(target, data, 0o600, durable=False)
+        with fsio.locked(lock_fd):  # core's one lock
+            try:
+                state = SessionState(json.loads(fsio.read_regular(target, 1 << 24)[0]))  # no FIFO
+            except (OSError, ValueError, RecursionError):
+                state = SessionState()
+            yield state
+            # core's one atomic writer, not durable: no fsync (it costs milliseconds per tool
+            # call, and losing the last decision in a power cut only repeats a capsule).
+            data = json.dumps(state.to_json()).encode("utf-8")
+            fsio.atomic_write(target, data, 0o600, durable=False)
     finally:
-        os.close(lock_fd)  # closing releases the lock
+        os.close(lock_fd)
 
 
 def states() -> Iterator[tuple[str, SessionState]]:
@@ -131,14 +131,6 @@ def prune_states(days: int = STATE_DAYS) -> None:
         with contextlib.suppress(OSError):
             if entry.is_file() and entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
-
-
-def _lock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: the atomic replace still holds
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def write_trace(path: str, agent: str, session: str, event: str, entries: list[dict]) -> None:
