@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
-from canon_ls.core.retrieval.links import Link, link_targets, wikilinks
+from canon_ls.core.retrieval.links import link_targets
 from canon_ls.core.storage import yaml_subset as ys
 from canon_ls.core.storage.yaml_subset import one_line
 
@@ -67,12 +67,6 @@ class Article:
     def tags(self) -> tuple[str, ...]:
         """`tags:` as a list or a string (commas or spaces between), '#' dropped, no repeats."""
         return tags_of(self.meta.get("tags"))
-
-    @property
-    def links(self) -> list[Link]:
-        """The wikilinks with their offsets in the body (read once per call: callers that
-        only need where links point use `targets`)."""
-        return wikilinks(self.body)
 
 
 def targets_in(body: str) -> tuple[str, ...]:
