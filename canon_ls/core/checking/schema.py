@@ -97,6 +97,9 @@ class Relations:
 
 @dataclass(frozen=True)
 class Schema:
+    """A store's schema.json; `Schema()` is none at all: no rules (deleting the file turns
+    schema checks off; the advisory lines stay)."""
+
     rules: dict[str, Rule] = field(default_factory=dict)
     relations: Relations = Relations()
     error: str = ""  # non-empty: schema.json is malformed and nothing is enforced
@@ -215,18 +218,13 @@ def parse(text: str) -> Schema:
     return Schema(rules=rules, relations=relations, present=True, notes=tuple(notes))
 
 
-def absent() -> Schema:
-    """No schema.json: no rules (deleting it turns schema checks off; the advisory lines stay)."""
-    return Schema()
-
-
 def load(path: Path, inside: str | None = None) -> Schema:
     """Read schema.json (a regular file only, at most MAX_BYTES, lying in `inside` when
     given); missing -> the defaults (not present on disk)."""
     try:
         data, truncated = fsio.read_regular(path, MAX_BYTES, inside=inside)
     except FileNotFoundError:
-        return absent()
+        return Schema()
     except fsio.NotRegular:
         return Schema(error="not a regular file (a FIFO, device or directory)", present=True)
     except OutsideStore:

@@ -149,7 +149,7 @@ class StorePlaces:
         if self._schema is None or self._schema[0] != key:
             now = time.time_ns()
             if self._own_layout_problem():  # §12: nothing is read through such a store
-                schema = sch.absent()
+                schema = sch.Schema()
             else:
                 schema = sch.load(self.schema_file, os.path.realpath(self.root))
             settled = key is None or freshness.settled(cast(Key, key[:4]), now)
