@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from canon_ls.agent import cli_json
 from canon_ls.agent.cli_common import UsageError, as_sentence, inside_store, path_arg
 
 if TYPE_CHECKING:
@@ -74,8 +75,6 @@ def cmd_review(args: argparse.Namespace) -> int:
     article = store.article(governing)
     updated = article.updated if article is not None and article.updated else "unset"
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
         return cli_json.review(store, governing, before.to_json() if before else None)
     lines = [f"Marked {governing} reviewed on {today()}; updated stays {updated}."]
     after = _quiet_evidence(evidence_for, store, governing)
@@ -104,8 +103,6 @@ def cmd_links(args: argparse.Namespace) -> int:
     store = inside_store(args)
     asked, governing = _governing(store, path_arg(args, args.path))
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
         return cli_json.links(store, asked, governing)
     article = store.article(governing)
     targets: list[str] = []
@@ -143,8 +140,6 @@ def cmd_history(args: argparse.Namespace) -> int:
         if args.format == "json":
             if args.diff:
                 raise UsageError("--diff prints a diff; it has no JSON form (drop --format json).")
-            from canon_ls.agent import cli_json
-
             return cli_json.emit(history.history_data(store, path, args.since_updated))
         if args.diff:
             text = history.changes(store, path)

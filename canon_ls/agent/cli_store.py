@@ -8,6 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from canon_ls.agent import cli_json
 from canon_ls.agent.cli_common import (
     UsageError,
     as_sentence,
@@ -35,7 +36,6 @@ def cmd_tool(args: argparse.Namespace) -> int:
     except RecursionError:
         raise UsageError("The tool argument is nested too deeply to be an action object.") from None
     if args.format == "json":  # the tool's text and exit code as one object
-        from canon_ls.agent import cli_json
         from canon_ls.core import dialect, tool
 
         result = tool.run(store_of(args), action, source="cli", dialect=dialect.JSON)
@@ -46,7 +46,6 @@ def cmd_tool(args: argparse.Namespace) -> int:
 
 def cmd_read(args: argparse.Namespace) -> int:
     if args.format == "json":
-        from canon_ls.agent import cli_json
         from canon_ls.core.storage.address import OutsideStore
 
         try:
@@ -88,8 +87,6 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
 def cmd_map(args: argparse.Namespace) -> int:
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
         return cli_json.map_(inside_store(args), path_arg(args, args.prefix or ""))
     action: dict[str, Any] = {"action": "map"}
     if args.prefix:
@@ -99,8 +96,6 @@ def cmd_map(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
         return cli_json.search(inside_store(args), " ".join(args.query), args.journal)
     action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
     if args.journal:
@@ -238,8 +233,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.format == "json":
         if not store.exists():
             raise UsageError(missing_store(store))
-        from canon_ls.agent import cli_json
-
         return cli_json.status(store)
     print(status_line(store) if store.exists() else missing_store(store))
     return 0
