@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -195,8 +196,6 @@ def unset_project(key: str, project: Path) -> tuple[Path, bool]:
 
 
 def _load_toml(path: Path) -> tuple[str, dict[str, Any]]:
-    import tomllib
-
     text = _read(path, path.parent)
     if text is None:
         return "", {}
@@ -233,8 +232,6 @@ def _edit(text: str, key: str, line: str | None) -> str:
 
 def _comment(line: str) -> str:
     """The trailing `# comment` of a one-line assignment ('' when none), kept on rewrite."""
-    import tomllib
-
     text = line.rstrip("\n")
     for at in (i for i, ch in enumerate(text) if ch == "#"):
         try:
@@ -246,8 +243,6 @@ def _comment(line: str) -> str:
 
 
 def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], key: str) -> None:
-    import tomllib
-
     try:
         parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
