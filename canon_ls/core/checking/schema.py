@@ -266,9 +266,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
             f"add detail.{hint}"
         )
     if rule.max_chars is not None and n > rule.max_chars:
-        fix = "shorten it"
-        if name == "body" and n > 20000:
-            fix = "split it into child articles"
+        fix = "split it into child articles" if name == "body" and n > 20000 else "shorten it"
         warnings.append(
             f"The {name} is {n:,} characters, over the schema's maximum of {rule.max_chars:,}; "
             f"{fix}.{hint}"

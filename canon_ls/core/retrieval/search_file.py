@@ -291,10 +291,9 @@ def _sorted_live(index: FileIndex) -> Iterator[tuple[bytes, int]]:
     with the added ones (at most a chunk while building), so no list of every key is made."""
     base, dead = index.base, index._dead
     added = sorted((k.encode(*UTF8), d) for k, d in index._ids.items())
-    kept: Iterator[tuple[bytes, int]] = iter(())
-    if base is not None:
-        kept = ((base.key_bytes(d), int(d)) for d in base.order if d not in dead)
-    return heapq.merge(kept, added)
+    if base is None:
+        return iter(added)
+    return heapq.merge(((base.key_bytes(d), int(d)) for d in base.order if d not in dead), added)
 
 
 def _merged_terms(
