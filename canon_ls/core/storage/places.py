@@ -61,11 +61,8 @@ class StorePlaces:
     def layout_problem(self) -> str:
         """One sentence when the store's own directories (.canon, articles/, journal/) lead outside
         the project through a symbolic link, else ''."""
-        own = self._own_layout_problem()
-        if own:
-            return own
-        for sub in self.mounted.values():
-            problem = sub._own_layout_problem()
+        for places in (self, *self.mounted.values()):
+            problem = places._own_layout_problem()
             if problem:
                 return problem
         return ""
