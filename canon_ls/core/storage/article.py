@@ -195,8 +195,8 @@ def unreadable(article: Article, key: str) -> bool:
 
 
 _OWNED_LINE = re.compile(r"(capsule|updated|scope)[ \t]*:(?:[ \t](.*))?")
-# what pi-canon quotes when it writes an owned value: anything else it writes plain
-_PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
+# what pi-canon quotes when it writes a value (owned keys, journal entries): else it writes plain
+PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
 
 
 def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
@@ -227,7 +227,7 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
             if ys.BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
                 raise ys.Fail
         except ys.Fail:
-            if not _PI_QUOTES.search(value):
+            if not PI_QUOTES.search(value):
                 apart.add(i)
                 owned[key] = one_line(value)
     return "\n".join("" if i in apart else x for i, x in enumerate(lines)), owned  # lines stay
