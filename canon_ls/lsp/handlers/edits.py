@@ -45,15 +45,7 @@ def create_file(uri: str, text: str) -> list[AnyChange]:
         ),
         types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-            edits=[
-                types.TextEdit(
-                    range=types.Range(
-                        start=types.Position(line=0, character=0),
-                        end=types.Position(line=0, character=0),
-                    ),
-                    new_text=text,
-                )
-            ],
+            edits=[types.TextEdit(range=convert.TOP, new_text=text)],
         ),
     ]
 
