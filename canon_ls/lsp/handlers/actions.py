@@ -258,13 +258,7 @@ def _move(
     if not to or store.path_of(to).exists():
         return f"An article already exists at {to}."
     changes: list[edits.AnyChange] = list(edits.link_rewrites(ls, folder, {address: to}))
-    changes.append(
-        types.RenameFile(
-            old_uri=folder.article_uri(address),
-            new_uri=folder.article_uri(to),
-            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
-        )
-    )
+    changes.append(edits.rename_file(folder.article_uri(address), folder.article_uri(to)))
     return edits.workspace_edit(changes)
 
 

@@ -44,6 +44,12 @@ def create_file(uri: str, text: str) -> list[AnyChange]:
     ]
 
 
+def rename_file(old_uri: str, new_uri: str) -> types.RenameFile:
+    """Move a file; never over an existing one."""
+    options = types.RenameFileOptions(overwrite=False, ignore_if_exists=True)
+    return types.RenameFile(old_uri=old_uri, new_uri=new_uri, options=options)
+
+
 def link_rewrites(
     ls: CanonLanguageServer,
     folder: Folder,
