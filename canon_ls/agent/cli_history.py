@@ -105,10 +105,8 @@ def cmd_links(args: argparse.Namespace) -> int:
     if args.format == "json":
         return cli_json.links(store, asked, governing)
     article = store.article(governing)
-    targets: list[str] = []
-    for target in map(store.link_target, article.targets if article is not None else ()):
-        if target not in targets:
-            targets.append(target)
+    linked = map(store.link_target, article.targets if article is not None else ())
+    targets = list(dict.fromkeys(linked))  # once each, in order
     backlinks = store.backlinks(governing)
     journal = store.journal_names(governing)
     title = governing if asked == governing else f"{governing} governs {asked}"
