@@ -150,11 +150,7 @@ def _finding_file(store: Store, address: str) -> str:
     """The file a finding is about: the article, or schema.json for store-wide findings."""
     from canon_ls.core.storage.address import printable
 
-    path = store.path_of(address) if address else store.schema_file
-    try:
-        return printable(path.relative_to(store.project).as_posix())
-    except ValueError:
-        return printable(str(path))
+    return printable(store.shown(store.path_of(address) if address else store.schema_file))
 
 
 def _cli_message(finding: Any) -> str:
