@@ -27,7 +27,7 @@ def _strings(value: object) -> list[str]:
     return [a for a in value if isinstance(a, str)] if isinstance(value, list) else []
 
 
-def _text(value: object) -> str:
+def string_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
@@ -40,7 +40,7 @@ class SessionState:
 
     def __init__(self, data: object = None) -> None:
         raw = _dict(data)
-        self.project: str = _text(raw.get("project"))
+        self.project: str = string_or_empty(raw.get("project"))
         self.surfaced: list[str] = _strings(raw.get("surfaced"))
         # governing address -> {"assets": [relpath, ...], "stamp": the article stat key at the edit}
         self.pending: dict[str, dict[str, Any]] = {
@@ -55,7 +55,7 @@ class SessionState:
         self.prompts: list[str] = _strings(raw.get("prompts"))
         self.turn: list[str] = _strings(raw.get("turn"))
         self.ranked: list[str] = _strings(raw.get("ranked"))
-        self.intent: str = _text(raw.get("intent"))
+        self.intent: str = string_or_empty(raw.get("intent"))
         # Pi: how each delivered article is found in the provider's projection (presence.py)
         self.marks: dict[str, list[str]] = {
             k: v for k, v in _dict(raw.get("marks")).items() if _strings(v) == v and len(v) == 2
