@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent import initfiles
-from canon_ls.agent.plugin import hook_groups
+from canon_ls.agent.plugin import hook_groups, json_text
 
 if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
@@ -217,7 +217,7 @@ def _update_json(path: Path, root: Path, merge: Any, what: str) -> str:
         raise ConfigError(f"{rel}: {exc}") from None
     if not changed and text is not None:
         return f"{rel}: {what} already configured."
-    _write(path, root, _json(config))
+    _write(path, root, json_text(config))
     return f"{rel}: wrote {what}."
 
 
@@ -247,10 +247,6 @@ def merge_codex_toml(text: str) -> str:
     if "".join(body) == TOML_BLOCK:
         return text
     return "".join(lines[:start]) + TOML_BLOCK + "".join(trailing) + "".join(lines[end:])
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def _check_all(root: Path, paths: list[Path]) -> None:
