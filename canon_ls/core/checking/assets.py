@@ -39,7 +39,12 @@ def address_of_path(relpath: str) -> str:
         from canon_ls.core.storage.address import normalise
 
         return normalise(relpath)
-    return _address(relpath.rstrip("/"))
+    relpath = relpath.rstrip("/")
+    slash = relpath.rfind("/")
+    dot = relpath.rfind(".")
+    if dot > slash + 1:
+        return relpath[:dot]
+    return relpath
 
 
 def scope_pathspecs(address: str) -> tuple[str, str]:
