@@ -31,14 +31,12 @@ class HookSession:
         options: layout.Options,
         resolver: Resolver,
         state: SessionState,
-        env: Mapping[str, str],
     ) -> None:
         self.agent = agent
         self.session = session
         self.options = options
         self.resolver = resolver
         self.state = state
-        self.env = env
         self.traces: list[tuple[str, list[dict[str, Any]]]] = []  # (event, decisions)
         state.project = str(options.project)
 
@@ -158,7 +156,7 @@ def open_session(
         yield None
         return
     with session_state(agent, session or "default") as state:
-        hook = HookSession(agent, session or "default", options, resolver, state, env)
+        hook = HookSession(agent, session or "default", options, resolver, state)
         yield hook
         for _event, decisions in hook.traces:
             stats.account(state.stats, agent, hook.session, decisions)
