@@ -134,9 +134,7 @@ class Inotify:
         while True:
             try:
                 data = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
+            except OSError:  # BlockingIOError among them: nothing more waits
                 return
             if not data:
                 return
