@@ -134,8 +134,11 @@ def run_action(args: argparse.Namespace, action: object, *, json_tool: bool = Fa
     return _emit(tool.run(store_of(args), action, source="cli", dialect=words))
 
 
-def refuse_outside(store: Store) -> None:
-    """SPEC §12: a store whose directories lead outside the project: one sentence, exit 2."""
+def inside_store(args: argparse.Namespace, *, warn: bool = True) -> Store:
+    """`store_of`, refusing (SPEC §12) a store whose directories lead outside the project: one
+    sentence, exit 2."""
+    store = store_of(args, warn=warn)
     problem = store.layout_problem()
     if problem:
         raise UsageError(problem)
+    return store

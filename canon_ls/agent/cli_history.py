@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canon_ls.agent.cli_common import UsageError, as_sentence, path_arg, refuse_outside, store_of
+from canon_ls.agent import cli_json
+from canon_ls.agent.cli_common import UsageError, as_sentence, inside_store, path_arg
 
 if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
@@ -37,8 +38,7 @@ def cmd_mv(args: argparse.Namespace) -> int:
     from canon_ls.core.storage.address import OutsideStore
     from canon_ls.core.storage.store import BadInput
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     old, new = path_arg(args, args.old), path_arg(args, args.new)
     try:
         a, b = store.address_of(old), store.address_of(new)
@@ -65,8 +65,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     from canon_ls.core.storage.clock import today
     from canon_ls.core.storage.store import BadInput
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     asked, governing = _governing(store, path_arg(args, args.path))
     before = _quiet_evidence(evidence_for, store, governing)
     try:
@@ -76,8 +75,6 @@ def cmd_review(args: argparse.Namespace) -> int:
     article = store.article(governing)
     updated = article.updated if article is not None and article.updated else "unset"
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
         return cli_json.review(store, governing, before.to_json() if before else None)
     lines = [f"Marked {governing} reviewed on {today()}; updated stays {updated}."]
     after = _quiet_evidence(evidence_for, store, governing)
@@ -103,18 +100,13 @@ def cmd_links(args: argparse.Namespace) -> int:
     """SPEC §11.1: outbound wikilinks and backlinks (core's inverse link index), one a line."""
     from canon_ls.core.tool import plural
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     asked, governing = _governing(store, path_arg(args, args.path))
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
         return cli_json.links(store, asked, governing)
     article = store.article(governing)
-    targets: list[str] = []
-    for target in map(store.link_target, article.targets if article is not None else ()):
-        if target not in targets:
-            targets.append(target)
+    linked = map(store.link_target, article.targets if article is not None else ())
+    targets = list(dict.fromkeys(linked))  # once each, in order
     backlinks = store.backlinks(governing)
     journal = store.journal_names(governing)
     title = governing if asked == governing else f"{governing} governs {asked}"
@@ -140,15 +132,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     from canon_ls.core.git import history
     from canon_ls.core.storage.store import BadInput
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     path = path_arg(args, args.path)
     try:
         if args.format == "json":
             if args.diff:
                 raise UsageError("--diff prints a diff; it has no JSON form (drop --format json).")
-            from canon_ls.agent import cli_json
-
             return cli_json.emit(history.history_data(store, path, args.since_updated))
         if args.diff:
             text = history.changes(store, path)
@@ -163,8 +152,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from canon_ls.agent.graph import render
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     html = render(store)
     if args.out == "-" or (args.out is None and not args.open and not sys.stdout.isatty()):
         sys.stdout.write(html)  # asked for, or a pipe: the page goes on

@@ -65,8 +65,7 @@ def map_(store: Store, prefix: str) -> int:
     store.refresh()
     shown = []
     for address in iter_addresses(store, store.address_of(prefix) if prefix else ""):
-        art = store.article(address)
-        shown.append({"address": address, "capsule": art.capsule if art else ""})
+        shown.append({"address": address, "capsule": _capsule(store, address)})
     return emit(shown)
 
 

@@ -27,12 +27,19 @@ JSON_COMMANDS = ("tool", "read", "map", "search", "status", "review", "links", "
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line; `--project` is accepted before or after the subcommand."""
     common = Parser(add_help=False)
-    common.add_argument(
-        "--project",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+    parser = Parser(
+        prog=PROG,
+        description="Project memory in the repository: read and write the .canon/ store.",
+        epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input. "
+        f"The store's format, settings and addresses: {DOCS}",
     )
+    for each, default in ((common, argparse.SUPPRESS), (parser, None)):  # before or after COMMAND
+        each.add_argument(
+            "--project",
+            metavar="DIR",
+            default=default,
+            help="project root (default: nearest ancestor holding .canon/, else the cwd)",
+        )
     common.add_argument(
         "--root",
         metavar="DIR",
@@ -46,18 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="serve another directory's .canon/ as NAME:ADDRESS, NAME being the directory's "
         "name (repeatable)",
-    )
-    parser = Parser(
-        prog=PROG,
-        description="Project memory in the repository: read and write the .canon/ store.",
-        epilog="Exit codes: 0 done, 1 refused by the schema (check: errors found), 2 bad input. "
-        f"The store's format, settings and addresses: {DOCS}",
-    )
-    parser.add_argument(
-        "--project",
-        metavar="DIR",
-        default=None,
-        help="project root (default: nearest ancestor holding .canon/, else the cwd)",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from canon_ls.agent.cli_common import UsageError, refuse_outside, store_of
+from canon_ls.agent.cli_common import UsageError, inside_store
 
 if TYPE_CHECKING:
     from canon_ls.core.checking.assets import Assets
@@ -32,8 +32,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from canon_ls.core.tool import plural
     from canon_ls.formats import rule_import as rules_import
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     try:
         prefix = rules_import.rule_prefix(args.rules_under)
     except ValueError as exc:
@@ -82,8 +81,7 @@ def _export_line(item: Generated) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     from canon_ls.formats import rule_export as rules_export
 
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     if args.host is None and not args.check:
         raise UsageError(f"canon export: name the host ({', '.join(HOST_CHOICES)}).")
     if not store.exists():

@@ -11,6 +11,7 @@ from pathlib import Path
 from canon_ls.agent.cli_common import (
     UsageError,
     as_sentence,
+    inside_store,
     options_of,
     project_of,
     shown_path,
@@ -90,10 +91,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     here = not args.user and args.target in ("claude-code", "codex", "pi")
     if here:  # a store that cannot be made is refused before anything is written
-        store = store_of(args)
-        problem = store.layout_problem()
-        if problem:
-            raise UsageError(as_sentence(problem))
+        store = inside_store(args)
         if os.path.lexists(store.root) and not store.root.is_dir():
             raise UsageError(f"Cannot create {shown_path(args, str(store.root))}: not a directory.")
     directory = Path(args.dir) if args.dir else None

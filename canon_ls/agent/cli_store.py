@@ -8,12 +8,13 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from canon_ls.agent import cli_json
 from canon_ls.agent.cli_common import (
     UsageError,
     as_sentence,
+    inside_store,
     path_arg,
     read_input,
-    refuse_outside,
     run_action,
     store_of,
 )
@@ -35,7 +36,6 @@ def cmd_tool(args: argparse.Namespace) -> int:
     except RecursionError:
         raise UsageError("The tool argument is nested too deeply to be an action object.") from None
     if args.format == "json":  # the tool's text and exit code as one object
-        from canon_ls.agent import cli_json
         from canon_ls.core import dialect, tool
 
         result = tool.run(store_of(args), action, source="cli", dialect=dialect.JSON)
@@ -44,20 +44,12 @@ def cmd_tool(args: argparse.Namespace) -> int:
     return run_action(args, action, json_tool=True)
 
 
-def _json_store(args: argparse.Namespace) -> Store:
-    """The store for a `--format json` answer (a store leading outside: one sentence)."""
-    store = store_of(args)
-    refuse_outside(store)
-    return store
-
-
 def cmd_read(args: argparse.Namespace) -> int:
     if args.format == "json":
-        from canon_ls.agent import cli_json
         from canon_ls.core.storage.address import OutsideStore
 
         try:
-            return cli_json.read(_json_store(args), path_arg(args, args.path))
+            return cli_json.read(inside_store(args), path_arg(args, args.path))
         except OutsideStore as exc:
             raise UsageError(f"Refused: {exc}; canon only reads inside its store.") from None
     return run_action(args, {"action": "read", "path": path_arg(args, args.path)})
@@ -95,9 +87,7 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
 def cmd_map(args: argparse.Namespace) -> int:
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
-        return cli_json.map_(_json_store(args), path_arg(args, args.prefix or ""))
+        return cli_json.map_(inside_store(args), path_arg(args, args.prefix or ""))
     action: dict[str, Any] = {"action": "map"}
     if args.prefix:
         action["path"] = path_arg(args, args.prefix)
@@ -106,9 +96,7 @@ def cmd_map(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     if args.format == "json":
-        from canon_ls.agent import cli_json
-
-        return cli_json.search(_json_store(args), " ".join(args.query), args.journal)
+        return cli_json.search(inside_store(args), " ".join(args.query), args.journal)
     action: dict[str, Any] = {"action": "search", "query": " ".join(args.query)}
     if args.journal:
         action["journal"] = True
@@ -162,11 +150,7 @@ def _finding_file(store: Store, address: str) -> str:
     """The file a finding is about: the article, or schema.json for store-wide findings."""
     from canon_ls.core.storage.address import printable
 
-    path = store.path_of(address) if address else store.schema_file
-    try:
-        return printable(path.relative_to(store.project).as_posix())
-    except ValueError:
-        return printable(str(path))
+    return printable(store.shown(store.path_of(address) if address else store.schema_file))
 
 
 def _cli_message(finding: Any) -> str:
@@ -227,7 +211,7 @@ def _findings_text(
     return "\n".join(lines)
 
 
-def _findings_json(store: Store, findings: list[Any]) -> str:
+def _findings_rows(store: Store, findings: list[Any]) -> list[dict[str, Any]]:
     import dataclasses
 
     rows = []
@@ -237,17 +221,14 @@ def _findings_json(store: Store, findings: list[Any]) -> str:
         row["evidence"] = f.evidence.to_json() if f.evidence is not None else None
         row["file"] = _finding_file(store, f.address)
         rows.append(row)
-    return json.dumps(rows, ensure_ascii=False, indent=2)
+    return rows
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    store = store_of(args)
-    refuse_outside(store)
+    store = inside_store(args)
     if args.format == "json":
         if not store.exists():
             raise UsageError(missing_store(store))
-        from canon_ls.agent import cli_json
-
         return cli_json.status(store)
     print(status_line(store) if store.exists() else missing_store(store))
     return 0
@@ -273,8 +254,7 @@ def _fix(store: Store) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from canon_ls.agent import settings_cmd
 
-    store = store_of(args, warn=False)
-    refuse_outside(store)
+    store = inside_store(args, warn=False)
     # SPEC §13: a bad canon.toml or settings.json key or value is an error (defaults apply);
     # a key held back until `canon trust` is a warning
     opts = store.options
@@ -304,10 +284,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     findings = check.check(store, project_assets, changes.ChangeTimes(store.project))
     exported = export_findings(store, project_assets)
     if args.format == "json":
-        rows = json.loads(_findings_json(store, findings))
         where = {"severity": "warning", "line": 0, "start": 0, "end": 0, "evidence": None}
-        extra = [{**r, **where} for r in exported]
-        print(json.dumps(bad_options + rows + extra, ensure_ascii=False, indent=2))
+        rows = _findings_rows(store, findings) + [{**r, **where} for r in exported]
+        print(json.dumps(bad_options + rows, ensure_ascii=False, indent=2))
     else:
         print(_findings_text(store, findings, bad_options, exported))
     return 1 if failed or any(f.severity == "error" for f in findings) else 0

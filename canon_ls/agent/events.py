@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.agent import stats
-from canon_ls.agent.session import SessionState, prune_states, session_state, write_trace
+from canon_ls.agent.session import SessionState, session_state, write_trace
 from canon_ls.agent.surfacing import NEW_CYCLE, Resolver, Surfacer
 from canon_ls.core.storage import layout
 
@@ -31,14 +31,12 @@ class HookSession:
         options: layout.Options,
         resolver: Resolver,
         state: SessionState,
-        env: Mapping[str, str],
     ) -> None:
         self.agent = agent
         self.session = session
         self.options = options
         self.resolver = resolver
         self.state = state
-        self.env = env
         self.traces: list[tuple[str, list[dict[str, Any]]]] = []  # (event, decisions)
         state.project = str(options.project)
 
@@ -73,7 +71,7 @@ class HookSession:
 
     def user_prompt(self, prompt: str) -> str:
         """The user's words (quick capture, the lane's intent): additional context, or ''."""
-        parts = [self._capture(prompt), self._lane_prompt(prompt)]
+        parts = [self._capture(prompt), self._rank("prompt", "UserPromptSubmit", prompt)]
         return self._said("\n".join(part for part in parts if part))
 
     def _capture(self, prompt: str) -> str:
@@ -90,30 +88,21 @@ class HookSession:
         """The lane ranks when it is configured and surfacing is not silenced (§11.3)."""
         return bool(self.options.lane and self.options["surface"])
 
-    def _lane_prompt(self, prompt: str) -> str:
-        """The prompt becomes the newest intent; the ranked articles ride this reply."""
+    def rank(self, event: str) -> str:
+        """The lane's section for a message after a batch of tool calls ('' for none)."""
+        return self._said(self._rank("turn" if event == "turn_end" else "tool", event))
+
+    def _rank(self, trigger: str, event: str, prompt: str | None = None) -> str:
+        """What the lane ranks now; a `prompt` first becomes the newest intent."""
         if not self._lane_on():
             return ""
         from canon_ls.agent.lane import Lane
 
         trace: list[dict[str, Any]] = []
         lane = Lane(self.options, self.state, trace)
-        lane.prompt(prompt)
-        text = lane.rank("prompt")
-        self.record("UserPromptSubmit", trace)
-        return text
-
-    def rank(self, event: str) -> str:
-        """The lane's section for a message after a batch of tool calls ('' for none)."""
-        return self._said(self._rank("turn" if event == "turn_end" else "tool", event))
-
-    def _rank(self, trigger: str, event: str) -> str:
-        if not self._lane_on():
-            return ""
-        from canon_ls.agent.lane import Lane
-
-        trace: list[dict[str, Any]] = []
-        text = Lane(self.options, self.state, trace).rank(trigger)
+        if prompt is not None:
+            lane.prompt(prompt)
+        text = lane.rank(trigger)
         self.record(event, trace)
         return text
 
@@ -167,7 +156,7 @@ def open_session(
         yield None
         return
     with session_state(agent, session or "default") as state:
-        hook = HookSession(agent, session or "default", options, resolver, state, env)
+        hook = HookSession(agent, session or "default", options, resolver, state)
         yield hook
         for _event, decisions in hook.traces:
             stats.account(state.stats, agent, hook.session, decisions)
@@ -183,8 +172,3 @@ def _refresh_corpus(options: layout.Options, trace: list[dict[str, Any]]) -> Non
         corpus.load(options, deep=True)
     except Exception as exc:  # the turn goes on; the next ranking reports its own failure
         trace.append({"decision": "lane-error", "trigger": "cycle", "error": repr(exc)[:300]})
-
-
-def prune() -> None:
-    """Delete session state untouched for two weeks (at a session's startup)."""
-    prune_states()

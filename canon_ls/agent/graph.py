@@ -10,6 +10,7 @@ from typing import Any
 from canon_ls.core.checking import assets as assets_mod
 from canon_ls.core.checking import check
 from canon_ls.core.git import changes, staleness
+from canon_ls.core.storage.address import parent
 from canon_ls.core.storage.store import Store
 
 # Above this many articles asset nodes are left out: the page stays usable in a browser.
@@ -53,7 +54,7 @@ def graph_data(store: Store) -> dict[str, Any]:
             else:
                 missing.add(target)
                 edges.append({"source": "a:" + address, "target": "m:" + target, "kind": "broken"})
-        ancestor = _governing_ancestor(store, address)
+        ancestor = store.governing(parent(address)) if "/" in address else None
         if ancestor:
             edges.append({"source": "a:" + address, "target": "a:" + ancestor, "kind": "parent"})
         if with_assets and ":" not in address:
@@ -85,12 +86,6 @@ def graph_data(store: Store) -> dict[str, Any]:
         "root": str(store.root),
         "assets_omitted": not with_assets,
     }
-
-
-def _governing_ancestor(store: Store, address: str) -> str | None:
-    if "/" not in address:
-        return None
-    return store.governing(address.rsplit("/", 1)[0])
 
 
 def _json_for_script(data: object) -> str:

@@ -51,7 +51,8 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     if event not in EVENTS or event == "PreToolUse":
         return None
 
-    from canon_ls.agent.events import directory, open_session, prune
+    from canon_ls.agent.events import directory, open_session
+    from canon_ls.agent.session import prune_states
 
     cwd = directory(payload.get("cwd")) or Path.cwd()
     start = directory(env.get("CLAUDE_PROJECT_DIR")) if agent == "claude-code" else None
@@ -86,7 +87,7 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
             if reason:
                 reply = {"decision": "block", "reason": reason}
     if event == "SessionStart" and payload.get("source") == "startup":
-        prune()
+        prune_states()  # state untouched for two weeks goes at a session's startup
     return reply
 
 

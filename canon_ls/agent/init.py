@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent import initfiles
-from canon_ls.agent.plugin import hook_groups
+from canon_ls.agent.plugin import hook_groups, json_text
 
 if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
@@ -218,7 +217,7 @@ def _update_json(path: Path, root: Path, merge: Any, what: str) -> str:
         raise ConfigError(f"{rel}: {exc}") from None
     if not changed and text is not None:
         return f"{rel}: {what} already configured."
-    _write(path, root, _json(config))
+    _write(path, root, json_text(config))
     return f"{rel}: wrote {what}."
 
 
@@ -248,10 +247,6 @@ def merge_codex_toml(text: str) -> str:
     if "".join(body) == TOML_BLOCK:
         return text
     return "".join(lines[:start]) + TOML_BLOCK + "".join(trailing) + "".join(lines[end:])
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def _check_all(root: Path, paths: list[Path]) -> None:
@@ -288,7 +283,3 @@ def _rel(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-if __name__ == "__main__":  # pragma: no cover - manual use
-    sys.exit(main(sys.argv[1], Path.cwd(), Path(sys.argv[2]) if len(sys.argv) > 2 else None))

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from canon_ls.agent.session import string_or_empty
+
 AGENT = "pi"
 # Pi's built-in tools, in the vocabulary the surfacing scan reads: edit/write name the file
 # they change, bash carries a shell command, the native canon tool reads and writes articles.
@@ -20,7 +22,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
 
     event = payload.get("event")
     cwd = directory(payload.get("cwd")) or Path.cwd()
-    session = _text(payload.get("session")) or "default"
+    session = string_or_empty(payload.get("session")) or "default"
     if event == "tool":
         return run_tool(cwd, payload.get("input"), session)
     if event == "status":
@@ -28,7 +30,8 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
     if event not in ("session_start", "session_compact", "prompt", "turn_end", "stop"):
         return None
 
-    from canon_ls.agent.events import open_session, prune
+    from canon_ls.agent.events import open_session
+    from canon_ls.agent.session import prune_states
 
     reply: dict[str, Any] | None = None
     with open_session(AGENT, session, cwd, env=env) as hook:
@@ -36,7 +39,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             # No store: no surfacing, no state; only the tool, whose first write creates it.
             return {"tool": tool_spec()} if event == "session_start" else None
         if event == "session_start":
-            source = SESSION_SOURCES.get(_text(payload.get("reason")), "resume")
+            source = SESSION_SOURCES.get(string_or_empty(payload.get("reason")), "resume")
             if source == "startup" and payload.get("resumed") is True:
                 source = "resume"  # `pi --continue`: the context still holds what surfaced
             hook.session_start(source)
@@ -50,7 +53,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
                 hook.session_start("compact")
         elif event == "prompt":
             before = len(hook.traces)
-            text = hook.user_prompt(_text(payload.get("prompt")))
+            text = hook.user_prompt(string_or_empty(payload.get("prompt")))
             _mark(hook, before, text)
             reply = {"message": text} if text else None
         elif event == "turn_end":
@@ -66,7 +69,7 @@ def handle(payload: dict[str, Any], env: Any) -> dict[str, Any] | None:
             reason = hook.stop(payload.get("again") is True)
             reply = {"message": reason} if reason else None
     if event == "session_start" and payload.get("reason") == "startup":
-        prune()
+        prune_states()
     return reply
 
 
@@ -79,7 +82,7 @@ def turn_end(hook: Any, calls: object) -> dict[str, Any] | None:
     batch: list[tuple[str, object, object]] = []
     for call in calls[:MAX_CALLS]:
         if isinstance(call, dict):
-            tool = _text(call.get("tool"))
+            tool = string_or_empty(call.get("tool"))
             batch.append(
                 (TOOL_NAMES.get(tool, tool), call.get("input"), {"isError": call.get("isError")})
             )
@@ -155,10 +158,6 @@ def status(cwd: Path, surfaced: object) -> str:
     if not names:
         return line + "\nNothing surfaced in this session yet."
     return line + f"\nSurfaced in this session ({len(names)}): " + ", ".join(names)
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def decode(raw: str) -> dict[str, Any] | None:

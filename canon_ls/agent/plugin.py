@@ -83,7 +83,7 @@ def files(directory: Path) -> dict[Path, str]:
         "keywords": ["memory", "journal", "mcp", "canon"],
     }
     return {
-        directory / ".claude-plugin" / "marketplace.json": _json(
+        directory / ".claude-plugin" / "marketplace.json": json_text(
             {
                 "$schema": "https://json.schemastore.org/claude-code-marketplace.json",
                 "name": MARKETPLACE,
@@ -100,7 +100,7 @@ def files(directory: Path) -> dict[Path, str]:
                 ],
             }
         ),
-        directory / ".agents" / "plugins" / "marketplace.json": _json(
+        directory / ".agents" / "plugins" / "marketplace.json": json_text(
             {
                 "name": MARKETPLACE,
                 "interface": {"displayName": "canon-ls"},
@@ -114,11 +114,11 @@ def files(directory: Path) -> dict[Path, str]:
                 ],
             }
         ),
-        plugin / ".claude-plugin" / "plugin.json": _json(manifest),
-        plugin / "hooks" / "hooks.json": _json(plugin_hooks("claude-code")),
-        plugin / ".mcp.json": _json({"mcpServers": {"canon": mcp_server()}}),
+        plugin / ".claude-plugin" / "plugin.json": json_text(manifest),
+        plugin / "hooks" / "hooks.json": json_text(plugin_hooks("claude-code")),
+        plugin / ".mcp.json": json_text({"mcpServers": {"canon": mcp_server()}}),
         plugin / "README.md": README.replace("{install}", INSTALL),
-        codex / ".codex-plugin" / "plugin.json": _json(
+        codex / ".codex-plugin" / "plugin.json": json_text(
             {
                 **manifest,
                 "mcpServers": {"canon": mcp_server()},
@@ -132,12 +132,13 @@ def files(directory: Path) -> dict[Path, str]:
                 },
             }
         ),
-        codex / "hooks" / "hooks.json": _json(plugin_hooks("codex")),
+        codex / "hooks" / "hooks.json": json_text(plugin_hooks("codex")),
         codex / "README.md": README.replace("{install}", INSTALL),
     }
 
 
-def _json(value: object) -> str:
+def json_text(value: object) -> str:
+    """A JSON file as canon writes its configuration: indented, UTF-8 as is, a final newline."""
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -27,7 +27,7 @@ def _strings(value: object) -> list[str]:
     return [a for a in value if isinstance(a, str)] if isinstance(value, list) else []
 
 
-def _text(value: object) -> str:
+def string_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
@@ -40,7 +40,7 @@ class SessionState:
 
     def __init__(self, data: object = None) -> None:
         raw = _dict(data)
-        self.project: str = _text(raw.get("project"))
+        self.project: str = string_or_empty(raw.get("project"))
         self.surfaced: list[str] = _strings(raw.get("surfaced"))
         # governing address -> {"assets": [relpath, ...], "stamp": the article stat key at the edit}
         self.pending: dict[str, dict[str, Any]] = {
@@ -55,7 +55,7 @@ class SessionState:
         self.prompts: list[str] = _strings(raw.get("prompts"))
         self.turn: list[str] = _strings(raw.get("turn"))
         self.ranked: list[str] = _strings(raw.get("ranked"))
-        self.intent: str = _text(raw.get("intent"))
+        self.intent: str = string_or_empty(raw.get("intent"))
         # Pi: how each delivered article is found in the provider's projection (presence.py)
         self.marks: dict[str, list[str]] = {
             k: v for k, v in _dict(raw.get("marks")).items() if _strings(v) == v and len(v) == 2
@@ -77,11 +77,6 @@ class SessionState:
             "stats": self.stats,
         }
 
-    def count(self, key: str, n: int = 1) -> None:
-        """Add to one running total of `canon stats`."""
-        value = self.stats.get(key)
-        self.stats[key] = (value if isinstance(value, int) else 0) + n
-
 
 def _safe_name(agent: str, session: str) -> str:
     """`<agent>-<readable part of the id>-<hash of the whole id>`."""
@@ -99,18 +94,18 @@ def session_state(agent: str, session: str) -> Iterator[SessionState]:
     target = folder / f"{name}.json"
     lock_fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        _lock(lock_fd)
-        try:
-            state = SessionState(json.loads(fsio.read_regular(target, 1 << 24)[0]))  # no FIFO
-        except (OSError, ValueError, RecursionError):
-            state = SessionState()
-        yield state
-        # core's one atomic writer, not durable: no fsync (it costs milliseconds per tool
-        # call, and losing the last decision in a power cut only repeats a capsule).
-        data = json.dumps(state.to_json()).encode("utf-8")
-        fsio.atomic_write(target, data, 0o600, durable=False)
+        with fsio.locked(lock_fd):  # core's one lock
+            try:
+                state = SessionState(json.loads(fsio.read_regular(target, 1 << 24)[0]))  # no FIFO
+            except (OSError, ValueError, RecursionError):
+                state = SessionState()
+            yield state
+            # core's one atomic writer, not durable: no fsync (it costs milliseconds per tool
+            # call, and losing the last decision in a power cut only repeats a capsule).
+            data = json.dumps(state.to_json()).encode("utf-8")
+            fsio.atomic_write(target, data, 0o600, durable=False)
     finally:
-        os.close(lock_fd)  # closing releases the lock
+        os.close(lock_fd)
 
 
 def states() -> Iterator[tuple[str, SessionState]]:
@@ -136,14 +131,6 @@ def prune_states(days: int = STATE_DAYS) -> None:
         with contextlib.suppress(OSError):
             if entry.is_file() and entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
-
-
-def _lock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: the atomic replace still holds
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def write_trace(path: str, agent: str, session: str, event: str, entries: list[dict]) -> None:

@@ -17,6 +17,7 @@ from test_cli import TODAY, canon
 from canon_ls.core import reach
 from canon_ls.core.checking import schema
 from canon_ls.core.checking.assets import DEFAULT_IGNORES
+from canon_ls.core.retrieval.links import wikilinks
 from canon_ls.core.storage import article, layout, optionfiles
 from canon_ls.core.storage.address import normalise
 from canon_ls.core.storage.yaml_subset import needs_quotes
@@ -88,7 +89,7 @@ def test_the_article_example_parses_as_described() -> None:
         "2027-01-01",
     )
     assert parsed.tags == ("config", "startup") and parsed.title == "src/core/config"
-    assert [link.target for link in parsed.links] == ["src/core/secrets"]
+    assert [link.target for link in wikilinks(parsed.body)] == ["src/core/secrets"]
 
 
 def test_the_front_matter_table_names_every_key_the_tool_reads() -> None:

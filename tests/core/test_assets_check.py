@@ -14,7 +14,6 @@ import pytest
 from canon_ls.core.checking.assets import Assets
 from canon_ls.core.checking.check import article_findings, check, orphans
 from canon_ls.core.checking.lint import Finding
-from canon_ls.core.checking.relations import children_unlisted, unreferenced
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.staleness import stale
 from canon_ls.core.storage.store import Store
@@ -204,9 +203,15 @@ def test_spec_7_relations_orphan_warn_and_children_listed(repo: Path):
     article(repo, "src/b", date(0))
     article(repo, "src/b/deep", date(0), body="```\n[[src/b]] in code\n```")
     article(repo, "src/c/nested", date(0))  # no src/c article: a direct child of src
-    store, _, _ = signals(repo)
-    assert sorted(unreferenced(store)) == ["src/b", "src/b/deep", "src/c/nested"]
-    assert children_unlisted(store) == {"src": ["src/b", "src/c/nested"], "src/b": ["src/b/deep"]}
+    relations = {"orphan": {"warn": True}, "children": {"listed": True}}
+    write(repo, ".canon/schema.json", json.dumps({"relations": relations}))
+    found = [f for f in check(*signals(repo)) if f.code.startswith("relations")]
+    orphans = sorted(f.address for f in found if f.code == "relations-orphan")
+    assert orphans == ["src/b", "src/b/deep", "src/c/nested"]
+    unlisted = {f.address: f.message for f in found if f.code == "relations-children"}
+    assert sorted(unlisted) == ["src", "src/b"]
+    assert "[[src/b]], [[src/c/nested]];" in unlisted["src"]
+    assert "[[src/b/deep]];" in unlisted["src/b"]
 
 
 # -- check ------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from canon_ls.core.retrieval.links import wikilinks
 from canon_ls.core.storage.project import open_store
 from canon_ls.core.storage.store import Store
 
@@ -20,7 +21,7 @@ def scan(store: Store, address: str) -> list[str]:
     for key in store.addresses():  # mount articles are 'name:address' keys
         article = store.article(key)
         assert article is not None
-        if key != address and any(link.target == address for link in article.links):
+        if key != address and any(link.target == address for link in wikilinks(article.body)):
             found.append(key)
     return found
 
@@ -33,7 +34,7 @@ def put(project: Path, address: str, body: str) -> Path:
 
 
 def every_target(store: Store) -> set[str]:
-    targets = {link.target for a in store.articles() for link in a.links}
+    targets = {link.target for a in store.articles() for link in wikilinks(a.body)}
     return targets | set(store.addresses()) | {"nowhere"}
 
 

@@ -55,11 +55,7 @@ def recheck(
     if staleness and ":" not in address:
         _restale(store, address, article, newest, evidence, result)
         if result.stale is not None:
-            found.append(
-                stale_finding(result.evidence)
-                if result.evidence is not None
-                else Finding(address, "stale", "info", result.stale)
-            )
+            found.append(carried_stale(address, result.stale, result.evidence))
     return result
 
 

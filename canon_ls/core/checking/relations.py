@@ -56,27 +56,6 @@ def unlisted(address: str, art: Article, addresses: list[str]) -> list[str]:
     return [c for c in children if c not in targets]
 
 
-def unreferenced(store: Store) -> list[str]:
-    """orphan.warn: articles no other article references (SPEC §7)."""
-    addresses = store.addresses()
-    linked = inbound(store, addresses)
-    return [a for a in addresses if a not in linked]
-
-
-def children_unlisted(store: Store) -> dict[str, list[str]]:
-    """children.listed: article -> its direct child articles it does not reference (SPEC §7)."""
-    addresses = sorted(store.addresses())
-    out: dict[str, list[str]] = {}
-    for address in addresses:
-        art = store.article(address)
-        if art is None:
-            continue
-        missing = unlisted(address, art, addresses)
-        if missing:
-            out[address] = missing
-    return out
-
-
 def unreferenced_message(address: str) -> str:
     return (
         f"No other article references {address}; the schema asks every article to be linked "

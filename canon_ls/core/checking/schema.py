@@ -97,6 +97,9 @@ class Relations:
 
 @dataclass(frozen=True)
 class Schema:
+    """A store's schema.json; `Schema()` is none at all: no rules (deleting the file turns
+    schema checks off; the advisory lines stay)."""
+
     rules: dict[str, Rule] = field(default_factory=dict)
     relations: Relations = Relations()
     error: str = ""  # non-empty: schema.json is malformed and nothing is enforced
@@ -215,18 +218,13 @@ def parse(text: str) -> Schema:
     return Schema(rules=rules, relations=relations, present=True, notes=tuple(notes))
 
 
-def absent() -> Schema:
-    """No schema.json: no rules (deleting it turns schema checks off; the advisory lines stay)."""
-    return Schema()
-
-
 def load(path: Path, inside: str | None = None) -> Schema:
     """Read schema.json (a regular file only, at most MAX_BYTES, lying in `inside` when
     given); missing -> the defaults (not present on disk)."""
     try:
         data, truncated = fsio.read_regular(path, MAX_BYTES, inside=inside)
     except FileNotFoundError:
-        return absent()
+        return Schema()
     except fsio.NotRegular:
         return Schema(error="not a regular file (a FIFO, device or directory)", present=True)
     except OutsideStore:
@@ -268,9 +266,7 @@ def _field_lines(name: str, rule: Rule, value: str, refuse: bool) -> tuple[list[
             f"add detail.{hint}"
         )
     if rule.max_chars is not None and n > rule.max_chars:
-        fix = "shorten it"
-        if name == "body" and n > 20000:
-            fix = "split it into child articles"
+        fix = "split it into child articles" if name == "body" and n > 20000 else "shorten it"
         warnings.append(
             f"The {name} is {n:,} characters, over the schema's maximum of {rule.max_chars:,}; "
             f"{fix}.{hint}"

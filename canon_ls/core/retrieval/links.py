@@ -65,8 +65,7 @@ def wikilinks(text: str) -> list[Link]:
     links: list[Link] = []
     for m in _LINK.finditer(_masked(text)):
         raw = text[m.start(1) : m.end(1)]
-        part = raw.split("|", 1)[0]
-        part = part.split("#", 1)[0]
+        part = raw.split("|", 1)[0].split("#", 1)[0]  # the target, without label or heading
         stripped = part.strip()
         if not stripped:
             continue

@@ -295,29 +295,13 @@ class SearchIndex:
         """(index, stamps) from `snapshot` bytes; None when they are damaged or outdated."""
         try:
             state = marshal.loads(data)
-        except (ValueError, EOFError, TypeError):
-            return None
-        return cls._from_state(state)
-
-    @classmethod
-    def _from_state(cls, state: Any) -> tuple[SearchIndex, dict[str, object]] | None:
-        try:
             version, layout, k1, b, raw, keys, vocab, raw_terms, lengths, free, stamps = state
-            if (
-                version != cls.SNAPSHOT_VERSION
-                or layout != _LAYOUT
-                or not (
-                    isinstance(raw, dict)
-                    and isinstance(keys, list)
-                    and isinstance(vocab, list)
-                    and isinstance(raw_terms, list)
-                    and isinstance(stamps, dict)
-                    and len(keys) == len(raw_terms) == len(lengths)
-                )
-            ):
+            if version != cls.SNAPSHOT_VERSION or layout != _LAYOUT:
                 return None
             postings: dict[str, tuple[array[int], array[int]]] = {}
-            if not _arrays_into(postings, raw):
+            if not (isinstance(raw, dict) and isinstance(raw_terms, list)):
+                return None
+            if not _arrays_into(postings, raw):  # (the rest is checked as it is assembled)
                 return None
             return cls._assemble(k1, b, postings, keys, vocab, raw_terms, lengths, free, stamps)
         except (ValueError, EOFError, TypeError):

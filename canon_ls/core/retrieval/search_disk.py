@@ -155,14 +155,18 @@ class IndexFile:
             return lo
         return -1
 
-    def postings(self, tid: int) -> tuple[array[int], array[int]]:
-        """The term's doc ids and frequencies, read with `pread`: a common term's list is
-        large, and through the mapping it would stay in the resident set after the query."""
+    def postings(self, tid: int, dead: set[int]) -> tuple[array[int], array[int]]:
+        """The term's doc ids and frequencies but those of the `dead` documents, read with
+        `pread`: a common term's list is large, and through the mapping it would stay in the
+        resident set after the query."""
         at, n = self.post_offs[tid], self.post_counts[tid]
         raw = self.read(at, 6 * n)
         ids, tfs = array("I"), array("H")
         ids.frombytes(raw[: 4 * n])
         tfs.frombytes(raw[4 * n : 6 * n])
+        if dead and not dead.isdisjoint(ids):
+            keep = [i for i, d in enumerate(ids) if d not in dead]
+            return array("I", [ids[i] for i in keep]), array("H", [tfs[i] for i in keep])
         return ids, tfs
 
     def key_bytes(self, doc: int) -> bytes:

@@ -163,12 +163,7 @@ class FileIndex:
         if self.base is not None:
             tid = self.base.find(term.encode(*UTF8))
             if tid >= 0:
-                ids, tfs = self.base.postings(tid)
-                dead = self._dead
-                if dead and not dead.isdisjoint(ids):
-                    keep = [i for i, d in enumerate(ids) if d not in dead]
-                    ids = array("I", [ids[i] for i in keep])
-                    tfs = array("H", [tfs[i] for i in keep])
+                ids, tfs = self.base.postings(tid, self._dead)
         added = self._postings.get(term)
         if added is not None:
             ids = ids + added[0] if ids is not None else added[0]
@@ -263,11 +258,7 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
         ids, tfs = array("I"), array("H")
         if tid >= 0:
             assert base is not None
-            ids, tfs = base.postings(tid)
-            if dead and not dead.isdisjoint(ids):
-                keep = [i for i, d in enumerate(ids) if d not in dead]
-                ids = array("I", [ids[i] for i in keep])
-                tfs = array("H", [tfs[i] for i in keep])
+            ids, tfs = base.postings(tid, dead)
         if added is not None:
             ids += added[0]
             tfs += added[1]
@@ -300,10 +291,9 @@ def _sorted_live(index: FileIndex) -> Iterator[tuple[bytes, int]]:
     with the added ones (at most a chunk while building), so no list of every key is made."""
     base, dead = index.base, index._dead
     added = sorted((k.encode(*UTF8), d) for k, d in index._ids.items())
-    kept: Iterator[tuple[bytes, int]] = iter(())
-    if base is not None:
-        kept = ((base.key_bytes(d), int(d)) for d in base.order if d not in dead)
-    return heapq.merge(kept, added)
+    if base is None:
+        return iter(added)
+    return heapq.merge(((base.key_bytes(d), int(d)) for d in base.order if d not in dead), added)
 
 
 def _merged_terms(

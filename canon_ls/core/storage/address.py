@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 _MOUNT_PREFIX = re.compile(r"([^/:\\]+):(.*)", re.DOTALL)  # `name:rest`, the one mount rule
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class OutsideStore(ValueError):
@@ -48,7 +48,7 @@ def _prepare(raw: str) -> str:
         raise OutsideStore("a path must be a string")
     if "\x00" in raw:
         raise OutsideStore("the path contains a NUL byte")
-    if _SURROGATE.search(raw):
+    if SURROGATE.search(raw):
         raise OutsideStore("the path is not valid Unicode (lone surrogate)")
     text = raw.strip()
     if text[:7].lower() == "file://" or text[:6].lower() == "file:/":

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
-from canon_ls.core.retrieval.links import Link, link_targets, wikilinks
+from canon_ls.core.retrieval.links import link_targets
 from canon_ls.core.storage import yaml_subset as ys
 from canon_ls.core.storage.yaml_subset import one_line
 
@@ -67,12 +67,6 @@ class Article:
     def tags(self) -> tuple[str, ...]:
         """`tags:` as a list or a string (commas or spaces between), '#' dropped, no repeats."""
         return tags_of(self.meta.get("tags"))
-
-    @property
-    def links(self) -> list[Link]:
-        """The wikilinks with their offsets in the body (read once per call: callers that
-        only need where links point use `targets`)."""
-        return wikilinks(self.body)
 
 
 def targets_in(body: str) -> tuple[str, ...]:
@@ -201,8 +195,8 @@ def unreadable(article: Article, key: str) -> bool:
 
 
 _OWNED_LINE = re.compile(r"(capsule|updated|scope)[ \t]*:(?:[ \t](.*))?")
-# what pi-canon quotes when it writes an owned value: anything else it writes plain
-_PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
+# what pi-canon quotes when it writes a value (owned keys, journal entries): else it writes plain
+PI_QUOTES = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
 
 
 def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
@@ -233,7 +227,7 @@ def _owned_apart(block: str) -> tuple[str, dict[str, str]]:
             if ys.BREAKS.search(value):  # U+2028 & co.: pi-canon writes them plain, YAML breaks
                 raise ys.Fail
         except ys.Fail:
-            if not _PI_QUOTES.search(value):
+            if not PI_QUOTES.search(value):
                 apart.add(i)
                 owned[key] = one_line(value)
     return "\n".join("" if i in apart else x for i, x in enumerate(lines)), owned  # lines stay

@@ -7,13 +7,13 @@ import datetime as _dt
 import os
 import re
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def today() -> str:
     """Return today's UTC date 'YYYY-MM-DD', or CANON_TODAY when it holds a valid date."""
     forced = os.environ.get("CANON_TODAY", "").strip()
-    if forced and _DATE.fullmatch(forced):
+    if forced and DATE.fullmatch(forced):
         try:
             _dt.date.fromisoformat(forced)
             return forced

@@ -24,21 +24,7 @@ def _key_spans(lines: list[str], key: str) -> list[tuple[int, int]]:
     i = 0
     while i < n:
         if pattern.match(lines[i]):
-            j = i + 1
-            while j < n:
-                line = lines[j]
-                if not line.strip():
-                    k = j
-                    while k < n and not lines[k].strip():
-                        k += 1
-                    if k < n and continues(lines[k]):
-                        j = k
-                        continue
-                    break
-                if continues(line):
-                    j += 1
-                    continue
-                break
+            j = _past_continuations(lines, i + 1)
             spans.append((i, j))
             i = j
         else:
@@ -66,7 +52,8 @@ def _set_key(lines: list[str], key: str, new_line: str, after: tuple[str, ...]) 
 
 
 def _past_continuations(lines: list[str], at: int) -> int:
-    """Never insert a key right above indented lines: they would become its value."""
+    """The first line from `at` that is not a continuation (an indented line, or blank lines
+    before one): a key's value ends there, and a key inserted above one would take it."""
     n = len(lines)
     while at < n:
         if continues(lines[at]):

@@ -13,8 +13,6 @@ from typing import NamedTuple
 from canon_ls.core.storage import article as art
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
-# Values pi-canon quotes in its front matter; written the same way so both tools' files match.
-_QUOTE = re.compile(r"[:#\[\]{}\"'`,&*!|>%@\\]|^\s|\s$")
 _FRONT = re.compile(r"---\r?\n(.*?)\r?\n---(?:\r?\n|$)", re.S)
 _ITEM = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^,]+))')
 
@@ -70,7 +68,7 @@ def subjects_of(value: object) -> list[str]:
 
 def _scalar(value: str) -> str:
     """A value as pi-canon writes it: JSON-quoted when YAML could misread it plain."""
-    return json.dumps(value, ensure_ascii=False) if _QUOTE.search(value) else value
+    return json.dumps(value, ensure_ascii=False) if art.PI_QUOTES.search(value) else value
 
 
 def _unscalar(value: str) -> str:

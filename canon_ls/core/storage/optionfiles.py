@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -129,9 +130,7 @@ def _read(path: Path, project: Path) -> str | None:
 
 def _load_json(path: Path) -> dict[str, Any]:
     text = _read(path, path.parent)
-    if text is None:
-        return {}
-    if not text.strip():
+    if text is None or not text.strip():
         return {}
     try:
         data = json.loads(text)
@@ -179,7 +178,7 @@ def set_project(key: str, value: object, project: Path) -> tuple[Path, bool]:
     text, before = _load_toml(path)
     if key in before and before[key] == _plain(checked):
         return path, False
-    line = f"{key} = {_toml(checked)}\n"
+    line = f"{key} = {show(checked)}\n"  # (show: as TOML and JSON both write it)
     after = dict(before, **{key: _plain(checked)})
     _write_toml(path, project, _edit(text, key, line), after, key)
     return path, True
@@ -197,8 +196,6 @@ def unset_project(key: str, project: Path) -> tuple[Path, bool]:
 
 
 def _load_toml(path: Path) -> tuple[str, dict[str, Any]]:
-    import tomllib
-
     text = _read(path, path.parent)
     if text is None:
         return "", {}
@@ -235,8 +232,6 @@ def _edit(text: str, key: str, line: str | None) -> str:
 
 def _comment(line: str) -> str:
     """The trailing `# comment` of a one-line assignment ('' when none), kept on rewrite."""
-    import tomllib
-
     text = line.rstrip("\n")
     for at in (i for i, ch in enumerate(text) if ch == "#"):
         try:
@@ -248,8 +243,6 @@ def _comment(line: str) -> str:
 
 
 def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], key: str) -> None:
-    import tomllib
-
     try:
         parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -305,11 +298,6 @@ def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> bo
 def _plain(value: object) -> Any:
     """The value as TOML and JSON load it back (a tuple of mounts is a list)."""
     return list(value) if isinstance(value, tuple) else value
-
-
-def _toml(value: object) -> str:
-    """TOML spelling: JSON's strings, lists, booleans and finite numbers are valid TOML."""
-    return show(value)
 
 
 def _why(exc: BaseException) -> str:

@@ -61,11 +61,8 @@ class StorePlaces:
     def layout_problem(self) -> str:
         """One sentence when the store's own directories (.canon, articles/, journal/) lead outside
         the project through a symbolic link, else ''."""
-        own = self._own_layout_problem()
-        if own:
-            return own
-        for sub in self.mounted.values():
-            problem = sub._own_layout_problem()
+        for places in (self, *self.mounted.values()):
+            problem = places._own_layout_problem()
             if problem:
                 return problem
         return ""
@@ -149,7 +146,7 @@ class StorePlaces:
         if self._schema is None or self._schema[0] != key:
             now = time.time_ns()
             if self._own_layout_problem():  # §12: nothing is read through such a store
-                schema = sch.absent()
+                schema = sch.Schema()
             else:
                 schema = sch.load(self.schema_file, os.path.realpath(self.root))
             settled = key is None or freshness.settled(cast(Key, key[:4]), now)

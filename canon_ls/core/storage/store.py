@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from canon_ls.core.retrieval.links import rewrite_links
 from canon_ls.core.storage import article as art
 from canon_ls.core.storage import clock, freshness, fsio, layout, merge
 from canon_ls.core.storage import journal as jrn
-from canon_ls.core.storage.address import OutsideStore, contained
+from canon_ls.core.storage.address import SURROGATE, OutsideStore, contained
 from canon_ls.core.storage.article import Article
 from canon_ls.core.storage.front_write import set_meta
 from canon_ls.core.storage.index import MAX_BYTES, StoreIndex
@@ -34,15 +33,13 @@ __all__ = [
 ]
 
 MOVING = "moving.json"  # under the store root while a `canon mv` is under way: [from, to]
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _valid_text(text: str | None) -> str | None:
     """Lone surrogates (possible in JSON input) cannot be stored as UTF-8: replace them."""
     if text is None or text.isascii():
         return text
-    return _SURROGATES.sub("\ufffd", text)
+    return SURROGATE.sub("\ufffd", text)
 
 
 class Store(StoreIndex):
@@ -225,7 +222,7 @@ class Store(StoreIndex):
     def set_reviewed(self, address: str, date: str | None = None) -> None:
         """Write `reviewed: <date>` (§9) without touching `updated` or anything else."""
         date = date or clock.today()
-        if not _ISO.fullmatch(date):
+        if not clock.DATE.fullmatch(date):
             raise BadInput(f"reviewed must be a date YYYY-MM-DD, not {date!r}.")
         self.edit(address, lambda text: set_meta(text, "reviewed", date), "mark reviewed")
 

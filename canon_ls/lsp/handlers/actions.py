@@ -41,7 +41,6 @@ def on_code_action(
                 _edit_action(
                     ls,
                     f"Create article for {where.address}",
-                    QUICKFIX,
                     {"op": "create", "folder": folder.uri, "address": where.address},
                 )
             )
@@ -69,7 +68,6 @@ def on_code_action(
             _edit_action(
                 ls,
                 f"Mark {governing} reviewed",
-                QUICKFIX,
                 {"op": "reviewed", "folder": folder.uri, "address": governing},
             )
         )
@@ -84,9 +82,7 @@ def on_code_action(
         findings = folder.signals.findings.get(where.address, [])
         if any(f.code == "duplicate-key" for f in findings):
             data = {"op": "dedupe", "folder": folder.uri, "address": where.address}
-            out.append(
-                _edit_action(ls, "Keep the non-empty value of the key given twice", QUICKFIX, data)
-            )
+            out.append(_edit_action(ls, "Keep the non-empty value of the key given twice", data))
         out.extend(_orphan_actions(ls, folder, where.address))
         out.extend(_link_actions(ls, folder, uri, params.range))
     return out or None
@@ -104,7 +100,6 @@ def _orphan_actions(
             _edit_action(
                 ls,
                 f"Move article to {candidate}",
-                QUICKFIX,
                 {"op": "move", "folder": folder.uri, "address": address, "to": candidate},
             )
         )
@@ -116,16 +111,12 @@ def _orphan_actions(
             _edit_action(
                 ls,
                 "Merge into parent",
-                QUICKFIX,
                 {"op": "merge", "folder": folder.uri, "address": address, "into": into},
             )
         )
     out.append(
         _edit_action(
-            ls,
-            "Declare scope: rule",
-            QUICKFIX,
-            {"op": "rule", "folder": folder.uri, "address": address},
+            ls, "Declare scope: rule", {"op": "rule", "folder": folder.uri, "address": address}
         )
     )
     return out
@@ -158,24 +149,22 @@ def _link_actions(
                 _edit_action(
                     ls,
                     f"Create article {named}",
-                    QUICKFIX,
                     {"op": "create", "folder": folder.uri, "address": named},
                 )
             )
     return out
 
 
-def _edit_action(
-    ls: CanonLanguageServer, title: str, kind: str, data: dict[str, Any]
-) -> types.CodeAction:
+def _edit_action(ls: CanonLanguageServer, title: str, data: dict[str, Any]) -> types.CodeAction:
+    """A quick fix whose edit is built when it is applied (resolved, or through a command)."""
     properties = get_capability(
         ls.client_capabilities, "text_document.code_action.resolve_support.properties", []
     )
     if "edit" in (properties or []):
-        return types.CodeAction(title=title, kind=kind, data=data)
+        return types.CodeAction(title=title, kind=QUICKFIX, data=data)
     return types.CodeAction(
         title=title,
-        kind=kind,
+        kind=QUICKFIX,
         command=types.Command(title=title, command="canon.applyAction", arguments=[data]),
     )
 
@@ -269,13 +258,7 @@ def _move(
     if not to or store.path_of(to).exists():
         return f"An article already exists at {to}."
     changes: list[edits.AnyChange] = list(edits.link_rewrites(ls, folder, {address: to}))
-    changes.append(
-        types.RenameFile(
-            old_uri=folder.article_uri(address),
-            new_uri=folder.article_uri(to),
-            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
-        )
-    )
+    changes.append(edits.rename_file(folder.article_uri(address), folder.article_uri(to)))
     return edits.workspace_edit(changes)
 
 

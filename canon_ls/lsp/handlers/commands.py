@@ -16,6 +16,7 @@ from canon_ls.core.storage import address as core_address
 from canon_ls.core.tool import plural
 from canon_ls.lsp.handlers import actions, edits
 from canon_ls.lsp.session import sync
+from canon_ls.lsp.session.lifecycle import show
 from canon_ls.lsp.session.state import CanonLanguageServer, Folder
 
 log = logging.getLogger(__name__)
@@ -157,11 +158,7 @@ async def open_article(ls: CanonLanguageServer, *args: Any) -> bool:
     if isinstance(uri, dict):
         uri = uri.get("uri")
     if not isinstance(uri, str) or not uri.startswith("file:"):
-        ls.window_show_message(
-            types.ShowMessageParams(
-                type=types.MessageType.Warning, message="canon.open needs a file URI."
-            )
-        )
+        show(ls, "canon.open needs a file URI.")
         return False
     result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
     return bool(result and result.success)
@@ -205,9 +202,7 @@ async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
             folder.store, {"action": "journal", "body": body, "subject": [address]}, source="lsp"
         )
         ls.notifier.schedule()
-        ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=result.text)
-        )
+        show(ls, result.text, types.MessageType.Info)
         return result.text
     path, text = folder.store.journal_draft([address], slug=address.replace("/", "-"))
     uri = edits.path_uri(path)
@@ -219,19 +214,13 @@ async def journal_about(ls: CanonLanguageServer, *args: Any) -> str:
 
 async def _apply(ls: CanonLanguageServer, edit: types.WorkspaceEdit | str, label: str) -> bool:
     if isinstance(edit, str):
-        ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Warning, message=edit)
-        )
+        show(ls, edit)
         return False
     result = await ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=edit, label=label)
     )
     if result is None or not result.applied:
         reason = getattr(result, "failure_reason", None) or "the editor refused it"
-        ls.window_show_message(
-            types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"{label} was not applied: {reason}."
-            )
-        )
+        show(ls, f"{label} was not applied: {reason}.")
         return False
     return True

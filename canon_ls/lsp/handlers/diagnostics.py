@@ -103,10 +103,8 @@ def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnosti
     """Push one document's diagnostics; empty lists are sent only to clear earlier ones."""
     if not diagnostics and uri not in ls.notifier.published:
         return
-    version = None
     doc = ls.workspace.text_documents.get(uri)
-    if doc is not None:
-        version = doc.version
+    version = doc.version if doc is not None else None
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
     )

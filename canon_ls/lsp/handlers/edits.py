@@ -31,10 +31,7 @@ def replace_text(
     end = len(old.source) - sum(len(x) for x in a[len(a) - tail :]) if tail else len(old.source)
     inserted = "".join(b[head : len(b) - tail])
     rng = convert.offsets(ls.workspace.position_codec, old, start, end)
-    return types.TextDocumentEdit(
-        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=old.version),
-        edits=[types.TextEdit(range=rng, new_text=inserted)],
-    )
+    return _document_edit(uri, old.version, [types.TextEdit(range=rng, new_text=inserted)])
 
 
 def create_file(uri: str, text: str) -> list[AnyChange]:
@@ -43,19 +40,14 @@ def create_file(uri: str, text: str) -> list[AnyChange]:
         types.CreateFile(
             uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
         ),
-        types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-            edits=[
-                types.TextEdit(
-                    range=types.Range(
-                        start=types.Position(line=0, character=0),
-                        end=types.Position(line=0, character=0),
-                    ),
-                    new_text=text,
-                )
-            ],
-        ),
+        _document_edit(uri, None, [types.TextEdit(range=convert.TOP, new_text=text)]),
     ]
+
+
+def rename_file(old_uri: str, new_uri: str) -> types.RenameFile:
+    """Move a file; never over an existing one."""
+    options = types.RenameFileOptions(overwrite=False, ignore_if_exists=True)
+    return types.RenameFile(old_uri=old_uri, new_uri=new_uri, options=options)
 
 
 def link_rewrites(
@@ -87,15 +79,15 @@ def link_rewrites(
             if store.link_target(link.target) in moves
         ]
         if edits:
-            out.append(
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=text.version
-                    ),
-                    edits=edits,
-                )
-            )
+            out.append(_document_edit(uri, text.version, edits))
     return out
+
+
+def _document_edit(
+    uri: str, version: int | None, edits: list[types.TextEdit]
+) -> types.TextDocumentEdit:
+    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    return types.TextDocumentEdit(text_document=identifier, edits=edits)
 
 
 def path_uri(path: object) -> str:

@@ -14,6 +14,7 @@ from canon_ls.core.git import history as core_history
 from canon_ls.core.storage.store import BadInput
 from canon_ls.lsp.handlers.commands import pick_folder
 from canon_ls.lsp.helpers.child import python_module
+from canon_ls.lsp.session.lifecycle import show
 from canon_ls.lsp.session.state import CanonLanguageServer, Folder
 
 log = logging.getLogger(__name__)
@@ -82,9 +83,7 @@ async def show_changes(ls: CanonLanguageServer, *args: Any) -> str:
         return 'canon.showChanges needs {"address": …}.'
     code, text = await run_cli(folder, "history", address, "--diff")
     if code != 0:
-        ls.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Warning, message=text)
-        )
+        show(ls, text)
         return text
     store = folder.store
     try:
@@ -92,14 +91,10 @@ async def show_changes(ls: CanonLanguageServer, *args: Any) -> str:
         file = core_history.changes_file(store, governing, text + "\n")
     except (BadInput, OSError, ValueError) as exc:
         message = f"canon could not write the changes document: {exc}"
-        _warn(ls, message)
+        show(ls, message)
         return message
     uri = from_fs_path(str(Path(file))) or ""
     result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
     if result is None or not result.success:
         log.info("the client did not show %s", uri)
     return uri
-
-
-def _warn(ls: CanonLanguageServer, message: str) -> None:
-    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))

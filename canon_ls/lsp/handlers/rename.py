@@ -50,13 +50,7 @@ def on_will_rename_files(
         if moves:
             changes.extend(edits.link_rewrites(ls, ls.folders[folder_uri], moves))
     for folder, a, into, b in file_moves:
-        changes.append(
-            types.RenameFile(
-                old_uri=folder.article_uri(a),
-                new_uri=into.article_uri(b),
-                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=True),
-            )
-        )
+        changes.append(edits.rename_file(folder.article_uri(a), into.article_uri(b)))
     return edits.workspace_edit(changes) if changes else None
 
 

@@ -15,6 +15,7 @@ from pygls.capabilities import get_capability
 from pygls.uris import from_fs_path
 
 from canon_ls.lsp.helpers.searcher import Searcher
+from canon_ls.lsp.session.lifecycle import show
 from canon_ls.lsp.session.state import CanonLanguageServer, Folder
 from canon_ls.lsp.startup import early_symbols
 from canon_ls.lsp.startup.early import KeptView
@@ -175,14 +176,10 @@ def _report_fallback(ls: CanonLanguageServer, folder: Folder) -> None:
     if worker is None or not worker.failure or worker.reported:
         return
     worker.reported = True
-    ls.window_show_message(
-        types.ShowMessageParams(
-            type=types.MessageType.Warning,
-            message=(
-                f"canon: full-text symbol search is unavailable in {folder.project.name} "
-                f"({worker.failure}); symbols match addresses and capsules only."
-            ),
-        )
+    show(
+        ls,
+        f"canon: full-text symbol search is unavailable in {folder.project.name} "
+        f"({worker.failure}); symbols match addresses and capsules only.",
     )
 
 

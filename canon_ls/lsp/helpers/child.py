@@ -25,23 +25,14 @@ def python_module(module: str, *args: str) -> list[str]:
 
 def give_way() -> None:
     """Put this helper below the server."""
-    _idle(0)
-    _nice(0)
+    step_back(0)
 
 
 def step_back(pid: int) -> None:
-    """Lower a helper from the server the moment it is spawned."""
-    _idle(pid)
-    _nice(pid)
-
-
-def _idle(pid: int) -> None:
-    """SCHED_IDLE for `pid` (0: this process's calling thread), where Linux allows it."""
+    """Lower a helper (0: this process's calling thread) from the server the moment it is
+    spawned: SCHED_IDLE where Linux allows it, and the niceness above."""
     with contextlib.suppress(AttributeError, OSError):
         os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
-
-
-def _nice(pid: int) -> None:
     with contextlib.suppress(AttributeError, OSError):
         if os.getpriority(os.PRIO_PROCESS, pid) < NICENESS:
             os.setpriority(os.PRIO_PROCESS, pid, NICENESS)

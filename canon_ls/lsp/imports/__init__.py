@@ -10,6 +10,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from canon_ls.core.storage.address import within
+
 MAX_LINE = 2000  # characters: longer lines are no imports (never a slow scan)
 Lines = Callable[[int], str]  # line n of the document ('' past the end)
 Found = Iterator[tuple[int, int, Callable[[], Path | None]]]  # a name's columns, its resolution
@@ -42,8 +44,8 @@ def on_line(
     ):
         if column is None or start <= column <= end:
             target = resolve()
-            if target is not None and within(target, project):
-                out.append(Import(start, end, Path(os.path.normpath(target))))
+            if target is not None and within(path := os.path.normpath(target), project):
+                out.append(Import(start, end, Path(path)))
     return out
 
 
@@ -118,13 +120,6 @@ def facts(path: Path, parse: Callable[[str, Path], Any]) -> Any:
             value = None
         cached = _FACTS[key] = (stamp, value)
     return cached[1]
-
-
-def within(path: Path, project: Path) -> bool:
-    try:
-        return os.path.commonpath([os.path.normpath(path), project]) == str(project)
-    except ValueError:
-        return False
 
 
 from canon_ls.lsp.imports import go, javascript, python, rust  # noqa: E402  (they import the helpers above)

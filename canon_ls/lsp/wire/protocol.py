@@ -87,14 +87,7 @@ def strict_converter() -> cattrs.Converter:
 
     def sequence(kind: Any) -> Any:
         factory = list_structure_factory if is_mutable_sequence(kind) else tuple_factory
-        inner = factory(kind, converter)
-
-        def structure(value: Any, kind: Any) -> Any:
-            if not isinstance(value, list):
-                raise TypeError(f"expected an array, got {_json_type(value)}")
-            return inner(value, kind)
-
-        return structure
+        return _shaped(list, factory(kind, converter))
 
     converter.register_structure_hook_factory(
         lambda kind: is_sequence(kind) or is_mutable_sequence(kind), sequence
@@ -104,16 +97,21 @@ def strict_converter() -> cattrs.Converter:
         # lsprotocol's own factory (camelCase names), but a string is no empty object
         names = {a.name: cattrs.gen.override(rename=_camel(a.name)) for a in attrs.fields(kind)}
         inner = cattrs.gen.make_dict_structure_fn(kind, converter, **names)  # type: ignore[arg-type]
-
-        def structure(value: Any, kind: Any) -> Any:
-            if not isinstance(value, dict):
-                raise TypeError(f"expected an object, got {_json_type(value)}")
-            return inner(value, kind)
-
-        return structure
+        return _shaped(dict, inner)
 
     converter.register_structure_hook_factory(attrs.has, record)
     return converter
+
+
+def _shaped(shape: type, inner: Any) -> Any:
+    """`inner`, run only on a JSON value of this shape (an array, an object)."""
+
+    def structure(value: Any, kind: Any) -> Any:
+        if not isinstance(value, shape):
+            raise TypeError(f"expected {_JSON_NAMES[shape]}, got {_json_type(value)}")
+        return inner(value, kind)
+
+    return structure
 
 
 def _camel(name: str) -> str:
