@@ -138,7 +138,7 @@ class StoreIndex(StorePlaces, Reader):
             if self._search is not None:
                 self._search.remove(address)
             if self._links is not None:
-                self._links.set(address, frozenset())
+                self._links.set(address, ())
             return
         if self._search is not None:  # from the body in hand, if it is (written, parsed)
             from canon_ls.core.retrieval.search import article_tokens
