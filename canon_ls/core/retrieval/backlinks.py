@@ -67,4 +67,3 @@ class LinkIndex:
                 if not is_article(named):
                     found |= self._in.get(named, set())
         return sorted(s for s in found if s != target)
-
