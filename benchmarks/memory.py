@@ -34,6 +34,11 @@ class TreeMemory:
     procs: dict[tuple[int, float], Seen] = field(default_factory=dict)
     peak_total_mb: float = 0.0  # the largest sum of current RSS over the tree at one sample
     peak_ours_mb: float = 0.0  # the same without git's processes (git's memory is git's own)
+    # The tree's proportional set (Pss, smaps_rollup) at one sample: a page shared by several
+    # processes (two git mapping the same pack index, Python's own libraries) counts once in
+    # all, where the RSS sum counts it in each; and its anonymous memory alone (no mapped files)
+    peak_pss_mb: float = 0.0
+    peak_anon_mb: float = 0.0
     git_at_once: int = 0  # the most git processes seen in the tree at one sample
     at_peak: dict[str, float] = field(default_factory=dict)  # each role's RSS at peak_total_mb
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -56,7 +61,7 @@ class TreeMemory:
             tree = [root, *root.children(recursive=True)]
         except psutil.Error:
             return
-        total = ours = 0.0
+        total = ours = pss = anon_total = 0.0
         gits = 0
         now: dict[str, float] = {}
         for proc in tree:
@@ -79,6 +84,8 @@ class TreeMemory:
             seen.rss_mb = max(seen.rss_mb, rss)
             seen.anon_mb = max(seen.anon_mb, anon)
             total += rss
+            anon_total += anon
+            pss += _pss(proc.pid)
             now[seen.role] = now.get(seen.role, 0.0) + rss
             if seen.role != "git":
                 ours += rss
@@ -88,6 +95,8 @@ class TreeMemory:
         if total > self.peak_total_mb:
             self.peak_total_mb, self.at_peak = total, now
         self.peak_ours_mb = max(self.peak_ours_mb, ours)
+        self.peak_pss_mb = max(self.peak_pss_mb, pss)
+        self.peak_anon_mb = max(self.peak_anon_mb, anon_total)
 
     def stop(self) -> dict[str, Any]:
         """{'hwm_sum_mb', 'peak_total_mb', 'by_role': {role: summed VmHWM}, 'processes'}."""
@@ -105,6 +114,8 @@ class TreeMemory:
             "hwm_sum_mb": sum(by_role.values()),
             "peak_total_mb": self.peak_total_mb,
             "peak_ours_mb": self.peak_ours_mb,
+            "peak_pss_mb": self.peak_pss_mb,
+            "peak_anon_mb": self.peak_anon_mb,
             "git_at_once": self.git_at_once,
             "at_peak": self.at_peak,
             "by_role": by_role,
@@ -144,6 +155,18 @@ def role_of(proc: psutil.Process, server_pid: int, text: str | None = None) -> s
     return "git" if name == "git" else name
 
 
+def _pss(pid: int) -> float:
+    """The process's proportional set size in MB (0 where smaps_rollup is not to be read)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def _status(pid: int) -> tuple[float, float, float]:
     """(VmHWM, VmRSS, RssAnon) in MB."""
     hwm = rss = anon = 0.0
@@ -172,6 +195,8 @@ def describe(memory: dict[str, Any]) -> str:
     return (
         f"{memory['hwm_sum_mb']:.0f} MB summed peaks; {memory['peak_total_mb']:.0f} MB at once "
         f"({memory.get('peak_ours_mb', 0.0):.0f} MB without git; "
+        f"proportional {memory.get('peak_pss_mb', 0.0):.0f}, anonymous "
+        f"{memory.get('peak_anon_mb', 0.0):.0f} MB at once; "
         f"{memory.get('git_at_once', 0)} git at once) "
         f"at most [{roles}]; anonymous (not mapped files) at most [{anon}]; "
         f"at the peak [{at_peak}]"

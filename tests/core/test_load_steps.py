@@ -131,3 +131,34 @@ def test_the_names_only_listing_finds_what_the_scan_finds(tmp_path):
     assert sorted(listed) == sorted(freshness.scan(articles, real))
     assert {"again", "src", "src/core/config"} <= set(listed)
     assert not {"pipe", "out/secret", "notes", ""} & set(listed)
+
+
+def test_the_scan_keeps_a_stat_key_per_article_and_no_path(tmp_path: Path) -> None:
+    """Issue 40 item 3 (memory at 50k articles): the scan every load starts with (the server's,
+    the check child's, the search worker's) keeps address -> stat key; each file is
+    articles/<address>.md, so a path string per article (7 MB at 50k, alive until the load
+    ends, its high-water kept by the process) is not held. 400 files: 428 bytes a file with
+    the paths, 277 without."""
+    import os
+    import tracemalloc
+
+    from canon_ls.core.storage import freshness, fsio  # noqa: F401 (imported before the measure)
+
+    articles = tmp_path / "proj" / ".canon" / "articles"
+    for i in range(400):
+        path = articles / f"area{i % 7}" / f"topic{i % 13}" / f"note-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("---\ncapsule: A note.\n---\nx\n")
+    real = os.path.realpath(articles)
+    tracemalloc.start()
+    try:
+        found = freshness.scan(articles, real)
+        per_file = tracemalloc.get_traced_memory()[0] / len(found)
+    finally:
+        tracemalloc.stop()
+    assert len(found) == 400 and per_file < 350, f"{per_file:.0f} bytes a file"
+    store = Store(tmp_path / "proj")
+    store.refresh()  # each file read from articles/<address>.md
+    assert store.article("area3/topic10/note-010") is None
+    assert store.article("area3/topic10/note-10") is not None
+    assert len(store.addresses()) == 400

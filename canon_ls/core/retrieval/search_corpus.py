@@ -58,7 +58,7 @@ class SearchCorpus:
         """Load or build the index; how many articles had to be read (0: the file as it was;
         the file was rewritten otherwise, when there is a cache)."""
         docs = _Docs({prefix: scan(base, real) for prefix, (base, real) in self.roots.items()})
-        docs.reals = {prefix: real for prefix, (_, real) in self.roots.items()}
+        docs.roots = self.roots
         self.index = cached_index(self.cache, docs)
         return docs.read if self.cache is not None else 0
 
@@ -96,10 +96,10 @@ class _Docs(Mapping[str, tuple[object, "_Tokens"]]):
     """The scanned article files as `cached_index` wants them (address -> (stamp, tokens thunk)),
     made when asked for: at 50k articles a second dict beside the scan's cost about 10 MB."""
 
-    def __init__(self, scans: dict[str, dict[str, tuple[str, Key]]]) -> None:
+    def __init__(self, scans: dict[str, dict[str, Key]]) -> None:
         self.scans = scans
         self.mounts = {prefix[:-1] for prefix in scans if prefix}
-        self.reals: dict[str, str] = {}
+        self.roots: dict[str, tuple[str, str]] = {}  # prefix -> (its articles directory, real)
         self.now = time.time_ns()
         self.read = 0  # thunks called
 
@@ -108,9 +108,9 @@ class _Docs(Mapping[str, tuple[object, "_Tokens"]]):
         found = self.scans.get(prefix, {}).get(own)
         if found is None:
             raise KeyError(address)
-        path, k = found
-        stamp = k if settled(k, self.now) else None  # core's freshness rule
-        return stamp, _Tokens(own, path, k, self.reals.get(prefix, ""), self)
+        base, real = self.roots.get(prefix, ("", ""))
+        stamp = found if settled(found, self.now) else None  # core's freshness rule
+        return stamp, _Tokens(own, os.path.join(base, own + ".md"), found, real, self)
 
     def __iter__(self) -> Iterator[str]:
         for prefix, found in self.scans.items():

@@ -39,9 +39,10 @@ def settled(k: Key, now_ns: int | None = None) -> bool:
 
 def scan(
     base: str | Path, real: str, on_temp: Callable[[str], object] | None = None
-) -> dict[str, tuple[str, Key]]:
-    """Every article file under `base` (resolved: `real`): address -> (path, stat key)."""
-    found: dict[str, tuple[str, Key]] = {}
+) -> dict[str, Key]:
+    """Every article file under `base` (resolved: `real`): address -> stat key. The file is
+    `base`/address.md: no path is kept (7 MB of strings at 50k articles, held to the load's end)."""
+    found: dict[str, Key] = {}
     for _ in scan_steps(base, real, found, on_temp, step=1 << 62):
         pass
     return found
@@ -50,7 +51,7 @@ def scan(
 def scan_steps(
     base: str | Path,
     real: str,
-    found: dict[str, tuple[str, Key]],
+    found: dict[str, Key],
     on_temp: Callable[[str], object] | None = None,
     step: int = 500,
 ) -> Iterator[int]:
@@ -78,7 +79,7 @@ def _entry(
     real: str,
     seen: set[str],
     stack: list[tuple[str, str]],
-    found: dict[str, tuple[str, Key]],
+    found: dict[str, Key],
     on_temp: Callable[[str], object] | None,
     is_temp: Callable[[str], bool],
     within: Callable[[str, str], bool],
@@ -87,14 +88,14 @@ def _entry(
     if entry.is_symlink():
         st = _followed(entry, prefix, real, seen, stack, within)
         if st is not None and name.endswith(".md") and len(name) > 3:
-            found[prefix + name[:-3]] = (entry.path, key(st))
+            found[prefix + name[:-3]] = key(st)
         return
     if entry.is_dir(follow_symlinks=False):
         stack.append((entry.path, prefix + name + "/"))
     elif name.endswith(".md") and len(name) > 3:
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
-            found[prefix + name[:-3]] = (entry.path, key(st))
+            found[prefix + name[:-3]] = key(st)
     elif on_temp is not None and name.endswith(".tmp") and is_temp(name):
         on_temp(entry.path)
 

@@ -76,8 +76,8 @@ class StoreIndex(StorePlaces, Reader):
         self._journal = JournalIndex(self.journal_dir, MAX_BYTES, self._own_layout_problem, kept)
         self._mapped = False
 
-    def _scan(self, base: Path | None = None) -> dict[str, tuple[str, Key]]:
-        """Every article file under articles/ (or `base`): address -> (path, stat key), through
+    def _scan(self, base: Path | None = None) -> dict[str, Key]:
+        """Every article file under articles/ (or `base`): address -> stat key, through
         freshness.scan; the tool's own old temp files are swept on the way."""
         now = time.time()
         real = os.path.realpath(self.articles_dir)
@@ -88,6 +88,9 @@ class StoreIndex(StorePlaces, Reader):
             return {}  # §12: a directory link leading out of the store is not followed
         found = scan(base, real, lambda path: fsio.sweep(path, now))
         return {prefix + address: hit for address, hit in found.items()}
+
+    def _file(self, address: str) -> str:
+        return os.path.join(self.articles_dir, address + ".md")  # as the scan found it
 
     def _consider(self, address: str, path: str | Path, key: Key, inside: str) -> bool:
         """Re-read a file whose stat key changed (or was modified too recently to trust its mtime,
@@ -138,7 +141,7 @@ class StoreIndex(StorePlaces, Reader):
             if self._search is not None:
                 self._search.remove(address)
             if self._links is not None:
-                self._links.set(address, frozenset())
+                self._links.set(address, ())
             return
         if self._search is not None:  # from the body in hand, if it is (written, parsed)
             from canon_ls.core.retrieval.search import article_tokens
@@ -268,7 +271,7 @@ class StoreIndex(StorePlaces, Reader):
         prefix = directory.relative_to(self.articles_dir).as_posix() + "/"
         found = {} if self._own_layout_problem() else self._scan(directory)
         inside = os.path.realpath(self.articles_dir)
-        changed = {a for a, (path, k) in found.items() if self._consider(a, path, k, inside)}
+        changed = {a for a, k in found.items() if self._consider(a, self._file(a), k, inside)}
         for address in [a for a in self._index if a.startswith(prefix) and a not in found]:
             if not self.paths.split(address)[0]:
                 self._set(address, None)
@@ -285,8 +288,8 @@ class StoreIndex(StorePlaces, Reader):
                 for part in self._cached():
                     self._restore(part.items(), found, changed)
             inside = os.path.realpath(self.articles_dir)
-            for address, (path, key) in found.items():
-                if self._consider(address, path, key, inside):
+            for address, key in found.items():
+                if self._consider(address, self._file(address), key, inside):
                     changed.add(address)
             self._finish(own, found, changed)
             return changed
@@ -294,19 +297,19 @@ class StoreIndex(StorePlaces, Reader):
     def _restore(
         self,
         part: Iterable[tuple[str, tuple[Key, tuple]]],
-        found: dict[str, tuple[str, Key]],
+        found: dict[str, Key],
         changed: set[str],
     ) -> None:
         """Parse cache entries into the index: each entry whose file the scan found under the
         key it was parsed with (cache.py); the rest is read from disk afterwards."""
         for address, (cached, values) in part:
             hit = found.get(address)
-            if hit is not None and hit[1] == cached and address not in self._stat:
-                self._stat[address] = hit[1]
-                self._set(address, cache.restore(address, values, self.bodies, hit[1]))
+            if hit is not None and hit == cached and address not in self._stat:
+                self._stat[address] = hit
+                self._set(address, cache.restore(address, values, self.bodies, hit))
                 changed.add(address)
 
-    def _finish(self, own: set[str], found: dict[str, tuple[str, Key]], changed: set[str]) -> None:
+    def _finish(self, own: set[str], found: dict[str, Key], changed: set[str]) -> None:
         """The end of a whole-store refresh: articles gone, the journal and mounts re-checked,
         the parse cache written when enough was parsed."""
         for address in own - found.keys():
@@ -327,7 +330,7 @@ class StoreIndex(StorePlaces, Reader):
                 return
             problem = self._own_layout_problem()
             before = {a for a in self._index if not self.paths.split(a)[0]}  # none, as a rule
-        found: dict[str, tuple[str, Key]] = {}
+        found: dict[str, Key] = {}
         if not problem:
             now = time.time()
             real = os.path.realpath(self.articles_dir)
@@ -350,8 +353,8 @@ class StoreIndex(StorePlaces, Reader):
             with self.lock:
                 if self.loaded:
                     return
-                for address, (path, key) in items[start : start + step]:
-                    self._consider(address, path, key, inside)
+                for address, key in items[start : start + step]:
+                    self._consider(address, self._file(address), key, inside)
             yield len(items) - start - step
         with self.lock:
             if not self.loaded:
