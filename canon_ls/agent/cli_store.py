@@ -119,7 +119,7 @@ def status_line(store: Store) -> str:
     """Counts from the index, the schema state, and the orphan/stale signals (one git pass)."""
     from canon_ls.core.checking import assets, check
     from canon_ls.core.git import changes, staleness
-    from canon_ls.core.tool import plural
+    from canon_ls.core.git.evidence import plural
 
     parts = [
         plural(len(store.addresses()), "article"),
@@ -187,8 +187,8 @@ def _findings_text(
 ) -> str:
     """Compiler-style lines (file:line:col: severity: message [code]) and a summary."""
     from canon_ls.agent.settings_cmd import finding_lines
+    from canon_ls.core.git.evidence import plural
     from canon_ls.core.storage.address import printable  # a message never spans two lines
-    from canon_ls.core.tool import plural
 
     files = {a: _finding_file(store, a) for a in {f.address for f in findings}}
     lines = finding_lines(option_rows) + [

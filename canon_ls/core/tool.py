@@ -10,7 +10,7 @@ from typing import Any
 from canon_ls.core.checking import lint
 from canon_ls.core.checking import schema as sch
 from canon_ls.core.dialect import JSON, Dialect
-from canon_ls.core.git.evidence import Evidence
+from canon_ls.core.git.evidence import Evidence, plural
 from canon_ls.core.storage import article as art
 from canon_ls.core.storage.address import OutsideStore, printable
 from canon_ls.core.storage.journal import subjects_of
@@ -35,11 +35,6 @@ class ToolResult:
 
 class _Bad(Exception):
     pass
-
-
-def plural(n: int, word: str, many: str = "") -> str:
-    """ "1 orphan", "2 orphans": counts in status lines read as sentences (CLI and editor)."""
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 # How the tool presents itself to an agent (MCP server, Pi extension).

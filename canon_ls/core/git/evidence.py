@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     from canon_ls.core.git.changes import ChangeTimes
     from canon_ls.core.storage.article import Article
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 SUBJECT_MAX = 80  # characters of a commit subject shown in the one-line form
 FILES_SHOWN = 3  # uncommitted files named before "and N more"
 
@@ -24,7 +22,7 @@ FILES_SHOWN = 3  # uncommitted files named before "and N more"
 def date_of(value: object) -> str:
     """A 'YYYY-MM-DD' front matter value, or '' when absent or not a date."""
     text = str(value or "").strip()
-    return text if _DATE.fullmatch(text) else ""
+    return text if clock.DATE.fullmatch(text) else ""
 
 
 @functools.lru_cache(maxsize=8192)
@@ -111,6 +109,7 @@ def reference_of(article: Article | Dates) -> tuple[str, str]:
 
 
 def plural(n: int, word: str, many: str = "") -> str:
+    """ "1 orphan", "2 orphans": counts in status lines read as sentences (CLI and editor)."""
     return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 

@@ -12,8 +12,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from canon_ls.core import tool
+from canon_ls.core.git.evidence import plural
 from canon_ls.core.storage import address as core_address
-from canon_ls.core.tool import plural
 from canon_ls.lsp.handlers import actions, edits
 from canon_ls.lsp.session import sync
 from canon_ls.lsp.session.lifecycle import show
