@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -283,8 +284,12 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     reference, _ = reference_of(art)
     if not reference and not (stale_after and stale_after <= _today()):
         return None  # nothing to compare against (the front matter finding says so)
-    assets = Assets(store.project, store.root, scope=address)
-    if times is None:  # git status asks about its files and its own file only
-        paths = [*scope_pathspecs(address), f":(literal){own_file(store, address)}"]
-        times = ChangeTimes(store.project, status_paths=paths)
-    return evidence_one(store, address, assets, times)
+    listed: list[Assets] = []  # listed while git status reads the same index (two cores)
+    lister = threading.Thread(target=lambda: listed.append(Assets(store.project, store.root, address)))
+    lister.start()
+    if times is None:  # git status and the history ask about its files and its own file only
+        own = own_file(store, address)
+        paths = [*scope_pathspecs(address), f":(literal){own}"]
+        times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
+    lister.join()
+    return evidence_one(store, address, listed[0], times)
