@@ -18,6 +18,7 @@ from stale_repo import TODAY, Repo, build, git, write
 
 from canon_ls.agent.cli_store import status_line
 from canon_ls.core import tool
+from canon_ls.core.git import changes
 from canon_ls.core.storage import cache, freshness
 from canon_ls.core.storage.store import Store
 
@@ -116,6 +117,8 @@ def test_spec_9_1_a_change_shows_at_once(
     after = {path: read(repo.root, path) for path in PATHS}
     assert after != before
     assert after == {path: uncached(repo.root, path, monkeypatch) for path in PATHS}
+    status_line(Store(repo.root))  # the whole-store pass measures them all: the same lines
+    assert {path: read(repo.root, path) for path in PATHS} == after
 
 
 @pytest.mark.parametrize("damage", ["flipped", "cut", "garbage"])
@@ -154,3 +157,47 @@ def test_spec_9_1_a_nearer_article_takes_files_from_the_folder_article_at_once(
     after = read(repo.root, "src/feed")
     assert after == uncached(repo.root, "src/feed", monkeypatch)
     assert after != before
+
+
+def _logs(repo: Repo) -> list[str]:
+    """The `git log` calls made since the last gits() (their arguments)."""
+    log = repo.root.parent / "git.log"
+    calls = log.read_text().splitlines() if log.exists() else []
+    return [c for c in calls if " log " in f" {c} "]
+
+
+def test_spec_9_1_a_first_read_asks_git_about_its_own_paths_only(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no history cache at all, a read logs the history of its article's files and its own
+    file, never all of history (11.6 s at 50k articles), and keeps no history cache; its lines
+    are those the whole-store pass measures."""
+    gits(repo)
+    texts = {path: read(repo.root, path) for path in PATHS}
+    logs = _logs(repo)
+    assert logs and all(":(literal)" in c and "--full-history" in c for c in logs), logs
+    assert not list((repo.root.parent / "cache").rglob("changes-*"))
+    status_line(Store(repo.root))
+    for file in (repo.root.parent / "cache").rglob("evidence-*"):
+        file.unlink()
+    assert {path: read(repo.root, path) for path in PATHS} == texts
+
+
+def test_spec_9_1_a_read_loads_only_the_history_chunks_its_paths_lie_in(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole pass keeps its history in chunks of rows; a read of one article loads the
+    chunks holding its files and its own file (the others may be gone) and runs no git log."""
+    monkeypatch.setattr(changes, "CHUNK_ROWS", 1)
+    status_line(Store(repo.root))
+    expected = {path: read(repo.root, path) for path in PATHS}
+    chunks = list((repo.root.parent / "cache").rglob("changes-*.*.bin"))
+    assert len(chunks) > 4
+    for file in (repo.root.parent / "cache").rglob("evidence-*"):
+        file.unlink()
+    for file in chunks:
+        if b"src/feed/fetch" not in file.read_bytes():
+            file.unlink()
+    gits(repo)
+    assert read(repo.root, "src/feed/fetch.py") == expected["src/feed/fetch.py"]
+    assert gits(repo) > 0 and not _logs(repo)
