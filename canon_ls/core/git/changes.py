@@ -9,7 +9,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from canon_ls.core.git import gitrun
 from canon_ls.core.git.gitlog import (
@@ -17,14 +17,12 @@ from canon_ls.core.git.gitlog import (
     History,
     empty,
     merged,
-    parse_history,
-    parse_log,
     parse_outputs,
 )
 from canon_ls.core.git.pathtable import Table, after, encode
 from canon_ls.core.storage import cache
 
-__all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
+__all__ = ["ChangeTimes", "Commit", "History", "log_args"]
 
 T = TypeVar("T")
 
@@ -270,15 +268,15 @@ class ChangeTimes:
             if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
                 return
             wanted: Iterable[int] = range(len(firsts))
-            if self._only is not None:
-                spans = [(bisect_right(firsts, p), bisect_left(firsts, after(p))) for p in self._only]
-                wanted = sorted({i for lo, hi in spans for i in range(max(lo - 1, 0), hi)})
-            parts = [bytearray(), array("I", [0]), array("i"), array("I", [0]), array("i")]
+            if (only := self._only) is not None:  # the chunks holding paths under these
+                spans = [(bisect_right(firsts, p) - 1, bisect_left(firsts, after(p))) for p in only]
+                wanted = sorted({i for lo, hi in spans for i in range(max(lo, 0), hi)})
+            parts: list[Any] = list(Table(bytearray()).parts())  # the chunks' rows joined
             for i in wanted:
                 chunk_head, blob, *arrays = cache.read_sealed(file.with_suffix(f".{i}.bin"))
                 if chunk_head != head:  # a save under way, or cut short
                     return
-                starts, first, at, extra = (array(t, a) for t, a in zip("IiIi", arrays, strict=True))
+                starts, first, at, extra = map(array, "IiIi", arrays)
                 base, ext = len(parts[0]) - starts[0], len(parts[4]) - at[0]
                 parts[0] += blob
                 parts[1].extend(starts[1:] if not base else map(base.__add__, starts[1:]))

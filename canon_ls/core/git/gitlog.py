@@ -31,35 +31,12 @@ class Commit(NamedTuple):
     subject: str
 
 
-class Older:
-    """history.older as a mapping: path -> its other commits, for paths that have any."""
-
-    def __init__(self, table: Table) -> None:
-        self._table = table
-
-    def get(self, path: str, default: list[int] | None = None) -> list[int] | None:
-        return self._table.extra(path) or default
-
-    def __getitem__(self, path: str) -> list[int]:
-        found = self._table.extra(path)
-        if not found:
-            raise KeyError(path)
-        return found
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and bool(self._table.extra(path))
-
-
 class History(NamedTuple):
     """What one `git log --name-status` pass says about every path it saw."""
 
     commits: list[Commit]
     newest: Table
     gone: dict[str, list[int]]
-
-    @property
-    def older(self) -> Older:
-        return Older(self.newest)
 
 
 def empty() -> History:
@@ -370,12 +347,3 @@ def events_of(h: History) -> Iterator[tuple[str, list[int], bool]]:
         yield decode(raw), [first, *rest], False
     for name, events in h.gone.items():
         yield name, events, True
-
-
-def parse_log(out: bytes) -> tuple[dict[str, float], dict[str, float]]:
-    """(changed, deleted): each path's newest committer time, split by whether that newest
-    event kept the file or deleted it (parse_history, reduced to times)."""
-    h = parse_history(out)
-    changed = {p: h.commits[i].time for p, i in h.newest.items()}
-    deleted = {p: h.commits[events[0]].time for p, events in h.gone.items()}
-    return changed, deleted

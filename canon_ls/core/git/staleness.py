@@ -285,7 +285,9 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     if not reference and not (stale_after and stale_after <= _today()):
         return None  # nothing to compare against (the front matter finding says so)
     listed: list[Assets] = []  # listed while git status reads the same index (two cores)
-    lister = threading.Thread(target=lambda: listed.append(Assets(store.project, store.root, address)))
+    lister = threading.Thread(
+        target=lambda: listed.append(Assets(store.project, store.root, address))
+    )
     lister.start()
     if times is None:  # git status and the history ask about its files and its own file only
         own = own_file(store, address)
