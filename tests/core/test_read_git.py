@@ -201,3 +201,15 @@ def test_spec_9_1_a_read_loads_only_the_history_chunks_its_paths_lie_in(
     gits(repo)
     assert read(repo.root, "src/feed/fetch.py") == expected["src/feed/fetch.py"]
     assert gits(repo) > 0 and not _logs(repo)
+
+
+def test_spec_9_1_an_article_naming_no_file_is_measured_without_git(repo: Repo) -> None:
+    """An article with no file or folder of its name governs nothing (SPEC §4, §9): only its
+    stale_after date can make it stale, so its first read runs no git, and says what the
+    whole-store pass says."""
+    gits(repo)
+    text = read(repo.root, "notes/policy")
+    assert gits(repo) == 0
+    assert "stale: stale_after 2026-11-01 passed" in text
+    status_line(Store(repo.root))
+    assert read(repo.root, "notes/policy") == text

@@ -25,6 +25,8 @@ from canon_ls.core.storage.address import governing_in
 from canon_ls.core.storage.clock import today as _today
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from canon_ls.core.storage.store import Store
 
 
@@ -274,6 +276,16 @@ def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes)
     return gather(address, dates, files, times, _today())
 
 
+def named_on_disk(project: Path, address: str) -> bool:
+    """Whether a file or folder is named as `address` or it plus an extension: else the article
+    governs no file (its scoped listing keeps only paths on disk), which needs no git to say."""
+    parent, _, leaf = address.rpartition("/")
+    try:
+        return any(n == leaf or n.startswith(leaf + ".") for n in os.listdir(project / parent))
+    except OSError:
+        return False
+
+
 def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
     """The evidence of one article read on its own (`canon read`): lists only the files it can
     govern and dates them from the shared history pass; None when the article is not stale."""
@@ -284,6 +296,10 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     reference, _ = reference_of(art)
     if not reference and not (stale_after and stale_after <= _today()):
         return None  # nothing to compare against (the front matter finding says so)
+    if not named_on_disk(store.project, address):  # it governs no file: stale_after alone
+        nothing: tuple[dict[Any, list[str]], list[str]] = ({}, [])  # no commit, no undated file
+        at = Dates.of(art)  # no file: its cut is the day after its reference date
+        return gather_with(address, at, lambda _: nothing, lambda _: 0.0, True, _today(), float)
     listed: list[Assets] = []  # listed while git status reads the same index (two cores)
     lister = threading.Thread(
         target=lambda: listed.append(Assets(store.project, store.root, address))
