@@ -213,3 +213,20 @@ def test_spec_9_1_an_article_naming_no_file_is_measured_without_git(repo: Repo) 
     assert "stale: stale_after 2026-11-01 passed" in text
     status_line(Store(repo.root))
     assert read(repo.root, "notes/policy") == text
+
+
+def test_spec_9_1_after_a_commit_a_read_logs_only_the_new_commits_of_its_paths(
+    repo: Repo,
+) -> None:
+    """The history cache behind HEAD by a commit: a read loads its chunks and adds the commits
+    since of its own paths (`git log OLD..HEAD -- its paths`), keeping nothing; the whole-store
+    pass then says the same."""
+    status_line(Store(repo.root))
+    _commit(repo.root)
+    gits(repo)
+    text = read(repo.root, "src/feed/fetch.py")
+    logs = _logs(repo)
+    assert logs and all(".." in c and ":(literal)" in c for c in logs), logs
+    assert "stale: 4 commits" in text
+    status_line(Store(repo.root))
+    assert read(repo.root, "src/feed/fetch.py") == text

@@ -184,12 +184,14 @@ class ChangeTimes:
         old = self.head
         if old == head:
             return None  # the cache file was at HEAD already: nothing to rewrite
-        if self._only is not None:  # all of history, of these paths alone (as the whole pass)
-            args = log_args(self.project, head, part=("--full-history",))
-            return _Step(head, [gitrun.start(self.project, *args, *self._status_paths)], None)
+        paths = self._status_paths if self._only is not None else ()  # one article's alone
+        full = ("--full-history",) if paths else ()  # every commit touching them, as unscoped
         if old and gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None:
-            job = gitrun.start(self.project, *log_args(self.project, f"{old}..{head}"))
-            return _Step(head, [job], self._history)
+            args = log_args(self.project, f"{old}..{head}", part=full)
+            return _Step(head, [gitrun.start(self.project, *args, *paths)], self._history)
+        if paths:  # all of history, of these paths alone (never the whole pass)
+            args = log_args(self.project, head, part=full)
+            return _Step(head, [gitrun.start(self.project, *args, *paths)], None)
         self.full_passes += 1
         return _Step(head, self._start_whole(head, index), None)
 
