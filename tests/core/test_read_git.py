@@ -19,6 +19,7 @@ from stale_repo import TODAY, Repo, build, git, write
 from canon_ls.agent.cli_store import status_line
 from canon_ls.core import tool
 from canon_ls.core.git import changes
+from canon_ls.core.git.history import history
 from canon_ls.core.storage import cache, freshness
 from canon_ls.core.storage.store import Store
 
@@ -230,3 +231,15 @@ def test_spec_9_1_after_a_commit_a_read_logs_only_the_new_commits_of_its_paths(
     assert "stale: 4 commits" in text
     status_line(Store(repo.root))
     assert read(repo.root, "src/feed/fetch.py") == text
+
+
+def test_spec_9_2_a_history_asks_git_about_its_own_paths_only(repo: Repo) -> None:
+    """`canon history` with no history cache logs its article's paths alone, never all of
+    history, and says what it says from the whole pass's cache."""
+    gits(repo)
+    text = history(Store(repo.root), "src/feed/fetch.py")
+    logs = _logs(repo)
+    assert logs and all(":(literal)" in c for c in logs), logs
+    assert "6 commits, 3 after updated 2026-10-21" in text
+    status_line(Store(repo.root))
+    assert history(Store(repo.root), "src/feed/fetch.py") == text
