@@ -243,3 +243,16 @@ def test_spec_9_2_a_history_asks_git_about_its_own_paths_only(repo: Repo) -> Non
     assert "6 commits, 3 after updated 2026-10-21" in text
     status_line(Store(repo.root))
     assert history(Store(repo.root), "src/feed/fetch.py") == text
+
+
+def test_spec_9_1_a_store_outside_the_project_reads_its_commits(repo: Repo, tmp_path: Path) -> None:
+    """A store kept outside the project (SPEC §13 root): its article files are no project
+    paths, so git is asked about the governed files alone (git refuses a path outside the
+    repository); the read says what the whole-store pass says."""
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(repo.root / ".canon", outside)
+    text = tool.run(Store(repo.root, outside), {"action": "read", "path": "src/feed/fetch.py"})
+    assert "stale: 3 commits" in text.text, text.text
+    status_line(Store(repo.root, outside))
+    again = tool.run(Store(repo.root, outside), {"action": "read", "path": "src/feed/fetch.py"})
+    assert again.text == text.text

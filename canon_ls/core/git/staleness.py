@@ -306,8 +306,9 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     )
     lister.start()
     if times is None:  # git status and the history ask about its files and its own file only
-        own = own_file(store, address)
-        paths = [*scope_pathspecs(address), f":(literal){own}"]
+        own, paths = own_file(store, address), list(scope_pathspecs(address))
+        if not os.path.isabs(own):  # a store outside the project: git refuses its files
+            paths.append(f":(literal){own}")
         times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
     lister.join()
     return evidence_one(store, address, listed[0], times)
