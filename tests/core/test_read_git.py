@@ -251,8 +251,15 @@ def test_spec_9_1_a_store_outside_the_project_reads_its_commits(repo: Repo, tmp_
     repository); the read says what the whole-store pass says."""
     outside = tmp_path / "elsewhere"
     shutil.copytree(repo.root / ".canon", outside)
-    text = tool.run(Store(repo.root, outside), {"action": "read", "path": "src/feed/fetch.py"})
-    assert "stale: 3 commits" in text.text, text.text
+
+    def reads() -> dict[str, str]:
+        return {
+            p: tool.run(Store(repo.root, outside), {"action": "read", "path": p}).text
+            for p in PATHS
+        }
+
+    texts = reads()
+    assert "stale: 3 commits" in texts["src/feed/fetch.py"]
+    assert "1 file changed uncommitted: src/feed/util.py" in texts["src/feed/util.py"]
     status_line(Store(repo.root, outside))
-    again = tool.run(Store(repo.root, outside), {"action": "read", "path": "src/feed/fetch.py"})
-    assert again.text == text.text
+    assert reads() == texts
