@@ -115,15 +115,11 @@ def _bounds(outs: Sequence[Output]) -> list[bytes]:
     return [b"", *sorted(cuts - {b""})]
 
 
-def parse_history(out: bytes) -> History:
-    """`git log -z --name-status` in the pass's format -> History."""
-    return parse_outputs([out])
-
-
 def parse_outputs(outs: Sequence[Output]) -> History:
-    """parse_history of the outputs laid end to end: one pass run as consecutive parts (`log -n K`
-    and `log --skip=K` list exactly the commits of `log`, in its order), each given as the file
-    git wrote it to, read a block at a time."""
+    """`git log -z --name-status` in the pass's format -> History, the outputs laid end to end:
+    one pass run as consecutive parts (`log -n K` and `log --skip=K` list exactly the commits of
+    `log`, in its order), each given as bytes or as the file git wrote it to (read a block at a
+    time)."""
     bounds = _bounds(outs)
     commits, ranges = _walk(outs, bounds)
     commits = ticked(commits)

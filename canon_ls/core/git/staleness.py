@@ -300,10 +300,15 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         nothing: tuple[dict[Any, list[str]], list[str]] = ({}, [])  # no commit, no undated file
         at = Dates.of(art)  # no file: its cut is the day after its reference date
         return gather_with(address, at, lambda _: nothing, lambda _: 0.0, True, _today(), float)
-    listed: list[Assets] = []  # listed while git status reads the same index (two cores)
-    lister = threading.Thread(
-        target=lambda: listed.append(Assets(store.project, store.root, address))
-    )
+    listed: list[Assets | Exception] = []
+
+    def listing() -> None:  # while git status reads the same index (two cores)
+        try:
+            listed.append(Assets(store.project, store.root, address))
+        except Exception as exc:  # noqa: BLE001 - raised below, in the caller's thread
+            listed.append(exc)
+
+    lister = threading.Thread(target=listing)
     lister.start()
     if times is None:  # git status and the history ask about its files and its own file only
         own, paths = own_file(store, address), list(scope_pathspecs(address))
@@ -311,4 +316,6 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
             paths.append(f":(literal){own}")
         times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
     lister.join()
+    if isinstance(listed[0], Exception):
+        raise listed[0]
     return evidence_one(store, address, listed[0], times)
