@@ -19,7 +19,10 @@ store (capsules, journal entries); the store is generated, so nothing of value c
 `--mcp N`: then N reads of different articles through one `canon mcp` session after a
 warm-up read (median and p99); `--only read,map`: time only those rows (the warm-up pair still
 runs `canon status`, which measures every article's staleness evidence as an editor's or a
-CI's check would).
+CI's check would). `--unmeasured evidence`: before each timed read of ours, the evidence cache
+is deleted (the history cache stays), so each read measures its article's staleness as the first
+read after a commit does; `--unmeasured history`: the history cache too (a first read after a
+clone: no whole-history pass has run yet).
 """
 
 from __future__ import annotations
@@ -169,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--settle", type=float, default=5.0, help="seconds between the first mcp read and the rest"
     )
+    parser.add_argument(
+        "--unmeasured",
+        choices=["evidence", "history"],
+        help="delete the evidence cache (history: and the history cache) before each read",
+    )
     args = parser.parse_args(argv)
     repo = generated_store(args.repo, __doc__)
     if repo is None:
@@ -208,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
                 peer_argv = hook if peer_call == "hook" else [*peer, peer_call]
                 jobs.append((theirs, peer_argv, stdin))
             for table, cmd, data in jobs if i % 2 else jobs[::-1]:
+                if args.unmeasured and i and row == "read" and table is ours:
+                    kinds = ("evidence-", "changes-")[: 1 + (args.unmeasured == "history")]
+                    for old in (scratch / "cache/canon-ls").glob("*.bin"):
+                        if old.name.startswith(kinds):
+                            old.unlink()
                 took = run(cmd, data, repo, env)
                 if i:
                     table.setdefault(row, []).append(took)

@@ -342,10 +342,17 @@ def test_a_damaged_change_times_cache_is_rebuilt(repo: Repo, tmp_path: Path) -> 
     cache = tmp_path / "cache"
     want = {args: _run(repo, cache, *args) for args in (("check",), ("status",))}
     assert "stale: 3 commits" in want[("check",)][1], want
-    [file] = (cache / "canon-ls").glob("changes-*.bin")
+    [file] = (cache / "canon-ls").glob("changes-*.0.bin")  # the chunk of paths
+    [head] = [f for f in (cache / "canon-ls").glob("changes-*.bin") if f.name.count(".") == 1]
     sound = file.read_bytes()
-    for name, data in _damaged(sound):
-        file.write_bytes(data)
+    index = head.read_bytes()
+    damages = [(file, name, data) for name, data in _damaged(sound)]
+    flips = [index[:at] + bytes([index[at] ^ 0x5A]) + index[at + 1 :] for at in (0, 5, 9, -1)]
+    damages += [(head, f"head {n}", d) for n, d in enumerate(flips)]
+    damages += [(head, "head cut", index[: len(index) // 2]), (head, "head +", index + b"\0")]
+    for damaged, name, data in damages:
+        kept = damaged.read_bytes()
+        damaged.write_bytes(data)
         for args, answer in want.items():
             assert _run(repo, cache, *args) == answer, (name, args)
-        assert file.read_bytes() == sound, (name, "the cache is written again")
+        assert damaged.read_bytes() == kept, (name, "the cache is written again")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from canon_ls.core.checking.assets import Assets, address_of_path
-from canon_ls.core.git.changes import ChangeTimes, parse_log
+from canon_ls.core.git.changes import ChangeTimes
+from canon_ls.core.git.gitlog import parse_outputs
 
 DAY = 86400
 T0 = 1_700_000_000  # 2023-11-14 22:13 UTC
@@ -139,6 +140,15 @@ def test_assets_under_does_not_leak_siblings(repo: Path) -> None:
 
 
 # -- ChangeTimes ----------------------------------------------------------------------------
+
+
+def parse_log(out: bytes) -> tuple[dict[str, float], dict[str, float]]:
+    """(changed, deleted): each path's newest committer time, split by whether that newest
+    event kept the file or deleted it (parse_history, reduced to times)."""
+    h = parse_outputs([out])
+    changed = {p: h.commits[i].time for p, i in h.newest.items()}
+    deleted = {p: h.commits[events[0]].time for p, events in h.gone.items()}
+    return changed, deleted
 
 
 def test_parse_log_keeps_newest_event_and_odd_names() -> None:
@@ -282,7 +292,7 @@ def test_change_times_cache_follows_the_cache_rules(repo: Path, tmp_path: Path, 
     commit(repo, T0, "a.py")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     ChangeTimes(repo)
-    assert [p.name[:8] for p in (tmp_path / "xdg" / "canon-ls").iterdir()] == ["changes-"]
+    assert {p.name[:8] for p in (tmp_path / "xdg" / "canon-ls").iterdir()} == {"changes-"}
     monkeypatch.setenv("XDG_CACHE_HOME", str(repo / "inside"))
     assert ChangeTimes(repo).of("a.py") == T0
     assert not (repo / "inside").exists()
@@ -436,12 +446,10 @@ def test_parse_history_clock_skew_and_odd_subjects() -> None:
         b"\x00150 eee\x1fEve\x1fempty\x00"
         b"\x00200 bbb\x1fBob Ray\x1fskewed \x1f subject\x00\nM\x00x.py\x00"
     )
-    from canon_ls.core.git.changes import parse_history
-
-    h = parse_history(out)
+    h = parse_outputs([out])
     assert [c.hash for c in h.commits] == ["aaa", "bbb"]
     assert h.commits[h.newest["x.py"]].subject == "skewed \x1f subject"
-    assert [h.commits[i].author for i in h.older["x.py"]] == ["Ann"]
+    assert [h.commits[i].author for i in h.newest.extra("x.py")] == ["Ann"]
 
 
 def test_a_packed_listing_answers_as_before(repo: Path) -> None:

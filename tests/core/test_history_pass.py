@@ -258,7 +258,7 @@ def test_the_parse_from_files_a_block_at_a_time_equals_the_parse_of_the_bytes(
     _with_merges_skew_and_empty_commits(repo)
     whole = gitrun.run(repo, *changes.log_args(repo, "HEAD", whole=True))
     assert whole
-    expected = gitlog.parse_history(whole)
+    expected = gitlog.parse_outputs([whole])
     cut = whole.index(b"\0\0", len(whole) // 2) + 1  # the end of a commit's paths
     files = []
     for n, part in enumerate((whole[:cut], whole[cut:])):
@@ -291,10 +291,10 @@ def test_paths_out_of_byte_order_still_land_in_their_ranges(
         )
         for k in range(3)
     )
-    one = gitlog.parse_history(out)
+    one = gitlog.parse_outputs([out])
     monkeypatch.setattr(gitlog, "_PART_BYTES", 150)
     assert len(gitlog._bounds([out])) > 3
-    ranged = gitlog.parse_history(out)
+    ranged = gitlog.parse_outputs([out])
     assert (ranged.commits, list(ranged.newest.rows()), ranged.gone) == (
         one.commits,
         list(one.newest.rows()),

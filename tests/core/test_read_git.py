@@ -18,6 +18,8 @@ from stale_repo import TODAY, Repo, build, git, write
 
 from canon_ls.agent.cli_store import status_line
 from canon_ls.core import tool
+from canon_ls.core.git import changes
+from canon_ls.core.git.history import history
 from canon_ls.core.storage import cache, freshness
 from canon_ls.core.storage.store import Store
 
@@ -116,6 +118,8 @@ def test_spec_9_1_a_change_shows_at_once(
     after = {path: read(repo.root, path) for path in PATHS}
     assert after != before
     assert after == {path: uncached(repo.root, path, monkeypatch) for path in PATHS}
+    status_line(Store(repo.root))  # the whole-store pass measures them all: the same lines
+    assert {path: read(repo.root, path) for path in PATHS} == after
 
 
 @pytest.mark.parametrize("damage", ["flipped", "cut", "garbage"])
@@ -154,3 +158,108 @@ def test_spec_9_1_a_nearer_article_takes_files_from_the_folder_article_at_once(
     after = read(repo.root, "src/feed")
     assert after == uncached(repo.root, "src/feed", monkeypatch)
     assert after != before
+
+
+def _logs(repo: Repo) -> list[str]:
+    """The `git log` calls made since the last gits() (their arguments)."""
+    log = repo.root.parent / "git.log"
+    calls = log.read_text().splitlines() if log.exists() else []
+    return [c for c in calls if " log " in f" {c} "]
+
+
+def test_spec_9_1_a_first_read_asks_git_about_its_own_paths_only(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no history cache at all, a read logs the history of its article's files and its own
+    file, never all of history (11.6 s at 50k articles), and keeps no history cache; its lines
+    are those the whole-store pass measures."""
+    gits(repo)
+    texts = {path: read(repo.root, path) for path in PATHS}
+    logs = _logs(repo)
+    assert logs and all(":(literal)" in c and "--full-history" in c for c in logs), logs
+    assert not list((repo.root.parent / "cache").rglob("changes-*"))
+    status_line(Store(repo.root))
+    for file in (repo.root.parent / "cache").rglob("evidence-*"):
+        file.unlink()
+    assert {path: read(repo.root, path) for path in PATHS} == texts
+
+
+def test_spec_9_1_a_read_loads_only_the_history_chunks_its_paths_lie_in(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole pass keeps its history in chunks of rows; a read of one article loads the
+    chunks holding its files and its own file (the others may be gone) and runs no git log."""
+    monkeypatch.setattr(changes, "CHUNK_ROWS", 1)
+    status_line(Store(repo.root))
+    expected = {path: read(repo.root, path) for path in PATHS}
+    chunks = list((repo.root.parent / "cache").rglob("changes-*.*.bin"))
+    assert len(chunks) > 4
+    for file in (repo.root.parent / "cache").rglob("evidence-*"):
+        file.unlink()
+    for file in chunks:
+        if b"src/feed/fetch" not in file.read_bytes():
+            file.unlink()
+    gits(repo)
+    assert read(repo.root, "src/feed/fetch.py") == expected["src/feed/fetch.py"]
+    assert gits(repo) > 0 and not _logs(repo)
+
+
+def test_spec_9_1_an_article_naming_no_file_is_measured_without_git(repo: Repo) -> None:
+    """An article with no file or folder of its name governs nothing (SPEC §4, §9): only its
+    stale_after date can make it stale, so its first read runs no git, and says what the
+    whole-store pass says."""
+    gits(repo)
+    text = read(repo.root, "notes/policy")
+    assert gits(repo) == 0
+    assert "stale: stale_after 2026-11-01 passed" in text
+    status_line(Store(repo.root))
+    assert read(repo.root, "notes/policy") == text
+
+
+def test_spec_9_1_after_a_commit_a_read_logs_only_the_new_commits_of_its_paths(
+    repo: Repo,
+) -> None:
+    """The history cache behind HEAD by a commit: a read loads its chunks and adds the commits
+    since of its own paths (`git log OLD..HEAD -- its paths`), keeping nothing; the whole-store
+    pass then says the same."""
+    status_line(Store(repo.root))
+    _commit(repo.root)
+    gits(repo)
+    text = read(repo.root, "src/feed/fetch.py")
+    logs = _logs(repo)
+    assert logs and all(".." in c and ":(literal)" in c for c in logs), logs
+    assert "stale: 4 commits" in text
+    status_line(Store(repo.root))
+    assert read(repo.root, "src/feed/fetch.py") == text
+
+
+def test_spec_9_2_a_history_asks_git_about_its_own_paths_only(repo: Repo) -> None:
+    """`canon history` with no history cache logs its article's paths alone, never all of
+    history, and says what it says from the whole pass's cache."""
+    gits(repo)
+    text = history(Store(repo.root), "src/feed/fetch.py")
+    logs = _logs(repo)
+    assert logs and all(":(literal)" in c for c in logs), logs
+    assert "6 commits, 3 after updated 2026-10-21" in text
+    status_line(Store(repo.root))
+    assert history(Store(repo.root), "src/feed/fetch.py") == text
+
+
+def test_spec_9_1_a_store_outside_the_project_reads_its_commits(repo: Repo, tmp_path: Path) -> None:
+    """A store kept outside the project (SPEC §13 root): its article files are no project
+    paths, so git is asked about the governed files alone (git refuses a path outside the
+    repository); the read says what the whole-store pass says."""
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(repo.root / ".canon", outside)
+
+    def reads() -> dict[str, str]:
+        return {
+            p: tool.run(Store(repo.root, outside), {"action": "read", "path": p}).text
+            for p in PATHS
+        }
+
+    texts = reads()
+    assert "stale: 3 commits" in texts["src/feed/fetch.py"]
+    assert "1 file changed uncommitted: src/feed/util.py" in texts["src/feed/util.py"]
+    status_line(Store(repo.root, outside))
+    assert reads() == texts

@@ -6,9 +6,10 @@ import hashlib
 import os
 import time
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from canon_ls.core.git import gitrun
 from canon_ls.core.git.gitlog import (
@@ -16,14 +17,12 @@ from canon_ls.core.git.gitlog import (
     History,
     empty,
     merged,
-    parse_history,
-    parse_log,
     parse_outputs,
 )
-from canon_ls.core.git.pathtable import Table, encode
+from canon_ls.core.git.pathtable import Table, after, encode
 from canon_ls.core.storage import cache
 
-__all__ = ["ChangeTimes", "Commit", "History", "log_args", "parse_history", "parse_log"]
+__all__ = ["ChangeTimes", "Commit", "History", "log_args"]
 
 T = TypeVar("T")
 
@@ -59,6 +58,9 @@ HALF_STEP_BACK = 9
 # The pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of the pass peaked at
 # 469 MB with 216 MB of cache, 296 MB with these limits (docs/BENCHMARKS.md).
 PACK_WINDOWS = ("-c", "core.packedGitLimit=48m", "-c", "core.packedGitWindowSize=8m")
+# The cache file holds the history's paths in up to CHUNKS files of consecutive rows (at least
+# CHUNK_ROWS each): a read about one article loads only those its paths lie in (1/32 at 50k).
+CHUNKS, CHUNK_ROWS = 32, 4096
 
 
 def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
@@ -118,19 +120,23 @@ class ChangeTimes:
     """When each file last changed (SPEC §9): the last commit touching it, else its mtime when
     dirty, untracked or without git; and which commits touched it (SPEC §9.1, §9.2)."""
 
-    VERSION = 7  # 5: paths as a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked)
+    VERSION = 8  # 5: a sorted blob with int arrays; 6: sealed; 7: ticks (gitlog.ticked); 8: chunks
 
     def __init__(
         self,
         project: Path,
         cache_dir: Path | None = None,
         status_paths: Iterable[str] | None = None,
+        only: Sequence[str] | None = None,
     ) -> None:
         """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
-        only there); the history pass is the whole project's either way, from its cache."""
+        only there); `only`: the prefixes of those paths (one article's question): then the
+        history holds only them, from the cache's chunks at HEAD or else `git log` of those
+        pathspecs (never the whole pass); otherwise it is the whole project's, from its cache."""
         self.project = Path(project)
         self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
         self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
+        self._only = [encode(p) for p in only] if only is not None else None
         self.git = False
         self.head: str | None = None
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
@@ -139,40 +145,34 @@ class ChangeTimes:
         self.refresh()
 
     def refresh(self) -> None:
-        """Bring committed times up to HEAD and re-read the set of dirty files."""
+        """Bring committed times up to HEAD and re-read the set of dirty files (git status starts
+        after rev-parse: a read lists its files meanwhile, core/git/staleness.py)."""
         self.started_ns = time.time_ns()  # dirty files are as they were from here on
-        status = gitrun.start(
+        top, head_out = gitrun.run_many(
             self.project,
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--no-renames",
-            "--untracked-files=no",
-            "--",
-            *self._status_paths,
+            ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
+            ("rev-parse", "--verify", "-q", "HEAD"),
         )
+        lines = [*_decode(top or b"").split("\n"), "", ""]
+        self.git = lines[0].strip() == "true"
+        if not self.git:
+            self.head, self._history, self._dirty = None, empty(), set()
+            return
+        status = gitrun.start(
+            self.project, "status", "--porcelain=v1", "-z", "--no-renames",
+            "--untracked-files=no", "--", *self._status_paths,
+        )  # fmt: skip
+        step = None
         try:
-            top, head_out = gitrun.run_many(
-                self.project,
-                ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
-                ("rev-parse", "--verify", "-q", "HEAD"),
-            )
-            lines = [*_decode(top or b"").split("\n"), "", ""]
-            self.git = lines[0].strip() == "true"
-            if not self.git:
-                self.head, self._history, self._dirty = None, empty(), set()
-                return
             head = head_out.strip().decode() if head_out else None
             step = self._advance(head, lines[2].strip()) if head != self.head else None
-            try:
-                self._read_status(status.output(), lines[1].strip())
-                if step is not None:
-                    self._finish(step)
-            finally:
-                for job in step.jobs if step is not None else ():
-                    job.close()
+            self._read_status(status.output(), lines[1].strip())
+            if step is not None:
+                self._finish(step)
         finally:
             status.close()
+            for job in step.jobs if step is not None else ():
+                job.close()
 
     def _advance(self, head: str | None, index: str) -> _Step | None:
         """Start what brings the history to `head`: None when the cache file is there
@@ -184,9 +184,14 @@ class ChangeTimes:
         old = self.head
         if old == head:
             return None  # the cache file was at HEAD already: nothing to rewrite
+        paths = self._status_paths if self._only is not None else ()  # one article's alone
+        full = ("--full-history",) if paths else ()  # every commit touching them, as unscoped
         if old and gitrun.run(self.project, "merge-base", "--is-ancestor", old, head) is not None:
-            job = gitrun.start(self.project, *log_args(self.project, f"{old}..{head}"))
-            return _Step(head, [job], self._history)
+            args = log_args(self.project, f"{old}..{head}", part=full)
+            return _Step(head, [gitrun.start(self.project, *args, *paths)], self._history)
+        if paths:  # all of history, of these paths alone (never the whole pass)
+            args = log_args(self.project, head, part=full)
+            return _Step(head, [gitrun.start(self.project, *args, *paths)], None)
         self.full_passes += 1
         return _Step(head, self._start_whole(head, index), None)
 
@@ -209,7 +214,8 @@ class ChangeTimes:
         if step.base is not None:
             history = merged(step.base, history)
         self.head, self._history = step.head, history
-        self._save_cache()
+        if self._only is None:
+            self._save_cache()
 
     def _start_whole(self, head: str, index: str) -> list[gitrun.Job]:
         """The pass over all of history: one git process, or two (`log -n K`, `log --skip=K`) from
@@ -254,20 +260,33 @@ class ChangeTimes:
         return self.cache_dir / f"changes-{key}.bin"
 
     def _load_cache(self) -> None:
-        """marshal: plain data only (nothing executes on load), and fast for 500k paths (one
-        blob and four arrays as bytes)."""
+        """marshal: plain data only (nothing executes on load), and fast for 500k paths (a blob
+        and four arrays as bytes per chunk, offsets as in the whole table)."""
         file = self._cache_file()
         if file is None:
             return
-        try:
-            state = cache.read_sealed(file)  # None (damaged, cut, extended): TypeError, rebuilt
-            version, head, commits, blob, starts, first, at, extra, gone = state
+        try:  # None (damaged, cut, extended) or another version: TypeError, rebuilt
+            version, head, commits, gone, firsts = cache.read_sealed(file)
             if version != self.VERSION or not isinstance(head, str) or not isinstance(gone, dict):
                 return
-            table = Table(
-                blob, array("I", starts), array("i", first), array("I", at), array("i", extra)
-            )
-            if not isinstance(blob, bytes) or not table.valid(len(commits)):
+            wanted: Iterable[int] = range(len(firsts))
+            if (only := self._only) is not None:  # the chunks holding paths under these
+                spans = [(bisect_right(firsts, p) - 1, bisect_left(firsts, after(p))) for p in only]
+                wanted = sorted({i for lo, hi in spans for i in range(max(lo, 0), hi)})
+            parts: list[Any] = list(Table(bytearray()).parts())  # the chunks' rows joined
+            for i in wanted:
+                chunk_head, blob, *arrays = cache.read_sealed(file.with_suffix(f".{i}.bin"))
+                if chunk_head != head:  # a save under way, or cut short
+                    return
+                starts, first, at, extra = map(array, "IiIi", arrays)
+                base, ext = len(parts[0]) - starts[0], len(parts[4]) - at[0]
+                parts[0] += blob
+                parts[1].extend(starts[1:] if not base else map(base.__add__, starts[1:]))
+                parts[2].extend(first)
+                parts[3].extend(at[1:] if not ext else map(ext.__add__, at[1:]))
+                parts[4].extend(extra)
+            table = Table(*parts)
+            if not table.valid(len(commits)):
                 return
             self.head = head
             self._history = History([Commit(*c) for c in commits], table, gone)
@@ -279,10 +298,16 @@ class ChangeTimes:
         if file is None:
             return
         h = self._history
-        blob, *arrays = h.newest.parts()
-        parts = [a.tobytes() for a in arrays]
-        state = (self.VERSION, self.head, [tuple(c) for c in h.commits], blob, *parts, h.gone)
-        cache.write_sealed(file, state)
+        blob, starts, first, at, extra = h.newest.parts()
+        step, firsts = max(CHUNK_ROWS, -(-len(first) // CHUNKS)), []
+        for i, lo in enumerate(range(0, len(first), step)):
+            hi = min(lo + step, len(first))
+            firsts.append(bytes(blob[starts[lo] : starts[lo + 1] - 1]))
+            rows = [starts[lo : hi + 1], first[lo:hi], at[lo : hi + 1], extra[at[lo] : at[hi]]]
+            chunk = (self.head, bytes(blob[starts[lo] : starts[hi]]), *(a.tobytes() for a in rows))
+            cache.write_sealed(file.with_suffix(f".{i}.bin"), chunk)
+        commits = [tuple(c) for c in h.commits]
+        cache.write_sealed(file, (self.VERSION, self.head, commits, h.gone, firsts))
 
     def committed(self) -> dict[str, float]:
         """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""

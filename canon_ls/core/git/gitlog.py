@@ -31,35 +31,12 @@ class Commit(NamedTuple):
     subject: str
 
 
-class Older:
-    """history.older as a mapping: path -> its other commits, for paths that have any."""
-
-    def __init__(self, table: Table) -> None:
-        self._table = table
-
-    def get(self, path: str, default: list[int] | None = None) -> list[int] | None:
-        return self._table.extra(path) or default
-
-    def __getitem__(self, path: str) -> list[int]:
-        found = self._table.extra(path)
-        if not found:
-            raise KeyError(path)
-        return found
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and bool(self._table.extra(path))
-
-
 class History(NamedTuple):
     """What one `git log --name-status` pass says about every path it saw."""
 
     commits: list[Commit]
     newest: Table
     gone: dict[str, list[int]]
-
-    @property
-    def older(self) -> Older:
-        return Older(self.newest)
 
 
 def empty() -> History:
@@ -138,15 +115,11 @@ def _bounds(outs: Sequence[Output]) -> list[bytes]:
     return [b"", *sorted(cuts - {b""})]
 
 
-def parse_history(out: bytes) -> History:
-    """`git log -z --name-status` in the pass's format -> History."""
-    return parse_outputs([out])
-
-
 def parse_outputs(outs: Sequence[Output]) -> History:
-    """parse_history of the outputs laid end to end: one pass run as consecutive parts (`log -n K`
-    and `log --skip=K` list exactly the commits of `log`, in its order), each given as the file
-    git wrote it to, read a block at a time."""
+    """`git log -z --name-status` in the pass's format -> History, the outputs laid end to end:
+    one pass run as consecutive parts (`log -n K` and `log --skip=K` list exactly the commits of
+    `log`, in its order), each given as bytes or as the file git wrote it to (read a block at a
+    time)."""
     bounds = _bounds(outs)
     commits, ranges = _walk(outs, bounds)
     commits = ticked(commits)
@@ -370,12 +343,3 @@ def events_of(h: History) -> Iterator[tuple[str, list[int], bool]]:
         yield decode(raw), [first, *rest], False
     for name, events in h.gone.items():
         yield name, events, True
-
-
-def parse_log(out: bytes) -> tuple[dict[str, float], dict[str, float]]:
-    """(changed, deleted): each path's newest committer time, split by whether that newest
-    event kept the file or deleted it (parse_history, reduced to times)."""
-    h = parse_history(out)
-    changed = {p: h.commits[i].time for p, i in h.newest.items()}
-    deleted = {p: h.commits[events[0]].time for p, events in h.gone.items()}
-    return changed, deleted

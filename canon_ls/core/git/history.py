@@ -83,11 +83,11 @@ def subject(store: Store, path: str) -> Subject:
 
 
 def _times(store: Store, about: Subject) -> ChangeTimes:
-    """The history pass, asking `git status` only about the article file and its files."""
+    """The history of the article file and its files alone (git status asks only about them)."""
     paths = list(scope_pathspecs(about.address))
     if about.article_path:
         paths.append(f":(literal){about.article_path}")
-    return ChangeTimes(store.project, status_paths=paths)
+    return ChangeTimes(store.project, status_paths=paths, only=[about.address, about.article_path])
 
 
 def entries(about: Subject, times: ChangeTimes) -> list[Entry]:

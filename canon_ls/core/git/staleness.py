@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ from canon_ls.core.storage.address import governing_in
 from canon_ls.core.storage.clock import today as _today
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from canon_ls.core.storage.store import Store
 
 
@@ -273,6 +276,16 @@ def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes)
     return gather(address, dates, files, times, _today())
 
 
+def named_on_disk(project: Path, address: str) -> bool:
+    """Whether a file or folder is named as `address` or it plus an extension: else the article
+    governs no file (its scoped listing keeps only paths on disk), which needs no git to say."""
+    parent, _, leaf = address.rpartition("/")
+    try:
+        return any(n == leaf or n.startswith(leaf + ".") for n in os.listdir(project / parent))
+    except OSError:
+        return False
+
+
 def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
     """The evidence of one article read on its own (`canon read`): lists only the files it can
     govern and dates them from the shared history pass; None when the article is not stale."""
@@ -283,8 +296,26 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     reference, _ = reference_of(art)
     if not reference and not (stale_after and stale_after <= _today()):
         return None  # nothing to compare against (the front matter finding says so)
-    assets = Assets(store.project, store.root, scope=address)
-    if times is None:  # git status asks about its files and its own file only
-        paths = [*scope_pathspecs(address), f":(literal){own_file(store, address)}"]
-        times = ChangeTimes(store.project, status_paths=paths)
-    return evidence_one(store, address, assets, times)
+    if not named_on_disk(store.project, address):  # it governs no file: stale_after alone
+        nothing: tuple[dict[Any, list[str]], list[str]] = ({}, [])  # no commit, no undated file
+        at = Dates.of(art)  # no file: its cut is the day after its reference date
+        return gather_with(address, at, lambda _: nothing, lambda _: 0.0, True, _today(), float)
+    listed: list[Assets | Exception] = []
+
+    def listing() -> None:  # while git status reads the same index (two cores)
+        try:
+            listed.append(Assets(store.project, store.root, address))
+        except Exception as exc:  # noqa: BLE001 - raised below, in the caller's thread
+            listed.append(exc)
+
+    lister = threading.Thread(target=listing)
+    lister.start()
+    if times is None:  # git status and the history ask about its files and its own file only
+        own, paths = own_file(store, address), list(scope_pathspecs(address))
+        if not os.path.isabs(own):  # a store outside the project: git refuses its files
+            paths.append(f":(literal){own}")
+        times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
+    lister.join()
+    if isinstance(listed[0], Exception):
+        raise listed[0]
+    return evidence_one(store, address, listed[0], times)
