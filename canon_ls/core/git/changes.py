@@ -19,16 +19,12 @@ from canon_ls.core.git.gitlog import (
     merged,
     parse_outputs,
 )
-from canon_ls.core.git.pathtable import Table, after, encode
+from canon_ls.core.git.pathtable import Table, after, decode, encode
 from canon_ls.core.storage import cache
 
 __all__ = ["ChangeTimes", "Commit", "History", "log_args"]
 
 T = TypeVar("T")
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "surrogateescape")
 
 
 def _default_cache_dir(project: Path) -> Path | None:
@@ -68,7 +64,7 @@ def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
     index); `index`: the index file's path (`git rev-parse --git-path index`) when known."""
     if index is None:
         out = gitrun.run(project, "rev-parse", "--git-path", "index")
-        index = _decode(out).strip() if out else ""
+        index = decode(out).strip() if out else ""
     if not index:
         return None
     try:
@@ -153,7 +149,7 @@ class ChangeTimes:
             ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
             ("rev-parse", "--verify", "-q", "HEAD"),
         )
-        lines = [*_decode(top or b"").split("\n"), "", ""]
+        lines = [*decode(top or b"").split("\n"), "", ""]
         self.git = lines[0].strip() == "true"
         if not self.git:
             self.head, self._history, self._dirty = None, empty(), set()
@@ -242,7 +238,7 @@ class ChangeTimes:
         """Dirty files from `git status -z`; `prefix`: the project's path inside the work
         tree ('' at the top), since status paths are rooted there."""
         dirty: set[str] = set()
-        for entry in _decode(out or b"").split("\0"):
+        for entry in decode(out or b"").split("\0"):
             if len(entry) < 4:
                 continue
             path = entry[3:]
