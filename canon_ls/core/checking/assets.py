@@ -299,11 +299,16 @@ class Assets:
             return any(self.of(a) for a in wanted)
         return bool(self.survey(sorted(wanted)).mapped)
 
-    def under(self, directory: str) -> list[str]:
-        """Files below `directory` (any depth), sorted."""
+    def under(self, directory: str, skip: Iterable[str] = ()) -> list[str]:
+        """Files below `directory` (any depth), sorted, but for those below the folders `skip`."""
         prefix = _encode(directory.strip("/") + "/")
-        blob = self._blob
-        return list(_split(blob, _lower(blob, prefix), _lower(blob, _after(prefix))))
+        blob, out = self._blob, []
+        lo = _lower(blob, prefix)
+        for folder in sorted(_encode(d + "/") for d in skip):
+            if (cut := _lower(blob, folder)) >= lo:  # (else inside a folder skipped already)
+                out.extend(_split(blob, lo, cut))
+                lo = _lower(blob, _after(folder))
+        return out + list(_split(blob, lo, _lower(blob, _after(prefix))))
 
     def blob(self) -> bytes:
         """Every listed file's path, NUL-ended, in byte order (as iter_files, undecoded)."""

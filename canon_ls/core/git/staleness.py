@@ -46,9 +46,10 @@ def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator
     for path in assets.of(address):
         if not path.endswith("/"):
             yield path
-    if assets.is_dir(address):
-        for path in assets.under(address):
-            if governing_in(address_of_path(path), articles) == address:
+    if assets.is_dir(address):  # what lies below a nearer article is its, by prefix alone
+        nearer = [a for a in articles if a.startswith(address + "/")]
+        for path in assets.under(address, nearer):
+            if (not nearer and address in articles) or governing_in(address_of_path(path), articles) == address:
                 yield path
 
 
