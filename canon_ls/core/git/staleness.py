@@ -42,7 +42,11 @@ def project_addresses(store: Store) -> list[str]:
 
 def governed_files(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
     """Files whose change counts for `address`: its exact-address files, and files under its
-    directory that no nearer article governs (SPEC §9)."""
+    directory that no nearer article governs (SPEC §9); none deleted."""
+    return assets.on_disk(_governed(address, assets, articles))
+
+
+def _governed(address: str, assets: Assets, articles: set[str]) -> Iterator[str]:
     for path in assets.of(address):
         if not path.endswith("/"):
             yield path
