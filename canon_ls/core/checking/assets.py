@@ -300,12 +300,12 @@ class Assets:
     def under(self, directory: str, skip: Iterable[str] = ()) -> list[str]:
         """Files below `directory` (any depth), sorted, but for those below the folders `skip`."""
         prefix = _encode(directory.strip("/") + "/")
-        blob, out = self._blob, []
+        blob, last, out = self._blob, b"\0", list[str]()
         lo = _lower(blob, prefix)
         for folder in sorted(_encode(d + "/") for d in skip):
-            if (cut := _lower(blob, folder)) >= lo:  # (else inside a folder skipped already)
-                out.extend(_split(blob, lo, cut))
-                lo = _lower(blob, _after(folder))
+            if not folder.startswith(last):  # (else inside a folder skipped already)
+                out.extend(_split(blob, lo, _lower(blob, folder)))
+                lo, last = _lower(blob, _after(folder)), folder
         return out + list(_split(blob, lo, _lower(blob, _after(prefix))))
 
     def on_disk(self, paths: Iterable[str]) -> Iterator[str]:

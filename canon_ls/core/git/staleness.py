@@ -52,8 +52,9 @@ def _governed(address: str, assets: Assets, articles: set[str]) -> Iterator[str]
             yield path
     if assets.is_dir(address):  # what lies below a nearer article is its, by prefix alone
         nearer = [a for a in articles if a.startswith(address + "/")]
+        sure = not nearer and address in articles
         for path in assets.under(address, nearer):
-            if (not nearer and address in articles) or governing_in(address_of_path(path), articles) == address:
+            if sure or governing_in(address_of_path(path), articles) == address:
                 yield path
 
 
@@ -267,12 +268,15 @@ def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
     return {a: e.message() for a, e in stale_evidence(store, assets, times).items()}
 
 
-def evidence_one(store: Store, address: str, assets: Assets, times: ChangeTimes) -> Evidence | None:
-    """stale_evidence() for one article, touching only its governed files."""
+def evidence_one(
+    store: Store, address: str, assets: Assets, times: ChangeTimes, below: set[str] | None = None
+) -> Evidence | None:
+    """stale_evidence() for one article, touching only its governed files; `below`: the
+    articles at and under it (store.below), when known."""
     art = store.held_article(address)
     if art is None or mount_of(store, address):
         return None
-    articles = store.below(address)
+    articles = store.below(address) if below is None else below
     files = list(governed_files(address, assets, articles))
     newest = max((times.of(path) for path in files), default=0.0)
     dates = Dates.of(art, own_file(store, address))
@@ -305,11 +309,11 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         nothing: tuple[dict[Any, list[str]], list[str]] = ({}, [])  # no commit, no undated file
         at = Dates.of(art)  # no file: its cut is the day after its reference date
         return gather_with(address, at, lambda _: nothing, lambda _: 0.0, True, _today(), float)
-    listed: list[Assets | Exception] = []
+    listed: list[tuple[Assets, set[str]] | Exception] = []
 
     def listing() -> None:  # while git status reads the same index (two cores)
         try:
-            listed.append(Assets(store.project, store.root, address))
+            listed.append((Assets(store.project, store.root, address), store.below(address)))
         except Exception as exc:  # noqa: BLE001 - raised below, in the caller's thread
             listed.append(exc)
 
@@ -321,6 +325,6 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
             paths.append(f":(literal){own}")
         times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
     lister.join()
-    if isinstance(listed[0], Exception):
-        raise listed[0]
-    return evidence_one(store, address, listed[0], times)
+    if isinstance(found := listed[0], Exception):
+        raise found
+    return evidence_one(store, address, found[0], times, found[1])
