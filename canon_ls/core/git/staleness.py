@@ -271,8 +271,7 @@ def stale(store: Store, assets: Assets, times: ChangeTimes) -> dict[str, str]:
 def evidence_one(
     store: Store, address: str, assets: Assets, times: ChangeTimes, below: set[str] | None = None
 ) -> Evidence | None:
-    """stale_evidence() for one article, touching only its governed files; `below`: the
-    articles at and under it (store.below), when known."""
+    """stale_evidence() for one article, touching only its governed files (`below`: store.below)."""
     art = store.held_article(address)
     if art is None or mount_of(store, address):
         return None
@@ -293,6 +292,18 @@ def named_on_disk(project: Path, address: str) -> bool:
         return any(n == leaf or n.startswith(leaf + ".") for n in os.listdir(project / parent))
     except OSError:
         return False
+
+
+def theirs(store: Store, address: str, most: int = 64) -> list[str]:
+    """Pathspecs leaving out what the articles just below `address` govern (git status need not
+    lstat it); none past `most` (git matches each path against every pathspec)."""
+    try:
+        with os.scandir(store.articles_dir / address) as found:
+            names = [e.name for e in found if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+    mine = [n[:-3] for n in names if n.endswith(".md") and n != ".md"]
+    return [f":(exclude,literal){address}/{n}" for n in mine] if len(mine) <= most else []
 
 
 def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -> Evidence | None:
@@ -320,7 +331,7 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     lister = threading.Thread(target=listing)
     lister.start()
     if times is None:  # git status and the history ask about its files and its own file only
-        own, paths = own_file(store, address), list(scope_pathspecs(address))
+        own, paths = own_file(store, address), [*scope_pathspecs(address), *theirs(store, address)]
         if not os.path.isabs(own):  # a store outside the project: git refuses its files
             paths.append(f":(literal){own}")
         times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
