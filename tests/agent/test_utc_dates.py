@@ -19,12 +19,15 @@ def _utc_dates() -> set[str]:
 
 
 def _far_zone() -> dict[str, str]:
-    """A POSIX TZ (no zone files needed) whose local date is not the UTC date now."""
-    zone = "ZZZ+12" if dt.datetime.now(dt.UTC).hour < 12 else "ZZZ-14"
-    env = {"TZ": zone, "CANON_TODAY": ""}
-    local = subprocess.run(["date", "+%F"], env=dict(os.environ, **env), capture_output=True)
-    assert local.stdout.decode().strip() not in _utc_dates(), "the zone must shift the date"
-    return env
+    """A POSIX TZ (no zone files needed) whose local date is neither the UTC date now nor in five
+    minutes: UTC-12 before noon UTC, UTC+14 after, UTC-24 in the minutes before midnight (when
+    the other two land on one of those dates)."""
+    for zone in ("ZZZ+12", "ZZZ-14", "ZZZ+24"):
+        env = {"TZ": zone, "CANON_TODAY": ""}
+        local = subprocess.run(["date", "+%F"], env=dict(os.environ, **env), capture_output=True)
+        if local.stdout.decode().strip() not in _utc_dates():
+            return env
+    raise AssertionError("no zone shifts the date")
 
 
 def test_updated_and_journal_names_are_utc_dates(project: Path) -> None:
