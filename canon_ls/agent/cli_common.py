@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from canon_ls.core.tool import ToolResult
 
 PROG = "canon"
-DOCS = "https://github.com/canon-ls/canon-ls/blob/main/docs/FORMAT.md"
+DOCS = "docs/FORMAT.md of the canon-ls source (the clone you installed from)"
 
 
 class UsageError(Exception):

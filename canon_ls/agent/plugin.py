@@ -13,7 +13,6 @@ VERSION = "0.1.0"
 NAME = "canon"  # the plugin; `canon-ls` names the marketplace (the project)
 MARKETPLACE = "canon-ls"
 AUTHOR = {"name": "canon-ls contributors"}
-HOMEPAGE = "https://github.com/canon-ls/canon-ls"
 DESCRIPTION = (
     "Project memory in the repository: surfaces the article governing each file the agent "
     "touches and reminds it to update articles before it stops"
@@ -77,8 +76,6 @@ def files(directory: Path) -> dict[Path, str]:
         "version": VERSION,
         "description": DESCRIPTION,
         "author": AUTHOR,
-        "homepage": HOMEPAGE,
-        "repository": HOMEPAGE,
         "license": "MIT",
         "keywords": ["memory", "journal", "mcp", "canon"],
     }
@@ -128,7 +125,6 @@ def files(directory: Path) -> dict[Path, str]:
                     "developerName": AUTHOR["name"],
                     "category": "Productivity",
                     "capabilities": ["MCP", "Hooks"],
-                    "websiteURL": HOMEPAGE,
                 },
             }
         ),

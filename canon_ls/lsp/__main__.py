@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-DOCS = "https://github.com/canon-ls/canon-ls/blob/main/docs"
+DOCS = "docs"  # of the canon-ls source, which every install route starts from
 
 DESCRIPTION = """\
 The canon language server. It serves a project's memory, the .canon/ folder in the
@@ -18,6 +18,7 @@ store is served. Editors start it themselves (the VS Code extension, the Neovim 
 LSP client given the command `canon-ls`); you rarely run it by hand."""
 
 EPILOG = f"""\
+In the canon-ls source (the clone you installed from):
 features and settings:  {DOCS}/LSP.md
 setting up an editor:   {DOCS}/EDITORS.md
 the store's format:     {DOCS}/FORMAT.md

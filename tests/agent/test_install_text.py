@@ -69,6 +69,16 @@ def test_readme_install_routes_work_from_a_clone_and_name_no_invented_url() -> N
         assert "marketplace add canon-ls/canon-ls" not in (REPO / rel).read_text("utf-8"), rel
 
 
+def test_no_help_text_manifest_or_doc_names_an_address_the_project_does_not_have() -> None:
+    """The help texts, the plugin manifests canon writes, the editors' docs and every doc: no
+    invented address (VS Code's package.json keeps a `repository`, which `vsce package` needs)."""
+    shipped = [*REPO.glob("canon_ls/**/*.py"), *REPO.glob("docs/*.md"), *REPO.glob("plugins/**/*")]
+    shipped += [*REPO.glob("editors/neovim/**/*"), REPO / "README.md"]
+    for path in (p for p in shipped if p.is_file() and "__pycache__" not in p.parts):
+        text = path.read_text("utf-8", errors="replace")
+        assert "canon-ls/canon-ls" not in text, path.relative_to(REPO)
+
+
 def _json_blocks(section: str) -> list[dict]:
     parts = section.split("```json\n")[1:]
     return [json.loads(part.split("\n```")[0]) for part in parts]

@@ -1,7 +1,7 @@
 ---@brief
 ---
 --- canon_ls: the canon-ls language server for a repository's `.canon/` project memory
---- (articles that govern files, and a journal). https://github.com/canon-ls/canon-ls
+--- (articles that govern files, and a journal).
 ---
 --- Install the server so `canon-ls` is on PATH (the canon-ls README's Install: `pipx install`
 --- from a clone of the repository), then:

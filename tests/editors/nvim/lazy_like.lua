@@ -1,7 +1,7 @@
 -- What lazy.nvim does with one plugin spec when it loads it at start-up, for the editor tests
 -- (lazy.nvim itself cannot be fetched offline): the plugin directory is the spec's `dir` (with
--- `~` expanded) or, for an 'owner/repo' spec, <stdpath('data')>/lazy/<repo>, where lazy.nvim
--- clones it; that directory goes on 'runtimepath', its plugin/ scripts are sourced, and then
+-- `~` expanded) or, for an 'owner/repo' or `url` spec, <stdpath('data')>/lazy/<name or repo>,
+-- where lazy.nvim clones it; that directory goes on 'runtimepath', its plugin/ scripts are sourced, and then
 -- `config(plugin, opts)` runs.
 local M = {}
 
@@ -10,7 +10,8 @@ function M.load(spec)
   if spec.dir then
     plugin.dir = vim.fs.normalize(spec.dir)
   else
-    local repo = assert(spec[1], 'a spec needs dir or owner/repo'):match('[^/]+$')
+    local source = assert(spec[1] or spec.url, 'a spec needs dir, owner/repo or url')
+    local repo = spec.name or source:match('[^/]+$'):gsub('%.git$', '')
     plugin.dir = vim.fs.joinpath(vim.fn.stdpath('data'), 'lazy', repo)
     plugin.name = plugin.name or repo
   end
