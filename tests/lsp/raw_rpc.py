@@ -110,6 +110,10 @@ class RawServer:
         except TimeoutError:
             raise AssertionError(f"{method} with params {params!r} was left unanswered") from None
 
+    def send(self, msg_id: Any, method: str, params: Any) -> None:
+        """A request written without waiting for its answer (`reader.wait(msg_id)` takes it)."""
+        self.write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+
     def notify(self, method: str, params: Any) -> None:
         self.write({"jsonrpc": "2.0", "method": method, "params": params})
 

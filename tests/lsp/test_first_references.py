@@ -37,29 +37,12 @@ async def test_a_hover_is_not_held_by_the_first_references(tmp_path: Path) -> No
             },
         )
         target = (root / ".canon/articles/src/core/config.md").as_uri()
-        server.write(
-            {
-                "jsonrpc": "2.0",
-                "id": "refs",
-                "method": "textDocument/references",
-                "params": {
-                    "textDocument": {"uri": target},
-                    "position": {"line": 0, "character": 0},
-                    "context": {"includeDeclaration": False},
-                },
-            }
+        where = {"textDocument": {"uri": target}, "position": {"line": 0, "character": 0}}
+        server.send(
+            "refs", "textDocument/references", {**where, "context": {"includeDeclaration": False}}
         )
-        server.write(
-            {
-                "jsonrpc": "2.0",
-                "id": "hover",
-                "method": "textDocument/hover",
-                "params": {
-                    "textDocument": {"uri": config},
-                    "position": {"line": 0, "character": 3},
-                },
-            }
-        )
+        at = {"textDocument": {"uri": config}, "position": {"line": 0, "character": 3}}
+        server.send("hover", "textDocument/hover", at)
         await server.flush()
         refs = await server.reader.wait("refs")
         hover = await server.reader.wait("hover")

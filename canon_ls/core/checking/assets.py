@@ -17,7 +17,7 @@ from canon_ls.core.git.pathtable import encode as _encode
 from canon_ls.core.git.pathtable import lower as _lower
 from canon_ls.core.git.pathtable import split as _split
 from canon_ls.core.storage import walk
-from canon_ls.core.storage.address import governing_in
+from canon_ls.core.storage.address import governing_in, may_name
 
 _SKIP_DIRS = frozenset({".git", ".canon"})
 # Never assets in a project with no .gitignore or no git at all: environments, dependencies,
@@ -183,7 +183,7 @@ class Assets:
         except OSError:
             return out
         for name in names:
-            if name != leaf and not name.startswith(leaf + "."):
+            if not may_name(name, leaf):
                 continue
             full = os.path.join(base, name)
             if os.path.isdir(full) and name not in _SKIP_DIRS and name not in DEFAULT_IGNORES:

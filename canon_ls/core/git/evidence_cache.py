@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.storage import cache, freshness
+from canon_ls.core.storage.address import may_name
 from canon_ls.core.storage.clock import today
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def unmoved(project: Path, address: str, since: int, folders_only: bool, newest:
                 for entry in it:  # the parent folder: the article's own names; below: all
                     if folders_only and below and not entry.is_dir(follow_symlinks=False):
                         continue
-                    if below or entry.name == leaf or entry.name.startswith(leaf + "."):
+                    if below or may_name(entry.name, leaf):
                         st = entry.stat(follow_symlinks=False)
                         seen += 1
                         known = newest(entry.path) if newest and stat.S_ISDIR(st.st_mode) else None

@@ -21,7 +21,7 @@ from canon_ls.core.git.evidence import (
     gather_with,
     reference_of,
 )
-from canon_ls.core.storage.address import governing_in
+from canon_ls.core.storage.address import governing_in, may_name
 from canon_ls.core.storage.clock import today as _today
 
 if TYPE_CHECKING:
@@ -289,7 +289,7 @@ def named_on_disk(project: Path, address: str) -> bool:
     governs no file (its scoped listing keeps only paths on disk), which needs no git to say."""
     parent, _, leaf = address.rpartition("/")
     try:
-        return any(n == leaf or n.startswith(leaf + ".") for n in os.listdir(project / parent))
+        return any(may_name(n, leaf) for n in os.listdir(project / parent))
     except OSError:
         return False
 

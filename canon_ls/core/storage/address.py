@@ -160,6 +160,12 @@ def ancestors(address: str) -> Iterator[str]:
         address = address[:cut]
 
 
+def may_name(name: str, leaf: str) -> bool:
+    """Whether a folder entry `name` may carry an address ending in `leaf`: itself or it plus
+    extensions (a superset: the address strips one extension only, callers narrow it)."""
+    return name == leaf or name.startswith(leaf + ".")
+
+
 def parent(address: str) -> str:
     """The address one segment up; '' at top level."""
     cut = address.rfind("/")
