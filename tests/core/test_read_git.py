@@ -14,13 +14,14 @@ import stat
 from pathlib import Path
 
 import pytest
-from stale_repo import TODAY, Repo, build, git, write
+from stale_repo import TODAY, Repo, build, git, noon, write
 
 from canon_ls.agent.cli_store import status_line
 from canon_ls.core import tool
-from canon_ls.core.git import changes
+from canon_ls.core.git import changes, indexprobe
 from canon_ls.core.git.history import history
 from canon_ls.core.storage import cache, freshness
+from canon_ls.core.storage.address import may_name
 from canon_ls.core.storage.store import Store
 
 PATHS = ("src/feed/fetch.py", "src/feed/util.py", "notes/policy", "src/app.py")
@@ -263,3 +264,130 @@ def test_spec_9_1_a_store_outside_the_project_reads_its_commits(repo: Repo, tmp_
     assert "1 file changed uncommitted: src/feed/util.py" in texts["src/feed/util.py"]
     status_line(Store(repo.root, outside))
     assert reads() == texts
+
+
+def _settle(root: Path) -> None:
+    """Every file older than the index git writes next (as in any checkout a minute old)."""
+    for rel in git(root, "ls-files").splitlines():
+        os.utime(root / rel, (noon("2026-11-20"), noon("2026-11-20")))
+    git(root, "status")  # refreshes the index's stat data and writes it
+
+
+def _asked(repo: Repo) -> list[str]:
+    log = repo.root.parent / "git.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def _with_git_only(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Each read as git alone answers it (status and ls-files), for comparison."""
+    with monkeypatch.context() as m:
+        m.setattr(indexprobe, "quiet_files", lambda *a, **k: None)
+        m.setenv("CANON_NO_CACHE", "1")
+        return {path: read(root, path) for path in PATHS}
+
+
+def test_spec_9_1_a_read_of_files_as_committed_runs_neither_git_status_nor_ls_files(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of git status and git ls-files parses the whole index (60-90 ms at 500k files); a
+    read whose files match the index and HEAD learns that from the index's few entries, and says
+    what git says. A dirty file still goes to git."""
+    _settle(repo.root)
+    status_line(Store(repo.root))
+    for file in (repo.root.parent / "cache").rglob("evidence-*"):
+        file.unlink()
+    gits(repo)
+    text = read(repo.root, "src/feed/fetch.py")
+    asked = _asked(repo)
+    assert asked and not [c for c in asked if " status " in f" {c} " or "ls-files" in c], asked
+    assert "stale: 3 commits in 39 days" in text
+    gits(repo)
+    assert "1 file changed uncommitted" in read(repo.root, "src/feed/util.py")
+    assert [c for c in _asked(repo) if "status" in c]
+    assert text == _with_git_only(repo.root, monkeypatch)["src/feed/fetch.py"]
+
+
+def _same_size_edit(root: Path) -> None:
+    before = (root / "src/feed/fetch.py").stat()
+    write(root, "src/feed/fetch.py", (root / "src/feed/fetch.py").read_text().replace("3", "4"))
+    os.utime(root / "src/feed/fetch.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _staged(root: Path) -> None:
+    """A change in the index alone: the file as the index holds it, and no racily clean entry
+    (its mtime well before the index's), so only the comparison with HEAD can find it."""
+    write(root, "src/feed/fetch.py", "def fetch():\n    return 9\n")
+    os.utime(root / "src/feed/fetch.py", (noon("2026-11-20"), noon("2026-11-20")))
+    git(root, "add", "src/feed/fetch.py")
+
+
+def _racy(root: Path) -> None:
+    soon = noon(TODAY) + 10**6  # recorded by the index, yet newer than the index file
+    os.utime(root / "src/feed/fetch.py", (soon, soon))
+    git(root, "status")
+
+
+UNSURE = {
+    "same-size edit, mtime kept": _same_size_edit,
+    "staged edit": _staged,
+    "untracked sibling": lambda root: write(root, "src/feed/fetch.txt", "x\n"),
+    "ignored sibling": lambda root: (
+        write(root, ".git/info/exclude", "*.log\n"),
+        write(root, "src/feed/fetch.log", "x\n"),
+    ),
+    "racily clean": _racy,
+    "assume-unchanged": lambda root: (
+        git(root, "update-index", "--assume-unchanged", "src/feed/fetch.py"),
+        write(root, "src/feed/fetch.py", "def fetch():\n    return 7\n"),
+    ),
+    "skip-worktree": lambda root: git(root, "update-index", "--skip-worktree", "src/feed/fetch.py"),
+    "index v4": lambda root: git(root, "update-index", "--index-version", "4"),
+    "split index": lambda root: git(root, "update-index", "--split-index"),
+    "article edited": lambda root: write(
+        root, ".canon/articles/src/feed/fetch.md", "---\ncapsule: Now.\nupdated: 2026-10-21\n---\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", UNSURE)
+def test_spec_9_1_what_the_index_cannot_vouch_for_goes_to_git(
+    repo: Repo, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit git would find, a staged change, a file git may or may not ignore, a racily clean
+    entry, an index flag, an index layout other than v2/v3: no quiet answer, and the read says
+    exactly what git alone says."""
+    _settle(repo.root)
+    own = ".canon/articles/src/feed/fetch.md"
+    assert indexprobe.quiet_files(repo.root, "src/feed/fetch", own) == [b"src/feed/fetch.py"]
+    UNSURE[case](repo.root)
+    assert indexprobe.quiet_files(repo.root, "src/feed/fetch", own) is None
+    assert {path: read(repo.root, path) for path in PATHS} == _with_git_only(
+        repo.root, monkeypatch
+    )
+
+
+def test_spec_9_1_the_index_is_searched_by_bisection_exactly(tmp_path: Path) -> None:
+    """The entries an address names, found by bisecting the index's bytes, are those git lists:
+    first and last entries, names sharing a prefix (`a.b`, `a-b`, `a/b`, `ab`), long paths,
+    and names that sort before or after every entry."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    names = [f"d{i % 37}/{'x' * (i % 90)}f{i}.py" for i in range(3000)]
+    names += ["a.b", "a-b", "a/b", "a/c.d", "ab", "0first", "~last", "d3/" + ("y" * 200 + "/") * 3 + "z"]
+    for rel in names:
+        write(root, rel, rel)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Files")
+    _settle(root)
+    addresses = ["a", "a/b", "a/c", "0first", "~last", "!before", "~~after", "d3", "d3/f3"]
+    addresses += [n.rpartition(".")[0] for n in names[::97] if "." in n[1:]]
+    for address in addresses:
+        parent, _, leaf = address.rpartition("/")
+        listed = git(root, "ls-files", "-z", "--", f":(literal){address}", f":(glob){address}.*")
+        wanted = sorted(
+            p.encode()
+            for p in listed.split("\0")
+            if p and may_name(p[len(parent) + 1 if parent else 0 :].split("/")[0], leaf)
+        )
+        assert indexprobe.quiet_files(root, address, "a.b") == wanted, address

@@ -75,10 +75,15 @@ class Assets:
     """The project's files and directories by address (SPEC §9)."""
 
     def __init__(
-        self, project: Path, store_root: Path | None = None, scope: str | None = None
+        self,
+        project: Path,
+        store_root: Path | None = None,
+        scope: str | None = None,
+        listed: list[bytes] | None = None,
     ) -> None:
         """`scope`: list only the files an article at that address can govern (its exact-address
-        files and its directory), for a one-article question such as `canon read`."""
+        files and its directory), for a one-article question such as `canon read`; `listed`:
+        those files, known already (core/git/indexprobe.py), in place of git's listing."""
         self.project = Path(project)
         self._scope = scope.strip("/") if scope else None
         self._skip_prefix = ""
@@ -92,13 +97,15 @@ class Assets:
         self._packed: bytes | None = None  # the same compressed, while pack()ed
         self._dirs: set[str] | None = None  # derived on first need
         self._odd: dict[str, list[str]] = {}  # address -> paths not starting with it ('\\')
+        self._listed = listed
         self.refresh()
 
     def refresh(self) -> None:
         """Re-list the project (a few git processes at once, or a walk)."""
         self.started_ns = time.time_ns()  # the listing is as the files were from here on
         self.default_ignores = not has_gitignore(self.project)
-        blob = self._git_blob()
+        listed, self._listed = self._listed, None  # (once: a refresh lists anew)
+        blob = self._git_blob() if listed is None else self._joined(listed)
         self.git = blob is not None
         if blob is None:
             self.default_ignores = True

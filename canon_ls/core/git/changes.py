@@ -124,15 +124,18 @@ class ChangeTimes:
         cache_dir: Path | None = None,
         status_paths: Iterable[str] | None = None,
         only: Sequence[str] | None = None,
+        quiet: bool = False,
     ) -> None:
         """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
         only there); `only`: the prefixes of those paths (one article's question): then the
         history holds only them, from the cache's chunks at HEAD or else `git log` of those
-        pathspecs (never the whole pass); otherwise it is the whole project's, from its cache."""
+        pathspecs (never the whole pass); otherwise it is the whole project's, from its cache.
+        `quiet`: the caller knows they are as committed (core/git/indexprobe.py): no status."""
         self.project = Path(project)
         self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
         self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
         self._only = [encode(p) for p in only] if only is not None else None
+        self._quiet = quiet
         self.git = False
         self.head: str | None = None
         self.full_passes = 0  # how many whole-history passes ran (tests and benchmarks read it)
@@ -154,7 +157,7 @@ class ChangeTimes:
         if not self.git:
             self.head, self._history, self._dirty = None, empty(), set()
             return
-        status = gitrun.start(
+        status = None if self._quiet else gitrun.start(
             self.project, "status", "--porcelain=v1", "-z", "--no-renames",
             "--untracked-files=no", "--", *self._status_paths,
         )  # fmt: skip
@@ -162,11 +165,12 @@ class ChangeTimes:
         try:
             head = head_out.strip().decode() if head_out else None
             step = self._advance(head, lines[2].strip()) if head != self.head else None
-            self._read_status(status.output(), lines[1].strip())
+            self._read_status(status.output() if status else b"", lines[1].strip())
             if step is not None:
                 self._finish(step)
         finally:
-            status.close()
+            if status is not None:
+                status.close()
             for job in step.jobs if step is not None else ():
                 job.close()
 

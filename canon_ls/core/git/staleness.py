@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.checking.assets import Assets, Survey, address_of_path, scope_pathspecs
-from canon_ls.core.git import evidence_cache
+from canon_ls.core.git import evidence_cache, indexprobe
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.dated import Runs, Timeline, runs_of
 from canon_ls.core.git.evidence import (
@@ -320,6 +320,14 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         nothing: tuple[dict[Any, list[str]], list[str]] = ({}, [])  # no commit, no undated file
         at = Dates.of(art)  # no file: its cut is the day after its reference date
         return gather_with(address, at, lambda _: nothing, lambda _: 0.0, True, _today(), float)
+    own = own_file(store, address)
+    paths = [*scope_pathspecs(address), *theirs(store, address)]  # git's questions, if asked
+    if not os.path.isabs(own):  # a store outside the project: git refuses its files
+        paths.append(f":(literal){own}")
+    if times is None and (quiet := indexprobe.quiet_files(store.project, address, own)) is not None:
+        times = ChangeTimes(store.project, status_paths=paths, only=[address, own], quiet=True)
+        assets = Assets(store.project, store.root, address, listed=quiet)
+        return evidence_one(store, address, assets, times, store.below(address))
     listed: list[tuple[Assets, set[str]] | Exception] = []
 
     def listing() -> None:  # while git status reads the same index (two cores)
@@ -331,9 +339,6 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     lister = threading.Thread(target=listing)
     lister.start()
     if times is None:  # git status and the history ask about its files and its own file only
-        own, paths = own_file(store, address), [*scope_pathspecs(address), *theirs(store, address)]
-        if not os.path.isabs(own):  # a store outside the project: git refuses its files
-            paths.append(f":(literal){own}")
         times = ChangeTimes(store.project, status_paths=paths, only=[address, own])
     lister.join()
     if isinstance(found := listed[0], Exception):
