@@ -38,6 +38,8 @@ def journal(project: Path, xdg: Path) -> Path:
         tool.run(store, {"action": "write", "path": address, "capsule": f"{address} here."})
     for i in range(N):
         tool.run(store, {"action": "journal", "body": f"Step {i}.", "subject": ["src/a"]})
+    past = os.stat(project / ".canon/journal").st_mtime - 60  # any later change moves it
+    os.utime(project / ".canon/journal", (past, past))
     read(project)
     return project / ".canon/journal"
 
@@ -87,14 +89,39 @@ def test_spec_6_an_entry_added_or_deleted_by_another_tool_shows_at_once(
     assert parsed(store) == 0 and journal_line(text) == line
 
 
+def test_spec_6_a_read_when_no_entry_came_or_went_lists_no_journal(
+    project: Path, journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subjects files keep the directory's settled stat key: while it holds, no entry came
+    or went, so a read loads the one shard holding its subject and lists nothing (25k names
+    listed and compared took ~20 ms)."""
+    expected, _ = read(project)
+    listed: list[str] = []
+    real = os.listdir
+
+    def listdir(path: str | Path = ".") -> list[str]:
+        listed.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    text, store = read(project)
+    assert text == expected and parsed(store) == 0
+    assert not [p for p in listed if Path(p) == journal], listed
+
+
+@pytest.mark.parametrize("part", ["", ".known", ".shard"])
 @pytest.mark.parametrize("damage", ["flipped", "cut", "garbage", "foreign"])
 def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
-    project: Path, journal: Path, damage: str
+    project: Path, journal: Path, damage: str, part: str
 ) -> None:
+    """The head (which names its shards), the list of known names, or the shard holding src/a;
+    the names are read only when an entry came or went, so here one is added too."""
     expected, _ = read(project)
     file = cache.cache_file(project / ".canon", project, "journal")
     assert file is not None
-    subjects = file.with_name(file.stem + "-subjects.bin")  # each subject's entries, in order
+    if part == ".shard":
+        part = ji.JournalIndex._shard(ji.JournalIndex.__new__(ji.JournalIndex), "src/a")
+    subjects = file.with_name(file.stem + f"-subjects{part}.bin")  # each subject's entries
     data = subjects.read_bytes()
     subjects.write_bytes(
         {
@@ -104,9 +131,10 @@ def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
             "foreign": cache.fingerprint(),  # not even a sealed file
         }[damage]
     )
+    (journal / "2099-01-01-pi.md").write_text("---\nsubject: [src/b]\n---\nBy pi.\n", "utf-8")
     text, store = read(project)
     assert text == expected
-    assert parsed(store) == N  # read again from the files
+    assert parsed(store) == N + 1  # read again from the files
 
 
 def test_spec_6_search_of_the_journal_reads_bodies_of_cached_entries(

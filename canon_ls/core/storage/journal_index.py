@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -218,22 +219,39 @@ class JournalIndex:
         about = [e for e in self._entries.values() if address in e.subject]
         return [e.name for e in jrn.newest_first(about)]
 
-    def _subjects_file(self) -> Path:
-        return Path(str(self._file).removesuffix(".bin") + "-subjects.bin")
+    def _subjects_file(self, part: str = "") -> Path:
+        return Path(str(self._file).removesuffix(".bin") + f"-subjects{part}.bin")
+
+    def _shard(self, subject: str) -> str:
+        return f".{zlib.crc32(subject.encode('utf-8', 'replace')) % 16}"
 
     def _quick_names(self, address: str) -> list[str] | None:
-        """names() from the sealed subjects file (each subject's entries in journal order) and one
-        listing of names: only entries added since are read (a read about one article at 25k
-        entries reads no other; without the file, every one). None: blocked or unreadable."""
+        """names() from the sealed subjects files (each subject's entries in journal order, in 16
+        shards by subject) and, unless the directory's settled key is the one they were saved at,
+        one listing of names: only entries added since are read (a read about one article at 25k
+        entries reads no other; without the files, every one). None: blocked or unreadable."""
         dir_key, held = self._key(), self._held
         if held is not None and dir_key == held[0] and freshness.settled(held[0]):
             return [_name(r) for r in held[1].get(address, "").split("\n") if r]  # a server
         try:
-            stamp, where, known, grouped = cache.read_sealed(self._subjects_file())
+            stamp, where, saved_key, token = cache.read_sealed(self._subjects_file())
             if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
                 raise ValueError(where)
+            if dir_key is not None and saved_key == dir_key and freshness.settled(dir_key):
+                mark, part = cache.read_sealed(
+                    self._subjects_file(self._shard(address))
+                )  # no entry came or went
+                if mark == token:
+                    return [_name(r) for r in part.get(address, "").split("\n") if r]
+            mark, known = cache.read_sealed(self._subjects_file(".known"))
+            grouped: dict[str, str] = {}
+            for i in range(16):
+                shard_mark, part = cache.read_sealed(self._subjects_file(f".{i}"))
+                if (mark, shard_mark) != (token, token):
+                    raise ValueError(i)
+                grouped.update(part)
         except (OSError, ValueError, TypeError, EOFError):
-            known, grouped = "", {}  # none, damaged or another's: every entry is read
+            known, grouped, saved_key = "", {}, None  # none, damaged or another's: all are read
         try:
             listed = set() if self._blocked() else set(os.listdir(self.directory))
         except OSError:
@@ -249,16 +267,29 @@ class JournalIndex:
                 return None
             settled = settled and freshness.settled(k, now)  # else kept for this answer only
             for subject in got[0].subject:
-                rows = sorted([_row(got[0]), *filter(None, grouped.get(subject, "").split("\n"))])
-                grouped[subject] = "\n".join(reversed(rows))
-        if settled and (gone or added) and len(listed) >= self.MIN_ENTRIES:
-            self._save_subjects(listed, grouped)
+                merged = sorted([_row(got[0]), *filter(None, grouped.get(subject, "").split("\n"))])
+                grouped[subject] = "\n".join(reversed(merged))
+        sure = settled and dir_key is not None and freshness.settled(dir_key, now)
+        if sure and (gone or added or saved_key != dir_key) and len(listed) >= self.MIN_ENTRIES:
+            self._save_subjects(listed, grouped, dir_key)
         self._held = (dir_key, grouped) if settled and dir_key else None
         return [_name(r) for r in grouped.get(address, "").split("\n") if r]
 
-    def _save_subjects(self, known: Iterable[str], grouped: dict[str, str]) -> None:
-        data = (cache.fingerprint(self._SOURCES), str(self.directory), "\0".join(known), grouped)
-        cache.write_sealed(self._subjects_file(), data)
+    def _save_subjects(
+        self, known: Iterable[str], grouped: dict[str, str], key: freshness.Key | None
+    ) -> None:
+        """The shards and the names first, then the head naming them (a reader checks the mark)."""
+        mark, shards = (
+            f"{time.time_ns()}-{os.getpid()}",
+            {f".{i}": dict[str, str]() for i in range(16)},
+        )
+        for subject, rows in grouped.items():
+            shards[self._shard(subject)][subject] = rows
+        for suffix, part in shards.items():
+            cache.write_sealed(self._subjects_file(suffix), (mark, part))
+        cache.write_sealed(self._subjects_file(".known"), (mark, "\0".join(known)))
+        stamp = cache.fingerprint(self._SOURCES)
+        cache.write_sealed(self._subjects_file(), (stamp, str(self.directory), key, mark))
 
     def group_steps(self, step: int) -> Iterator[int]:
         """Build the by-subject grouping of `names`, yielding every `step` entries (one sort of 25k
