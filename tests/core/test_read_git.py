@@ -361,9 +361,7 @@ def test_spec_9_1_what_the_index_cannot_vouch_for_goes_to_git(
     assert indexprobe.quiet_files(repo.root, "src/feed/fetch", own) == [b"src/feed/fetch.py"]
     UNSURE[case](repo.root)
     assert indexprobe.quiet_files(repo.root, "src/feed/fetch", own) is None
-    assert {path: read(repo.root, path) for path in PATHS} == _with_git_only(
-        repo.root, monkeypatch
-    )
+    assert {path: read(repo.root, path) for path in PATHS} == _with_git_only(repo.root, monkeypatch)
 
 
 def test_spec_9_1_the_index_is_searched_by_bisection_exactly(tmp_path: Path) -> None:
@@ -374,7 +372,16 @@ def test_spec_9_1_the_index_is_searched_by_bisection_exactly(tmp_path: Path) -> 
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     names = [f"d{i % 37}/{'x' * (i % 90)}f{i}.py" for i in range(3000)]
-    names += ["a.b", "a-b", "a/b", "a/c.d", "ab", "0first", "~last", "d3/" + ("y" * 200 + "/") * 3 + "z"]
+    names += [
+        "a.b",
+        "a-b",
+        "a/b",
+        "a/c.d",
+        "ab",
+        "0first",
+        "~last",
+        "d3/" + ("y" * 200 + "/") * 3 + "z",
+    ]
     for rel in names:
         write(root, rel, rel)
     git(root, "add", "-A")
@@ -391,3 +398,16 @@ def test_spec_9_1_the_index_is_searched_by_bisection_exactly(tmp_path: Path) -> 
             if p and may_name(p[len(parent) + 1 if parent else 0 :].split("/")[0], leaf)
         )
         assert indexprobe.quiet_files(root, address, "a.b") == wanted, address
+
+
+def test_spec_9_1_the_index_is_read_for_a_project_below_the_work_trees_top(tmp_path: Path) -> None:
+    """The index names paths from the work tree's top; the answer names them from the project."""
+    top = tmp_path / "outer"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    for rel in ("proj/src/a.py", "proj/src/a/one.py", "proj/src/ab.py", "top.txt", "proj/own.md"):
+        write(top, rel, rel)
+    git(top, "add", "-A")
+    git(top, "commit", "-qm", "Files")
+    _settle(top)
+    assert indexprobe.quiet_files(top / "proj", "src/a", "own.md") == [b"src/a.py", b"src/a/one.py"]
