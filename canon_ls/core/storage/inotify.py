@@ -53,14 +53,17 @@ def _libc() -> Any:
 
 
 class Inotify:
-    """Watch `paths` (with their subdirectories when `recursive`) until closed."""
+    """Watch `paths` (with their subdirectories when `recursive`, but for those named in
+    `skip`) until closed."""
 
-    def __init__(self, paths: list[str], recursive: bool) -> None:
+    def __init__(
+        self, paths: list[str], recursive: bool, skip: frozenset[str] = frozenset()
+    ) -> None:
         libc = _libc()
         if libc is None:
             raise OSError(errno.ENOSYS, "inotify is not available")
         self._libc = libc
-        self.recursive = recursive
+        self.recursive, self._skip = recursive, skip
         fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
             raise _error("inotify_init1")
@@ -82,10 +85,12 @@ class Inotify:
     # -- watches ------------------------------------------------------------------------
     def _add(self, path: str, walk: bool, root: bool = False) -> None:
         """Watch `path` (and, when `walk`, every directory under it). Iterative."""
+        if not root and os.path.basename(path) in self._skip:
+            return
         stack = [path] if self._watch_new(path, root) and walk else []
         while stack:
             for entry in _subdirectories(stack.pop()):
-                if self._watch_new(entry, False):
+                if os.path.basename(entry) not in self._skip and self._watch_new(entry, False):
                     stack.append(entry)
 
     def _watch_new(self, path: str, root: bool) -> bool:
@@ -211,23 +216,33 @@ class Inotify:
 
 class TreeTimes:
     """The newest change (ctime) below each folder of a tree: one walk in the background, then
-    kept by its events, so a folder of 20k files is one lookup instead of 20k stats."""
+    kept by its events, so a folder of 20k files is one lookup instead of 20k stats. `.git` is
+    neither walked nor watched: no article governs it, and `git gc` deleting its folders would
+    start the walk again."""
+
+    SKIP = frozenset({".git"})
 
     def __init__(self, top: str) -> None:
         self.top, self.below, self.notify = top, dict[str, int](), cast("Inotify | None", None)
+        self.ready = threading.Event()  # set when a walk ends with every folder watched
         threading.Thread(target=self._start, daemon=True).start()
 
     def _start(self) -> None:  # watch, then walk: a change after a folder's listing is an event
         with contextlib.suppress(OSError):  # no inotify, or the watch limit: never ready
-            notify, times = Inotify([self.top], recursive=True), dict[str, int]()
-            for folder, subs, files in os.walk(self.top, False):  # below before above
+            notify, times = Inotify([self.top], True, self.SKIP), dict[str, int]()
+            own = []  # (folder, its subfolders, the newest ctime of its own entries)
+            for folder, subs, files in os.walk(self.top):  # above before below, pruned
+                subs[:] = [n for n in subs if n not in self.SKIP]
                 with contextlib.suppress(OSError):  # a file gone meanwhile: an event says so
                     ctimes = [os.lstat(os.path.join(folder, n)).st_ctime_ns for n in subs + files]
-                    below = [times.get(os.path.join(folder, name), 0) for name in subs]
-                    times[folder] = max([0, *ctimes, *below])
+                    own.append((folder, subs, max([0, *ctimes])))
+            for folder, subs, newest in reversed(own):  # below before above
+                below = [times.get(os.path.join(folder, name), 0) for name in subs]
+                times[folder] = max([newest, *below])
             if notify.skipped:  # a folder it cannot watch (unreadable, too deep): never ready
                 return notify.close()
             self.below, self.notify = times, notify
+            self.ready.set()
 
     def newest(self, folder: str) -> int | None:
         """The newest ctime of anything below `folder` (a change seen as an event counts as
@@ -241,6 +256,7 @@ class TreeTimes:
         if moved or notify.overflowed or notify.skipped:  # a folder walked is gone: walk again
             notify.close()
             self.notify = None
+            self.ready.clear()
             threading.Thread(target=self._start, daemon=True).start()
             return None
         for _, path in notify._pending:
