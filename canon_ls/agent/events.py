@@ -40,9 +40,6 @@ class HookSession:
         self.traces: list[tuple[str, list[dict[str, Any]]]] = []  # (event, decisions)
         state.project = str(options.project)
 
-    def _surfacer(self, agent_id: str = "") -> Surfacer:
-        return Surfacer(self.resolver, self.state, agent_id)
-
     def record(self, event: str, decisions: list[dict[str, Any]]) -> None:
         """Keep an event's decisions for the trace and `canon stats`."""
         if decisions:
@@ -55,7 +52,7 @@ class HookSession:
 
     def session_start(self, source: str) -> str:
         """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing."""
-        surfacer = self._surfacer()
+        surfacer = Surfacer(self.resolver, self.state)
         surfacer.session_start(source, resurface=bool(self.options["resurface"]))
         for problem in self.options.problems:
             surfacer.trace.append({"decision": "settings", "problem": problem})
@@ -119,7 +116,7 @@ class HookSession:
         """A finished call's address spine, then (lane on) what its intent newly ranks; or ''."""
         if not self.options["surface"]:
             return ""
-        surfacer = self._surfacer(agent_id)
+        surfacer = Surfacer(self.resolver, self.state, agent_id)
         text = surfacer.post_tool(tool_name, tool_input, tool_response)
         self.record(event, surfacer.trace)
         if agent_id or not self._lane_on():
@@ -132,7 +129,7 @@ class HookSession:
 
     def stop(self, stop_hook_active: bool) -> str:
         """The reminder to update the articles of changed files (the block reason), or ''."""
-        surfacer = self._surfacer()
+        surfacer = Surfacer(self.resolver, self.state)
         reason = surfacer.stop(stop_hook_active) if self.options["surface"] else ""
         self.record("Stop", surfacer.trace)
         return self._said(reason)
