@@ -21,16 +21,7 @@ from canon_ls.core.storage.index import MAX_BYTES, StoreIndex
 from canon_ls.core.storage.journal import JournalEntry, sanitise_slug, slug_from_body
 from canon_ls.core.storage.merge import BadInput, WriteOutcome
 
-__all__ = [
-    "MAX_BYTES",
-    "Article",
-    "BadInput",
-    "JournalEntry",
-    "Store",
-    "WriteOutcome",
-    "iter_addresses",
-    "sanitise_slug",
-]
+__all__ = ["Article", "BadInput", "JournalEntry", "Store", "iter_addresses", "sanitise_slug"]
 
 MOVING = "moving.json"  # under the store root while a `canon mv` is under way: [from, to]
 
