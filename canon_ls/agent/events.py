@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +22,19 @@ def directory(value: object) -> Path | None:
     return None
 
 
+@dataclass(eq=False)
 class HookSession:
     """The decisions for one agent session, over its locked state (see `open_session`)."""
 
-    def __init__(
-        self,
-        agent: str,
-        session: str,
-        options: layout.Options,
-        resolver: Resolver,
-        state: SessionState,
-    ) -> None:
-        self.agent = agent
-        self.session = session
-        self.options = options
-        self.resolver = resolver
-        self.state = state
-        self.traces: list[tuple[str, list[dict[str, Any]]]] = []  # (event, decisions)
-        state.project = str(options.project)
+    agent: str
+    session: str
+    options: layout.Options
+    resolver: Resolver
+    state: SessionState
+    traces: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)  # event, decisions
+
+    def __post_init__(self) -> None:
+        self.state.project = str(self.options.project)
 
     def record(self, event: str, decisions: list[dict[str, Any]]) -> None:
         """Keep an event's decisions for the trace and `canon stats`."""
