@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from canon_ls.lsp.helpers.child import give_way, spawn
+from canon_ls.lsp.helpers.child import spawn, step_back
 
 # The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
 # server's side of this module imports them where it runs.
@@ -81,7 +81,7 @@ def _snapshot(done: Any) -> Snapshot:
 
 
 def main() -> None:
-    give_way()
+    step_back(0)
     request = json.loads(sys.stdin.buffer.read() or b"{}")
     try:
         snapshot = compute(
