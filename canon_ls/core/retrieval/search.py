@@ -362,9 +362,8 @@ def bm25(
     """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus of `n`
     documents; `norms[d]`: document d's length normalisation."""
     k1p = k1 + 1
-    plists = sorted(
-        plists, key=lambda plist: len(plist[0]), reverse=True
-    )  # the longest list seeds the dict at once
+    # the longest list seeds the dict at once
+    plists = sorted(plists, key=lambda plist: len(plist[0]), reverse=True)
     scores: dict[int, float] = {}
     for i, (ids, tfs) in enumerate(plists):
         df = len(ids)

@@ -170,11 +170,8 @@ def on_workspace_diagnostic(
             uri = folder.finding_uri(address)
             rid = result_id(ls, uri)
             if previous.get(uri) == rid:
-                items.append(
-                    types.WorkspaceUnchangedDocumentDiagnosticReport(
-                        uri=uri, version=None, result_id=rid
-                    )
-                )
+                unchanged = types.WorkspaceUnchangedDocumentDiagnosticReport
+                items.append(unchanged(uri=uri, version=None, result_id=rid))
                 continue
             items.append(
                 types.WorkspaceFullDocumentDiagnosticReport(
