@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from canon_ls.core.storage.store import Store
-    from canon_ls.core.tool import ToolResult
 
 PROG = "canon"
 DOCS = "docs/FORMAT.md of the canon-ls source (the clone you installed from)"
@@ -119,19 +118,15 @@ def read_input(source: str, what: str) -> str:
         ) from None
 
 
-def _emit(result: ToolResult) -> int:
-    stream = sys.stderr if result.code == 2 else sys.stdout
-    text = result.text
-    stream.write(text if text.endswith("\n") else text + "\n")
-    return result.code
-
-
 def run_action(args: argparse.Namespace, action: object, *, json_tool: bool = False) -> int:
     """One action through the tool; its next-step hints in CLI words."""
     from canon_ls.core import dialect, tool
 
     words = dialect.JSON if json_tool else dialect.CLI
-    return _emit(tool.run(store_of(args), action, source="cli", dialect=words))
+    result = tool.run(store_of(args), action, source="cli", dialect=words)
+    stream = sys.stderr if result.code == 2 else sys.stdout
+    stream.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    return result.code
 
 
 def inside_store(args: argparse.Namespace, *, warn: bool = True) -> Store:

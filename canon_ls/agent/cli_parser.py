@@ -271,8 +271,7 @@ def _add_rules(add: Any) -> None:
         cmd_import,
         "turn other agents' rule files (.claude/rules, .cursor/rules, .github/instructions, "
         ".kiro/steering, copilot-instructions.md, .cursorrules, AGENTS.md, CLAUDE.md, GEMINI.md) "
-        "into articles; shows the plan, "
-        "writes it with --write",
+        "into articles; shows the plan, writes it with --write",
     )
     p.add_argument("--write", action="store_true", help="write the articles (default: dry run)")
     p.add_argument(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,27 +22,19 @@ def directory(value: object) -> Path | None:
     return None
 
 
+@dataclass(eq=False)
 class HookSession:
     """The decisions for one agent session, over its locked state (see `open_session`)."""
 
-    def __init__(
-        self,
-        agent: str,
-        session: str,
-        options: layout.Options,
-        resolver: Resolver,
-        state: SessionState,
-    ) -> None:
-        self.agent = agent
-        self.session = session
-        self.options = options
-        self.resolver = resolver
-        self.state = state
-        self.traces: list[tuple[str, list[dict[str, Any]]]] = []  # (event, decisions)
-        state.project = str(options.project)
+    agent: str
+    session: str
+    options: layout.Options
+    resolver: Resolver
+    state: SessionState
+    traces: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)  # event, decisions
 
-    def _surfacer(self, agent_id: str = "") -> Surfacer:
-        return Surfacer(self.resolver, self.state, agent_id)
+    def __post_init__(self) -> None:
+        self.state.project = str(self.options.project)
 
     def record(self, event: str, decisions: list[dict[str, Any]]) -> None:
         """Keep an event's decisions for the trace and `canon stats`."""
@@ -55,7 +48,7 @@ class HookSession:
 
     def session_start(self, source: str) -> str:
         """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing."""
-        surfacer = self._surfacer()
+        surfacer = Surfacer(self.resolver, self.state)
         surfacer.session_start(source, resurface=bool(self.options["resurface"]))
         for problem in self.options.problems:
             surfacer.trace.append({"decision": "settings", "problem": problem})
@@ -119,7 +112,7 @@ class HookSession:
         """A finished call's address spine, then (lane on) what its intent newly ranks; or ''."""
         if not self.options["surface"]:
             return ""
-        surfacer = self._surfacer(agent_id)
+        surfacer = Surfacer(self.resolver, self.state, agent_id)
         text = surfacer.post_tool(tool_name, tool_input, tool_response)
         self.record(event, surfacer.trace)
         if agent_id or not self._lane_on():
@@ -132,7 +125,7 @@ class HookSession:
 
     def stop(self, stop_hook_active: bool) -> str:
         """The reminder to update the articles of changed files (the block reason), or ''."""
-        surfacer = self._surfacer()
+        surfacer = Surfacer(self.resolver, self.state)
         reason = surfacer.stop(stop_hook_active) if self.options["surface"] else ""
         self.record("Stop", surfacer.trace)
         return self._said(reason)

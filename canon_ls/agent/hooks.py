@@ -76,7 +76,8 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
             batch = (
                 [_call(c) for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
             )
-            agent_id = _agent_id(payload)
+            agent_id = payload.get("agent_id")
+            agent_id = agent_id if isinstance(agent_id, str) else ""  # '' for the main agent
             if event == "PostToolUse":
                 text = hook.post_tool(*batch[0], agent_id)
             else:
@@ -98,12 +99,6 @@ def _call(payload: dict[str, Any]) -> tuple[str, object, object]:
         payload.get("tool_input"),
         payload.get("tool_response"),
     )
-
-
-def _agent_id(payload: dict[str, Any]) -> str:
-    """The subagent the call belongs to ('' for the main agent)."""
-    agent_id = payload.get("agent_id")
-    return agent_id if isinstance(agent_id, str) else ""
 
 
 def _context(event: str, text: str) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent.session import SessionState
@@ -64,15 +65,13 @@ def newest_intent(state: SessionState) -> str:
     return "\n".join([*state.prompts[:1], *calls]).strip()
 
 
+@dataclass(eq=False)
 class Lane:
     """The lane's decisions for one hook event, over the session's state."""
 
-    def __init__(
-        self, options: layout.Options, state: SessionState, trace: list[dict[str, Any]]
-    ) -> None:
-        self.options = options
-        self.state = state
-        self.trace = trace
+    options: layout.Options
+    state: SessionState
+    trace: list[dict[str, Any]]
 
     def prompt(self, prompt: str) -> None:
         """The user's words become the newest intent; a new turn starts."""

@@ -79,12 +79,6 @@ def client_harness(ctx: ServerRequestContext[Any, Any]) -> str:
     return harness_name(getattr(info, "name", None))
 
 
-def session_from_env(environ: Mapping[str, str] | None = None) -> str | None:
-    """The session id a client put in the server's environment (Claude Code does)."""
-    env = os.environ if environ is None else environ
-    return env.get("CLAUDE_CODE_SESSION_ID") or None
-
-
 def _text(text: str, is_error: bool) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=is_error
@@ -114,7 +108,8 @@ def build_server(store: Store) -> Server[Any]:
                 f"There is no tool {params.name!r}; this server has one tool, canon.", True
             )
         arguments = params.arguments if params.arguments is not None else {}
-        session = session_of(params.meta) or session_of(ctx.meta) or session_from_env()
+        session = session_of(params.meta) or session_of(ctx.meta)
+        session = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or None  # Claude Code's
         source = client_harness(ctx)
         async with lock:
             result = await anyio.to_thread.run_sync(_call, store, arguments, session, source)

@@ -64,18 +64,8 @@ class SessionState:
         self.stats: dict[str, Any] = _dict(raw.get("stats"))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "project": self.project,
-            "surfaced": self.surfaced,
-            "pending": self.pending,
-            "subagents": self.subagents,
-            "prompts": self.prompts,
-            "turn": self.turn,
-            "ranked": self.ranked,
-            "intent": self.intent,
-            "marks": self.marks,
-            "stats": self.stats,
-        }
+        """Every attribute, by name: each one `__init__` reads back is saved state."""
+        return dict(vars(self))
 
 
 def _safe_name(agent: str, session: str) -> str:

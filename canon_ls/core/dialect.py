@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 
 _EXAMPLES = {
@@ -28,9 +29,8 @@ class Dialect:
 
     def write_one(self, address: str) -> str:
         """How to write the article for `address` (ends a sentence; no full stop)."""
-        return (
-            f'{{"action": "write", "path": "{_json_text(address)}", "capsule": "…", "body": "…"}}'
-        )
+        path = json.dumps(address, ensure_ascii=False)[1:-1]  # the inside of a JSON string
+        return f'{{"action": "write", "path": "{path}", "capsule": "…", "body": "…"}}'
 
     def first_article(self) -> str:
         """How to add a first article to an empty store."""
@@ -91,13 +91,6 @@ class CliDialect(Dialect):
 
     def declare_rule(self, address: str) -> str:
         return f"it a rule with `canon write {shlex.quote(address)} --scope rule`"
-
-
-def _json_text(text: str) -> str:
-    """`text` as the inside of a JSON string."""
-    import json
-
-    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 JSON = Dialect()

@@ -203,40 +203,25 @@ def read_source(relpath: str, data: bytes) -> Source:
     found = read_marker(text)
     exported_from = found[0] if found else None
     host = host_of(relpath)
+    description = _text(meta, "description")
+    globs: tuple[str, ...]
     if relpath in PROJECT_FILES:
-        name = PROJECT_FILES[relpath]
+        name, globs, when, description = PROJECT_FILES[relpath], (), "always", ""
         facts = f"{relpath}, for the whole project"
-        return Source(relpath, name, (), "always", "", body, facts, exported_from, body_line)
-    if host is None:  # AGENTS.md, CLAUDE.md, GEMINI.md; `.claude/CLAUDE.md` is the project's
+    elif host is None:  # AGENTS.md, CLAUDE.md, GEMINI.md; `.claude/CLAUDE.md` is the project's
         base = relpath.rsplit("/", 1)[-1]
         directory = relpath[: -len(base)].rstrip("/").removesuffix(".claude").rstrip("/")
-        return Source(
-            relpath,
-            base[: -len(".md")].lower(),
-            (directory + "/**",) if directory else (),
-            "files" if directory else "always",
-            _text(meta, "description"),
-            body,
-            f"{base} of {directory or 'the project root'}",
-            exported_from,
-            body_line,
-        )
-    globs, when, facts = _activation(host.name, meta)
-    where = relpath[: relpath.index(host.folder)]  # a nested Cursor folder's globs start there
-    globs = tuple("!" * (g[0] == "!") + where + g.lstrip("!") for g in globs)
-    if where and when == "always":
-        globs, when = (where + "**",), "files"
-    return Source(
-        relpath,
-        where + relpath[len(where) + len(host.folder) + 1 : -len(host.suffix)],
-        globs,
-        when,
-        _text(meta, "description"),
-        body,
-        f"{host.label}, {facts}",
-        exported_from,
-        body_line,
-    )
+        name, facts = base[: -len(".md")].lower(), f"{base} of {directory or 'the project root'}"
+        globs, when = ((directory + "/**",), "files") if directory else ((), "always")
+    else:
+        globs, when, facts = _activation(host.name, meta)
+        where = relpath[: relpath.index(host.folder)]  # a nested Cursor folder's globs start there
+        globs = tuple("!" * (g[0] == "!") + where + g.lstrip("!") for g in globs)
+        if where and when == "always":
+            globs, when = (where + "**",), "files"
+        name = where + relpath[len(where) + len(host.folder) + 1 : -len(host.suffix)]
+        facts = f"{host.label}, {facts}"
+    return Source(relpath, name, globs, when, description, body, facts, exported_from, body_line)
 
 
 def source_paths(project: Path, listed: list[str]) -> list[str]:

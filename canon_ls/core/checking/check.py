@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from canon_ls.core.storage.article import Article
     from canon_ls.core.storage.store import Store
 
+MOVE_GUESSES = 3  # renamed-asset guesses kept for an orphan
+
 
 @dataclass
 class Context:
@@ -192,7 +194,7 @@ def orphans(store: Store, assets: Assets) -> list[str]:
 
 
 def move_guesses(
-    store: Store, files: Iterable[str], orphans: list[str], limit: int = 3
+    store: Store, files: Iterable[str], orphans: list[str], limit: int = MOVE_GUESSES
 ) -> dict[str, list[str]]:
     """For each orphan, assets named like it (a likely rename) that have no article yet: one
     streaming pass over the listing, looking only at files whose leaf an orphan has."""
@@ -424,29 +426,17 @@ def _whole_pass(
             result.evidence = evidence_of(dates, governed, times, result.newest)
             result.findings = _flat(head or [], _with_stale(result.evidence, per), order)
     if orphaned:  # after git's pass: it tells which files are new since HEAD
-        result.moves = _with_in_place(project, result.moves, orphaned, assets, order, box)
+        # the renames in place (core/git/renames.py) come first among each orphan's guesses
+        times = box.get("times")
+        tracked = times.tracked if times is not None and times.git else None
+        known = frozenset(order).__contains__
+        found = renamed_in_place(project, orphaned, assets.under, known, tracked)
+        moves = dict(result.moves)
+        for orphan, guesses in found.items():
+            moves[orphan] = list(dict.fromkeys([*guesses, *moves.get(orphan, ())]))[:MOVE_GUESSES]
+        result.moves = moves
     result.seconds = time.perf_counter() - started
     return result
-
-
-def _with_in_place(
-    project: Path,
-    moves: dict[str, list[str]],
-    orphaned: list[str],
-    assets: Assets,
-    order: list[str],
-    box: dict[str, Any],
-    limit: int = 3,
-) -> dict[str, list[str]]:
-    """`moves` with the renames in place (core/git/renames.py) first, for each orphan."""
-    times: ChangeTimes | None = box.get("times")
-    known = frozenset(order)
-    tracked = times.tracked if times is not None and times.git else None
-    found = renamed_in_place(project, orphaned, assets.under, known.__contains__, tracked)
-    out = dict(moves)
-    for orphan, guesses in found.items():
-        out[orphan] = list(dict.fromkeys([*guesses, *moves.get(orphan, ())]))[:limit]
-    return out
 
 
 def _yield_cpu() -> None:

@@ -32,11 +32,6 @@ DIFF_MAX = 4 * 1024 * 1024  # bytes of diff a document shows before it is cut
 PATHSPEC_CHUNK = 64 * 1024  # characters of paths per git diff command line
 
 
-def _git(project: Path, *args: str) -> bytes | None:
-    """Every git call of this module goes through the package's one runner (gitrun)."""
-    return gitrun.run(project, *args)
-
-
 @dataclass(frozen=True)
 class Entry:
     """One line of the history: a commit, an uncommitted change, in date order."""
@@ -244,7 +239,7 @@ def base_commit(project: Path, cut: float) -> str | None:
     """The last commit before the staleness cut (the article's own last change, or the end of
     its reference day: core/git/evidence.py), or None when the history starts later."""
     before = math.ceil(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
-    out = _git(project, "rev-list", "-1", f"--before=@{before}", "HEAD", "--")
+    out = gitrun.run(project, "rev-list", "-1", f"--before=@{before}", "HEAD", "--")
     text = (out or b"").decode("ascii", "replace").strip()
     return text or None
 
@@ -260,20 +255,11 @@ def _diff(project: Path, base: str, files: list[str]) -> str:
         chunks[-1].append(path)
         size += len(path) + 12
     out: list[str] = []
+    diff = ("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--relative", base, "--")
     for chunk in chunks:
         if not chunk:
             continue
-        data = _git(
-            project,
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            "--relative",
-            base,
-            "--",
-            *(f":(literal){path}" for path in chunk),
-        )
+        data = gitrun.run(project, *diff, *(f":(literal){path}" for path in chunk))
         if data:
             out.append(data.decode("utf-8", "replace"))
     return "".join(out)
@@ -299,7 +285,7 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     base = base_commit(store.project, _cut(store, about, times))
     if base is None:
         head.append(f"# base: none (the history starts after {reference}); compared with empty")
-        empty = _git(store.project, "hash-object", "-t", "tree", os.devnull) or b""
+        empty = gitrun.run(store.project, "hash-object", "-t", "tree", os.devnull) or b""
         base = empty.decode("ascii", "replace").strip() or "HEAD"
     else:
         shown = next((c for c in _commit_line(store.project, base)), base[:12])
@@ -320,7 +306,7 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
 
 
 def _commit_line(project: Path, rev: str) -> list[str]:
-    out = _git(project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", rev, "--")
+    out = gitrun.run(project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", rev, "--")
     text = (out or b"").decode("utf-8", "replace").strip()
     return [text] if text else []
 

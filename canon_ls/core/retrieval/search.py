@@ -303,48 +303,32 @@ class SearchIndex:
                 return None
             if not _arrays_into(postings, raw):  # (the rest is checked as it is assembled)
                 return None
-            return cls._assemble(k1, b, postings, keys, vocab, raw_terms, lengths, free, stamps)
+            if not (
+                isinstance(keys, list)
+                and isinstance(vocab, list)
+                and isinstance(lengths, list)
+                and isinstance(free, list)
+                and isinstance(stamps, dict)
+                and len(keys) == len(raw_terms) == len(lengths)
+            ):
+                return None
+            terms = []  # the documents' term ids, from their bytes
+            for i, ids_bytes in enumerate(raw_terms):
+                ids = array(_TERM)
+                ids.frombytes(ids_bytes)
+                if ids and max(ids) >= len(vocab):
+                    return None
+                terms.append(ids if ids else _NO_TERMS)
+                raw_terms[i] = None  # each document's bytes go as its array comes
+            index = cls(float(k1), float(b))
+            index._postings, index._keys, index._terms = postings, keys, terms
+            index._vocab, index._term_ids = vocab, {t: i for i, t in enumerate(vocab)}
+            index._lengths, index._free = lengths, free
+            index._ids = {k: i for i, k in enumerate(keys) if k is not None}
+            index._total = sum(lengths)
+            return index, stamps
         except (ValueError, EOFError, TypeError):
             return None
-
-    @classmethod
-    def _assemble(
-        cls,
-        k1: Any,
-        b: Any,
-        postings: dict[str, tuple[array[int], array[int]]],
-        keys: Any,
-        vocab: Any,
-        raw_terms: list[Any],
-        lengths: Any,
-        free: Any,
-        stamps: Any,
-    ) -> tuple[SearchIndex, dict[str, object]] | None:
-        """An index from a snapshot's parts (the documents' term ids still as bytes)."""
-        if not (
-            isinstance(keys, list)
-            and isinstance(vocab, list)
-            and isinstance(lengths, list)
-            and isinstance(free, list)
-            and isinstance(stamps, dict)
-            and len(keys) == len(raw_terms) == len(lengths)
-        ):
-            return None
-        terms = []
-        for i, data in enumerate(raw_terms):
-            ids = array(_TERM)
-            ids.frombytes(data)
-            if ids and max(ids) >= len(vocab):
-                return None
-            terms.append(ids if ids else _NO_TERMS)
-            raw_terms[i] = None  # each document's bytes go as its array comes
-        index = cls(float(k1), float(b))
-        index._postings, index._keys, index._terms = postings, keys, terms
-        index._vocab, index._term_ids = vocab, {t: i for i, t in enumerate(vocab)}
-        index._lengths, index._free = lengths, free
-        index._ids = {k: i for i, k in enumerate(keys) if k is not None}
-        index._total = sum(lengths)
-        return index, stamps
 
     def query(self, text: str, limit: int = 10) -> tuple[list[tuple[str, float]], int]:
         """The best `limit` (key, score) pairs, best first, and how many documents matched."""
@@ -378,9 +362,8 @@ def bm25(
     """BM25 over the query terms' posting lists (document ids, term frequencies) of a corpus of `n`
     documents; `norms[d]`: document d's length normalisation."""
     k1p = k1 + 1
-    plists = sorted(
-        plists, key=lambda plist: len(plist[0]), reverse=True
-    )  # the longest list seeds the dict at once
+    # the longest list seeds the dict at once
+    plists = sorted(plists, key=lambda plist: len(plist[0]), reverse=True)
     scores: dict[int, float] = {}
     for i, (ids, tfs) in enumerate(plists):
         df = len(ids)

@@ -63,41 +63,26 @@ def scan_steps(
     stack = [(str(base), "")]
     n = 0
     for entry, prefix in entries(stack):
+        name = entry.name
         try:
-            _entry(entry, prefix, real, seen, stack, found, on_temp, is_temp, within)
+            if entry.is_symlink():
+                st = _followed(entry, prefix, real, seen, stack, within)
+                if st is not None and name.endswith(".md") and len(name) > 3:
+                    found[prefix + name[:-3]] = key(st)
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, prefix + name + "/"))
+            elif name.endswith(".md") and len(name) > 3:
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
+                    found[prefix + name[:-3]] = key(st)
+            elif on_temp is not None and name.endswith(".tmp") and is_temp(name):
+                on_temp(entry.path)
         except OSError:
             continue
         n += 1
         if n >= step:
             n = 0
             yield len(found)
-
-
-def _entry(
-    entry: os.DirEntry[str],
-    prefix: str,
-    real: str,
-    seen: set[str],
-    stack: list[tuple[str, str]],
-    found: dict[str, Key],
-    on_temp: Callable[[str], object] | None,
-    is_temp: Callable[[str], bool],
-    within: Callable[[str, str], bool],
-) -> None:
-    name = entry.name
-    if entry.is_symlink():
-        st = _followed(entry, prefix, real, seen, stack, within)
-        if st is not None and name.endswith(".md") and len(name) > 3:
-            found[prefix + name[:-3]] = key(st)
-        return
-    if entry.is_dir(follow_symlinks=False):
-        stack.append((entry.path, prefix + name + "/"))
-    elif name.endswith(".md") and len(name) > 3:
-        st = entry.stat(follow_symlinks=False)
-        if stat.S_ISREG(st.st_mode):  # a FIFO or device named x.md is no article
-            found[prefix + name[:-3]] = key(st)
-    elif on_temp is not None and name.endswith(".tmp") and is_temp(name):
-        on_temp(entry.path)
 
 
 def _followed(

@@ -21,16 +21,7 @@ from canon_ls.core.storage.index import MAX_BYTES, StoreIndex
 from canon_ls.core.storage.journal import JournalEntry, sanitise_slug, slug_from_body
 from canon_ls.core.storage.merge import BadInput, WriteOutcome
 
-__all__ = [
-    "MAX_BYTES",
-    "Article",
-    "BadInput",
-    "JournalEntry",
-    "Store",
-    "WriteOutcome",
-    "iter_addresses",
-    "sanitise_slug",
-]
+__all__ = ["Article", "BadInput", "JournalEntry", "Store", "iter_addresses", "sanitise_slug"]
 
 MOVING = "moving.json"  # under the store root while a `canon mv` is under way: [from, to]
 
@@ -379,7 +370,7 @@ class Store(StoreIndex):
         date = clock.today()
         stem = sanitise_slug(slug) if isinstance(slug, str) and slug else ""
         stem = stem or slug_from_body(body)
-        text = self._journal_header(date, subject, source, session)
+        text = jrn.header(date, subject, source, session, self.address_of)
         text += body.strip() + "\n"  # as pi-canon stores it: no blank lines around the text
         data = text.encode("utf-8", errors="replace")
         names = jrn.names(date, stem)
@@ -426,12 +417,8 @@ class Store(StoreIndex):
         for name in jrn.names(date, stem):
             path = contained(self.journal_dir / name, self.root)
             if not os.path.lexists(path):
-                return path, self._journal_header(date, subject, source, None) + "\n"
+                return path, jrn.header(date, subject, source, None, self.address_of) + "\n"
         raise BadInput("Too many journal entries with this name today; give a different slug.")
-
-    def _journal_header(self, date: str, subject: object, source: str, session: str | None) -> str:
-        """Front matter of a journal entry (§6), subjects normalised against this store."""
-        return jrn.header(date, subject, source, session, self.address_of)
 
 
 def iter_addresses(store: Store, prefix: str) -> Iterable[str]:

@@ -37,13 +37,8 @@ def on_code_action(
     out: list[types.CodeAction] = []
     if where.kind == "asset":
         if where.address and not store.has(where.address):
-            out.append(
-                _edit_action(
-                    ls,
-                    f"Create article for {where.address}",
-                    {"op": "create", "folder": folder.uri, "address": where.address},
-                )
-            )
+            title = f"Create article for {where.address}"
+            out.append(_edit_action(ls, title, "create", folder, where.address))
         governing = where.governing()
         subject = governing or where.address
     else:
@@ -64,13 +59,7 @@ def on_code_action(
             )
         )
     if governing and governing in folder.signals.stale:
-        out.append(
-            _edit_action(
-                ls,
-                f"Mark {governing} reviewed",
-                {"op": "reviewed", "folder": folder.uri, "address": governing},
-            )
-        )
+        out.append(_edit_action(ls, f"Mark {governing} reviewed", "reviewed", folder, governing))
         out.append(  # SPEC §9.2: a read-only document with the diff since the reference date
             _command_action(
                 f"Show changes since {governing} was updated",
@@ -81,8 +70,8 @@ def on_code_action(
     if where.kind == "article":
         findings = folder.signals.findings.get(where.address, [])
         if any(f.code == "duplicate-key" for f in findings):
-            data = {"op": "dedupe", "folder": folder.uri, "address": where.address}
-            out.append(_edit_action(ls, "Keep the non-empty value of the key given twice", data))
+            title = "Keep the non-empty value of the key given twice"
+            out.append(_edit_action(ls, title, "dedupe", folder, where.address))
         out.extend(_orphan_actions(ls, folder, where.address))
         out.extend(_link_actions(ls, folder, uri, params.range))
     return out or None
@@ -97,28 +86,14 @@ def _orphan_actions(
     out = []
     for candidate in move_candidates(folder, address):
         out.append(
-            _edit_action(
-                ls,
-                f"Move article to {candidate}",
-                {"op": "move", "folder": folder.uri, "address": address, "to": candidate},
-            )
+            _edit_action(ls, f"Move article to {candidate}", "move", folder, address, to=candidate)
         )
     store = folder.store
     up = parent(address)
     into = store.governing(up) if store is not None and up else None
     if into:
-        out.append(
-            _edit_action(
-                ls,
-                "Merge into parent",
-                {"op": "merge", "folder": folder.uri, "address": address, "into": into},
-            )
-        )
-    out.append(
-        _edit_action(
-            ls, "Declare scope: rule", {"op": "rule", "folder": folder.uri, "address": address}
-        )
-    )
+        out.append(_edit_action(ls, "Merge into parent", "merge", folder, address, into=into))
+    out.append(_edit_action(ls, "Declare scope: rule", "rule", folder, address))
     return out
 
 
@@ -145,18 +120,16 @@ def _link_actions(
             if named in seen or store.has(named):
                 continue
             seen.add(named)
-            out.append(
-                _edit_action(
-                    ls,
-                    f"Create article {named}",
-                    {"op": "create", "folder": folder.uri, "address": named},
-                )
-            )
+            out.append(_edit_action(ls, f"Create article {named}", "create", folder, named))
     return out
 
 
-def _edit_action(ls: CanonLanguageServer, title: str, data: dict[str, Any]) -> types.CodeAction:
-    """A quick fix whose edit is built when it is applied (resolved, or through a command)."""
+def _edit_action(
+    ls: CanonLanguageServer, title: str, op: str, folder: Folder, address: str, **more: str
+) -> types.CodeAction:
+    """A quick fix whose edit is built when it is applied (resolved, or through a command):
+    its data names the `op`, the folder, the address and what else `build_edit` reads."""
+    data = {"op": op, "folder": folder.uri, "address": address, **more}
     properties = get_capability(
         ls.client_capabilities, "text_document.code_action.resolve_support.properties", []
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from canon_ls.lsp.session import typed
 from canon_ls.lsp.session.state import CanonLanguageServer, Folder, Where
@@ -69,7 +70,7 @@ def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
     governing = store.governing(where.address) if store is not None else None
     if not governing or governing not in where.folder.signals.stale:
         return []
-    text = ls.text_of(_uri(where)) or Text("")
+    text = ls.text_of(from_fs_path(str(where.path)) or "") or Text("")
     evidence = where.folder.signals.evidence.get(governing)
     if evidence is not None:  # SPEC §9.1: the same one line as read, check and the hover
         message = f"governing article {governing} is {evidence.line()}"
@@ -91,12 +92,6 @@ def for_asset(ls: CanonLanguageServer, where: Where) -> list[types.Diagnostic]:
             data={"address": governing},
         )
     ]
-
-
-def _uri(where: Where) -> str:
-    from pygls.uris import from_fs_path
-
-    return from_fs_path(str(where.path)) or ""
 
 
 def publish(ls: CanonLanguageServer, uri: str, diagnostics: list[types.Diagnostic]) -> None:
@@ -175,11 +170,8 @@ def on_workspace_diagnostic(
             uri = folder.finding_uri(address)
             rid = result_id(ls, uri)
             if previous.get(uri) == rid:
-                items.append(
-                    types.WorkspaceUnchangedDocumentDiagnosticReport(
-                        uri=uri, version=None, result_id=rid
-                    )
-                )
+                unchanged = types.WorkspaceUnchangedDocumentDiagnosticReport
+                items.append(unchanged(uri=uri, version=None, result_id=rid))
                 continue
             items.append(
                 types.WorkspaceFullDocumentDiagnosticReport(

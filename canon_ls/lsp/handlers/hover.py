@@ -77,13 +77,10 @@ def render(found: Found, journal: list[str]) -> str:
         facts.append("**stale**")
     lines.append(" · ".join(facts))
     if evidence is not None:  # SPEC §9.1: how many commits, since when, which was newest
-        lines.append("")
-        lines.append("**stale**: " + _escape(evidence.line().removeprefix("stale: ")))
+        lines += ["", "**stale**: " + _escape(evidence.line().removeprefix("stale: "))]
     if journal:
-        lines.append("")
-        lines.append("journal: " + ", ".join(f"`{name}`" for name in journal[:3]))
-    lines.append("")
-    lines.append(f"[Open {governing}]({found.uri})")
+        lines += ["", "journal: " + ", ".join(f"`{name}`" for name in journal[:3])]
+    lines += ["", f"[Open {governing}]({found.uri})"]
     rules = _rules(found)
     if rules:
         lines += ["", "**Rules that apply here:**", *rules]

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from canon_ls.lsp.helpers.child import give_way, spawn
+from canon_ls.lsp.helpers.child import spawn, step_back
 
 # The child imports no asyncio, logging or tempfile (with ssl, about 14 MB of its memory): the
 # server's side of this module imports them where it runs.
@@ -81,7 +81,7 @@ def _snapshot(done: Any) -> Snapshot:
 
 
 def main() -> None:
-    give_way()
+    step_back(0)
     request = json.loads(sys.stdin.buffer.read() or b"{}")
     try:
         snapshot = compute(
@@ -133,60 +133,48 @@ async def run(
     on_loaded: Callable[[], None] | None = None,
 ) -> Snapshot:
     """Run `compute` in a fresh child process and await its result without blocking the loop."""
+    import asyncio
     import tempfile
 
     with tempfile.TemporaryFile() as errors:  # the child's stderr: never a full pipe
-        return await _run(project, options, staleness, on_partial, on_loaded, errors)
-
-
-async def _run(
-    project: Path,
-    options: dict[str, Any],
-    staleness: bool,
-    on_partial: Callable[[Snapshot], Awaitable[None]] | None,
-    on_loaded: Callable[[], None] | None,
-    errors: IO[bytes],
-) -> Snapshot:
-    import asyncio
-
-    proc = await spawn(
-        "canon_ls.lsp.helpers.background",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=errors,
-        cwd=str(project),
-        env=child_env(),
-        start_new_session=True,  # its own process group: the git it runs ends with it (POSIX)
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    payload = json.dumps({"project": str(project), "options": options, "staleness": staleness})
-    final: Snapshot | None = None
-    try:
-        proc.stdin.write(payload.encode())
-        await proc.stdin.drain()
-        proc.stdin.close()
-        while final is None:
-            result = await _next_snapshot(proc.stdout, on_loaded)
-            if not result.partial:
-                final = result
-            elif on_partial is not None:
-                await on_partial(result)
-        await proc.wait()
-    except asyncio.CancelledError:
-        if proc.returncode is None:  # with its git (a history pass ran on 12 s, orphaned)
-            with contextlib.suppress(ProcessLookupError):
-                if sys.platform == "win32":
-                    proc.kill()
-                else:
-                    os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
-        await proc.wait()
-    if final is None:
-        errors.seek(0)
-        message = errors.read().decode("utf-8", "replace").strip().splitlines()
-        return Snapshot(error=message[-1] if message else f"exit code {proc.returncode}")
-    return final
+        proc = await spawn(
+            "canon_ls.lsp.helpers.background",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errors,
+            cwd=str(project),
+            env=child_env(),
+            start_new_session=True,  # its own process group: the git it runs ends with it (POSIX)
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        payload = json.dumps({"project": str(project), "options": options, "staleness": staleness})
+        final: Snapshot | None = None
+        try:
+            proc.stdin.write(payload.encode())
+            await proc.stdin.drain()
+            proc.stdin.close()
+            while final is None:
+                result = await _next_snapshot(proc.stdout, on_loaded)
+                if not result.partial:
+                    final = result
+                elif on_partial is not None:
+                    await on_partial(result)
+            await proc.wait()
+        except asyncio.CancelledError:
+            if proc.returncode is None:  # with its git (a history pass ran on 12 s, orphaned)
+                with contextlib.suppress(ProcessLookupError):
+                    if sys.platform == "win32":
+                        proc.kill()
+                    else:
+                        os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
+            await proc.wait()
+        if final is None:
+            errors.seek(0)
+            message = errors.read().decode("utf-8", "replace").strip().splitlines()
+            return Snapshot(error=message[-1] if message else f"exit code {proc.returncode}")
+        return final
 
 
 async def _next_snapshot(stdout: Any, on_loaded: Callable[[], None] | None) -> Snapshot:

@@ -23,11 +23,6 @@ def python_module(module: str, *args: str) -> list[str]:
     return [sys.executable, "-P", "-m", module, *args]
 
 
-def give_way() -> None:
-    """Put this helper below the server."""
-    step_back(0)
-
-
 def step_back(pid: int) -> None:
     """Lower a helper (0: this process's calling thread) from the server the moment it is
     spawned: SCHED_IDLE where Linux allows it, and the niceness above."""

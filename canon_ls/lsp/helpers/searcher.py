@@ -19,14 +19,14 @@ if TYPE_CHECKING:
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
 from canon_ls.core.retrieval.search_corpus import SearchCorpus, spec_of
-from canon_ls.lsp.helpers.child import give_way, spawn
+from canon_ls.lsp.helpers.child import spawn, step_back
 
 log = logging.getLogger(__name__)
 
 
 def serve(spec: dict[str, Any]) -> None:
     """Answer questions on stdin; `spec` is search_corpus.spec_of the store."""
-    give_way()
+    step_back(0)
     corpus = SearchCorpus(spec=spec)  # the index only: no articles kept
     if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
         # Articles were read and the index file rewritten: the memory that took stays with

@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -67,7 +67,25 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
         known: set[str] = set()
         async for part in _in_turns(load.store.addresses(), 2048):
             known.update(part)
-        await _land(ls, folder, inputs, snapshot, grouped, known, first)
+        landed = folder.check.land(inputs, grouped, snapshot, known)  # None: not current
+        if landed is None:
+            return
+        pushed = time.perf_counter()
+        if first is None:
+            await _publish(ls, folder)
+        else:  # only what staleness (or an edit meanwhile) changed since the partial push
+            only = await _differing(first, folder.signals.findings)
+            await _publish(ls, folder, only | landed)
+        log.info(
+            "canon checked %s: %d findings in %.2fs (child; git pass %.2fs alongside), sent in "
+            "%.2fs",
+            folder.project,
+            len(snapshot.findings),
+            snapshot.seconds,
+            snapshot.git_seconds,
+            time.perf_counter() - pushed,
+        )
+        await sync.refresh_views(ls)
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -78,36 +96,6 @@ async def run(ls: CanonLanguageServer, folder: Folder, delay: float) -> None:
             folder.check.meanwhile = None
         _end(ls, token)
         gc.freeze()  # the store's long-lived objects leave the collector's scans (p99)
-
-
-async def _land(
-    ls: CanonLanguageServer,
-    folder: Folder,
-    inputs: tuple[Any, ...],
-    snapshot: background.Snapshot,
-    grouped: dict[str, list[Finding]],
-    known: set[str],
-    first: dict[str, list[Finding]] | None,
-) -> None:
-    """The whole answer into the folder's signals, the client told what differs."""
-    meanwhile = folder.check.land(inputs, grouped, snapshot, known)
-    if meanwhile is None:
-        return
-    pushed = time.perf_counter()
-    if first is None:
-        await _publish(ls, folder)
-    else:  # only what staleness (or an edit meanwhile) changed since the partial push
-        only = await _differing(first, folder.signals.findings)
-        await _publish(ls, folder, only | meanwhile)
-    log.info(
-        "canon checked %s: %d findings in %.2fs (child; git pass %.2fs alongside), sent in %.2fs",
-        folder.project,
-        len(snapshot.findings),
-        snapshot.seconds,
-        snapshot.git_seconds,
-        time.perf_counter() - pushed,
-    )
-    await sync.refresh_views(ls)
 
 
 T = TypeVar("T")

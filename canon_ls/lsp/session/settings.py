@@ -78,7 +78,7 @@ def parse(value: object) -> tuple[Settings, list[str]]:
     if value is None:
         return Settings(), errors
     if not isinstance(value, dict):
-        kind = _kind(value)
+        kind = type(value).__name__
         return Settings(), [f"canon settings must be an object, got {kind}; using defaults."]
     raw: dict[str, Any] = value
     if isinstance(raw.get("canon"), dict) and not (set(raw) & _KNOWN):
@@ -176,7 +176,3 @@ def _bool(
         values[attr] = value
     else:
         errors.append(f"{name} must be true or false; using the default.")
-
-
-def _kind(value: object) -> str:
-    return type(value).__name__

@@ -412,7 +412,10 @@ class Folder:
         kind, address = store.place(path)
         if not kind:
             return None
-        rule = kind == "asset" and _rule_source(path, self.project)
+        rule = False  # a file `canon import` reads
+        if kind == "asset":
+            with contextlib.suppress(ValueError):
+                rule = is_source(path.relative_to(self.project).as_posix())
         return Where(self, path, kind, address, store, rule)
 
     def article_uri(self, address: str) -> str:
@@ -582,13 +585,6 @@ class CanonLanguageServer(LanguageServer):
         if not fs:
             return None
         return read_text(Path(fs))
-
-
-def _rule_source(path: Path, project: Path) -> bool:
-    try:
-        return is_source(path.relative_to(project).as_posix())
-    except ValueError:
-        return False
 
 
 def read_text(path: Path) -> Text | None:

@@ -242,7 +242,8 @@ class Watcher:
             folder = ls.folder_of(path)
             if folder is None:
                 continue
-            if kind == MODIFIED and _is_asset(folder, path) and not is_option_file(folder, path):
+            where = folder.where(path) if kind == MODIFIED else None
+            if where is not None and where.kind == "asset" and not is_option_file(folder, path):
                 continue  # an asset's contents change no asset set (and saves come anyway)
             if kind == MODIFIED and path.is_dir():
                 continue  # a directory's attributes (a touch, a chmod) change no article
@@ -263,11 +264,6 @@ class Watcher:
         if proc is not None and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-
-
-def _is_asset(folder: Folder, path: Path) -> bool:
-    where = folder.where(path)
-    return where is not None and where.kind == "asset"
 
 
 def on_did_change_watched_files(
@@ -305,7 +301,8 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
         if where is None:
             continue
         if where.kind == "asset":
-            if not _noise(path.name):
+            name = path.name
+            if not (name.endswith(_NOISE_SUFFIXES) or name == "4913" or name.startswith(".#")):
                 assets.add(folder.uri)
             continue
         if folder.store is None:
@@ -343,10 +340,6 @@ def _reload(store: Store, path: Path) -> set[str]:
     if path.name.endswith(".md") or store.articles_dir not in path.parents:
         return store.reload_file(path)
     return store.refresh(dirs=[path])
-
-
-def _noise(name: str) -> bool:
-    return name.endswith(_NOISE_SUFFIXES) or name == "4913" or name.startswith(".#")
 
 
 def _git_mark(folder: Folder) -> tuple[float, ...]:

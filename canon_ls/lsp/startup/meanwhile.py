@@ -114,7 +114,7 @@ def _child(go: int, back: int) -> None:
         reader.run(go)
     finally:
         with contextlib.suppress(OSError):
-            _write_all(back, reader.handback() + DONE)
+            _write_all(back, bytes(reader.kept + reader.pending) + DONE)
 
 
 def _read_go(fd: int) -> tuple[dict[str, Any], bytes] | None:
@@ -217,9 +217,6 @@ class Reader:
             return None
         notice = {"jsonrpc": "2.0", "method": ANSWERED, "params": {"query": query}}
         return first_answer.frame(notice)
-
-    def handback(self) -> bytes:
-        return bytes(self.kept + self.pending)
 
 
 class Answers:

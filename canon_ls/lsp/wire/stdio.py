@@ -247,7 +247,7 @@ def serve(server: object, early: Early | None = None) -> None:
         server.shutdown()
         if isinstance(writer, LoopStdout):
             writer.flush()
-    sys.exit(_exit_code(server))
+    sys.exit(0 if getattr(server, "shutting_down", False) else 1)  # 0: ended by `shutdown`
 
 
 async def _then_stop_work(session: Coroutine[Any, Any, None], server: object) -> None:
@@ -261,11 +261,6 @@ async def _then_stop_work(session: Coroutine[Any, Any, None], server: object) ->
                 stop_work()
             except Exception:  # the session is over either way; say why it was not clean
                 log.exception("ending the session's work failed")
-
-
-def _exit_code(server: object) -> int:
-    """0 when the session ended with the `shutdown` handshake, else 1."""
-    return 0 if getattr(server, "shutting_down", False) else 1
 
 
 def _run(main: Coroutine[Any, Any, None], grace: float = 2.0) -> None:
