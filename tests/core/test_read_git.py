@@ -411,3 +411,28 @@ def test_spec_9_1_the_index_is_read_for_a_project_below_the_work_trees_top(tmp_p
     git(top, "commit", "-qm", "Files")
     _settle(top)
     assert indexprobe.quiet_files(top / "proj", "src/a", "own.md") == [b"src/a.py", b"src/a/one.py"]
+
+
+def test_spec_9_1_a_damaged_index_never_breaks_the_probe(tmp_path: Path) -> None:
+    """Cut, flipped or random bytes in git's index (a crash, a disk that lost a write): the
+    probe answers None or the true listing, never raises (it found an IndexError once)."""
+    import random
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for rel in [f"src/f{i}.py" for i in range(40)] + ["src/a.py", "own.md"]:
+        write(root, rel, rel)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Files")
+    _settle(root)
+    good = (root / ".git/index").read_bytes()
+    draw = random.Random(7)
+    for i in range(600):
+        data = bytearray(good[: draw.randrange(len(good))] if i % 3 == 0 else good)
+        for _ in range(5 if i % 3 == 1 else 0):
+            data[draw.randrange(len(data))] = draw.randrange(256)
+        if i % 3 == 2:
+            data[12:] = draw.randbytes(draw.randrange(20_000))
+        (root / ".git/index").write_bytes(bytes(data))
+        assert indexprobe.quiet_files(root, "src/a", "own.md") in (None, [b"src/a.py"])

@@ -90,7 +90,7 @@ def _entry_at(data: mmap.mmap, pos: int) -> tuple[bytes, int, tuple[int, ...], b
     name_at = pos + 62 + (2 if flags & 0x4000 else 0)
     size = flags & 0xFFF
     nul = data.find(b"\0", name_at) if size == 0xFFF else name_at + size
-    if nul <= name_at or data[nul] != 0 or data.find(b"\0", name_at, nul) >= 0:
+    if not name_at < nul < len(data) or data[nul] != 0 or data.find(b"\0", name_at, nul) >= 0:
         return None
     extra = 0x3000 if flags & 0x4000 else 0
     return data[name_at:nul], (nul - pos + 8 & ~7) + pos, tuple(fields), oid, flags | extra
@@ -121,7 +121,9 @@ def _first_at_or_after(data: mmap.mmap, start: bytes) -> int | None:
 
 
 def _sync(data: mmap.mmap, at: int, hi: int) -> int | None:
-    """The first offset from `at` (below `hi`) where an entry and the one after it both parse."""
+    """The first offset from `at` (below `hi`, within 8 KB: an entry is at most ~4.2 KB) where
+    an entry and the one after it both parse."""
+    hi = min(hi, at + 8192)
     while at < hi:
         first = _entry_at(data, at)
         if first is not None and _entry_at(data, first[1]) is not None:
