@@ -436,3 +436,31 @@ def test_spec_9_1_a_damaged_index_never_breaks_the_probe(tmp_path: Path) -> None
             data[12:] = draw.randbytes(draw.randrange(20_000))
         (root / ".git/index").write_bytes(bytes(data))
         assert indexprobe.quiet_files(root, "src/a", "own.md") in (None, [b"src/a.py"])
+
+
+def test_spec_9_1_a_folder_article_asks_the_index_past_its_nearer_articles_folders(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a nearer article's folder holds is that article's (SPEC §4): the probe passes over it
+    by bisection and does not walk it, so an untracked file there leaves the folder article's
+    answer to the index, while one among its own files sends it to git. Both say what git says."""
+    for rel in ("src/feed/parsers/rss.py", "src/feed/parsers/atom.py"):
+        write(repo.root, rel, rel)
+    write(repo.root, ".canon/articles/src/feed/parsers.md", "---\ncapsule: Parsers.\n---\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "Parsers", date="2026-11-28")
+    _settle(repo.root)
+    own = ".canon/articles/src/feed.md"
+    nearer = {"src/feed/fetch", "src/feed/parsers"}
+    assert indexprobe.quiet_files(repo.root, "src/feed", own, nearer) == [
+        b"src/feed/fetch.py",  # (for the read to sort out: src/feed/fetch.md takes it)
+        b"src/feed/parse.py",
+        b"src/feed/util.py",
+    ]
+    write(repo.root, "src/feed/parsers/new.py", "x = 1\n")  # the nearer article's
+    assert indexprobe.quiet_files(repo.root, "src/feed", own, nearer) is not None
+    expected = _with_git_only(repo.root, monkeypatch)
+    assert {path: read(repo.root, path) for path in PATHS} == expected
+    write(repo.root, "src/feed/new.py", "x = 1\n")  # the folder article's own
+    assert indexprobe.quiet_files(repo.root, "src/feed", own, nearer) is None
+    assert indexprobe.quiet_files(repo.root, "src/feed", own) is None  # nothing skipped

@@ -10,9 +10,11 @@ import mmap
 import os
 import stat
 import struct
+from collections.abc import Iterable
 from pathlib import Path
 
 from canon_ls.core.git import gitrun
+from canon_ls.core.git.pathtable import after
 from canon_ls.core.storage.address import may_name
 
 _FILE_MODES = frozenset({0o100644, 0o100755, 0o120000})
@@ -21,10 +23,13 @@ _UNSURE_FLAGS = 0x8000 | 0x3000  # assume-valid, or a merge stage
 _HEADER = 12
 
 
-def quiet_files(project: Path, address: str, own: str, most: int = 2000) -> list[bytes] | None:
-    """The tracked files an article at `address` can govern (project-relative) when each of them
-    and the article's own file `own` match HEAD, the index and the disk by stat, and no untracked
-    file lies among them; None when any of that is not sure (or more than `most` files)."""
+def quiet_files(
+    project: Path, address: str, own: str, nearer: Iterable[str] = (), most: int = 2000
+) -> list[bytes] | None:
+    """The tracked files an article at `address` can govern (project-relative), but for those in
+    the folders of the `nearer` articles below it, when each of them and the article's own file
+    `own` match HEAD, the index and the disk by stat, and no untracked file lies among them;
+    None when any of that is not sure (or more than `most` files)."""
     args = ("--show-toplevel", "--show-prefix", "--git-path", "index", "--git-dir")
     out = gitrun.run(project, "rev-parse", *args)
     lines = os.fsdecode(out).split("\n") if out else []
@@ -35,20 +40,20 @@ def quiet_files(project: Path, address: str, own: str, most: int = 2000) -> list
         return None
     parent, _, leaf = address.rpartition("/")
     base = os.fsencode(prefix + (parent + "/" if parent else ""))
+    skip = {os.fsencode(f"{prefix}{a}/") for a in nearer if a.startswith(address + "/")}
     try:
         with open(index, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             racy = os.fstat(fh.fileno()).st_mtime_ns
-            entries = _entries(data, base + os.fsencode(leaf), base, leaf, most)
+            entries = _entries(data, base + os.fsencode(leaf), base, leaf, most, skip)
             mine = _entries(data, os.fsencode(prefix + own), b"", "", 1, exact=True)
     except (OSError, ValueError):
         return None
     if entries is None or not mine or any(not _settled(top, e, racy) for e in (*entries, *mine)):
         return None
     paths = {e[0] for e in entries}
-    if not _no_strangers(top, base, leaf, paths, most):
+    if not _no_strangers(top, base, leaf, paths, most, skip):
         return None
-    names = {p[: len(base)] + p[len(base) :].split(b"/")[0] for p in paths} | {mine[0][0]}
-    if not _as_committed(project, names, {e[0]: e[1:3] for e in (*entries, *mine)}):
+    if not _as_committed(project, {e[0]: e[1:3] for e in (*entries, *mine)}):
         return None
     return sorted(p[len(prefix) :] for p in paths) if prefix else sorted(paths)
 
@@ -57,10 +62,17 @@ Entry = tuple[bytes, int, bytes, tuple[int, ...]]  # path, mode, object id, stat
 
 
 def _entries(
-    data: mmap.mmap, start: bytes, base: bytes, leaf: str, most: int, exact: bool = False
+    data: mmap.mmap,
+    start: bytes,
+    base: bytes,
+    leaf: str,
+    most: int,
+    skip: set[bytes] = set(),  # noqa: B006 - never changed
+    exact: bool = False,
 ) -> list[Entry] | None:
     """The entries whose paths begin with `start` (equal it, if `exact`) and name a file the
-    article governs; None when one is unusual or there are more than `most`."""
+    article governs, those in a folder of `skip` passed over by bisection; None when one is
+    unusual or there are more than `most`."""
     if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
         return None
     pos, out = _first_at_or_after(data, start), list[Entry]()
@@ -68,6 +80,12 @@ def _entries(
         path, end, fields, oid, flags = parsed
         if not path.startswith(start) or (exact and path != start):
             break
+        folder = path[: path.rfind(b"/") + 1]
+        while folder and folder not in skip:
+            folder = folder[: folder.rfind(b"/", 0, -1) + 1]
+        if folder:  # below a nearer article: all of its folder at once
+            pos = _first_at_or_after(data, after(folder), pos)
+            continue
         pos = end
         name = path[len(base) :].split(b"/")[0].decode("utf-8", "surrogateescape")
         if not exact and not may_name(name, leaf):
@@ -96,11 +114,12 @@ def _entry_at(data: mmap.mmap, pos: int) -> tuple[bytes, int, tuple[int, ...], b
     return data[name_at:nul], (nul - pos + 8 & ~7) + pos, tuple(fields), oid, flags | extra
 
 
-def _first_at_or_after(data: mmap.mmap, start: bytes) -> int | None:
+def _first_at_or_after(data: mmap.mmap, start: bytes, lo: int = _HEADER) -> int | None:
     """The byte offset of the first entry whose path sorts at or after `start`: entries begin at
     offsets of 4 mod 8 (8-byte padded after a 12-byte header), so from any offset the next
-    two entries that parse re-synchronise a bisection over the bytes."""
-    lo, hi = _HEADER, len(data)
+    two entries that parse re-synchronise a bisection over the bytes (from `lo`, an entry
+    sorting before `start`)."""
+    hi = len(data)
     if _entry_at(data, lo) is None:
         return None
     while hi - lo > 512:
@@ -160,9 +179,12 @@ def _settled(top: str, entry: Entry, index_ns: int) -> bool:
     )
 
 
-def _no_strangers(top: str, base: bytes, leaf: str, tracked: set[bytes], most: int) -> bool:
-    """Whether every file on disk the article can govern is tracked (an untracked one may be
-    ignored or not: git says), walking at most `most` of them, symlinks not followed."""
+def _no_strangers(
+    top: str, base: bytes, leaf: str, tracked: set[bytes], most: int, skip: set[bytes]
+) -> bool:
+    """Whether every file on disk the article can govern, but in the folders `skip`, is tracked
+    (an untracked one may be ignored or not: git says), walking at most `most` of them,
+    symlinks not followed."""
     root = os.fsencode(top) + b"/"
     try:
         todo = [base + n for n in os.listdir(root + base) if may_name(os.fsdecode(n), leaf)]
@@ -171,6 +193,8 @@ def _no_strangers(top: str, base: bytes, leaf: str, tracked: set[bytes], most: i
     seen = 0
     while todo:
         rel = todo.pop()
+        if rel + b"/" in skip:
+            continue
         if os.path.isdir(root + rel) and not os.path.islink(root + rel):
             try:
                 todo.extend(rel + b"/" + n for n in os.listdir(root + rel))
@@ -183,10 +207,11 @@ def _no_strangers(top: str, base: bytes, leaf: str, tracked: set[bytes], most: i
     return True
 
 
-def _as_committed(project: Path, names: set[bytes], entries: dict[bytes, tuple]) -> bool:
-    """Whether HEAD holds exactly these entries (mode, object id) under `names` (nothing staged)."""
-    specs = [":(literal)" + os.fsdecode(n) for n in sorted(names)]
-    out = gitrun.run(project, "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *specs)
+def _as_committed(project: Path, entries: dict[bytes, tuple]) -> bool:
+    """Whether HEAD holds each of these paths as the index does (mode, object id): nothing
+    staged. A path HEAD holds and the index not (a staged deletion) is no file on disk to govern."""
+    specs = [":(literal)" + os.fsdecode(n) for n in sorted(entries)]
+    out = gitrun.run(project, "ls-tree", "-z", "--full-tree", "HEAD", "--", *specs)
     if out is None:
         return False
     committed: dict[bytes, tuple] = {}

@@ -324,15 +324,19 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     paths = [*scope_pathspecs(address), *theirs(store, address)]  # git's questions, if asked
     if not os.path.isabs(own):  # a store outside the project: git refuses its files
         paths.append(f":(literal){own}")
-    if times is None and (quiet := indexprobe.quiet_files(store.project, address, own)) is not None:
+    below = store.below(address)  # the nearer articles take their folders' files
+    quiet = (
+        None if times is not None else indexprobe.quiet_files(store.project, address, own, below)
+    )
+    if quiet is not None:
         times = ChangeTimes(store.project, status_paths=paths, only=[address, own], quiet=True)
         assets = Assets(store.project, store.root, address, listed=quiet)
-        return evidence_one(store, address, assets, times, store.below(address))
-    listed: list[tuple[Assets, set[str]] | Exception] = []
+        return evidence_one(store, address, assets, times, below)
+    listed: list[Assets | Exception] = []
 
     def listing() -> None:  # while git status reads the same index (two cores)
         try:
-            listed.append((Assets(store.project, store.root, address), store.below(address)))
+            listed.append(Assets(store.project, store.root, address))
         except Exception as exc:  # noqa: BLE001 - raised below, in the caller's thread
             listed.append(exc)
 
@@ -343,4 +347,4 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
     lister.join()
     if isinstance(found := listed[0], Exception):
         raise found
-    return evidence_one(store, address, found[0], times, found[1])
+    return evidence_one(store, address, found, times, below)
