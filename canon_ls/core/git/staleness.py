@@ -329,7 +329,9 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         None if times is not None else indexprobe.quiet_files(store.project, address, own, below)
     )
     if quiet is not None:
-        times = ChangeTimes(store.project, status_paths=paths, only=[address, own], quiet=True)
+        exact = [f":(literal){p}" for p in (*map(os.fsdecode, quiet), own)]  # a folder's own few
+        scoped = exact if len(quiet) <= 64 else paths  # what a `git log` with no cache asks
+        times = ChangeTimes(store.project, status_paths=scoped, only=[address, own], quiet=True)
         assets = Assets(store.project, store.root, address, listed=quiet)
         return evidence_one(store, address, assets, times, below)
     listed: list[Assets | Exception] = []
