@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from canon_ls.core import tool
 from canon_ls.core.storage import article as art
+from canon_ls.core.storage import fsio
+from canon_ls.core.storage import journal as jrn
 from canon_ls.core.storage.store import Store, sanitise_slug, slug_from_body
 from tests.conftest import TODAY
 
@@ -250,3 +254,23 @@ def test_spec_12_an_article_write_is_synced_with_its_directory(
         path = project / ".canon/articles/src/core/config.md"
         assert _identity(path) in synced, capsule
         assert _identity(path.parent) in synced, capsule
+
+
+def test_spec_6_a_journal_entry_tries_only_the_names_it_needs(tmp_path: Path) -> None:
+    """An entry takes the first free name of <date>-<slug>.md, -2, -3, …; the candidates are
+    drawn one at a time (a tuple of all 100k candidate names cost 16 ms per entry)."""
+    drawn: list[str] = []
+
+    def candidates() -> Iterator[str]:
+        for name in jrn.names("2026-12-05", "step"):
+            drawn.append(name)
+            yield name
+
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert fsio.link_new_in(fd, candidates(), b"one") == "2026-12-05-step.md"
+        drawn.clear()
+        assert fsio.link_new_in(fd, candidates(), b"two") == "2026-12-05-step-2.md"
+    finally:
+        os.close(fd)
+    assert drawn == ["2026-12-05-step.md", "2026-12-05-step-2.md"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import re
 import stat
@@ -325,7 +326,7 @@ def link_new_in(dir_fd: int, names: Iterator[str], data: bytes, mode: int = 0o64
     first = next(names)
     tmp = _write_temp(dir_fd, first, data, mode, durable=True)
     try:
-        for name in (first, *names):
+        for name in itertools.chain((first,), names):  # lazily: a tuple made 100k names
             try:
                 os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
             except FileExistsError:
