@@ -484,3 +484,41 @@ def test_spec_9_1_a_first_read_of_a_folder_article_logs_its_own_files_not_its_fo
         file.unlink()
     assert read(repo.root, "src/feed/util.py") == text
     assert text == _with_git_only(repo.root, monkeypatch)["src/feed/util.py"]
+
+
+def test_spec_9_1_a_smudged_entry_is_no_quiet_answer(tmp_path: Path) -> None:
+    """Git writes a size of 0 over an entry it found racily clean ("smudged"), and then reads the
+    file whatever its stat says, unless the entry is the empty blob: so does the probe."""
+    empty = tmp_path / "empty.py"
+    empty.write_bytes(b"")
+    st = os.lstat(empty)
+    fields = (
+        *divmod(st.st_ctime_ns, 10**9),
+        *divmod(st.st_mtime_ns, 10**9),
+        st.st_dev,
+        st.st_ino & 0xFFFFFFFF,
+        0o100644,
+        st.st_uid,
+        st.st_gid,
+        0,
+    )
+    later = st.st_mtime_ns + 10**9
+    empty_blob = bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+    other_blob = bytes(20)
+    assert indexprobe._settled(str(tmp_path), (b"empty.py", 0o100644, empty_blob, fields), later)
+    assert not indexprobe._settled(
+        str(tmp_path), (b"empty.py", 0o100644, other_blob, fields), later
+    )
+
+
+def test_spec_9_1_a_sha256_repository_goes_to_git(tmp_path: Path) -> None:
+    """Its index entries carry 32-byte object ids, which the probe does not read."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main", "--object-format=sha256")
+    for rel in ("src/a.py", "own.md"):
+        write(root, rel, rel)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Files")
+    _settle(root)
+    assert indexprobe.quiet_files(root, "src/a", "own.md") is None

@@ -21,6 +21,7 @@ _FILE_MODES = frozenset({0o100644, 0o100755, 0o120000})
 _ENTRY = struct.Struct(">10I20sH")  # ctime s ns, mtime s ns, dev, ino, mode, uid, gid, size
 _UNSURE_FLAGS = 0x8000 | 0x3000  # assume-valid, or a merge stage
 _HEADER = 12
+_EMPTY_BLOB = bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 
 
 def quiet_files(
@@ -31,9 +32,9 @@ def quiet_files(
     `own` match HEAD, the index and the disk by stat, and no untracked file lies among them;
     None when any of that is not sure (or more than `most` files)."""
     args = ("--show-toplevel", "--show-prefix", "--git-path", "index", "--git-dir")
-    out = gitrun.run(project, "rev-parse", *args)
+    out = gitrun.run(project, "rev-parse", *args, "--show-object-format")
     lines = os.fsdecode(out).split("\n") if out else []
-    if len(lines) < 4 or os.path.isabs(own):
+    if len(lines) < 5 or lines[4] != "sha1" or os.path.isabs(own):  # (20-byte ids in entries)
         return None
     (top, prefix), (index, git_dir) = lines[:2], (Path(project, x) for x in lines[2:4])
     if (git_dir / "info" / "sparse-checkout").exists() or any(git_dir.glob("sharedindex.*")):
@@ -153,8 +154,9 @@ def _sync(data: mmap.mmap, at: int, hi: int) -> int | None:
 
 def _settled(top: str, entry: Entry, index_ns: int) -> bool:
     """Whether git would take the file as unchanged from its stat alone: every field as recorded
-    and the file older than the index (else git re-reads it: racily clean)."""
-    path, _, _, f = entry
+    and the file older than the index (else git re-reads it: racily clean), and a recorded size
+    of 0 only for the empty blob (git writes 0 over a racily clean entry's size: "smudged")."""
+    path, _, oid, f = entry
     try:
         st = os.lstat(os.path.join(top, os.fsdecode(path)))
     except OSError:
@@ -176,6 +178,7 @@ def _settled(top: str, entry: Entry, index_ns: int) -> bool:
         and stat.S_IFMT(st.st_mode) == kind
         and (kind == stat.S_IFLNK or bool(st.st_mode & 0o100) == bool(f[6] & 0o100))
         and f[2] * 10**9 + f[3] < index_ns
+        and (f[9] != 0 or oid == _EMPTY_BLOB)
     )
 
 
