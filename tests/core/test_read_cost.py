@@ -8,6 +8,7 @@ and a damaged cache file costs a full read, never a wrong answer."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,33 @@ def test_spec_6_a_read_when_no_entry_came_or_went_lists_no_journal(
     assert not [p for p in listed if Path(p) == journal], listed
 
 
+def test_spec_6_a_new_entry_costs_the_shards_it_falls_in_not_all(
+    project: Path, journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry another tool added moves the journal folder's key: the next read lists the
+    names, reads the new entry, and loads and rewrites only the shards of its own subject and
+    the new entry's (2 of 16), not all 5 MB of them at 25k entries; every subject stays right."""
+    expected, _ = read(project)
+    (journal / "2099-01-01-pi.md").write_text("---\nsubject: [src/b]\n---\nBy pi.\n", "utf-8")
+    loaded: list[str] = []
+    real = cache.read_sealed
+
+    def read_sealed(file: Path) -> object:
+        loaded.append(Path(file).name)
+        return real(file)
+
+    with monkeypatch.context() as m:
+        m.setattr(cache, "read_sealed", read_sealed)
+        text, store = read(project)
+    shards = [n for n in loaded if re.search(r"-subjects\.\d+\.bin$", n)]
+    assert text == expected and parsed(store) == 1 and 1 <= len(shards) <= 2, loaded
+    assert Store(project).journal_names("src/b") == ["2099-01-01-pi.md"]
+    assert read(project)[0] == expected
+    with monkeypatch.context() as m:
+        m.setenv("CANON_NO_CACHE", "1")
+        assert Store(project).journal_names("src/b") == ["2099-01-01-pi.md"]
+
+
 @pytest.mark.parametrize("part", ["", ".known", ".shard"])
 @pytest.mark.parametrize("damage", ["flipped", "cut", "garbage", "foreign"])
 def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
@@ -134,7 +162,7 @@ def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
     (journal / "2099-01-01-pi.md").write_text("---\nsubject: [src/b]\n---\nBy pi.\n", "utf-8")
     text, store = read(project)
     assert text == expected
-    assert parsed(store) == N + 1  # read again from the files
+    assert parsed(store) >= N + 1  # read again from the files (the new one maybe twice)
 
 
 def test_spec_6_search_of_the_journal_reads_bodies_of_cached_entries(

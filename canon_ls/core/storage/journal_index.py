@@ -30,6 +30,9 @@ def _name(row: str) -> str:
     return row.rpartition("\1")[2]
 
 
+_SHARDS = tuple(f".{i}" for i in range(16))  # the subjects files' shards, by subject
+
+
 class JournalIndex:
     """One journal directory: its entries, their bodies, the by-subject grouping and search."""
 
@@ -228,68 +231,97 @@ class JournalIndex:
     def _quick_names(self, address: str) -> list[str] | None:
         """names() from the sealed subjects files (each subject's entries in journal order, in 16
         shards by subject) and, unless the directory's settled key is the one they were saved at,
-        one listing of names: only entries added since are read (a read about one article at 25k
-        entries reads no other; without the files, every one). None: blocked or unreadable."""
+        one listing of names: only entries added since are read, and only the shards they and
+        `address` fall in (a read about one article at 25k entries reads no other; without the
+        files, every one). None: blocked or unreadable."""
         dir_key, held = self._key(), self._held
         if held is not None and dir_key == held[0] and freshness.settled(held[0]):
             return [_name(r) for r in held[1].get(address, "").split("\n") if r]  # a server
         try:
-            stamp, where, saved_key, token = cache.read_sealed(self._subjects_file())
+            stamp, where, saved_key, marks = cache.read_sealed(self._subjects_file())
             if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
                 raise ValueError(where)
             if dir_key is not None and saved_key == dir_key and freshness.settled(dir_key):
-                mark, part = cache.read_sealed(
-                    self._subjects_file(self._shard(address))
-                )  # no entry came or went
-                if mark == token:
-                    return [_name(r) for r in part.get(address, "").split("\n") if r]
+                part = self._shards({self._shard(address)}, marks)  # no entry came or went
+                return [_name(r) for r in part.get(address, "").split("\n") if r]
             mark, known = cache.read_sealed(self._subjects_file(".known"))
-            grouped: dict[str, str] = {}
-            for i in range(16):
-                shard_mark, part = cache.read_sealed(self._subjects_file(f".{i}"))
-                if (mark, shard_mark) != (token, token):
-                    raise ValueError(i)
-                grouped.update(part)
-        except (OSError, ValueError, TypeError, EOFError):
-            known, grouped, saved_key = "", {}, None  # none, damaged or another's: all are read
+            if mark != marks[".known"]:
+                raise ValueError(mark)
+            return self._regroup(address, dir_key, known, marks, saved_key)
+        except (OSError, ValueError, TypeError, EOFError, KeyError):
+            return self._regroup(address, dir_key, "", None, None)  # none, damaged or another's
+
+    def _shards(self, suffixes: Iterable[str], marks: dict[str, str]) -> dict[str, str]:
+        """The rows of the subjects in these shards; ValueError when one is not the save the
+        head names (damaged, or another process's save under way)."""
+        grouped: dict[str, str] = {}
+        for suffix in suffixes:
+            mark, part = cache.read_sealed(self._subjects_file(suffix))
+            if mark != marks[suffix]:
+                raise ValueError(suffix)
+            grouped.update(part)
+        return grouped
+
+    def _regroup(
+        self,
+        address: str,
+        dir_key: freshness.Key | None,
+        known_names: str,
+        marks: dict[str, str] | None,
+        saved_key: freshness.Key | None,
+    ) -> list[str] | None:
+        """_quick_names past its fast path: `known_names` and `marks` from the files (None: every
+        entry is read)."""
         try:
             listed = set() if self._blocked() else set(os.listdir(self.directory))
         except OSError:
             return None
         listed = {n for n in listed if n.endswith(".md")}
-        known, now, settled = set(known.split("\0")) - {""}, time.time_ns(), bool(listed)
+        known, now, settled = set(known_names.split("\0")) - {""}, time.time_ns(), bool(listed)
         gone, added, inside = known - listed, listed - known, os.path.realpath(self.directory)
-        for subject, rows in grouped.items() if gone else ():
-            grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
+        entries = []
         for name in sorted(added):
             k = freshness.key_of(self.directory / name)
             if k is None or (got := self._read(name, k, inside)) is None:
                 return None
             settled = settled and freshness.settled(k, now)  # else kept for this answer only
-            for subject in got[0].subject:
-                merged = sorted([_row(got[0]), *filter(None, grouped.get(subject, "").split("\n"))])
+            entries.append(got[0])
+        wanted = set(_SHARDS) if gone or marks is None else {self._shard(address)}
+        wanted |= {self._shard(s) for e in entries for s in e.subject}
+        grouped = self._shards(wanted, marks) if marks is not None else {}
+        for subject, rows in grouped.items() if gone else ():
+            grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
+        for entry in entries:
+            for subject in entry.subject:
+                merged = sorted([_row(entry), *filter(None, grouped.get(subject, "").split("\n"))])
                 grouped[subject] = "\n".join(reversed(merged))
         sure = settled and dir_key is not None and freshness.settled(dir_key, now)
         if sure and (gone or added or saved_key != dir_key) and len(listed) >= self.MIN_ENTRIES:
-            self._save_subjects(listed, grouped, dir_key)
-        self._held = (dir_key, grouped) if settled and dir_key else None
+            self._save_subjects(listed, grouped, dir_key, wanted, marks or {})
+        whole = len(wanted) == len(_SHARDS)  # (else only some subjects are held here)
+        self._held = (dir_key, grouped) if settled and dir_key and whole else None
         return [_name(r) for r in grouped.get(address, "").split("\n") if r]
 
     def _save_subjects(
-        self, known: Iterable[str], grouped: dict[str, str], key: freshness.Key | None
+        self,
+        known: Iterable[str],
+        grouped: dict[str, str],
+        key: freshness.Key | None,
+        written: set[str],
+        marks: dict[str, str],
     ) -> None:
-        """The shards and the names first, then the head naming them (a reader checks the mark)."""
-        mark, shards = (
-            f"{time.time_ns()}-{os.getpid()}",
-            {f".{i}": dict[str, str]() for i in range(16)},
-        )
+        """The shards `written` (`grouped` holds their subjects) and the names first, then the
+        head naming each file's save (a reader checks the marks)."""
+        mark = f"{time.time_ns()}-{os.getpid()}"
+        shards: dict[str, dict[str, str]] = {suffix: {} for suffix in written}
         for subject, rows in grouped.items():
             shards[self._shard(subject)][subject] = rows
         for suffix, part in shards.items():
             cache.write_sealed(self._subjects_file(suffix), (mark, part))
         cache.write_sealed(self._subjects_file(".known"), (mark, "\0".join(known)))
+        marks = {**marks, **dict.fromkeys([*written, ".known"], mark)}
         stamp = cache.fingerprint(self._SOURCES)
-        cache.write_sealed(self._subjects_file(), (stamp, str(self.directory), key, mark))
+        cache.write_sealed(self._subjects_file(), (stamp, str(self.directory), key, marks))
 
     def group_steps(self, step: int) -> Iterator[int]:
         """Build the by-subject grouping of `names`, yielding every `step` entries (one sort of 25k
