@@ -343,9 +343,7 @@ UNSURE = {
     "skip-worktree": lambda root: git(root, "update-index", "--skip-worktree", "src/feed/fetch.py"),
     "index v4": lambda root: git(root, "update-index", "--index-version", "4"),
     "split index": lambda root: git(root, "update-index", "--split-index"),
-    "article edited": lambda root: write(
-        root, ".canon/articles/src/feed/fetch.md", "---\ncapsule: Now.\nupdated: 2026-10-21\n---\n"
-    ),
+    "article edited": MOVES["article"],
 }
 
 
