@@ -520,3 +520,23 @@ def test_spec_9_1_a_sha256_repository_goes_to_git(tmp_path: Path) -> None:
     git(root, "commit", "-qm", "Files")
     _settle(root)
     assert indexprobe.quiet_files(root, "src/a", "own.md") is None
+
+
+def test_spec_9_1_a_history_saved_in_fewer_chunks_leaves_no_old_ones(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history cache's chunk files beyond the ones its head names are removed when it is
+    saved again (a repository that shrank, or a larger chunk size): none is left behind."""
+    monkeypatch.setattr(changes, "CHUNK_ROWS", 1)
+    status_line(Store(repo.root))
+    cache_dir = repo.root.parent / "cache"
+    assert len(list(cache_dir.rglob("changes-*.*.bin"))) > 4
+    monkeypatch.setattr(changes, "CHUNK_ROWS", 4096)
+    _commit(repo.root)
+    status_line(Store(repo.root))
+    assert [f.name.split(".")[1] for f in cache_dir.rglob("changes-*.*.bin")] == ["0"]
+    for file in cache_dir.rglob("evidence-*"):
+        file.unlink()
+    assert {p: read(repo.root, p) for p in PATHS} == {
+        p: uncached(repo.root, p, monkeypatch) for p in PATHS
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -308,6 +309,9 @@ class ChangeTimes:
             cache.write_sealed(file.with_suffix(f".{i}.bin"), chunk)
         commits = [tuple(c) for c in h.commits]
         cache.write_sealed(file, (self.VERSION, self.head, commits, h.gone, firsts))
+        for i in range(len(firsts), CHUNKS):  # a larger history's chunks, named by no head now
+            with contextlib.suppress(OSError):
+                file.with_suffix(f".{i}.bin").unlink(missing_ok=True)
 
     def committed(self) -> dict[str, float]:
         """Path -> committer time of the last commit touching it (tracked paths at HEAD)."""
