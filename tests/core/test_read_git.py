@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -266,6 +267,12 @@ def test_spec_9_1_a_store_outside_the_project_reads_its_commits(repo: Repo, tmp_
     assert reads() == texts
 
 
+def quiet(root: Path, address: str, own: str, nearer: Iterable[str] = ()) -> list[bytes] | None:
+    """The files of the index probe's answer (None: it left the question to git)."""
+    found = indexprobe.quiet_files(root, address, own, nearer)
+    return None if found is None else found.files
+
+
 def _settle(root: Path) -> None:
     """Every file older than the index git writes next (as in any checkout a minute old)."""
     for rel in git(root, "ls-files").splitlines():
@@ -300,6 +307,7 @@ def test_spec_9_1_a_read_of_files_as_committed_runs_neither_git_status_nor_ls_fi
     text = read(repo.root, "src/feed/fetch.py")
     asked = _asked(repo)
     assert asked and not [c for c in asked if " status " in f" {c} " or "ls-files" in c], asked
+    assert len([c for c in asked if "rev-parse" in c]) == 1, asked  # the probe's, passed on
     assert "stale: 3 commits in 39 days" in text
     gits(repo)
     assert "1 file changed uncommitted" in read(repo.root, "src/feed/util.py")
@@ -356,9 +364,9 @@ def test_spec_9_1_what_the_index_cannot_vouch_for_goes_to_git(
     exactly what git alone says."""
     _settle(repo.root)
     own = ".canon/articles/src/feed/fetch.md"
-    assert indexprobe.quiet_files(repo.root, "src/feed/fetch", own) == [b"src/feed/fetch.py"]
+    assert quiet(repo.root, "src/feed/fetch", own) == [b"src/feed/fetch.py"]
     UNSURE[case](repo.root)
-    assert indexprobe.quiet_files(repo.root, "src/feed/fetch", own) is None
+    assert quiet(repo.root, "src/feed/fetch", own) is None
     assert {path: read(repo.root, path) for path in PATHS} == _with_git_only(repo.root, monkeypatch)
 
 
@@ -395,7 +403,7 @@ def test_spec_9_1_the_index_is_searched_by_bisection_exactly(tmp_path: Path) -> 
             for p in listed.split("\0")
             if p and may_name(p[len(parent) + 1 if parent else 0 :].split("/")[0], leaf)
         )
-        assert indexprobe.quiet_files(root, address, "a.b") == wanted, address
+        assert quiet(root, address, "a.b") == wanted, address
 
 
 def test_spec_9_1_the_index_is_read_for_a_project_below_the_work_trees_top(tmp_path: Path) -> None:
@@ -408,7 +416,7 @@ def test_spec_9_1_the_index_is_read_for_a_project_below_the_work_trees_top(tmp_p
     git(top, "add", "-A")
     git(top, "commit", "-qm", "Files")
     _settle(top)
-    assert indexprobe.quiet_files(top / "proj", "src/a", "own.md") == [b"src/a.py", b"src/a/one.py"]
+    assert quiet(top / "proj", "src/a", "own.md") == [b"src/a.py", b"src/a/one.py"]
 
 
 def test_spec_9_1_a_damaged_index_never_breaks_the_probe(tmp_path: Path) -> None:
@@ -433,7 +441,7 @@ def test_spec_9_1_a_damaged_index_never_breaks_the_probe(tmp_path: Path) -> None
         if i % 3 == 2:
             data[12:] = draw.randbytes(draw.randrange(20_000))
         (root / ".git/index").write_bytes(bytes(data))
-        assert indexprobe.quiet_files(root, "src/a", "own.md") in (None, [b"src/a.py"])
+        assert quiet(root, "src/a", "own.md") in (None, [b"src/a.py"])
 
 
 def test_spec_9_1_a_folder_article_asks_the_index_past_its_nearer_articles_folders(
@@ -450,18 +458,18 @@ def test_spec_9_1_a_folder_article_asks_the_index_past_its_nearer_articles_folde
     _settle(repo.root)
     own = ".canon/articles/src/feed.md"
     nearer = {"src/feed/fetch", "src/feed/parsers"}
-    assert indexprobe.quiet_files(repo.root, "src/feed", own, nearer) == [
+    assert quiet(repo.root, "src/feed", own, nearer) == [
         b"src/feed/fetch.py",  # (for the read to sort out: src/feed/fetch.md takes it)
         b"src/feed/parse.py",
         b"src/feed/util.py",
     ]
     write(repo.root, "src/feed/parsers/new.py", "x = 1\n")  # the nearer article's
-    assert indexprobe.quiet_files(repo.root, "src/feed", own, nearer) is not None
+    assert quiet(repo.root, "src/feed", own, nearer) is not None
     expected = _with_git_only(repo.root, monkeypatch)
     assert {path: read(repo.root, path) for path in PATHS} == expected
     write(repo.root, "src/feed/new.py", "x = 1\n")  # the folder article's own
-    assert indexprobe.quiet_files(repo.root, "src/feed", own, nearer) is None
-    assert indexprobe.quiet_files(repo.root, "src/feed", own) is None  # nothing skipped
+    assert quiet(repo.root, "src/feed", own, nearer) is None
+    assert quiet(repo.root, "src/feed", own) is None  # nothing skipped
 
 
 def test_spec_9_1_a_first_read_of_a_folder_article_logs_its_own_files_not_its_folder(
@@ -519,7 +527,7 @@ def test_spec_9_1_a_sha256_repository_goes_to_git(tmp_path: Path) -> None:
     git(root, "add", "-A")
     git(root, "commit", "-qm", "Files")
     _settle(root)
-    assert indexprobe.quiet_files(root, "src/a", "own.md") is None
+    assert quiet(root, "src/a", "own.md") is None
 
 
 def test_spec_9_1_a_history_saved_in_fewer_chunks_leaves_no_old_ones(

@@ -10,7 +10,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from canon_ls.core.git import gitrun
 from canon_ls.core.git.gitlog import (
@@ -22,6 +22,9 @@ from canon_ls.core.git.gitlog import (
 )
 from canon_ls.core.git.pathtable import Table, after, decode, encode
 from canon_ls.core.storage import cache
+
+if TYPE_CHECKING:
+    from canon_ls.core.git.indexprobe import Quiet
 
 __all__ = ["ChangeTimes", "Commit", "History", "log_args"]
 
@@ -125,13 +128,14 @@ class ChangeTimes:
         cache_dir: Path | None = None,
         status_paths: Iterable[str] | None = None,
         only: Sequence[str] | None = None,
-        quiet: bool = False,
+        quiet: Quiet | None = None,
     ) -> None:
         """`status_paths`: pathspecs of the only files a caller asks about (`git status` looks
         only there); `only`: the prefixes of those paths (one article's question): then the
         history holds only them, from the cache's chunks at HEAD or else `git log` of those
         pathspecs (never the whole pass); otherwise it is the whole project's, from its cache.
-        `quiet`: the caller knows they are as committed (core/git/indexprobe.py): no status."""
+        `quiet`: the index probe found them as committed (core/git/indexprobe.py): the first
+        refresh runs neither rev-parse nor status."""
         self.project = Path(project)
         self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
         self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
@@ -148,17 +152,22 @@ class ChangeTimes:
         """Bring committed times up to HEAD and re-read the set of dirty files (git status starts
         after rev-parse: a read lists its files meanwhile, core/git/staleness.py)."""
         self.started_ns = time.time_ns()  # dirty files are as they were from here on
-        top, head_out = gitrun.run_many(
-            self.project,
-            ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
-            ("rev-parse", "--verify", "-q", "HEAD"),
-        )
-        lines = [*decode(top or b"").split("\n"), "", ""]
+        quiet, self._quiet = self._quiet, None  # (once: a later refresh asks git)
+        head_out: bytes | None = None
+        if quiet is not None:
+            lines, head_out = ["true", quiet.prefix, quiet.index_path], quiet.head.encode()
+        else:
+            top, head_out = gitrun.run_many(
+                self.project,
+                ("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "index"),
+                ("rev-parse", "--verify", "-q", "HEAD"),
+            )
+            lines = [*decode(top or b"").split("\n"), "", ""]
         self.git = lines[0].strip() == "true"
         if not self.git:
             self.head, self._history, self._dirty = None, empty(), set()
             return
-        status = None if self._quiet else gitrun.start(
+        status = None if quiet is not None else gitrun.start(
             self.project, "status", "--porcelain=v1", "-z", "--no-renames",
             "--untracked-files=no", "--", *self._status_paths,
         )  # fmt: skip

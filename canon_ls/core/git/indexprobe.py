@@ -11,7 +11,9 @@ import os
 import stat
 import struct
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
+from typing import NamedTuple
 
 from canon_ls.core.git import gitrun
 from canon_ls.core.git.pathtable import after
@@ -24,17 +26,26 @@ _HEADER = 12
 _EMPTY_BLOB = bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 
 
+class Quiet(NamedTuple):
+    """The probe's answer, with what git said on the way (ChangeTimes need not ask again)."""
+
+    files: list[bytes]  # project-relative, sorted
+    prefix: str  # the project's path inside the work tree ('' at its top)
+    index_path: str  # as `git rev-parse --git-path index` gives it
+    head: str
+
+
 def quiet_files(
     project: Path, address: str, own: str, nearer: Iterable[str] = (), most: int = 2000
-) -> list[bytes] | None:
-    """The tracked files an article at `address` can govern (project-relative), but for those in
-    the folders of the `nearer` articles below it, when each of them and the article's own file
-    `own` match HEAD, the index and the disk by stat, and no untracked file lies among them;
-    None when any of that is not sure (or more than `most` files)."""
+) -> Quiet | None:
+    """The tracked files an article at `address` can govern, but for those in the folders of the
+    `nearer` articles below it, when each of them and the article's own file `own` match HEAD,
+    the index and the disk by stat, and no untracked file lies among them; None when any of that
+    is not sure (or more than `most` files)."""
     args = ("--show-toplevel", "--show-prefix", "--git-path", "index", "--git-dir")
-    out = gitrun.run(project, "rev-parse", *args, "--show-object-format")
+    out = gitrun.run(project, "rev-parse", *args, "--show-object-format", "HEAD")
     lines = os.fsdecode(out).split("\n") if out else []
-    if len(lines) < 5 or lines[4] != "sha1" or os.path.isabs(own):  # (20-byte ids in entries)
+    if len(lines) < 6 or lines[4] != "sha1" or os.path.isabs(own):  # (20-byte ids in entries)
         return None
     (top, prefix), (index, git_dir) = lines[:2], (Path(project, x) for x in lines[2:4])
     if (git_dir / "info" / "sparse-checkout").exists() or any(git_dir.glob("sharedindex.*")):
@@ -54,9 +65,10 @@ def quiet_files(
     paths = {e[0] for e in entries}
     if not _no_strangers(top, base, leaf, paths, most, skip):
         return None
-    if not _as_committed(project, {e[0]: e[1:3] for e in (*entries, *mine)}):
+    if not _as_committed(project, lines[5], {e[0]: e[1:3] for e in (*entries, *mine)}):
         return None
-    return sorted(p[len(prefix) :] for p in paths) if prefix else sorted(paths)
+    files = sorted(p[len(prefix) :] for p in paths) if prefix else sorted(paths)
+    return Quiet(files, prefix, lines[2], lines[5])
 
 
 Entry = tuple[bytes, int, bytes, tuple[int, ...]]  # path, mode, object id, stat fields
@@ -68,7 +80,7 @@ def _entries(
     base: bytes,
     leaf: str,
     most: int,
-    skip: set[bytes] = set(),  # noqa: B006 - never changed
+    skip: AbstractSet[bytes] = frozenset(),
     exact: bool = False,
 ) -> list[Entry] | None:
     """The entries whose paths begin with `start` (equal it, if `exact`) and name a file the
@@ -161,20 +173,11 @@ def _settled(top: str, entry: Entry, index_ns: int) -> bool:
         st = os.lstat(os.path.join(top, os.fsdecode(path)))
     except OSError:
         return False
-    c, m, low = divmod(st.st_ctime_ns, 10**9), divmod(st.st_mtime_ns, 10**9), 0xFFFFFFFF
-    seen = (
-        c[0] & low,
-        c[1],
-        m[0] & low,
-        m[1],
-        st.st_ino & low,
-        st.st_uid,
-        st.st_gid,
-        st.st_size & low,
-    )
+    c, m = divmod(st.st_ctime_ns, 10**9), divmod(st.st_mtime_ns, 10**9)
+    seen = [v & 0xFFFFFFFF for v in (*c, *m, st.st_ino, st.st_uid, st.st_gid, st.st_size)]
     kind = stat.S_IFLNK if f[6] == 0o120000 else stat.S_IFREG
     return (
-        seen == (f[0], f[1], f[2], f[3], f[5], f[7], f[8], f[9])
+        seen == [f[0], f[1], f[2], f[3], f[5], f[7], f[8], f[9]]
         and stat.S_IFMT(st.st_mode) == kind
         and (kind == stat.S_IFLNK or bool(st.st_mode & 0o100) == bool(f[6] & 0o100))
         and f[2] * 10**9 + f[3] < index_ns
@@ -183,7 +186,7 @@ def _settled(top: str, entry: Entry, index_ns: int) -> bool:
 
 
 def _no_strangers(
-    top: str, base: bytes, leaf: str, tracked: set[bytes], most: int, skip: set[bytes]
+    top: str, base: bytes, leaf: str, tracked: set[bytes], most: int, skip: AbstractSet[bytes]
 ) -> bool:
     """Whether every file on disk the article can govern, but in the folders `skip`, is tracked
     (an untracked one may be ignored or not: git says), walking at most `most` of them,
@@ -210,11 +213,12 @@ def _no_strangers(
     return True
 
 
-def _as_committed(project: Path, entries: dict[bytes, tuple]) -> bool:
-    """Whether HEAD holds each of these paths as the index does (mode, object id): nothing
-    staged. A path HEAD holds and the index not (a staged deletion) is no file on disk to govern."""
+def _as_committed(project: Path, head: str, entries: dict[bytes, tuple]) -> bool:
+    """Whether commit `head` (the HEAD the probe read) holds each of these paths as the index
+    does (mode, object id): nothing staged. A path it holds and the index not (a staged
+    deletion) is no file on disk to govern."""
     specs = [":(literal)" + os.fsdecode(n) for n in sorted(entries)]
-    out = gitrun.run(project, "ls-tree", "-z", "--full-tree", "HEAD", "--", *specs)
+    out = gitrun.run(project, "ls-tree", "-z", "--full-tree", head, "--", *specs)
     if out is None:
         return False
     committed: dict[bytes, tuple] = {}

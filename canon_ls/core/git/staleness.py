@@ -329,10 +329,10 @@ def evidence_for(store: Store, address: str, times: ChangeTimes | None = None) -
         None if times is not None else indexprobe.quiet_files(store.project, address, own, below)
     )
     if quiet is not None:
-        exact = [f":(literal){p}" for p in (*map(os.fsdecode, quiet), own)]  # a folder's own few
-        scoped = exact if len(quiet) <= 64 else paths  # what a `git log` with no cache asks
-        times = ChangeTimes(store.project, status_paths=scoped, only=[address, own], quiet=True)
-        assets = Assets(store.project, store.root, address, listed=quiet)
+        exact = [f":(literal){p}" for p in (*map(os.fsdecode, quiet.files), own)]  # its own few
+        scoped = exact if len(quiet.files) <= 64 else paths  # what a `git log` with no cache asks
+        times = ChangeTimes(store.project, status_paths=scoped, only=[address, own], quiet=quiet)
+        assets = Assets(store.project, store.root, address, listed=quiet.files)
         return evidence_one(store, address, assets, times, below)
     listed: list[Assets | Exception] = []
 
