@@ -148,7 +148,7 @@ def test_spec_6_a_damaged_journal_cache_costs_time_never_a_wrong_answer(
     file = cache.cache_file(project / ".canon", project, "journal")
     assert file is not None
     if part == ".shard":
-        part = ji.JournalIndex._shard(ji.JournalIndex.__new__(ji.JournalIndex), "src/a")
+        part = ji.shard_of("src/a")
     subjects = file.with_name(file.stem + f"-subjects{part}.bin")  # each subject's entries
     data = subjects.read_bytes()
     subjects.write_bytes(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from canon_ls.core.storage import cache, freshness, fsio
 from canon_ls.core.storage import journal as jrn
 from canon_ls.core.storage.address import OutsideStore
+from canon_ls.core.storage.freshness import Key
 from canon_ls.core.storage.journal import JournalEntry
 
 if TYPE_CHECKING:  # imported when the journal is first searched
@@ -31,6 +32,12 @@ def _name(row: str) -> str:
 
 
 _SHARDS = tuple(f".{i}" for i in range(16))  # the subjects files' shards, by subject
+Saved = tuple[str, dict[str, str], Key] | None  # the subjects files' names, marks, key
+
+
+def shard_of(subject: str) -> str:
+    """The suffix of the subjects file holding `subject`'s rows."""
+    return _SHARDS[zlib.crc32(subject.encode("utf-8", "replace")) % len(_SHARDS)]
 
 
 class JournalIndex:
@@ -56,11 +63,11 @@ class JournalIndex:
         self._by_subject: dict[str, list[str]] | None = None  # address -> names, newest first
         self._changes = 0  # entries read or dropped so far (a grouping built meanwhile is old)
         self._text: dict[str, str] = {}
-        self._keys: dict[str, freshness.Key] = {}  # each entry's stat key when it was read
+        self._keys: dict[str, Key] = {}  # each entry's stat key when it was read
         self._search: SearchIndex | None = None
-        self._dir_key: freshness.Key | None = None
-        self._count: tuple[freshness.Key | None, int] = (None, 0)  # (dir key, entries)
-        self._held: tuple[freshness.Key, dict[str, str]] | None = None  # the subjects file's
+        self._dir_key: Key | None = None
+        self._count: tuple[Key | None, int] = (None, 0)  # (dir key, entries)
+        self._held: tuple[Key, dict[str, str]] | None = None  # the subjects file's
 
     def invalidate(self) -> None:
         """The next look-up re-checks every entry (Store.refresh, a watcher's event)."""
@@ -80,7 +87,7 @@ class JournalIndex:
         recent = dir_key is not None and not freshness.settled(dir_key)
         self._dir_key = None
         now = time.time_ns()
-        found: dict[str, freshness.Key] = {}
+        found: dict[str, Key] = {}
         saved = self._restore() if self._file is not None and not self._entries else None
         if saved is not None and saved[0] == dir_key and not recent:
             found = {name: k for name, (k, _) in saved[1].items()}  # the directory is unchanged
@@ -123,7 +130,7 @@ class JournalIndex:
         if self._file and (gone or self.parsed > parsed) and len(found) >= self.MIN_ENTRIES:
             self._save(now, self._dir_key)
 
-    def _read(self, name: str, k: freshness.Key, inside: str) -> tuple[JournalEntry, str] | None:
+    def _read(self, name: str, k: Key, inside: str) -> tuple[JournalEntry, str] | None:
         """An entry and its body from its file (None when it cannot be read)."""
         path = self.directory / name
         try:
@@ -133,7 +140,7 @@ class JournalIndex:
         self.parsed += 1
         return jrn.entry_of(name, path, data, k[0], k[1])
 
-    def _restore(self) -> tuple[freshness.Key | None, dict[str, tuple[freshness.Key, tuple]]]:
+    def _restore(self) -> tuple[Key | None, dict[str, tuple[Key, tuple]]]:
         """(the directory's key when saved, name -> (stat key, fields)) from the cache file:
         entries settled when it was written, nothing from a file damaged or not ours."""
         try:
@@ -146,7 +153,7 @@ class JournalIndex:
             pass
         return None, {}
 
-    def _save(self, now: int, dir_key: freshness.Key | None) -> None:
+    def _save(self, now: int, dir_key: Key | None) -> None:
         """Write the settled entries read for the next process, and the directory's key when every
         entry is in (the next process then lists nothing); never raises."""
         limit = now - freshness.RACY_NS
@@ -160,7 +167,7 @@ class JournalIndex:
             data = (cache.fingerprint(self._SOURCES), str(self.directory), whole, saved)
             cache.write_sealed(self._file, data)
 
-    def _key(self) -> freshness.Key | None:
+    def _key(self) -> Key | None:
         """What a new, removed or renamed entry changes: the directory's stat key (its
         mtime), trusted once settled by core's one racy rule."""
         try:
@@ -168,7 +175,7 @@ class JournalIndex:
         except OSError:
             return None
 
-    def _listing_steps(self, now: int, found: dict[str, freshness.Key], step: int) -> Iterator[int]:
+    def _listing_steps(self, now: int, found: dict[str, Key], step: int) -> Iterator[int]:
         """Entry file name -> stat key into `found`, yielding after every `step` entries (a stat
         each: 25k entries took 0.14 s in one go); the tool's own old temp files are swept."""
         if self._blocked():
@@ -225,9 +232,6 @@ class JournalIndex:
     def _subjects_file(self, part: str = "") -> Path:
         return Path(str(self._file).removesuffix(".bin") + f"-subjects{part}.bin")
 
-    def _shard(self, subject: str) -> str:
-        return f".{zlib.crc32(subject.encode('utf-8', 'replace')) % 16}"
-
     def _quick_names(self, address: str) -> list[str] | None:
         """names() from the sealed subjects files (each subject's entries in journal order, in 16
         shards by subject) and, unless the directory's settled key is the one they were saved at,
@@ -242,14 +246,14 @@ class JournalIndex:
             if (stamp, where) != (cache.fingerprint(self._SOURCES), str(self.directory)):
                 raise ValueError(where)
             if dir_key is not None and saved_key == dir_key and freshness.settled(dir_key):
-                part = self._shards({self._shard(address)}, marks)  # no entry came or went
+                part = self._shards({shard_of(address)}, marks)  # no entry came or went
                 return [_name(r) for r in part.get(address, "").split("\n") if r]
             mark, known = cache.read_sealed(self._subjects_file(".known"))
             if mark != marks[".known"]:
                 raise ValueError(mark)
-            return self._regroup(address, dir_key, known, marks, saved_key)
+            return self._regroup(address, dir_key, (known, marks, saved_key))
         except (OSError, ValueError, TypeError, EOFError, KeyError):
-            return self._regroup(address, dir_key, "", None, None)  # none, damaged or another's
+            return self._regroup(address, dir_key, None)  # none, damaged or another's
 
     def _shards(self, suffixes: Iterable[str], marks: dict[str, str]) -> dict[str, str]:
         """The rows of the subjects in these shards; ValueError when one is not the save the
@@ -262,16 +266,10 @@ class JournalIndex:
             grouped.update(part)
         return grouped
 
-    def _regroup(
-        self,
-        address: str,
-        dir_key: freshness.Key | None,
-        known_names: str,
-        marks: dict[str, str] | None,
-        saved_key: freshness.Key | None,
-    ) -> list[str] | None:
-        """_quick_names past its fast path: `known_names` and `marks` from the files (None: every
-        entry is read)."""
+    def _regroup(self, address: str, dir_key: Key | None, saved: Saved) -> list[str] | None:
+        """_quick_names past its fast path: `saved` (known names, marks, key) from the files, or
+        None: every entry is read."""
+        known_names, marks, saved_key = saved or ("", None, None)
         try:
             listed = set() if self._blocked() else set(os.listdir(self.directory))
         except OSError:
@@ -286,8 +284,8 @@ class JournalIndex:
                 return None
             settled = settled and freshness.settled(k, now)  # else kept for this answer only
             entries.append(got[0])
-        wanted = set(_SHARDS) if gone or marks is None else {self._shard(address)}
-        wanted |= {self._shard(s) for e in entries for s in e.subject}
+        wanted = set(_SHARDS) if gone or marks is None else {shard_of(address)}
+        wanted |= {shard_of(s) for e in entries for s in e.subject}
         grouped = self._shards(wanted, marks) if marks is not None else {}
         for subject, rows in grouped.items() if gone else ():
             grouped[subject] = "\n".join(r for r in rows.split("\n") if _name(r) not in gone)
@@ -306,7 +304,7 @@ class JournalIndex:
         self,
         known: Iterable[str],
         grouped: dict[str, str],
-        key: freshness.Key | None,
+        key: Key | None,
         written: set[str],
         marks: dict[str, str],
     ) -> None:
@@ -315,7 +313,7 @@ class JournalIndex:
         mark = f"{time.time_ns()}-{os.getpid()}"
         shards: dict[str, dict[str, str]] = {suffix: {} for suffix in written}
         for subject, rows in grouped.items():
-            shards[self._shard(subject)][subject] = rows
+            shards[shard_of(subject)][subject] = rows
         for suffix, part in shards.items():
             cache.write_sealed(self._subjects_file(suffix), (mark, part))
         cache.write_sealed(self._subjects_file(".known"), (mark, "\0".join(known)))
