@@ -54,9 +54,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--every", type=float, default=0.5, help="seconds between printed rows")
+    parser.add_argument("--warm", action="store_true", help="a second start (bench_memory --warm)")
     args = parser.parse_args()
     memory.TreeMemory.sample = sample  # type: ignore[method-assign]
-    figures = bench_memory.tree(args.repo.resolve(), None)
+    figures = bench_memory.tree(args.repo.resolve(), None, args.warm)
     last = -args.every
     for t, total, now, gits in ROWS:
         if t - last >= args.every or total >= figures["peak_total_mb"] - 0.5:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -461,3 +462,35 @@ def test_a_packed_listing_answers_as_before(repo: Path) -> None:
     assets.pack()
     assert assets._packed is not None and not assets._data
     assert (assets.files(), assets.of("a"), assets.under("a"), assets.is_dir("c.d")) == before
+
+
+def test_the_listing_reads_the_index_once_and_names_like_tags_stay_whole(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40 item 3: the whole listing is one `git ls-files -t` (four, two at once, held
+    ~360 MB at 500k files), and its tags never eat a name: files named like tags (`H x`, `? y`,
+    `R z`), tracked, untracked and deleted, a skip-worktree file and a deleted one list as the
+    four plain listings say."""
+    tracked = ["H x.py", "R z.py", "keep.py", "gone.py", "skip.py", "d/H  two.py"]
+    commit(repo, T0, *tracked)
+    write(repo, "? y.py")
+    write(repo, "new/R q.py")
+    (repo / "gone.py").unlink()
+    (repo / "R z.py").unlink()
+    git(repo, "update-index", "--skip-worktree", "skip.py")
+    (repo / "skip.py").unlink()  # skip-worktree: still listed, never 'deleted'
+
+    def plain(*args: str) -> set[str]:
+        return {p for p in git(repo, "ls-files", "-z", *args).split("\0") if p}
+
+    want = (plain("--cached") | plain("--others", "--exclude-standard")) - plain("--deleted")
+    bindir, argv = tmp_path / "bin", tmp_path / "argv"
+    bindir.mkdir()
+    real = shutil.which("git")
+    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{argv}"\nexec "{real}" "$@"\n')
+    (bindir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    assert Assets(repo).files() == sorted(want)
+    assert want >= {"H x.py", "? y.py", "new/R q.py", "skip.py", "d/H  two.py"}
+    listings = [line for line in argv.read_text().splitlines() if " ls-files " in line]
+    assert len(listings) == 1 and " ls-files -z -t -c -o -d " in listings[0]

@@ -196,32 +196,81 @@ class _Spy:
         return next(i for i, (e, args) in enumerate(self.seen) if e == event and sub in args)
 
 
-@pytest.mark.parametrize("shape", ["linear", "merges"])
-def test_a_long_pass_in_two_halves_equals_one_pass(
+def _whole_log(repo: Path) -> ChangeTimes:
+    """The history as one `git log` with the root commit's diff gives it (parsed like the pass)."""
+    out = gitrun.run(repo, *changes.log_args(repo, "HEAD", whole=True))
+    assert out is not None
+    times = ChangeTimes(repo, cache_dir=repo.parent / "unused")
+    times._history = gitlog.parse_outputs([out])
+    return times
+
+
+@pytest.mark.parametrize("shape", ["linear", "merges", "two roots", "subfolder"])
+def test_the_pass_is_one_log_then_the_root_s_tree_and_equals_the_log_of_all(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
 ) -> None:
-    """A whole pass over many commits runs as two git processes at once (`log -n K`, `log
-    --skip=K`); their outputs end to end are the one pass's, so every commit, every path's
-    commits (kept, deleted, skewed clocks) are the one pass's, with merges too."""
-    if shape == "linear":
-        _linear_history(repo, 30)
+    """Issue 40 item 3: the whole pass runs one git at a time (two halves at once held ~500 MB
+    at 500k files): one `log` without the root commit, then the root's tree listed (its diff
+    against nothing held ~40 MB more). Every commit and every path's commits (kept, deleted,
+    skewed clocks, merges) are those of the one log with the root; with two roots, or a project
+    in a subfolder, too."""
+    project = repo
+    if shape == "two roots":  # an unrelated history merged in: the root stays in the log
+        _linear_history(repo, 6)
+        git(repo, "checkout", "-q", "--orphan", "other")
+        git(repo, "rm", "-rq", "--cached", ".")
+        commit(repo, T0 + 3 * DAY, "other/o.py", message="other root")
+        git(repo, "checkout", "-q", "-f", "main")
+        git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "join", "other")
+    elif shape == "subfolder":
+        commit(repo, T0 + 1, "pkg/src/b.py", "pkg/.canon/articles/src/b.md", "top.py")
+        _linear_history(repo, 6)
+        commit(repo, T0 + 9 * DAY, "pkg/src/b.py", message="pkg change")
+        project = repo / "pkg"
+    elif shape == "linear":
+        _linear_history(repo, 12)
     else:
         _with_merges_skew_and_empty_commits(repo)
-    one = ChangeTimes(repo, cache_dir=tmp_path / "one")
-    assert one.full_passes == 1
-    monkeypatch.setattr(changes, "SPLIT_MIN_COMMITS", 6)
     spy = _Spy(monkeypatch)
-    two = ChangeTimes(repo, cache_dir=tmp_path / "two")
-    halves = spy.logs()
-    assert len(halves) == 2 and two.full_passes == 1
-    assert any(a.startswith("--max-count=") for a in halves[0])
-    assert any(a.startswith("--skip=") for a in halves[1])
-    assert all(spy.step_back[h] == changes.HALF_STEP_BACK for h in halves)
-    assert _events(two) == _events(one)
-    assert two.commits_of("src/m1.py") == one.commits_of("src/m1.py")
-    whole = gitrun.run(repo, *changes.log_args(repo, "HEAD", whole=True))
-    parts = [gitrun.run(repo, *args) for args in halves]
-    assert whole and all(parts) and b"".join(p or b"" for p in parts) == whole
+    times = ChangeTimes(project, cache_dir=tmp_path / "cache")
+    assert times.full_passes == 1
+    logs = [args for args in spy.logs() if "-s" not in args]
+    assert len(logs) == 1 and spy.step_back[logs[0]] == changes.PASS_STEP_BACK
+    if shape == "two roots":
+        assert "--min-parents=1" not in logs[0] and not any("ls-tree" in a for _, a in spy.seen)
+    else:
+        assert "--min-parents=1" in logs[0]
+        assert spy.at("read", "log") < spy.at("start", "ls-tree")  # never both at once
+    whole = _whole_log(project)
+    assert _events(times) == _events(whole)
+    for path in ("src/a.py", "src/m1.py", "src/b.py", "other/o.py"):
+        assert times.commits_of(path) == whole.commits_of(path)
+
+
+def test_the_root_s_tree_is_listed_for_a_single_commit_repository(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A repository of one commit: the log lists nothing, the root's tree lists every file."""
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert times.committed() == {"src/a.py": T0, ".canon/articles/src/a.md": T0}
+    assert _events(times) == _events(_whole_log(repo))
+
+
+def test_without_ls_tree_format_the_root_s_own_diff_is_read(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git before 2.36 has no `ls-tree --format`: the root's own diff stands in for it."""
+    _linear_history(repo, 5)
+    real = gitrun.start
+
+    def old_git(cwd: Path, *args: str, step_back: int = 0) -> gitrun.Job:
+        if "ls-tree" in args:
+            args = (*args, "--no-such-option")
+        return real(cwd, *args, step_back=step_back)
+
+    monkeypatch.setattr(gitrun, "start", old_git)
+    times = ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert times.commits_of("src/a.py") and _events(times) == _events(_whole_log(repo))
 
 
 def test_the_pass_starts_before_status_is_read(

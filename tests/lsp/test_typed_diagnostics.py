@@ -72,6 +72,14 @@ async def test_ten_quick_changes_are_checked_once_on_the_last_text(tmp_path: Pat
             },
         )
         await poll(lambda: pushes("ready/link"), 30, lambda: "no diagnostics as you type")
+
+        def checked() -> bool:  # the start-up check's landing pushes the open text again
+            return any(
+                n.get("method") == "window/logMessage" and "canon checked" in n["params"]["message"]
+                for n in server.reader.notifications
+            )
+
+        await poll(checked, 30, lambda: "the start-up check never ended")
         for n in range(10):
             server.notify(
                 "textDocument/didChange",

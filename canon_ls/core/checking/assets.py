@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 import zlib
 from array import array
@@ -71,6 +72,25 @@ def has_gitignore(project: Path) -> bool:
     return False
 
 
+_OTHER_OR_GONE = re.compile(rb"\0[?R] [^\0]*")  # an untracked (?) or deleted (R) file's entry
+
+
+def _tagged(out: bytes) -> tuple[bytes, list[bytes], list[bytes], bool]:
+    """`git ls-files -z -t -c -o -d`: the index's paths as git lists them (byte order, the tags
+    taken off), the untracked (`?`), the deleted (`R`, each also listed as in the index), and
+    whether a conflict (`M`: one entry per stage) is among them."""
+    out = b"\0" + out
+    extra = re.findall(rb"\0\? ([^\0]*)", out)
+    dropped = re.findall(rb"\0R ([^\0]*)", out)
+    unmerged = b"\0M " in out
+    if extra or dropped:
+        out = _OTHER_OR_GONE.sub(b"", out)
+    for tag in (b"\0H ", b"\0S ", b"\0M "):  # tracked, skip-worktree, unmerged
+        if tag in out:
+            out = out.replace(tag, b"\0")
+    return out[1:], [p for p in extra if p], [p for p in dropped if p], unmerged
+
+
 class Assets:
     """The project's files and directories by address (SPEC §9)."""
 
@@ -131,17 +151,14 @@ class Assets:
             both = ("-z", "-c", "-o", "--exclude-standard", *defaults, *spec)
             out = gitrun.run(self.project, "ls-files", *both)
             return None if out is None else self._joined(out.split(b"\0"))
-        cached, others, gone, unmerged = gitrun.run_many(
-            self.project,
-            ("ls-files", "-z", "--cached", *spec),
-            ("ls-files", "-z", "--others", "--exclude-standard", *defaults, *spec),
-            ("ls-files", "-z", "--deleted", *spec),
-            ("ls-files", "-z", "--unmerged", *spec),
-        )
-        if cached is None or others is None:
+        # One index read, not four: each git reading it held ~180 MB at 500k files (issue 40)
+        out = gitrun.run(
+            self.project, "ls-files", "-z", "-t", "-c", "-o", "-d", "--exclude-standard",
+            *defaults, *spec,
+        )  # fmt: skip
+        if out is None:
             return None
-        extra = [p for p in others.split(b"\0") if p]
-        dropped = [p for p in (gone or b"").split(b"\0") if p]
+        cached, extra, dropped, unmerged = _tagged(out)
         if unmerged or len(extra) + len(dropped) > _EDITS_MAX:
             # a conflict lists a path once per stage; many edits: merging costs more than this
             gone_set = set(dropped)

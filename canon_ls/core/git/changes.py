@@ -50,14 +50,17 @@ _LOG_FORMAT = "--format=%x00%ct %h%x1f%an%x1f%s"
 DELTA_CACHE_PER_INDEX_BYTE = 2
 DELTA_CACHE_MIN = 16 * 1024 * 1024
 DELTA_CACHE_MAX = 128 * 1024 * 1024
-# A whole pass over this many commits or more runs as two git processes at once (halves).
-SPLIT_MIN_COMMITS = 200
-# How far each half steps back in CPU priority: further than the check's own five
+# How far the whole pass steps back in CPU priority: further than the check's own five
 # (core/checking/check.py), so its work ends first on two cores (measured at 50k articles).
-HALF_STEP_BACK = 9
+PASS_STEP_BACK = 9
 # The pack mapped in windows of 8 MB up to 48 MB: at 500k files one half of the pass peaked at
 # 469 MB with 216 MB of cache, 296 MB with these limits (docs/BENCHMARKS.md).
 PACK_WINDOWS = ("-c", "core.packedGitLimit=48m", "-c", "core.packedGitWindowSize=8m")
+# The smaller reads (the root's tree, the rename search) map at most 16 MB of the pack.
+SMALL_WINDOWS = ("-c", "core.packedGitLimit=16m", "-c", "core.packedGitWindowSize=8m")
+# The root's tree listed with a 4 MB delta cache: git's default 96 MB held 172 MB at 500k files,
+# 71 at 100k; 4 MB, 65 and 27 MB, as fast (issue 40 item 3).
+ROOT_TREE = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=4m", "ls-tree", "-r", "-z")
 # The cache file holds the history's paths in up to CHUNKS files of consecutive rows (at least
 # CHUNK_ROWS each): a read about one article loads only those its paths lie in (1/32 at 50k).
 CHUNKS, CHUNK_ROWS = 32, 4096
@@ -109,11 +112,13 @@ def log_args(
 
 class _Step(NamedTuple):
     """A refresh's history pass under way: the HEAD it reaches, its git processes (their outputs end
-    to end are one `git log`), and the cached history they go on from (None: the whole history)."""
+    to end are one `git log`), the cached history they go on from (None: the whole history), and
+    the root commit the pass left out, listed once it ends (`_root_outputs`)."""
 
     head: str | None
     jobs: list[gitrun.Job]
     base: History | None
+    root: str | None = None
 
 
 class ChangeTimes:
@@ -203,7 +208,7 @@ class ChangeTimes:
             args = log_args(self.project, head, part=full)
             return _Step(head, [gitrun.start(self.project, *args, *paths)], None)
         self.full_passes += 1
-        return _Step(head, self._start_whole(head, index), None)
+        return self._start_whole(head, index)
 
     def _finish(self, step: _Step) -> None:
         """Read the pass's outputs (in order, each a block at a time from its file) into the
@@ -211,7 +216,9 @@ class ChangeTimes:
         if step.head is None:
             self.head, self._history = None, empty()
             return
-        files = [job.file() for job in step.jobs]
+        files: list[Any] = [job.file() for job in step.jobs]
+        if step.root is not None and files[0] is not None:
+            files += self._root_outputs(step.root)  # after the log: never two at once
         try:
             if any(f is None for f in files):  # git failed: no dates this time, none cached
                 self.head, self._history = step.head, empty()
@@ -219,7 +226,7 @@ class ChangeTimes:
             history = parse_outputs([f for f in files if f is not None])
         finally:
             for f in files:
-                if f is not None:
+                if f is not None and not isinstance(f, bytes):
                     f.close()
         if step.base is not None:
             history = merged(step.base, history)
@@ -227,26 +234,27 @@ class ChangeTimes:
         if self._only is None:
             self._save_cache()
 
-    def _start_whole(self, head: str, index: str) -> list[gitrun.Job]:
-        """The pass over all of history: one git process, or two (`log -n K`, `log --skip=K`) from
-        SPLIT_MIN_COMMITS on, whose outputs end to end are the one pass's in half the wait."""
+    def _start_whole(self, head: str, index: str) -> _Step:
+        """The pass over all of history as one git process (two at once held twice the memory:
+        ~250 MB each at 500k files). A single root commit is left out of the log: its diff
+        against nothing (every file it added, 300k at 500k files) held ~40 MB more than a
+        listing of its tree, which `_finish` runs once the log has ended."""
         limit = delta_cache_limit(self.project, index)
-        count = gitrun.run(self.project, "rev-list", "--count", head)
-        try:
-            half = int(count or b"0") // 2
-        except ValueError:
-            half = 0
-        if half * 2 < SPLIT_MIN_COMMITS:
-            return [gitrun.start(self.project, *log_args(self.project, head, True, limit=limit))]
-        parts = ((f"--max-count={half}",), (f"--skip={half}",))
-        return [
-            gitrun.start(
-                self.project,
-                *log_args(self.project, head, True, limit=limit, part=part),
-                step_back=HALF_STEP_BACK,
-            )
-            for part in parts
-        ]
+        roots = (gitrun.run(self.project, "rev-list", "--max-parents=0", head) or b"").split()
+        root = roots[0].decode() if len(roots) == 1 else None
+        part = ("--min-parents=1",) if root else ()
+        args = log_args(self.project, head, True, limit=limit, part=part)
+        job = gitrun.start(self.project, *args, step_back=PASS_STEP_BACK)
+        return _Step(head, [job], None, root)
+
+    def _root_outputs(self, root: str) -> list[Any]:
+        """The root commit as the log would give it: its header, then `A` and each path of its
+        tree (`ls-tree --format`, git 2.36 on; older, the root's own diff)."""
+        header = gitrun.run(self.project, "log", "-1", "-z", "-s", _LOG_FORMAT, root, "--")
+        listing = gitrun.start(self.project, *ROOT_TREE, "--format=A%x00%(path)", root).file()
+        if listing is None:  # an older git: the root's diff
+            return [gitrun.start(self.project, *log_args(self.project, root, True)).file()]
+        return [header, listing]
 
     def _read_status(self, out: bytes | None, prefix: str) -> None:
         """Dirty files from `git status -z`; `prefix`: the project's path inside the work

@@ -9,11 +9,14 @@ from pathlib import Path
 
 from canon_ls.core.checking.assets import address_of_path
 from canon_ls.core.git import gitrun
-from canon_ls.core.git.changes import PACK_WINDOWS
+from canon_ls.core.git.changes import SMALL_WINDOWS
 from canon_ls.core.storage.address import parent
 
 COMMITS = 500  # the newest commits touching the orphans' folders that are looked at
 FOLDERS = 64  # at most this many folders in the one git call (its pathspec)
+# The pack mapped up to 16 MB and a 16 MB delta cache: as fast as 48 MB and 32 MB, and 75 -> 37
+# MB of git at 100k files, 107 -> 68 MB at 500k (docs/BENCHMARKS.md, issue 40 item 3).
+SMALL_PASS = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=16m")
 
 
 def renamed_in_place(
@@ -74,9 +77,7 @@ def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
     `folders`, newest first; [] without git."""
     out = gitrun.run(
         project,
-        *PACK_WINDOWS,  # and a small delta cache: 166 -> 105 MB at 500k files, as fast
-        "-c",
-        "core.deltaBaseCacheLimit=32m",
+        *SMALL_PASS,
         "log",
         "-M",
         "--diff-filter=R",
