@@ -273,16 +273,19 @@ def test_without_ls_tree_format_the_root_s_own_diff_is_read(
     assert times.commits_of("src/a.py") and _events(times) == _events(_whole_log(repo))
 
 
-def test_the_pass_starts_before_status_is_read(
+def test_the_whole_pass_starts_once_status_has_ended(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`git status` starts first and the history pass starts once HEAD is known, before
-    status's output is waited for: the long pole does not queue behind it."""
+    """Issue 40 item 3: `git status` reads the whole index (~180 MB at 500k files), so the
+    whole pass's log starts only once status's output is read: never both at once. One
+    article's question still starts its log before status is read (no memory to spare there)."""
     _linear_history(repo, 4)
     spy = _Spy(monkeypatch)
     ChangeTimes(repo, cache_dir=tmp_path / "cache")
+    assert spy.at("start", "status") < spy.at("read", "status") < spy.at("start", "log")
+    spy.seen.clear()
+    ChangeTimes(repo, cache_dir=tmp_path / "one", status_paths=["src"], only=["src"])
     assert spy.at("start", "status") < spy.at("start", "log") < spy.at("read", "status")
-    assert spy.at("read", "status") < spy.at("read", "log")
 
 
 def test_a_failed_pass_dates_nothing_and_caches_nothing(

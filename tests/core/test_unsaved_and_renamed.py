@@ -11,6 +11,7 @@ from stale_repo import git, write
 
 from canon_ls.core.checking.check import article_findings, run
 from canon_ls.core.checking.recheck import recheck
+from canon_ls.core.git.changes import project_cache_file
 from canon_ls.core.storage.project import open_store
 
 ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"
@@ -102,3 +103,32 @@ def test_the_rename_search_asks_git_for_bounded_memory(tmp_path: Path, monkeypat
     assert renames, log.read_text()
     for flag in ("packedGitLimit=16m", "packedGitWindowSize=8m", "deltaBaseCacheLimit=16m"):
         assert f"core.{flag}" in renames[0].split()
+
+
+def test_the_rename_search_is_kept_for_its_head_and_folders(tmp_path: Path, monkeypatch):
+    """Issue 40 item 3: a check again at the same HEAD (a re-check, the next start) answers the
+    rename search from the cache directory, with no `git log -M` beside the check's store; a
+    new commit asks git again, and so does a damaged cache file."""
+    root = project(tmp_path)
+    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
+    git(root, "commit", "-qm", "rename")
+    real = shutil.which("git")
+    bindir, log = tmp_path / "bin", tmp_path / "argv"
+    bindir.mkdir()
+    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+    (bindir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+    def searches() -> int:
+        return sum(" -M " in line for line in log.read_text().splitlines())
+
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"] and searches() == 1
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"] and searches() == 1
+    write(root, "README.md", "x\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "more")
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"] and searches() == 2
+    kept = project_cache_file(root, "renames")
+    assert kept is not None and kept.is_file()
+    kept.write_bytes(b"damaged")
+    assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"] and searches() == 3

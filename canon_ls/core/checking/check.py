@@ -344,13 +344,15 @@ def run(
     staleness: bool,
     on_partial: Callable[[Pass], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
+    git_first: bool = False,
 ) -> Pass:
     """The whole-store pass (below), leaving the calling thread's CPU priority as it found it:
-    the pass steps its thread back while git runs, which a caller that lives on must not keep."""
+    the pass steps its thread back while git runs, which a caller that lives on must not keep.
+    `git_first`: git's reads end before the store loads (nobody waits for its parse cache)."""
     tid = threading.get_native_id()
     before = _niceness(tid)
     try:
-        return _whole_pass(project, options, staleness, on_partial, on_loaded)
+        return _whole_pass(project, options, staleness, on_partial, on_loaded, git_first)
     finally:
         if before is not None and _niceness(tid) != before:
             with contextlib.suppress(OSError):
@@ -370,26 +372,35 @@ def _whole_pass(
     staleness: bool,
     on_partial: Callable[[Pass], None] | None,
     on_loaded: Callable[[], None] | None,
+    git_first: bool,
 ) -> Pass:
-    """The whole-store pass, its one `git log` (the long pole) running in a thread meanwhile; the
-    findings without git go to `on_partial` first, `on_loaded` once the store is read."""
+    """The whole-store pass. git works in a thread meanwhile, one process at a time: the asset
+    listing, then `status` and the history (the long pole). Each of the first two reads the
+    whole index (~180 MB at 500k files), so they run while this process is small: before the
+    store loads (`git_first`), else while it loads (the server waits for its parse cache).
+    The findings without git go to `on_partial` first, `on_loaded` once the store is read."""
     from canon_ls.core.storage.project import open_store
 
     started = time.perf_counter()
-    box: dict[str, Any] = {}
-    worker = None
-    if staleness:  # git works in its own process; this thread mostly waits for its output
-        worker = threading.Thread(target=_times, args=(project, box), daemon=True)
-        worker.start()
-        _yield_cpu()
     store = open_store(project, options)
+    box: dict[str, Any] = {}
+    listed = threading.Event()
+    worker = threading.Thread(
+        target=_git_reads, args=(project, store.root, staleness, box, listed), daemon=True
+    )
+    worker.start()
+    _yield_cpu()
+    if git_first:
+        worker.join()
     head = _store_findings(store)
     if on_loaded is not None:  # the load first: someone waits for its parse cache
         if head is not None and not (head and head[0].code == "store-outside"):
             store.addresses()  # the load, and the parse cache written at its end
         on_loaded()
-    assets = Assets(project, store_root=store.root)
-    assets.pack()  # idle while the store loads: compressed until the survey
+    listed.wait()
+    if "error" in box:
+        raise box["error"]
+    assets: Assets = box["assets"]
     per: dict[str, list[Finding]] = {}
     order: list[str] = []
     survey: Survey | None = None
@@ -405,7 +416,7 @@ def _whole_pass(
     result = Pass(moves=move_guesses(store, assets.iter_files(), orphaned))
     result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
     result.findings = basic
-    if worker is not None:
+    if staleness:
         if on_partial is not None:
             seconds = time.perf_counter() - started
             on_partial(Pass(list(basic), moves=result.moves, seconds=seconds, partial=True))
@@ -447,10 +458,23 @@ def _yield_cpu() -> None:
         os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + 5, 19))
 
 
-def _times(project: Path, box: dict[str, Any]) -> None:
+def _git_reads(
+    project: Path, store_root: Path, staleness: bool, box: dict[str, Any], listed: threading.Event
+) -> None:
+    """The pass's git work in order, one process at a time: the asset listing (`box["assets"]`,
+    packed, then `listed` is set), then the change times (`box["times"]`, `box["seconds"]`)."""
+    try:
+        box["assets"] = Assets(project, store_root=store_root)
+        box["assets"].pack()  # idle while the store loads: compressed until the survey
+    except Exception as exc:  # re-raised by run() on its own thread
+        box["error"] = exc
+    finally:
+        listed.set()
+    if not staleness or "error" in box:
+        return
     started = time.perf_counter()
     try:
         box["times"] = ChangeTimes(project)
         box["seconds"] = time.perf_counter() - started
-    except Exception as exc:  # re-raised by run() on its own thread
+    except Exception as exc:
         box["error"] = exc

@@ -66,6 +66,15 @@ ROOT_TREE = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=4m", "ls-tree", "-r
 CHUNKS, CHUNK_ROWS = 32, 4096
 
 
+def project_cache_file(project: Path, kind: str, cache_dir: Path | None = None) -> Path | None:
+    """`<kind>-<key>.bin` in the cache directory for this project (None: no cache)."""
+    folder = _default_cache_dir(project) if cache_dir is None else cache_dir
+    if folder is None:
+        return None
+    key = hashlib.sha256(os.path.realpath(project).encode()).hexdigest()[:20]
+    return folder / f"{kind}-{key}.bin"
+
+
 def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
     """Bytes of delta base cache for the whole-history pass, or None for git's default (no
     index); `index`: the index file's path (`git rev-parse --git-path index`) when known."""
@@ -155,7 +164,8 @@ class ChangeTimes:
 
     def refresh(self) -> None:
         """Bring committed times up to HEAD and re-read the set of dirty files (git status starts
-        after rev-parse: a read lists its files meanwhile, core/git/staleness.py)."""
+        after rev-parse: a read lists its files meanwhile, core/git/staleness.py; the whole
+        project's status ends before its history is loaded or logged)."""
         self.started_ns = time.time_ns()  # dirty files are as they were from here on
         quiet, self._quiet = self._quiet, None  # (once: a later refresh asks git)
         head_out: bytes | None = None
@@ -179,8 +189,12 @@ class ChangeTimes:
         step = None
         try:
             head = head_out.strip().decode() if head_out else None
+            whole = self._only is None  # status reads the whole index: ~180 MB at 500k files
+            if whole:  # so it ends before the history loads or its log starts (issue 40)
+                self._read_status(status.output() if status else b"", lines[1].strip())
             step = self._advance(head, lines[2].strip()) if head != self.head else None
-            self._read_status(status.output() if status else b"", lines[1].strip())
+            if not whole:  # one article's: its history loads while git answers
+                self._read_status(status.output() if status else b"", lines[1].strip())
             if step is not None:
                 self._finish(step)
         finally:
@@ -272,10 +286,7 @@ class ChangeTimes:
         self._dirty = dirty
 
     def _cache_file(self) -> Path | None:
-        if self.cache_dir is None:
-            return None
-        key = hashlib.sha256(os.path.realpath(self.project).encode()).hexdigest()[:20]
-        return self.cache_dir / f"changes-{key}.bin"
+        return project_cache_file(self.project, "changes", self.cache_dir)
 
     def _load_cache(self) -> None:
         """marshal: plain data only (nothing executes on load), and fast for 500k paths (a blob

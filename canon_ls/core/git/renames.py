@@ -9,7 +9,8 @@ from pathlib import Path
 
 from canon_ls.core.checking.assets import address_of_path
 from canon_ls.core.git import gitrun
-from canon_ls.core.git.changes import SMALL_WINDOWS
+from canon_ls.core.git.changes import SMALL_WINDOWS, project_cache_file
+from canon_ls.core.storage import cache
 from canon_ls.core.storage.address import parent
 
 COMMITS = 500  # the newest commits touching the orphans' folders that are looked at
@@ -74,7 +75,14 @@ def _folder_of(path: str, folders: dict[str, list[str]]) -> str:
 
 def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
     """(old path, new path) of the renames git finds in the newest commits touching
-    `folders`, newest first; [] without git."""
+    `folders`, newest first; [] without git. The answer for a HEAD and these folders is kept
+    in the cache directory: a check again, or the next start, runs no `log -M` (its git held
+    35-68 MB beside the check's store, issue 40 item 3)."""
+    head = (gitrun.run(project, "rev-parse", "--verify", "-q", "HEAD") or b"").strip().decode()
+    file = project_cache_file(project, "renames") if head else None
+    kept = cache.read_sealed(file)
+    if isinstance(kept, list) and len(kept) == 3 and kept[:2] == [head, folders]:
+        return [tuple(pair) for pair in kept[2]]
     out = gitrun.run(
         project,
         *SMALL_PASS,
@@ -100,4 +108,6 @@ def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
             at += 3
         else:
             at += 2 if status else 1
+    if file is not None and out is not None:
+        cache.write_sealed(file, [head, folders, pairs])
     return pairs

@@ -63,15 +63,19 @@ def compute(
     staleness: bool,
     partial: Callable[[Snapshot], None] | None = None,
     loaded: Callable[[], None] | None = None,
+    git_first: bool = False,
 ) -> Snapshot:
-    """core's whole-store pass (`check.run`, two phases), as Snapshots for the wire."""
+    """core's whole-store pass (`check.run`, two phases), as Snapshots for the wire;
+    `git_first`: the server loads its own store (git reads end before this one loads)."""
     from canon_ls.core.checking import check
 
     def on_partial(early: check.Pass) -> None:
         if partial is not None:
             partial(_snapshot(early))
 
-    done = check.run(project, options, staleness, on_partial if partial else None, loaded)
+    done = check.run(
+        project, options, staleness, on_partial if partial else None, loaded, git_first
+    )
     return _snapshot(done)
 
 
@@ -90,6 +94,7 @@ def main() -> None:
             bool(request.get("staleness")),
             partial=_emit_snapshot,
             loaded=lambda: _emit(Loaded()),
+            git_first=bool(request.get("git_first")),
         )
     except Exception as exc:
         snapshot = Snapshot(error=f"{type(exc).__name__}: {exc}")
@@ -147,7 +152,15 @@ async def run(
             start_new_session=True,  # its own process group: the git it runs ends with it (POSIX)
         )
         assert proc.stdin is not None and proc.stdout is not None
-        payload = json.dumps({"project": str(project), "options": options, "staleness": staleness})
+        # Nobody waits for the child's parse cache: its git reads end before its store loads
+        payload = json.dumps(
+            {
+                "project": str(project),
+                "options": options,
+                "staleness": staleness,
+                "git_first": on_loaded is None,
+            }
+        )
         final: Snapshot | None = None
         try:
             proc.stdin.write(payload.encode())
