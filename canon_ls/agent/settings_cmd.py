@@ -55,10 +55,8 @@ def change(project: Path, key: str, words: list[str] | None, in_project: bool) -
         verb = f"Removed {key} from" if changed else f"{key} was not set in"
     else:
         value = optionfiles.parse_value(key, words)
-        if in_project:
-            where, changed = optionfiles.set_project(key, value, project)
-        else:
-            where, changed = optionfiles.set_user(key, value, project)
+        setter = optionfiles.set_project if in_project else optionfiles.set_user
+        where, changed = setter(key, value, project)
         written = f"{key} = {show(check(key, value, project))}"
         verb = f"Set {written} in" if changed else f"{written} was already set in"
     options = resolve(project)

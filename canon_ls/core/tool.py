@@ -267,10 +267,9 @@ def _write(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
     if outcome.status == "refused":
         reasons = " ".join(outcome.lines)
         return ToolResult(f"Refused to write {outcome.address}: {reasons} Nothing was written.", 1)
+    head = f"Wrote {outcome.address}."
     if outcome.status == "unchanged":
         head = f"{outcome.address} is already up to date; nothing was written."
-    else:
-        head = f"Wrote {outcome.address}."
     lines = outcome.lines
     if dialect is not JSON:  # the orphan question in the caller's words
         asked = " ".join(lint.orphan_question(outcome.address))

@@ -321,10 +321,8 @@ def violations(
         refusals, warnings = _field_lines(name, rule, values.get(name, ""), refuse=True)
         lines += refusals + warnings
     rel = schema.relations
-    if refs is None:
-        count = len(references(values.get("body", "")))
-    else:
-        count = len({target.casefold() for target in refs})
+    body = values.get("body", "")
+    count = len(references(body) if refs is None else {t.casefold() for t in refs})
     if rel.refs_required and count == 0:
         lines.append(
             "The schema requires the body to reference another article; it references none."

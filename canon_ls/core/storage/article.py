@@ -318,10 +318,7 @@ def parse(
 ) -> Article:
     """Parse an article file. Never raises: problems are reported in Article.problems."""
     problems: list[str]
-    if isinstance(data, bytes):
-        text, problems = decode(data)
-    else:
-        text, problems = data, []
+    text, problems = decode(data) if isinstance(data, bytes) else (data, [])
     meta: dict[str, Any] = {}
     front, body, body_line = split_front(text)
     if front is not None and not front[1]:
