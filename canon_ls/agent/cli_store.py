@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.agent import cli_json
@@ -65,15 +66,9 @@ def _body(args: argparse.Namespace, positional: str | None = None) -> str | None
 
 
 def cmd_write(args: argparse.Namespace) -> int:
-    action: dict[str, Any] = {"action": "write", "path": path_arg(args, args.path)}
-    if args.capsule is not None:
-        action["capsule"] = args.capsule
-    body = _body(args)
-    if body is not None:
-        action["body"] = body
-    if args.scope is not None:
-        action["scope"] = args.scope
-    return run_action(args, action)
+    action = {"action": "write", "path": path_arg(args, args.path), "capsule": args.capsule}
+    action |= {"body": _body(args), "scope": args.scope}
+    return run_action(args, {k: v for k, v in action.items() if v is not None})
 
 
 def cmd_journal(args: argparse.Namespace) -> int:
@@ -201,9 +196,7 @@ def _findings_text(
         lines.append(f"canon check: no findings in {plural(len(store.addresses()), 'article')}.")
         return "\n".join(lines)
     severities = [r["severity"] for r in option_rows] + [f.severity for f in findings]
-    counts: dict[str, int] = {}
-    for severity in severities + ["warning"] * len(exported):
-        counts[severity] = counts.get(severity, 0) + 1
+    counts = Counter(severities + ["warning"] * len(exported))
     order = ("error", "warning", "info", "hint")
     many = {"info": "info"}  # "2 warnings, 3 info"
     summary = ", ".join(plural(counts[s], s, many.get(s, "")) for s in order if s in counts)

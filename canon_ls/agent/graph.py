@@ -130,14 +130,10 @@ def render(store: Store) -> str:
     data = graph_data(store)
     counts = {k: sum(1 for n in data["nodes"] if n["kind"] == k) for k in ("article", "journal")}
     title = html.escape(f"canon graph: {data['root']}")
+    omitted = f" (asset nodes left out above {ASSET_NODE_LIMIT} articles)"
     summary = html.escape(
         f"{counts['article']} articles, {counts['journal']} journal entries, "
-        f"{len(data['edges'])} edges"
-        + (
-            f" (asset nodes left out above {ASSET_NODE_LIMIT} articles)"
-            if data.get("assets_omitted")
-            else ""
-        )
+        f"{len(data['edges'])} edges{omitted if data.get('assets_omitted') else ''}"
     )
     fills = {
         "TITLE": title,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -150,12 +151,8 @@ def run(
     """Run one §6 action object (a dict, or its JSON text) against the store."""
     try:
         if isinstance(action, (str, bytes)):
-            try:
+            with contextlib.suppress(ValueError):  # text that is no JSON is refused below
                 action = json.loads(action)
-            except ValueError:
-                raise _Bad(
-                    f"The canon tool takes a JSON object such as {JSON.example('read')}."
-                ) from None
         if not isinstance(action, dict):
             raise _Bad(f"The canon tool takes a JSON object such as {JSON.example('read')}.")
         name = action.get("action")
@@ -302,13 +299,8 @@ def _journal(store: Store, args: dict[str, Any], source: str, session: str | Non
             "changes). Nothing was written.",
             2,
         )
-    path = store.journal(
-        body,
-        subject,  # a bare string is a one-element array (§6)
-        slug,
-        source=source,
-        session=session,
-    )
+    # A bare string subject is a one-element array (§6).
+    path = store.journal(body, subject, slug, source=source, session=session)
     head = f"Journaled {path.parent.name}/{path.name}."
     missing = _values_missing(store, body, subjects_of(subject))
     noted = [f"{art.PASTED}."] if pasted is not None else []

@@ -71,14 +71,6 @@ def _command_failed(name: str) -> str:
     return f"The canon command {name} failed; the server log has the details."
 
 
-def _no_document_diagnostics(name: str) -> types.DocumentDiagnosticReport:
-    return types.RelatedFullDocumentDiagnosticReport(items=[])
-
-
-def _no_workspace_diagnostics(name: str) -> types.WorkspaceDiagnosticReport:
-    return types.WorkspaceDiagnosticReport(items=[])
-
-
 def _options(method: str, wire: object) -> Any:
     """A provider's options (capabilities.py's wire form) as pygls registers them."""
     kind = get_method_options_type(method)
@@ -111,18 +103,20 @@ def create_server() -> CanonLanguageServer:
         (
             types.TEXT_DOCUMENT_DIAGNOSTIC,
             converter.structure(DIAGNOSTICS, types.DiagnosticOptions),
-            guard(diagnostics.on_document_diagnostic, _no_document_diagnostics),
+            guard(
+                diagnostics.on_document_diagnostic,
+                types.RelatedFullDocumentDiagnosticReport(items=[]),
+            ),
         ),
         (
             types.WORKSPACE_DIAGNOSTIC,
             None,
-            guard(diagnostics.on_workspace_diagnostic, _no_workspace_diagnostics),
+            guard(diagnostics.on_workspace_diagnostic, types.WorkspaceDiagnosticReport(items=[])),
         ),
     ]
 
-    provide: dict[
-        str, Callable[..., Any]
-    ] = {  # each provider with its options from the one table (capabilities.PROVIDERS)
+    # Each provider with its options from the one table (capabilities.PROVIDERS).
+    provide: dict[str, Callable[..., Any]] = {
         types.TEXT_DOCUMENT_HOVER: hover.on_hover,
         types.TEXT_DOCUMENT_INLAY_HINT: inlay.on_inlay_hint,
         types.TEXT_DOCUMENT_CODE_LENS: lens.on_code_lens,

@@ -231,9 +231,9 @@ class Folder:
             self.store = None
             self.error = f"canon could not open the store in {self.project}: {exc}"
             log.warning(self.error)
-        self.load = None
-        if self.store is not None:
-            self.load = Load(self.store, self.server.run_task, self.warm)
+        self.load = (
+            None if self.store is None else Load(self.store, self.server.run_task, self.warm)
+        )
         self.check.asked = False  # none was asked for the new store yet
         if self.searcher is not None:
             self.searcher.stop()
@@ -452,12 +452,7 @@ class CanonLanguageServer(LanguageServer):
                 best is None or len(folder.project.parts) > len(best.project.parts)
             ):
                 best = folder
-        if best is not None:
-            return best
-        for folder in self.folders.values():
-            if folder.contains(path):
-                return folder
-        return None
+        return best or next((f for f in self.folders.values() if f.contains(path)), None)
 
     def where(self, uri: str) -> Where | None:
         """Locate a document URI; None outside every served project (or for non-file URIs)."""
@@ -508,9 +503,7 @@ class CanonLanguageServer(LanguageServer):
         if text is not None:
             return text
         fs = to_fs_path(uri)
-        if not fs:
-            return None
-        return read_text(Path(fs))
+        return read_text(Path(fs)) if fs else None
 
 
 def read_text(path: Path) -> Text | None:
