@@ -63,10 +63,8 @@ def map_(store: Store, prefix: str) -> int:
     from canon_ls.core.storage.store import iter_addresses
 
     store.refresh()
-    shown = []
-    for address in iter_addresses(store, store.address_of(prefix) if prefix else ""):
-        shown.append({"address": address, "capsule": _capsule(store, address)})
-    return emit(shown)
+    addresses = iter_addresses(store, store.address_of(prefix) if prefix else "")
+    return emit([{"address": a, "capsule": _capsule(store, a)} for a in addresses])
 
 
 def search(store: Store, query: str, journal: bool, limit: int = 20) -> int:

@@ -51,9 +51,7 @@ def tokens(tool_name: str, tool_input: object) -> list[Token]:
     if not isinstance(tool_input, dict):
         return out
     if tool_name in EDIT_TOOLS:
-        for value in _strings(tool_input):
-            for header in _PATCH_HEADER.findall(value):
-                out.append(Token(header, True))
+        out += [Token(h, True) for v in _strings(tool_input) for h in _PATCH_HEADER.findall(v)]
         for key in PATH_KEYS:
             out.extend(Token(v, True) for v in _strings(tool_input.get(key)))
     elif tool_name in SHELL_TOOLS:
@@ -167,12 +165,8 @@ def _items(value: dict[str, Any], depth: int = 0) -> Iterator[tuple[str, object]
 def _dedupe(found: list[Token]) -> list[Token]:
     seen: dict[str, bool] = {}
     for tok in found:
-        text = tok.text.strip().strip(_PUNCT)
-        if text.startswith("file://"):
-            text = text[len("file://") :]
-        if not text or len(text) > 1024 or "\x00" in text or "://" in text:
-            continue
-        if any(c in text for c in "*?$\n"):
+        text = tok.text.strip().strip(_PUNCT).removeprefix("file://")
+        if not text or len(text) > 1024 or "://" in text or any(c in text for c in "*?$\n\x00"):
             continue
         seen[text] = seen.get(text, False) or tok.mutating
     return [Token(t, m) for t, m in seen.items()]
@@ -180,16 +174,12 @@ def _dedupe(found: list[Token]) -> list[Token]:
 
 def canon_cli_calls(command: str) -> list[tuple[str, str]]:
     """(action, path) for each `canon read|write PATH` segment of a shell command."""
-    calls = []
-    for segment in _segments(_words(command)):
-        if (
-            len(segment) >= 3
-            and os.path.basename(segment[0]) == "canon"
-            and segment[1] in ("read", "write")
-            and not segment[2].startswith("-")
-        ):
-            calls.append((segment[1], segment[2]))
-    return calls
+    return [
+        (s[1], s[2])
+        for s in _segments(_words(command))
+        if len(s) >= 3 and os.path.basename(s[0]) == "canon"
+        if s[1] in ("read", "write") and not s[2].startswith("-")
+    ]
 
 
 def succeeded(response: object) -> bool:
@@ -215,6 +205,6 @@ def succeeded(response: object) -> bool:
 
 def response_text(response: object) -> str:
     """A tool response as text (bounded), to look for a refusal in it."""
-    if isinstance(response, str):
-        return response
-    return json.dumps(response, ensure_ascii=False)[:2000]
+    return (
+        response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)[:2000]
+    )

@@ -78,13 +78,9 @@ def _article_moves(folder: Folder, old: Path, new: Path) -> list[tuple[str, str]
         except ValueError:
             return []
         prefix = "" if old_rel == "." else old_rel + "/"
-        out = []
-        for address in store.addresses():
-            if address.startswith(prefix) and ":" not in address:
-                out.append(
-                    (address, (new_rel + "/" if new_rel != "." else "") + address[len(prefix) :])
-                )
-        return out
+        into = "" if new_rel == "." else new_rel + "/"
+        moved = [a for a in store.addresses() if a.startswith(prefix) and ":" not in a]
+        return [(a, into + a[len(prefix) :]) for a in moved]
     a, b = store.paths.address(old), store.paths.address(new)
     return [(a, b)] if a and b and a != b else []
 
