@@ -83,26 +83,18 @@ def _orphan_actions(
     findings = folder.signals.findings.get(address, [])
     if not any(f.code == "orphan" for f in findings):
         return []
-    out = []
-    for candidate in move_candidates(folder, address):
-        out.append(
-            _edit_action(ls, f"Move article to {candidate}", "move", folder, address, to=candidate)
-        )
     store = folder.store
+    # Assets named like the orphan (a likely rename), measured by the whole-store check.
+    moved = [
+        m for m in folder.signals.moves.get(address, []) if store is not None and not store.has(m)
+    ]
+    out = [_edit_action(ls, f"Move article to {m}", "move", folder, address, to=m) for m in moved]
     up = parent(address)
     into = store.governing(up) if store is not None and up else None
     if into:
         out.append(_edit_action(ls, "Merge into parent", "merge", folder, address, into=into))
     out.append(_edit_action(ls, "Declare scope: rule", "rule", folder, address))
     return out
-
-
-def move_candidates(folder: Folder, address: str) -> list[str]:
-    """Assets named like the orphan (a likely rename), measured by the whole-store check."""
-    store = folder.store
-    return [
-        c for c in folder.signals.moves.get(address, []) if store is not None and not store.has(c)
-    ]
 
 
 def _link_actions(
