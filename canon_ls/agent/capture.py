@@ -21,13 +21,9 @@ REPEAT_SECONDS = 120  # the same note twice in a session this soon is one note (
 
 def note_of(prompt: object) -> str | None:
     """The note a prompt asks to record."""
-    if not isinstance(prompt, str):
+    if not isinstance(prompt, str) or (match := PREFIX.match(prompt)) is None:
         return None
-    match = PREFIX.match(prompt)
-    if match is None:
-        return None
-    body = prompt[match.end() :].strip()
-    return body or None
+    return prompt[match.end() :].strip() or None
 
 
 def subjects(resolver: Resolver, body: str) -> list[str]:

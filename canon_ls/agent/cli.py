@@ -41,19 +41,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except ModuleNotFoundError as exc:
-        if os.environ.get("CANON_DEBUG"):
-            raise
-        print(
-            f"{PROG}: this command needs module {exc.name}, which is not installed.",
-            file=sys.stderr,
-        )
-        return 2
     except Exception as exc:
         if os.environ.get("CANON_DEBUG"):
             raise
         print(
-            as_sentence(f"{PROG}: unexpected {type(exc).__name__}: {exc}")
+            f"{PROG}: this command needs module {exc.name}, which is not installed."
+            if isinstance(exc, ModuleNotFoundError)
+            else as_sentence(f"{PROG}: unexpected {type(exc).__name__}: {exc}")
             + " Set CANON_DEBUG=1 to see the traceback.",
             file=sys.stderr,
         )

@@ -106,10 +106,7 @@ def mount_dirs(project: Path, mounts: Any) -> dict[str, Path]:
     """SPEC §8: each mount by its directory's basename (`/data/lake` -> `lake`)."""
     out: dict[str, Path] = {}
     for m in mounts or ():
-        directory = Path(m).expanduser()
-        if not directory.is_absolute():
-            directory = Path(project) / directory
-        directory = Path(os.path.abspath(directory))
+        directory = Path(os.path.abspath(Path(project) / Path(m).expanduser()))  # absolute stays
         name = directory.name
         if not name or name in out or ":" in name:
             raise OptionError(f"The mount {m} has no usable name or repeats the name {name!r}.")
@@ -144,10 +141,8 @@ def leading_out(project: Path, values: Mapping[str, Any]) -> list[str]:
     not inside it (symlinks resolved), and `mounts` whenever there are any."""
     keys = []
     if "root" in values:
-        real, base = (
-            os.path.realpath(store_root(project, values["root"])),
-            os.path.realpath(project),
-        )
+        real = os.path.realpath(store_root(project, values["root"]))
+        base = os.path.realpath(project)
         if real != base and not real.startswith(base.rstrip(os.sep) + os.sep):
             keys.append("root")
     return keys + ["mounts"] * bool(values.get("mounts"))
@@ -173,9 +168,8 @@ def trusted(env: Mapping[str, str] | None = None) -> dict[str, str]:
         raw = json.loads(read_option_file(path, path.parent))
     except (OSError, ValueError, RecursionError):
         return {}
-    if not isinstance(raw, dict):
-        return {}
-    return {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
+    strings = raw.items() if isinstance(raw, dict) else ()
+    return {k: v for k, v in strings if isinstance(k, str) and isinstance(v, str)}
 
 
 _RULES = {
@@ -236,15 +230,14 @@ def _too_long(path: str) -> bool:
     return len(data) > 4000 or any(len(part) > 255 for part in parts)
 
 
+_ON, _OFF = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+_SWITCH = dict.fromkeys(_ON, True) | dict.fromkeys(_OFF, False)  # as a command line types them
+
+
 def parse_text(key: str, text: str) -> Any:
     """A value typed on a command line (`canon settings set KEY VALUE`, `--standout 1.2`)."""
     if key in ("surface", "resurface"):
-        low = text.strip().lower()
-        if low in ("true", "yes", "on", "1"):
-            return True
-        if low in ("false", "no", "off", "0"):
-            return False
-        return text
+        return _SWITCH.get(text.strip().lower(), text)
     if key == "standout":
         try:
             return float(text)
@@ -255,9 +248,7 @@ def parse_text(key: str, text: str) -> Any:
 
 def show(value: object) -> str:
     """A value as the files write it (TOML/JSON alike): true, 1.4, "lexical", ["a"]."""
-    if isinstance(value, tuple):
-        value = list(value)
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
 
 
 class Options:

@@ -70,10 +70,9 @@ def known(key: str) -> None:
 def validated(key: str, value: object, project: Path, where: Path) -> Any:
     """`layout.check`, with the file named in the sentence (nothing was written)."""
     try:
-        checked = check(key, value, project)
+        return check(key, value, project)
     except OptionError as exc:
         raise OptionError(f"{str(exc).rstrip('.')}; {home(where)} was left unchanged.") from None
-    return checked
 
 
 def set_user(
@@ -273,8 +272,7 @@ def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, st
         raise OptionError(f"There is no {PROJECT_FILE} in {project}; nothing to trust.") from None
     except (OSError, ValueError) as exc:
         raise OptionError(f"{path} cannot be trusted: {_why(exc)}.") from None
-    values = resolve(project, env=env, trust=True).values
-    sha = trust_digest(project, values, data)
+    sha = trust_digest(project, resolve(project, env=env, trust=True).values, data)
     _record(project, sha, env)
     return trust_file(env), sha
 
