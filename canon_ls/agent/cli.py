@@ -12,17 +12,13 @@ from canon_ls.agent.cli_parser import build_parser
 __all__ = ["build_parser", "main"]
 
 
-def _tidy_streams() -> None:
-    """Never die on an unencodable character in a store (e.g. CJK on a C-locale terminal)."""
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `canon` console script."""
+    # Never die on an unencodable character in a store (e.g. CJK on a C-locale terminal).
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="replace")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `canon` console script."""
-    _tidy_streams()
     parser = build_parser()
     if "_ARGCOMPLETE" in os.environ:  # a shell asking for completions; never imported otherwise
         import argcomplete

@@ -52,8 +52,14 @@ class HookSession:
         surfacer.session_start(source, resurface=bool(self.options["resurface"]))
         for problem in self.options.problems:
             surfacer.trace.append({"decision": "settings", "problem": problem})
-        if self._lane_on() and source in NEW_CYCLE:
-            _refresh_corpus(self.options, surfacer.trace)  # files may have come and gone
+        if self._lane_on() and source in NEW_CYCLE:  # files may have come and gone: rebuild
+            from canon_ls.agent import corpus
+
+            try:
+                corpus.load(self.options, deep=True)
+            except Exception as exc:  # the turn goes on; the next ranking reports its own failure
+                error = {"decision": "lane-error", "trigger": "cycle", "error": repr(exc)[:300]}
+                surfacer.trace.append(error)
         self.record("SessionStart", surfacer.trace)
         return ""
 
@@ -155,13 +161,3 @@ def open_session(
             stats.account(state.stats, agent, hook.session, decisions)
     for event, decisions in hook.traces:
         write_trace(env.get("CANON_TRACE", ""), agent, hook.session, event, decisions)
-
-
-def _refresh_corpus(options: layout.Options, trace: list[dict[str, Any]]) -> None:
-    """Rebuild the lane's corpus at a new cycle."""
-    from canon_ls.agent import corpus
-
-    try:
-        corpus.load(options, deep=True)
-    except Exception as exc:  # the turn goes on; the next ranking reports its own failure
-        trace.append({"decision": "lane-error", "trigger": "cycle", "error": repr(exc)[:300]})

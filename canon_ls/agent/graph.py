@@ -142,11 +142,7 @@ def render(store: Store) -> str:
         "DATA": _json_for_script(data),
     }
     # One pass, so store text that happens to contain a placeholder is never expanded.
-    return re.sub(r"@@([A-Z]+)@@", lambda m: fills[m.group(1)], _page())
-
-
-def _page() -> str:
-    """The page's template: package data (graph.html), placeholders `@@NAME@@`."""
     from importlib.resources import files
 
-    return files("canon_ls.agent").joinpath("graph.html").read_text("utf-8")
+    page = files("canon_ls.agent").joinpath("graph.html").read_text("utf-8")  # `@@NAME@@` holes
+    return re.sub(r"@@([A-Z]+)@@", lambda m: fills[m.group(1)], page)

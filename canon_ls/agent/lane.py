@@ -59,12 +59,6 @@ def intent(state: SessionState) -> str:
     return "\n".join([*state.prompts[:PROMPTS_KEPT], *state.turn[:TURN_CALLS]]).strip()
 
 
-def newest_intent(state: SessionState) -> str:
-    """What this turn is about: the newest prompt and the arguments of this turn's calls."""
-    calls = [call.partition(" ")[2] for call in state.turn[:TURN_CALLS]]
-    return "\n".join([*state.prompts[:1], *calls]).strip()
-
-
 @dataclass(eq=False)
 class Lane:
     """The lane's decisions for one hook event, over the session's state."""
@@ -133,7 +127,9 @@ class Lane:
                 continue
             checked += 1
         competitor = candidates[MAX_RANKED][1] if len(candidates) > MAX_RANKED else 0.0
-        newest = newest_intent(self.state)
+        # What this turn is about: the newest prompt and the arguments of this turn's calls.
+        calls = [call.partition(" ")[2] for call in self.state.turn[:TURN_CALLS]]
+        newest = "\n".join([*self.state.prompts[:1], *calls]).strip()
         fresh = scores if newest == query else _scores(corpus, newest)
         floor = 0.0
         if standout > 1:  # raised only by a delivered article the newest words still match

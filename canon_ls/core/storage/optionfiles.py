@@ -80,7 +80,12 @@ def set_user(
 ) -> tuple[Path, bool]:
     """Validate and write one behaviour key into settings.json; (the file, whether it changed)."""
     path = settings_file(env)
-    _personal(key)
+    known(key)
+    if key in TOPOLOGY_KEYS:
+        raise OptionError(
+            f"Option {key!r} describes the project, not your own preferences, so it lives in "
+            f"{PROJECT_FILE}: run `canon settings set --project {key} …`."
+        )
     checked = validated(key, value, project, path)
     with _user_lock(path):
         data = _load_json(path)
@@ -101,15 +106,6 @@ def unset_user(key: str, env: Mapping[str, str] | None = None) -> tuple[Path, bo
         del data[key]
         _write_user(path, data)
     return path, True
-
-
-def _personal(key: str) -> None:
-    known(key)
-    if key in TOPOLOGY_KEYS:
-        raise OptionError(
-            f"Option {key!r} describes the project, not your own preferences, so it lives in "
-            f"{PROJECT_FILE}: run `canon settings set --project {key} …`."
-        )
 
 
 def _read(path: Path, project: Path) -> str | None:

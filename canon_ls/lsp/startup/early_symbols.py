@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from canon_ls.core.storage import freshness
@@ -43,7 +43,8 @@ def rank(
     lowered = query.strip().lower()
     words = lowered.split()
     held = {a.address: a for a in articles}
-    holding = _holding_a_word(words)
+    # Whether a name holds any of the words, ignoring case.
+    holding = re.compile("|".join(map(re.escape, words)), re.IGNORECASE).search if words else None
     scored: list[tuple[int, int, int, str]] = []
     for address in addresses:
         if holding is not None and address not in held and not holding(address):
@@ -73,13 +74,6 @@ def rank(
                 named += sum(word in article.title.lower() for word in words) if article else 0
         scored.append((tier, -named, len(address), address))
     return [address for *_, address in heapq.nsmallest(limit, scored)]
-
-
-def _holding_a_word(words: list[str]) -> Callable[[str], object] | None:
-    """A test whether a name holds any of the words, ignoring case."""
-    if not words:
-        return None
-    return re.compile("|".join(map(re.escape, words)), re.IGNORECASE).search
 
 
 def _text(article: Article) -> str:

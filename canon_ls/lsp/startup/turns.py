@@ -13,7 +13,9 @@ _giving_way = 0  # tasks inside `yield_to_requests`: each holds one queued wakeu
 async def yield_to_requests() -> None:
     """One turn of the loop, then more while other callbacks wait to run."""
     global _giving_way
-    queued = _queue(asyncio.get_running_loop())
+    # The loop's queue of callbacks ready to run (the standard loops name it `_ready`).
+    queued = getattr(asyncio.get_running_loop(), "_ready", None)
+    queued = queued if isinstance(queued, Sized) else None
     _giving_way += 1
     try:
         await asyncio.sleep(0)
@@ -23,9 +25,3 @@ async def yield_to_requests() -> None:
             turns += 1
     finally:
         _giving_way -= 1
-
-
-def _queue(loop: asyncio.AbstractEventLoop) -> Sized | None:
-    """The loop's queue of callbacks ready to run (the standard loops name it `_ready`)."""
-    queued = getattr(loop, "_ready", None)
-    return queued if isinstance(queued, Sized) else None
