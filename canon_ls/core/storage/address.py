@@ -23,13 +23,10 @@ def _segments(text: str) -> list[str]:
     """Split on '/', drop empty and '.' segments, let '..' pop but never above the root."""
     out: list[str] = []
     for seg in text.split("/"):
-        if seg in ("", "."):
-            continue
         if seg == "..":
-            if out:
-                out.pop()
-            continue
-        out.append(seg)
+            del out[-1:]  # nothing to pop at the root
+        elif seg not in ("", "."):
+            out.append(seg)
     return out
 
 

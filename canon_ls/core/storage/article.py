@@ -72,24 +72,15 @@ class Article:
 def targets_in(body: str) -> tuple[str, ...]:
     """Every wikilink target of a body, in order, each string shared across articles (the
     same few thousand addresses are linked from everywhere)."""
-    if "[[" not in body:
-        return ()
-    return tuple(sys.intern(target) for target in link_targets(body))
+    return tuple(sys.intern(target) for target in link_targets(body)) if "[[" in body else ()
 
 
 def tags_of(value: object) -> tuple[str, ...]:
     """Obsidian's tags: a list, or one string split on commas or spaces; '#', empties, repeats
     dropped."""
     items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-    out: list[str] = []
-    for item in items:
-        if not isinstance(item, str):
-            continue
-        for part in item.replace(",", " ").split():
-            tag = part.lstrip("#")
-            if tag and tag not in out:
-                out.append(tag)
-    return tuple(out)
+    tags = [p.lstrip("#") for i in items if isinstance(i, str) for p in i.replace(",", " ").split()]
+    return tuple(dict.fromkeys(tag for tag in tags if tag))
 
 
 @dataclass

@@ -111,12 +111,8 @@ def open_dir(
     """Open `directory` (which must lie under `anchor`) and return its descriptor."""
     shown = what or str(directory)
     for _attempt in range(3):
-        if follow:
-            base = os.path.realpath(anchor)
-            target = os.path.realpath(directory)
-        else:
-            base = os.path.abspath(anchor)
-            target = os.path.abspath(directory)
+        resolved = os.path.realpath if follow else os.path.abspath
+        base, target = resolved(anchor), resolved(directory)
         parts = _relative_parts(target, base)
         if parts is None or (inside is not None and not within(target, inside)):
             raise OutsideStore(f"{shown} lies outside {inside or anchor}")
@@ -236,9 +232,7 @@ def _read_fd(fd: int, limit: int, size: int) -> tuple[bytes, bool]:
             break  # all the stat promised; a later growth changes the key, so it is re-read
         want = max(want, 65536)
     data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    if total > limit:
-        return data[:limit], True
-    return data, False
+    return (data[:limit], True) if total > limit else (data, False)
 
 
 def _fsync_dir_fd(fd: int) -> None:
@@ -279,11 +273,9 @@ def _write_temp(dir_fd: int, name: str, data: Data, mode: int, durable: bool) ->
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | _NOFOLLOW | getattr(os, "O_BINARY", 0)
     while True:
         tmp = temp_name(name)
-        try:
+        with contextlib.suppress(FileExistsError):
             fd = os.open(tmp, flags, mode, dir_fd=dir_fd)
-        except FileExistsError:
-            continue
-        break
+            break
     try:
         _write_all(fd, data)
         if durable:
@@ -397,8 +389,7 @@ def _atomic_by_path(path: Path, data: Data, mode: int, durable: bool) -> None:
     tmp = path.parent / temp_name(path.name)
     try:
         with open(tmp, "xb") as fh:
-            for piece in _pieces(data):
-                fh.write(piece)
+            fh.writelines(_pieces(data))
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
