@@ -269,12 +269,8 @@ class Watcher:
 def on_did_change_watched_files(
     ls: CanonLanguageServer, params: types.DidChangeWatchedFilesParams
 ) -> None:
-    paths = []
-    for event in params.changes:
-        fs = to_fs_path(event.uri)
-        if fs:
-            paths.append(Path(os.path.abspath(fs)))
-    handle_paths(ls, paths)
+    named = (to_fs_path(event.uri) for event in params.changes)
+    handle_paths(ls, [Path(os.path.abspath(fs)) for fs in named if fs])
 
 
 def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = True) -> None:
@@ -346,12 +342,10 @@ def _git_mark(folder: Folder) -> tuple[float, ...]:
     """mtimes that move on commits, checkouts and branch switches."""
     git = folder.project / ".git"
     paths = [git / "HEAD", git / "packed-refs"]
-    try:
+    with contextlib.suppress(OSError):
         head = fsio.read_regular(git / "HEAD", 4096)[0].decode("utf-8", "replace").strip()
         if head.startswith("ref: "):
             paths.append(git / head[5:])
-    except OSError:
-        pass
     out = []
     for path in paths:
         try:
