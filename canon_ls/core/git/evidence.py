@@ -95,17 +95,13 @@ class Dates(NamedTuple):
         if not (reference and newest):
             return False
         changed = day(newest)
-        if changed != reference:
-            return changed > reference
-        return newest >= self.cut(own)
+        return changed > reference if changed != reference else newest >= self.cut(own)
 
 
 def reference_of(article: Article | Dates) -> tuple[str, str]:
     """(reference date, 'updated' | 'reviewed'): max(updated, reviewed), SPEC §9."""
     updated, reviewed = date_of(article.updated), date_of(article.reviewed)
-    if reviewed and reviewed > updated:
-        return reviewed, "reviewed"
-    return updated, "updated"
+    return (reviewed, "reviewed") if reviewed and reviewed > updated else (updated, "updated")
 
 
 def plural(n: int, word: str, many: str = "") -> str:

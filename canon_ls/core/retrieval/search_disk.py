@@ -187,9 +187,7 @@ class IndexFile:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < self.n_live and self.key_bytes(order[lo]) == want:
-            return int(order[lo])
-        return -1
+        return int(order[lo]) if lo < self.n_live and self.key_bytes(order[lo]) == want else -1
 
     def stamp(self, doc: int) -> object:
         return _stamp_of(self.stamps[5 * doc : 5 * doc + 5])

@@ -97,9 +97,7 @@ def _address(
             n = len(base_segs)
             if segs[:n] == base_segs:
                 rest = _strip_ext(segs[n:], strip)
-                if prefix and not rest:
-                    return ""
-                return prefix + rest
+                return "" if prefix and not rest else prefix + rest
         if project is not None:
             raise OutsideStore(f"{text} lies outside the project and its mounts")
     return _strip_ext(segs, strip)
@@ -114,9 +112,7 @@ def argument(
     """SPEC §3: the address of an existing article names it (`src/core/config.test` is never
     `src/core/config`); otherwise it is a path with its one extension dropped, as pi-canon reads."""
     exact = normalise(raw, project, mounts, strip=False)
-    if exact and is_article(exact):
-        return exact
-    return normalise(raw, project, mounts)
+    return exact if exact and is_article(exact) else normalise(raw, project, mounts)
 
 
 def link_target(target: str, is_article: Callable[[str], bool]) -> str:

@@ -253,9 +253,7 @@ class StoreIndex(StoreQueries, StorePlaces, Reader):
         if not path.startswith(prefix) or not path.endswith(".md"):
             return False
         address = path[len(prefix) : -3].replace(os.sep, "/")
-        if address in self._racy:
-            return False
-        return self._stat.get(address) == key_of(path)
+        return address not in self._racy and self._stat.get(address) == key_of(path)
 
     def _refresh_dir(self, directory: Path) -> set[str]:
         for name, sub in self.mounted.items():
@@ -478,9 +476,7 @@ class StoreIndex(StoreQueries, StorePlaces, Reader):
         with self.lock:
             name, _rest = self.paths.split(address)
             article = self.held_article(address)
-            if name or article is None:
-                return False
-            return self.would_orphan(address, article.scope)
+            return not name and article is not None and self.would_orphan(address, article.scope)
 
     def would_orphan(self, address: str, scope: str) -> bool:
         """§6.1 item 5 for an article of this `scope` at `address`, as a write sees it."""

@@ -28,9 +28,7 @@ MOVING = "moving.json"  # under the store root while a `canon mv` is under way: 
 
 def _valid_text(text: str | None) -> str | None:
     """Lone surrogates (possible in JSON input) cannot be stored as UTF-8: replace them."""
-    if text is None or text.isascii():
-        return text
-    return SURROGATE.sub("\ufffd", text)
+    return text if text is None or text.isascii() else SURROGATE.sub("\ufffd", text)
 
 
 class Store(StoreIndex):

@@ -210,9 +210,7 @@ def _rewrite(
     if text is None:
         return f"The article {address} cannot be read as UTF-8 text."
     edit = edits.replace_text(ls, uri, text, change(text.source))
-    if edit is None:
-        return f"{address} already has {has}."
-    return edits.workspace_edit([edit])
+    return f"{address} already has {has}." if edit is None else edits.workspace_edit([edit])
 
 
 def _move(

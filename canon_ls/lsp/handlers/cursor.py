@@ -61,9 +61,7 @@ def wikilink_open_before(line: str, column: int) -> int | None:
     """Column just after an unclosed `[[` before the cursor (completion context), else None."""
     head = line[max(0, column - 300) : column]
     at = head.rfind("[[")
-    if at == -1 or "]]" in head[at:]:
-        return None
-    return column - (len(head) - at - 2)
+    return None if at == -1 or "]]" in head[at:] else column - (len(head) - at - 2)
 
 
 def named(

@@ -41,6 +41,4 @@ def on_inlay_hint(
 
 
 def shorten(text: str, width: int) -> str:
-    if len(text) <= width:
-        return text
-    return text[: max(1, width - 1)].rstrip() + "…"
+    return text if len(text) <= width else text[: max(1, width - 1)].rstrip() + "…"
