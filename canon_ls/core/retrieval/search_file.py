@@ -324,7 +324,7 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
     if path is not None:
         from canon_ls.core.storage import fsio  # the one atomic writer, keeping what it wrote open
 
-        try:
+        with contextlib.suppress(OSError, ValueError):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = fsio.atomic_write(path, pieces(index), 0o600, durable=False, keep=True)
             assert fd is not None
@@ -332,8 +332,6 @@ def write(path: Path | None, index: FileIndex, scratch: Path | None = None) -> I
                 found = IndexFile.of_handle(fh)
             if found is not None:
                 return found
-        except (OSError, ValueError):
-            pass
     try:
         with tempfile.TemporaryFile(dir=scratch) as fh:
             fh.writelines(pieces(index))

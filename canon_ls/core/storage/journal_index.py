@@ -4,6 +4,7 @@ cache, so a new process re-reads only entries whose stat key moved (a damaged fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import zlib
@@ -143,14 +144,12 @@ class JournalIndex:
     def _restore(self) -> tuple[Key | None, dict[str, tuple[Key, tuple]]]:
         """(the directory's key when saved, name -> (stat key, fields)) from the cache file:
         entries settled when it was written, nothing from a file damaged or not ours."""
-        try:
+        with contextlib.suppress(OSError, ValueError, TypeError, EOFError):
             stamp, where, dir_key, saved = cache.read_sealed(self._file)
             if stamp == cache.fingerprint(self._SOURCES) and where == str(self.directory):
                 return dir_key, {
                     n: e for n, e in saved.items() if len(e[0]) == 4 and len(e[1]) == 5
                 }
-        except (OSError, ValueError, TypeError, EOFError):
-            pass
         return None, {}
 
     def _save(self, now: int, dir_key: Key | None) -> None:
@@ -180,22 +179,19 @@ class JournalIndex:
         each: 25k entries took 0.14 s in one go); the tool's own old temp files are swept."""
         if self._blocked():
             return
-        try:
-            with os.scandir(self.directory) as it:
-                for n, entry in enumerate(it, 1):
-                    if n % step == 0:
-                        yield n
-                    name = entry.name
-                    if name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                        try:
-                            st = entry.stat(follow_symlinks=False)
-                        except OSError:
-                            continue
-                        found[name] = freshness.key(st)
-                    elif name.endswith(".tmp") and fsio.is_temp(name):
-                        fsio.sweep(entry.path, now / 1e9)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError), os.scandir(self.directory) as it:
+            for n, entry in enumerate(it, 1):
+                if n % step == 0:
+                    yield n
+                name = entry.name
+                if name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    found[name] = freshness.key(st)
+                elif name.endswith(".tmp") and fsio.is_temp(name):
+                    fsio.sweep(entry.path, now / 1e9)
 
     def entries(self) -> list[JournalEntry]:
         """Every entry, newest first (by day, recorded instant, file time, name)."""
