@@ -94,16 +94,9 @@ def header(
     """Front matter of a new entry (§6) in the shape pi-canon writes and reads: `subject` as
     a flow list (addresses normalised with `address_of`, duplicates and empties dropped, only
     when any remain), `logged`, `harness`, then our own `session`."""
-    subjects: list[str] = []
-    for item in subjects_of(subject):
-        address = address_of(item)
-        if address and address not in subjects:
-            subjects.append(address)
-    lines = ["---\n"]
-    if subjects:
-        lines.append(flow_line(subjects) + "\n")
-    lines.append(f"logged: {instant(date)}\n")
-    lines.append(f"harness: {_scalar(harness or 'cli')}\n")
+    subjects = [a for a in dict.fromkeys(map(address_of, subjects_of(subject))) if a]
+    lines = ["---\n", *([flow_line(subjects) + "\n"] if subjects else [])]
+    lines += [f"logged: {instant(date)}\n", f"harness: {_scalar(harness or 'cli')}\n"]
     if session:
         lines.append(f"session: {_scalar(str(session))}\n")
     lines.append("---\n")
