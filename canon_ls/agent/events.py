@@ -148,8 +148,7 @@ def open_session(
 ) -> Iterator[HookSession | None]:
     """The session's decisions under its lock, or None where the project has no store."""
     env = os.environ if env is None else env
-    root = layout.find_project(project or cwd)
-    options = layout.resolve(root, env=env)
+    options = layout.resolve(layout.find_project(project or cwd), env=env)
     resolver = Resolver(options, cwd)
     if not resolver.active():
         yield None

@@ -74,8 +74,7 @@ def harness_name(name: object) -> str:
 
 def client_harness(ctx: ServerRequestContext[Any, Any]) -> str:
     """The harness name of the connected client (`mcp` when it gave none)."""
-    params = getattr(ctx.session, "client_params", None)
-    info = getattr(params, "client_info", None)
+    info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
     return harness_name(getattr(info, "name", None))
 
 

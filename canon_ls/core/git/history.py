@@ -240,8 +240,7 @@ def base_commit(project: Path, cut: float) -> str | None:
     its reference day: core/git/evidence.py), or None when the history starts later."""
     before = math.ceil(min(cut, 2**62)) - 1  # --before counts whole seconds, inclusive
     out = gitrun.run(project, "rev-list", "-1", f"--before=@{before}", "HEAD", "--")
-    text = (out or b"").decode("ascii", "replace").strip()
-    return text or None
+    return (out or b"").decode("ascii", "replace").strip() or None
 
 
 def _diff(project: Path, base: str, files: list[str]) -> str:

@@ -203,8 +203,7 @@ _CRC_AT = 64  # where the trailer keeps its CRC (after two doubles and six ints)
 
 def sealed(body_crc: int, trailer: bytes) -> int:
     """The CRC-32 of the body and of the trailer with its own CRC field as zeros."""
-    blank = trailer[:_CRC_AT] + bytes(8) + trailer[_CRC_AT + 8 :]
-    return zlib.crc32(blank, body_crc)
+    return zlib.crc32(trailer[:_CRC_AT] + bytes(8) + trailer[_CRC_AT + 8 :], body_crc)
 
 
 def _head(mm: mmap.mmap, at: int) -> dict[str, Any] | None:

@@ -57,8 +57,7 @@ class FileIndex:
         return -1 if doc in self._dead else doc
 
     def __len__(self) -> int:
-        live = self.base.n_live if self.base is not None else 0
-        return live - len(self._dead) + len(self._ids)
+        return (self.base.n_live if self.base is not None else 0) - len(self._dead) + len(self._ids)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and (key in self._ids or self._base_doc(key) >= 0)

@@ -29,5 +29,4 @@ def day_of(ts: float) -> str:
 
 def day_start(date: str) -> float:
     """The epoch time at which the UTC day `date` ('YYYY-MM-DD') begins."""
-    day = _dt.date.fromisoformat(date)
-    return _dt.datetime.combine(day, _dt.time(), _dt.UTC).timestamp()
+    return _dt.datetime.combine(_dt.date.fromisoformat(date), _dt.time(), _dt.UTC).timestamp()

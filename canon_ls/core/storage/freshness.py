@@ -33,8 +33,7 @@ def key_of(path: str | Path) -> Key | None:
 def settled(k: Key, now_ns: int | None = None) -> bool:
     """Whether a key is old enough to trust: a file whose key is unchanged and settled has
     not changed. `now_ns`: taken before the read the key stands for."""
-    now = time.time_ns() if now_ns is None else now_ns
-    return now - max(k[0], k[3]) >= RACY_NS
+    return (time.time_ns() if now_ns is None else now_ns) - max(k[0], k[3]) >= RACY_NS
 
 
 def scan(

@@ -216,8 +216,7 @@ def _escape(ch: str) -> str:
 
 def quote(value: str) -> str:
     """JSON-style double-quoted YAML scalar, escaping everything a YAML reader could refuse."""
-    text = json.dumps(value, ensure_ascii=False)
-    return UNSAFE.sub(lambda m: _escape(m.group(0)), text)
+    return UNSAFE.sub(lambda m: _escape(m.group(0)), json.dumps(value, ensure_ascii=False))
 
 
 def format_scalar(value: str) -> str:

@@ -46,8 +46,7 @@ async def run_cli(folder: Folder, command: str, path: str, *flags: str) -> tuple
             await proc.wait()
         raise
     code = proc.returncode or 0
-    text = (out if code == 0 else err or out).decode("utf-8", "replace")
-    return code, text.rstrip("\n")
+    return code, (out if code == 0 else err or out).decode("utf-8", "replace").rstrip("\n")
 
 
 def _argument(ls: CanonLanguageServer, args: tuple[Any, ...]) -> tuple[Folder | None, str, dict]:

@@ -206,8 +206,7 @@ def main(argv: list[str]) -> None:
         return
     from canon_ls.core.storage.project import open_store
 
-    options = json.loads(argv[1]) if len(argv) > 1 else {}
-    serve(spec_of(open_store(Path(argv[0]), options)))
+    serve(spec_of(open_store(Path(argv[0]), json.loads(argv[1]) if len(argv) > 1 else {})))
 
 
 if __name__ == "__main__":

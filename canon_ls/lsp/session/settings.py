@@ -111,8 +111,7 @@ def parse(value: object) -> tuple[Settings, list[str]]:
     _bool(lens, "enabled", "canon.codeLens.enabled", "code_lens_enabled", values, errors)
     stale = _section(raw, "staleness", errors)
     _bool(stale, "enabled", "canon.staleness.enabled", "staleness_enabled", values, errors)
-    assets = _section(raw, "assetDiagnostics", errors)
-    severity = assets.get("severity")
+    severity = _section(raw, "assetDiagnostics", errors).get("severity")
     if severity is not None:
         if isinstance(severity, str) and severity.lower() in SEVERITIES:
             values["asset_diagnostics_severity"] = severity.lower()

@@ -130,8 +130,7 @@ def _read_go(fd: int) -> tuple[dict[str, Any], bytes] | None:
         if not (chunk := os.read(fd, need - len(data))):
             return None
         data += chunk
-    params = json.loads(data[: int(sizes[0])])
-    return params, data[int(sizes[0]) :]
+    return json.loads(data[: int(sizes[0])]), data[int(sizes[0]) :]
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -113,8 +113,7 @@ def line_end(codec: PositionCodec, text: Text, line: int) -> types.Position:
 
 def whole(codec: PositionCodec, text: Text) -> types.Range:
     """The range covering the whole source (for whole-document replacements)."""
-    last = text.line_count - 1
-    return types.Range(start=_ORIGIN, end=line_end(codec, text, last))
+    return types.Range(start=_ORIGIN, end=line_end(codec, text, text.line_count - 1))
 
 
 def from_client(codec: PositionCodec, text: Text, pos: types.Position) -> tuple[int, int, str]:
