@@ -36,11 +36,9 @@ def tool_command(action: str) -> Callable[..., str]:
         if folder is None or folder.store is None:
             return "canon has no workspace folder to act on; open a folder first."
         payload = {k: v for k, v in obj.items() if k not in ("folder", "uri")}
+        evidence = folder.signals.evidence.get  # §9.1 as the last whole-store pass measured it
         result = tool.run(
-            folder.store,
-            {**payload, "action": action},
-            source="lsp",
-            evidence=folder.signals.evidence.get,  # §9.1 as the last whole-store pass measured it
+            folder.store, {**payload, "action": action}, source="lsp", evidence=evidence
         )
         if action in ("write", "journal"):
             sync.store_changed(ls, folder, folder.store.refresh())
@@ -167,8 +165,7 @@ async def open_article(ls: CanonLanguageServer, *args: Any) -> bool:
 async def apply_action(ls: CanonLanguageServer, *args: Any) -> bool:
     """`canon.applyAction <data>`: build a code action's edit now and ask the client to apply."""
     data = args[0] if args and isinstance(args[0], dict) else {}
-    edit = actions.build_edit(ls, data)
-    return await _apply(ls, edit, "canon")
+    return await _apply(ls, actions.build_edit(ls, data), "canon")
 
 
 async def create_article(ls: CanonLanguageServer, *args: Any) -> bool:

@@ -57,12 +57,10 @@ def _argument(ls: CanonLanguageServer, args: tuple[Any, ...]) -> tuple[Folder | 
     if not isinstance(obj, dict):
         return None, "", {}
     raw = obj.get("path") or obj.get("address") or obj.get("uri") or ""
-    if not isinstance(raw, str):
-        raw = ""
+    raw = raw if isinstance(raw, str) else ""
     if raw.startswith("file:"):
         raw = to_fs_path(raw) or raw
-    folder = pick_folder(ls, obj)
-    return folder, raw, obj
+    return pick_folder(ls, obj), raw, obj
 
 
 async def history(ls: CanonLanguageServer, *args: Any) -> str:
