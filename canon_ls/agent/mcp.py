@@ -72,12 +72,6 @@ def harness_name(name: object) -> str:
     return word or "mcp"
 
 
-def client_harness(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The harness name of the connected client (`mcp` when it gave none)."""
-    info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
-    return harness_name(getattr(info, "name", None))
-
-
 def _text(text: str, is_error: bool) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=is_error
@@ -109,7 +103,9 @@ def build_server(store: Store) -> Server[Any]:
         arguments = params.arguments if params.arguments is not None else {}
         session = session_of(params.meta) or session_of(ctx.meta)
         session = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or None  # Claude Code's
-        source = client_harness(ctx)
+        # The harness name of the connected client (`mcp` when it gave none).
+        info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
+        source = harness_name(getattr(info, "name", None))
         async with lock:
             result = await anyio.to_thread.run_sync(_call, store, arguments, session, source)
         return _text(result.text, result.code != 0)

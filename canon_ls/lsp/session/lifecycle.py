@@ -30,12 +30,10 @@ def create(ls: CanonLanguageServer) -> None:
 
 
 def on_initialize(ls: CanonLanguageServer, params: types.InitializeParams) -> None:
-    initial, errors = settings_mod.parse(params.initialization_options)
-    ls.global_settings = initial
-    ls.initial_errors = errors
+    ls.global_settings, ls.initial_errors = settings_mod.parse(params.initialization_options)
     named = [f.uri for f in params.workspace_folders or []]
     for uri in first_answer.folder_uris(named, params.root_uri, params.root_path):
-        ls.add_folder(uri, initial)
+        ls.add_folder(uri, ls.global_settings)
     caps = ls.client_capabilities
     ls.pull_diagnostics = bool(
         get_capability(caps, "text_document.diagnostic", None) is not None
@@ -140,19 +138,14 @@ def on_did_change_workspace_folders(
 
 def on_shutdown(ls: CanonLanguageServer, params: None) -> None:
     ls.shutting_down = True
-    _cancel_pending_requests(ls)
-    ls.stop_work()
-
-
-def _cancel_pending_requests(ls: CanonLanguageServer) -> None:
-    """Cancel the requests still running."""
-    protocol = ls.protocol
+    protocol = ls.protocol  # the requests still running are cancelled
     table = pygls_private.request_futures(protocol)
     current = getattr(protocol, "msg_id", None)
     for msg_id, future in list(table.items()):
         if msg_id != current and not future.done():
             table.pop(msg_id, None)
             future.cancel()
+    ls.stop_work()
 
 
 def show(
