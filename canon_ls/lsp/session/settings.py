@@ -38,12 +38,8 @@ class Settings:
         """The options `core.project.open_store` understands."""
         if self.untrusted:
             return {"root": self.root or layout.STORE_DIR, "mounts": list(self.mounts)}
-        options: dict[str, Any] = {}
-        if self.root:
-            options["root"] = self.root
-        if self.mounts:
-            options["mounts"] = list(self.mounts)
-        return options
+        options = {"root": self.root, "mounts": list(self.mounts)}
+        return {key: value for key, value in options.items() if value}
 
     def open_store(self, project: Path) -> Store:
         """The project's store as the editor opens it."""
@@ -57,19 +53,9 @@ class Settings:
         return {**self.store_options(), **dict(self.behaviour)}
 
 
-_KNOWN = {
-    "root",
-    "mounts",
-    "inlayHints",
-    "codeLens",
-    "staleness",
-    "assetDiagnostics",
-    "pollInterval",
-    "untrustedWorkspace",
-    *layout.BEHAVIOUR_KEYS,
-    "server",  # client-side keys (how to launch the server, tracing): not ours to judge
-    "trace",
-}
+_KNOWN = {"root", "mounts", "inlayHints", "codeLens", "staleness", "assetDiagnostics"}
+_KNOWN |= {"pollInterval", "untrustedWorkspace", *layout.BEHAVIOUR_KEYS}
+_KNOWN |= {"server", "trace"}  # client-side keys (how to launch the server, tracing): not ours
 
 
 def parse(value: object) -> tuple[Settings, list[str]]:
@@ -152,12 +138,10 @@ def parse(value: object) -> tuple[Settings, list[str]]:
 
 def _section(raw: dict[str, Any], key: str, errors: list[str]) -> dict[str, Any]:
     value = raw.get(key)
-    if value is None:
+    if value is not None and not isinstance(value, dict):
+        errors.append(f"canon.{key} must be an object; using its defaults.")
         return {}
-    if isinstance(value, dict):
-        return value
-    errors.append(f"canon.{key} must be an object; using its defaults.")
-    return {}
+    return value or {}
 
 
 def _bool(
@@ -169,9 +153,7 @@ def _bool(
     errors: list[str],
 ) -> None:
     value = section.get(key)
-    if value is None:
-        return
     if isinstance(value, bool):
         values[attr] = value
-    else:
+    elif value is not None:
         errors.append(f"{name} must be true or false; using the default.")
