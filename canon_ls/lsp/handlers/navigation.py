@@ -50,12 +50,10 @@ def on_document_link(
                 target=where.folder.article_uri(governing),
             )
         )
-    for n, hit, found in imported(where, text, range(text.line_count)):
-        out.append(
-            types.DocumentLink(
-                range=convert.span(codec, text, n, hit.start, hit.end), target=found.uri
-            )
-        )
+    out += [
+        types.DocumentLink(range=convert.span(codec, text, n, hit.start, hit.end), target=found.uri)
+        for n, hit, found in imported(where, text, range(text.line_count))
+    ]
     if where.kind == "article":  # path tokens in articles link to the asset itself
         project = where.folder.project
         for m in _PATH.finditer(text.source):

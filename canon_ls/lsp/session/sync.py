@@ -28,10 +28,9 @@ def store_changed(ls: CanonLanguageServer, folder: Folder, addresses: set[str]) 
     for address in addresses:
         affected.update(store.backlinks(address))
         up = parent(address)
-        if up:
-            governing = store.governing(up)
-            if governing:
-                affected.add(governing)
+        governing = store.governing(up) if up else None
+        if governing:
+            affected.add(governing)
     new = False
     checking = folder.check.running
     for address in affected:
