@@ -162,12 +162,12 @@ def render(data: dict[str, Any], top: int = 10) -> str:
         "",
         "Per session (newest last):",
     ]
-    for s in data["sessions"][-top:]:
-        lines.append(
-            f"  {s['last'][:16].replace('T', ' ')}  {s['agent']} {s['session'][:12]}: "
-            f"{s['chars']:,} characters, {s['spine']} by address, {s['rank']} by rank, "
-            f"{s['captures']} captured"
-        )
+    lines += [
+        f"  {s['last'][:16].replace('T', ' ')}  {s['agent']} {s['session'][:12]}: "
+        f"{s['chars']:,} characters, {s['spine']} by address, {s['rank']} by rank, "
+        f"{s['captures']} captured"
+        for s in data["sessions"][-top:]
+    ]
     for title, table, unit in (
         ("Characters per touched file", data["files"], ""),
         ("Surfaced by address", data["by_spine"], "×"),
@@ -175,8 +175,7 @@ def render(data: dict[str, Any], top: int = 10) -> str:
     ):
         if table:
             lines += ["", f"{title} (top {min(top, len(table))} of {len(table)}):"]
-            for key, value in list(table.items())[:top]:
-                lines.append(f"  {value:>7,}{unit}  {key}")
+            lines += [f"  {value:>7,}{unit}  {key}" for key, value in list(table.items())[:top]]
     lane = data["lane"]
     if lane["rankings"]:
         lines += ["", f"Retrieval lane: {_count(lane['rankings'], 'ranking')}"]
@@ -186,8 +185,7 @@ def render(data: dict[str, Any], top: int = 10) -> str:
             lines.append(f"  strongest score held back: {lane['best_kept']:.2f}")
         near = lane["near_misses"]
         lines.append(f"  near misses (held back, nothing sent): {len(near)}")
-        for miss in near[-5:]:
-            lines.append(f"    {miss.get('score', 0):.2f}  {miss.get('address') or '?'}")
+        lines += [f"    {m.get('score', 0):.2f}  {m.get('address') or '?'}" for m in near[-5:]]
     return "\n".join(lines)
 
 
