@@ -209,12 +209,8 @@ def check(key: str, value: object, project: Path | None = None) -> Any:
                     raise OptionError(f"Mount {mount} is not a directory (option 'mounts').")
             mount_dirs(project, mounts)
         return mounts
-    if key in ("surface", "resurface"):
-        if not isinstance(value, bool):
-            raise bad
-        return value
-    if key == "retrieval":
-        if value not in RETRIEVERS:
+    if key in ("surface", "resurface", "retrieval"):
+        if not (value in RETRIEVERS if key == "retrieval" else isinstance(value, bool)):
             raise bad
         return value
     if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value < _INF:

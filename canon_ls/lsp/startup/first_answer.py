@@ -152,14 +152,10 @@ def _will_save(client: dict[str, Any]) -> dict[str, bool] | None:
     sync = _section(client, "textDocument", "synchronization")
     if sync is None:
         return None
-    out = {}
-    for key in ("willSave", "willSaveWaitUntil"):
-        value = sync.get(key)
-        if value is not None and not isinstance(value, bool):
-            return None
-        if value is not None:
-            out[key] = False
-    return out
+    given = [key for key in ("willSave", "willSaveWaitUntil") if sync.get(key) is not None]
+    if not all(isinstance(sync[key], bool) for key in given):
+        return None
+    return dict.fromkeys(given, False)
 
 
 def _file_operations(client: dict[str, Any]) -> dict[str, Any] | None:
@@ -180,9 +176,7 @@ def _pulls_diagnostics(client: dict[str, Any]) -> bool | None:
     if document is None or diagnostics is None:
         return None
     diagnostic, refresh = document.get("diagnostic"), diagnostics.get("refreshSupport")
-    if not isinstance(diagnostic, (dict, type(None))) or not isinstance(
-        refresh, (bool, type(None))
-    ):
+    if not isinstance(diagnostic, dict | None) or not isinstance(refresh, bool | None):
         return None
     return diagnostic is not None and bool(refresh)
 
