@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -136,11 +137,9 @@ def status(store: Store) -> int:
         "orphans": None,
         "stale": None,
     }
-    try:
+    with contextlib.suppress(OSError):  # null: not known (the text says "unavailable")
         project_assets = assets.Assets(store.project, store.root)
         out["orphans"] = sorted(check.orphans(store, project_assets))
         times = changes.ChangeTimes(store.project)
         out["stale"] = sorted(staleness.stale(store, project_assets, times))
-    except OSError:
-        pass  # null: not known (the text says "unavailable")
     return emit(out)

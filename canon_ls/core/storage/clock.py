@@ -3,6 +3,7 @@ two tools (or two people in different zones) sharing a store agree on "today".""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
@@ -14,11 +15,9 @@ def today() -> str:
     """Return today's UTC date 'YYYY-MM-DD', or CANON_TODAY when it holds a valid date."""
     forced = os.environ.get("CANON_TODAY", "").strip()
     if forced and DATE.fullmatch(forced):
-        try:
+        with contextlib.suppress(ValueError):  # a date that does not exist (2026-02-30)
             _dt.date.fromisoformat(forced)
             return forced
-        except ValueError:
-            pass
     return _dt.datetime.now(_dt.UTC).date().isoformat()
 
 
