@@ -138,9 +138,7 @@ def _build(options: layout.Options, file: Path | None) -> Corpus:
         key = _file_key(st)
         files[address] = None if started - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS else key
     if file is not None:
-        from canon_ls.core.storage.cache import (
-            write_file,  # the writer every cache of canon-ls shares
-        )
+        from canon_ls.core.storage.cache import write_file  # the writer all canon-ls caches share
 
         state = (VERSION, articles, dirs, files, members, index.snapshot())
         write_file(file, sealed(marshal.dumps(state)))

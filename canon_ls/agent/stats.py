@@ -84,12 +84,8 @@ def account(stats: dict[str, Any], agent: str, session: str, decisions: list[dic
 
 def _sessions(project: str, states: Any) -> list[dict[str, Any]]:
     mine = os.path.realpath(project)
-    out = []
-    for _stem, state in states:
-        if state.project and os.path.realpath(state.project) == mine and state.stats.get("last"):
-            out.append(state.stats)
-    out.sort(key=lambda s: str(s.get("last")))
-    return out
+    ours = [s.stats for _stem, s in states if s.project and os.path.realpath(s.project) == mine]
+    return sorted((stats for stats in ours if stats.get("last")), key=lambda s: str(s.get("last")))
 
 
 def _merge(tables: list[object]) -> dict[str, int]:

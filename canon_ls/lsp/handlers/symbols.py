@@ -54,16 +54,15 @@ async def on_workspace_symbol(
                 hits = await small_store_hits(store, view, query)
                 hits = hits if hits is not None else await ranked(ls, folder, query)  # wait
                 found = [(a, view.article(a)) for a in hits]
-        for address, article in found:
-            if article is None:
-                continue
-            out.append(
-                types.SymbolInformation(
-                    name=symbol_name(address, article.capsule),
-                    kind=types.SymbolKind.File,
-                    location=types.Location(uri=uri_of(address), range=convert.TOP),
-                )
+        out += [
+            types.SymbolInformation(
+                name=symbol_name(address, article.capsule),
+                kind=types.SymbolKind.File,
+                location=types.Location(uri=uri_of(address), range=convert.TOP),
             )
+            for address, article in found
+            if article is not None
+        ]
         _report_fallback(ls, folder)
     return out
 
