@@ -145,11 +145,9 @@ async def small_store_hits(store: Store, view: Store | KeptView, query: str) -> 
 
 def _show_indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:
     """A work-done progress while BM25 (and the store) get ready."""
-    if worker.indexing is not None or ls.shutting_down:
-        return
-    if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
-        return
-    worker.indexing = ls.run_task(_indexing(ls, folder, worker), "canon-indexing")
+    progress = get_capability(ls.client_capabilities, "window.work_done_progress", False)
+    if progress and worker.indexing is None and not ls.shutting_down:
+        worker.indexing = ls.run_task(_indexing(ls, folder, worker), "canon-indexing")
 
 
 async def _indexing(ls: CanonLanguageServer, folder: Folder, worker: Searcher) -> None:
