@@ -205,15 +205,19 @@ def _whole_log(repo: Path) -> ChangeTimes:
     return times
 
 
+@pytest.mark.parametrize("folders", [False, True], ids=["one log", "folders"])
 @pytest.mark.parametrize("shape", ["linear", "merges", "two roots", "subfolder"])
 def test_the_pass_is_one_log_then_the_root_s_tree_and_equals_the_log_of_all(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str, folders: bool
 ) -> None:
     """Issue 40 item 3: the whole pass runs one git at a time (two halves at once held ~500 MB
-    at 500k files): one `log` without the root commit, then the root's tree listed (its diff
-    against nothing held ~40 MB more). Every commit and every path's commits (kept, deleted,
-    skewed clocks, merges) are those of the one log with the root; with two roots, or a project
-    in a subfolder, too."""
+    at 500k files): one `log` without the root commit (or, for a big index, one log per group
+    of folders and one of the rest, each with a small delta cache), then the root's tree
+    listed (its diff against nothing held ~40 MB more). Every commit and every path's commits
+    (kept, deleted, skewed clocks, merges, a folder gone since) are those of the one log with
+    the root; with two roots, or a project in a subfolder, too."""
+    if folders:
+        monkeypatch.setattr(changes, "PART_INDEX_BYTES", 64)  # a few hundred bytes per log
     project = repo
     if shape == "two roots":  # an unrelated history merged in: the root stays in the log
         _linear_history(repo, 6)
@@ -231,16 +235,25 @@ def test_the_pass_is_one_log_then_the_root_s_tree_and_equals_the_log_of_all(
         _linear_history(repo, 12)
     else:
         _with_merges_skew_and_empty_commits(repo)
+    git(repo, "rm", "-rq", "lib")  # a folder gone since: only the rest's log lists it
+    git(repo, "commit", "-qm", "no lib", when=T0 + 40 * DAY)
     spy = _Spy(monkeypatch)
     times = ChangeTimes(project, cache_dir=tmp_path / "cache")
     assert times.full_passes == 1
     logs = [args for args in spy.logs() if "-s" not in args]
-    assert len(logs) == 1 and spy.step_back[logs[0]] == changes.PASS_STEP_BACK
+    assert all(spy.step_back[args] == changes.PASS_STEP_BACK for args in logs)
+    assert (len(logs) > 2) == folders and (len(logs) == 1) == (not folders)
+    for earlier, later in zip(logs, logs[1:], strict=False):  # one at a time
+        assert spy.seen.index(("read", earlier)) < spy.seen.index(("start", later))
+    if folders:
+        assert all("--full-history" in args and "core.deltaBaseCacheLimit=16777216" in args
+                   for args in logs)  # fmt: skip
+        assert ":(exclude,literal)src" in logs[-1]
     if shape == "two roots":
-        assert "--min-parents=1" not in logs[0] and not any("ls-tree" in a for _, a in spy.seen)
+        assert "--min-parents=1" not in logs[0] and not any("--format=A" in a for _, a in spy.seen)
     else:
-        assert "--min-parents=1" in logs[0]
-        assert spy.at("read", "log") < spy.at("start", "ls-tree")  # never both at once
+        assert all("--min-parents=1" in args for args in logs)
+        assert spy.at("read", "log") < spy.at("start", "--format=A%x00%(path)")
     whole = _whole_log(project)
     assert _events(times) == _events(whole)
     for path in ("src/a.py", "src/m1.py", "src/b.py", "other/o.py"):

@@ -11,6 +11,7 @@ from stale_repo import git, write
 
 from canon_ls.core.checking.check import article_findings, run
 from canon_ls.core.checking.recheck import recheck
+from canon_ls.core.git import renames
 from canon_ls.core.git.changes import project_cache_file
 from canon_ls.core.storage.project import open_store
 
@@ -131,4 +132,5 @@ def test_the_rename_search_is_kept_for_its_head_and_folders(tmp_path: Path, monk
     kept = project_cache_file(root, "renames")
     assert kept is not None and kept.is_file()
     kept.write_bytes(b"damaged")
+    monkeypatch.setattr(renames, "_kept", {})  # as in a new process
     assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"] and searches() == 3

@@ -7,7 +7,7 @@ import gc
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from canon_ls.core.checking.relations import (
 )
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.evidence import Evidence
-from canon_ls.core.git.renames import renamed_in_place
+from canon_ls.core.git.renames import orphan_folders, renamed_in_place, search_early
 from canon_ls.core.git.staleness import (
     Governed,
     evidence_of,
@@ -386,7 +386,7 @@ def _whole_pass(
     box: dict[str, Any] = {}
     listed = threading.Event()
     worker = threading.Thread(
-        target=_git_reads, args=(project, store.root, staleness, box, listed), daemon=True
+        target=_git_reads, args=(project, store, staleness, box, listed), daemon=True
     )
     worker.start()
     _yield_cpu()
@@ -436,10 +436,15 @@ def _whole_pass(
         if judged:
             result.evidence = evidence_of(dates, governed, times, result.newest)
             result.findings = _flat(head or [], _with_stale(result.evidence, per), order)
+        del governed, dates
     if orphaned:  # after git's pass: it tells which files are new since HEAD
         # the renames in place (core/git/renames.py) come first among each orphan's guesses
-        times = box.get("times")
-        tracked = times.tracked if times is not None and times.git else None
+        times, tracked = box.pop("times", None), None
+        if times is not None and times.git:  # only these paths' answers are asked for
+            near = (p for folder in orphan_folders(orphaned) for p in assets.under(folder))
+            tracked = frozenset(filter(times.tracked, near)).__contains__
+        del times  # the history (~40 MB at 500k files) goes before git's rename search runs
+        gc.collect()
         known = frozenset(order).__contains__
         found = renamed_in_place(project, orphaned, assets.under, known, tracked)
         moves = dict(result.moves)
@@ -459,13 +464,16 @@ def _yield_cpu() -> None:
 
 
 def _git_reads(
-    project: Path, store_root: Path, staleness: bool, box: dict[str, Any], listed: threading.Event
+    project: Path, store: Store, staleness: bool, box: dict[str, Any], listed: threading.Event
 ) -> None:
     """The pass's git work in order, one process at a time: the asset listing (`box["assets"]`,
-    packed, then `listed` is set), then the change times (`box["times"]`, `box["seconds"]`)."""
+    packed, then `listed` is set), the rename search for the articles with no asset (its
+    answer kept for the check's own), the change times (`box["times"]`, `box["seconds"]`)."""
     try:
-        box["assets"] = Assets(project, store_root=store_root)
-        box["assets"].pack()  # idle while the store loads: compressed until the survey
+        box["assets"] = assets = Assets(project, store_root=store.root)
+        if staleness:
+            search_early(project, _without_assets(store, assets))
+        assets.pack()  # idle while the store loads: compressed until the survey
     except Exception as exc:  # re-raised by run() on its own thread
         box["error"] = exc
     finally:
@@ -478,3 +486,16 @@ def _git_reads(
         box["seconds"] = time.perf_counter() - started
     except Exception as exc:
         box["error"] = exc
+
+
+def _without_assets(store: Store, assets: Assets) -> Iterator[str]:
+    """The likely orphans, found without loading the store: the nested article files on disk
+    whose address has no asset and whose parent directory exists (`_is_orphan`'s rule but for
+    what needs the articles read)."""
+    paths, project = store.paths, Path(assets.project)
+    for folder, _dirs, files in os.walk(paths.articles_dir):
+        for name in files:
+            address = paths.address(os.path.join(folder, name))
+            if address and "/" in address and not assets.of(address):
+                if asset_folder(project, address):
+                    yield address

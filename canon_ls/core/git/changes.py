@@ -8,6 +8,7 @@ import os
 import time
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -61,6 +62,12 @@ SMALL_WINDOWS = ("-c", "core.packedGitLimit=16m", "-c", "core.packedGitWindowSiz
 # The root's tree listed with a 4 MB delta cache: git's default 96 MB held 172 MB at 500k files,
 # 71 at 100k; 4 MB, 65 and 27 MB, as fast (issue 40 item 3).
 ROOT_TREE = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=4m", "ls-tree", "-r", "-z")
+# From an index of 2 x PART_INDEX_BYTES on, the whole pass runs as logs of disjoint folders of
+# about that many bytes of index each, one after another, with a 16 MB delta cache: one log over
+# 500k files needed ~128 MB of cache (~250 MB of git, 12.5 s); folders of ~40k files fit in 16 MB
+# (66-108 MB each, 16 s in all; at 100k files 40 MB each, 1.8 s; issue 40 item 3).
+PART_INDEX_BYTES = 6 << 20
+PART_CACHE = 16 << 20
 # The cache file holds the history's paths in up to CHUNKS files of consecutive rows (at least
 # CHUNK_ROWS each): a read about one article loads only those its paths lie in (1/32 at 50k).
 CHUNKS, CHUNK_ROWS = 32, 4096
@@ -75,17 +82,23 @@ def project_cache_file(project: Path, kind: str, cache_dir: Path | None = None) 
     return folder / f"{kind}-{key}.bin"
 
 
-def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
-    """Bytes of delta base cache for the whole-history pass, or None for git's default (no
-    index); `index`: the index file's path (`git rev-parse --git-path index`) when known."""
+def index_bytes(project: Path, index: str | None = None) -> int | None:
+    """The size of the index file (`index`: its path, `git rev-parse --git-path index`, when
+    known); None without one."""
     if index is None:
         out = gitrun.run(project, "rev-parse", "--git-path", "index")
         index = decode(out).strip() if out else ""
-    if not index:
-        return None
     try:
-        size = os.stat(Path(project) / index).st_size
+        return os.stat(Path(project) / index).st_size if index else None
     except (OSError, ValueError):
+        return None
+
+
+def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
+    """Bytes of delta base cache for the whole-history pass, or None for git's default (no
+    index); `index`: the index file's path when known."""
+    size = index_bytes(project, index)
+    if size is None:
         return None
     return max(DELTA_CACHE_MIN, min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX))
 
@@ -97,14 +110,15 @@ def log_args(
     *,
     limit: int | None = None,
     part: Sequence[str] = (),
+    windows: Sequence[str] = PACK_WINDOWS,
 ) -> list[str]:
     """The history pass's git arguments (benchmarks/bench_git_pass.py times these); `whole`: all of
-    history with its delta cache (`limit`, when known); `part`: `--max-count=K` or `--skip=K`."""
+    history with its delta cache (`limit`, when known); `part`: more options of `git log`."""
     if whole and limit is None:
         limit = delta_cache_limit(project)
     config = ["-c", f"core.deltaBaseCacheLimit={limit}"] if whole and limit else []
     return [
-        *PACK_WINDOWS,
+        *windows,
         *config,
         "log",
         "--no-renames",
@@ -119,15 +133,51 @@ def log_args(
     ]
 
 
+def _folders(listing: bytes, parts: int) -> list[list[str]]:
+    """Pathspecs of the pass's logs from HEAD's files (`ls-tree -r -z --name-only`): folders of
+    about 1/parts of the files each (a bigger one split into its own), grouped in path order,
+    then one log of everything else (files beside them, folders gone since HEAD)."""
+    direct = Counter(path.rpartition(b"/")[0] for path in listing.split(b"\0") if path)
+    weight: Counter[bytes] = Counter()
+    inside: dict[bytes, set[bytes]] = {}
+    for folder, files in direct.items():
+        while folder:
+            weight[folder] += files
+            parent = folder.rpartition(b"/")[0]
+            inside.setdefault(parent, set()).add(folder)
+            folder = parent
+    budget = sum(direct.values()) / max(parts, 1)
+    units: list[bytes] = []
+    stack = sorted(inside.get(b"", ()), reverse=True)
+    while stack:
+        folder = stack.pop()
+        if weight[folder] > budget and folder in inside:
+            stack.extend(sorted(inside[folder], reverse=True))
+        else:
+            units.append(folder)
+    groups: list[list[str]] = []
+    load = budget
+    for unit in units:
+        if load + weight[unit] > budget:
+            groups.append([])
+            load = 0
+        groups[-1].append(f":(literal){decode(unit)}")
+        load += weight[unit]
+    return [*groups, [".", *(f":(exclude,literal){decode(unit)}" for unit in units)]]
+
+
 class _Step(NamedTuple):
-    """A refresh's history pass under way: the HEAD it reaches, its git processes (their outputs end
-    to end are one `git log`), the cached history they go on from (None: the whole history), and
-    the root commit the pass left out, listed once it ends (`_root_outputs`)."""
+    """A refresh's history pass under way: the HEAD it reaches, its git process, the cached history
+    it goes on from (None: the whole history), the root commit the pass left out (listed once it
+    ends, `_root_outputs`), the logs of other folders that follow one at a time (`later`), and
+    then every commit's header in the log's order (`order`)."""
 
     head: str | None
     jobs: list[gitrun.Job]
     base: History | None
     root: str | None = None
+    later: Sequence[Sequence[str]] = ()
+    order: list[bytes] | None = None
 
 
 class ChangeTimes:
@@ -231,13 +281,16 @@ class ChangeTimes:
             self.head, self._history = None, empty()
             return
         files: list[Any] = [job.file() for job in step.jobs]
-        if step.root is not None and files[0] is not None:
+        for args in step.later:  # one at a time: each starts once the one before has ended
+            if files[-1] is not None:
+                files.append(gitrun.start(self.project, *args, step_back=PASS_STEP_BACK).file())
+        if step.root is not None and files[-1] is not None:
             files += self._root_outputs(step.root)  # after the log: never two at once
         try:
             if any(f is None for f in files):  # git failed: no dates this time, none cached
                 self.head, self._history = step.head, empty()
                 return
-            history = parse_outputs([f for f in files if f is not None])
+            history = parse_outputs([f for f in files if f is not None], step.order)
         finally:
             for f in files:
                 if f is not None and not isinstance(f, bytes):
@@ -249,15 +302,30 @@ class ChangeTimes:
             self._save_cache()
 
     def _start_whole(self, head: str, index: str) -> _Step:
-        """The pass over all of history as one git process (two at once held twice the memory:
-        ~250 MB each at 500k files). A single root commit is left out of the log: its diff
-        against nothing (every file it added, 300k at 500k files) held ~40 MB more than a
-        listing of its tree, which `_finish` runs once the log has ended."""
-        limit = delta_cache_limit(self.project, index)
+        """The pass over all of history, one git process at a time (two at once held twice the
+        memory: ~250 MB each at 500k files): one log, or from 2 x PART_INDEX_BYTES of index
+        logs of disjoint folders (`_folders`). A single root commit is left out of the logs:
+        its diff against nothing (every file it added, 300k at 500k files) held ~40 MB more than
+        a listing of its tree, which `_finish` runs once the logs have ended."""
         roots = (gitrun.run(self.project, "rev-list", "--max-parents=0", head) or b"").split()
         root = roots[0].decode() if len(roots) == 1 else None
-        part = ("--min-parents=1",) if root else ()
-        args = log_args(self.project, head, True, limit=limit, part=part)
+        flags = ("--min-parents=1",) if root else ()
+        size = index_bytes(self.project, index) or 0
+        if size >= 2 * PART_INDEX_BYTES:
+            listing = gitrun.run(self.project, *ROOT_TREE, "--name-only", head)
+            order = gitrun.run(self.project, "log", "-z", "-s", _LOG_FORMAT, head, "--")
+            if listing is not None and order is not None:
+                part = (*flags, "--full-history")  # no commit left out by simplification
+                logs = [
+                    [*log_args(self.project, head, True, limit=PART_CACHE, part=part,
+                               windows=SMALL_WINDOWS), *pathspecs]
+                    for pathspecs in _folders(listing, size // PART_INDEX_BYTES)
+                ]  # fmt: skip
+                job = gitrun.start(self.project, *logs[0], step_back=PASS_STEP_BACK)
+                headers = [field for field in order.split(b"\0") if field]
+                return _Step(head, [job], None, root, logs[1:], headers)
+        limit = delta_cache_limit(self.project, index)
+        args = log_args(self.project, head, True, limit=limit, part=flags)
         job = gitrun.start(self.project, *args, step_back=PASS_STEP_BACK)
         return _Step(head, [job], None, root)
 

@@ -115,13 +115,16 @@ def _bounds(outs: Sequence[Output]) -> list[bytes]:
     return [b"", *sorted(cuts - {b""})]
 
 
-def parse_outputs(outs: Sequence[Output]) -> History:
-    """`git log -z --name-status` in the pass's format -> History, the outputs laid end to end:
-    one pass run as consecutive parts (`log -n K` and `log --skip=K` list exactly the commits of
-    `log`, in its order), each given as bytes or as the file git wrote it to (read a block at a
-    time)."""
+def parse_outputs(outs: Sequence[Output], order: Sequence[bytes] | None = None) -> History:
+    """`git log -z --name-status` in the pass's format -> History, the outputs laid end to end,
+    each given as bytes or as the file git wrote it to (read a block at a time): one log, or
+    with `order` (every commit's header field, in the log's order) logs of disjoint paths,
+    each listing its commits in that order (core/git/changes.py `_start_whole`)."""
     bounds = _bounds(outs)
-    commits, ranges = _walk(outs, bounds)
+    index_of = None if order is None else {header: i for i, header in enumerate(order)}
+    commits, ranges, used = _walk(outs, bounds, index_of)
+    if order is not None:  # the commits that touched a path, in the log's order
+        commits, ranges = _renumbered(order, used, ranges)
     commits = ticked(commits)
     builder = Builder()
     gone: dict[str, list[int]] = {}
@@ -136,15 +139,28 @@ def parse_outputs(outs: Sequence[Output]) -> History:
     return History(commits, builder.table(), gone)
 
 
-def _walk(
-    outs: Sequence[Output], bounds: list[bytes]
+def _renumbered(
+    order: Sequence[bytes], used: set[int], ranges: list[tuple[bytearray, array]]
 ) -> tuple[list[Commit], list[tuple[bytearray, array]]]:
+    """The commits of `order` that touched a path (`used`), in order, the events renumbered."""
+    kept = sorted(used)
+    new = dict(zip(kept, range(len(kept)), strict=True))
+    for _, events in ranges:
+        events[:] = array("i", [new[e] if e >= 0 else ~new[~e] for e in events])
+    return [_commit(decode(order[i])) for i in kept], ranges
+
+
+def _walk(
+    outs: Sequence[Output], bounds: list[bytes], index_of: dict[bytes, int] | None = None
+) -> tuple[list[Commit], list[tuple[bytearray, array]], set[int]]:
     """The commits that touched a path, and per range of `bounds` its events in output order: the
-    paths NUL-ended in one bytearray, an int per event (commit index, ~index for a deletion)."""
+    paths NUL-ended in one bytearray, an int per event (commit index, ~index for a deletion;
+    with `index_of`, the index of the commit's header there, each one used also returned)."""
     commits: list[Commit] = []
     ranges = [(bytearray(), array("i")) for _ in bounds]
     cuts = bounds[1:]
     idx = -1  # the current commit's index (commits with paths only)
+    used: set[int] = set()
     fresh = False  # a header was read, its commit not yet counted
     header = b""
     want_header = False
@@ -165,7 +181,10 @@ def _walk(
                 stop = n
             pairs = (stop - at) // 2 * 2
             if pairs:
-                if fresh:
+                if fresh and index_of is not None:
+                    fresh, idx = False, index_of[header]
+                    used.add(idx)
+                elif fresh:
                     fresh = False
                     idx += 1
                     commits.append(_commit(decode(header)))
@@ -176,7 +195,7 @@ def _walk(
                 break
             want_header = True
             at = stop + 1
-    return commits, ranges
+    return commits, ranges, used
 
 
 def _route(

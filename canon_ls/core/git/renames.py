@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from canon_ls.core.checking.assets import address_of_path
 from canon_ls.core.git import gitrun
@@ -30,10 +31,7 @@ def renamed_in_place(
 ) -> dict[str, list[str]]:
     """For each orphan, the addresses in its folder that likely replaced its asset: renames git
     detected first (newest first), then files new since HEAD."""
-    by_folder: dict[str, list[str]] = {}
-    for orphan in orphans:
-        if "/" in orphan and ":" not in orphan:
-            by_folder.setdefault(parent(orphan), []).append(orphan)
+    by_folder = orphan_folders(orphans)
     if not by_folder:
         return {}
     out: dict[str, list[str]] = {}
@@ -63,6 +61,15 @@ def renamed_in_place(
     return {k: v for k, v in out.items() if v}
 
 
+def orphan_folders(orphans: Iterable[str]) -> dict[str, list[str]]:
+    """The folders the search looks in (each orphan's own), with their orphans."""
+    by_folder: dict[str, list[str]] = {}
+    for orphan in orphans:
+        if "/" in orphan and ":" not in orphan:
+            by_folder.setdefault(parent(orphan), []).append(orphan)
+    return by_folder
+
+
 def _folder_of(path: str, folders: dict[str, list[str]]) -> str:
     """The orphans' folder `path` lies in (at any depth), or ''."""
     at = path
@@ -73,14 +80,21 @@ def _folder_of(path: str, folders: dict[str, list[str]]) -> str:
     return ""
 
 
+def search_early(project: Path, orphans: Iterable[str]) -> None:
+    """Run the search for these likely orphans now, while the check is small (its answer is
+    kept: the check's own search for the same folders runs no git)."""
+    if folders := orphan_folders(orphans):
+        _git_renames(project, sorted(folders)[:FOLDERS])
+
+
 def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
     """(old path, new path) of the renames git finds in the newest commits touching
     `folders`, newest first; [] without git. The answer for a HEAD and these folders is kept
-    in the cache directory: a check again, or the next start, runs no `log -M` (its git held
-    35-68 MB beside the check's store, issue 40 item 3)."""
+    (here and in the cache directory): a check again, or the next start, runs no `log -M` (its
+    git held 35-68 MB beside the check's store, issue 40 item 3)."""
     head = (gitrun.run(project, "rev-parse", "--verify", "-q", "HEAD") or b"").strip().decode()
     file = project_cache_file(project, "renames") if head else None
-    kept = cache.read_sealed(file)
+    kept = _kept.get(str(project)) or cache.read_sealed(file)
     if isinstance(kept, list) and len(kept) == 3 and kept[:2] == [head, folders]:
         return [tuple(pair) for pair in kept[2]]
     out = gitrun.run(
@@ -110,4 +124,9 @@ def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
             at += 2 if status else 1
     if file is not None and out is not None:
         cache.write_sealed(file, [head, folders, pairs])
+    if out is not None:
+        _kept[str(project)] = [head, folders, pairs]
     return pairs
+
+
+_kept: dict[str, list[Any]] = {}  # the last answer per project (a process without a cache)

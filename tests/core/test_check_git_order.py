@@ -1,0 +1,104 @@
+"""Issue 40 item 3 (SPEC §10): the whole-store check's git work runs one process at a time and,
+when the language server loads its own store (`git_first`), ends before the check's store
+loads: each git that reads the whole index held ~180 MB at 500k files, beside a loaded store
+of as much. The rename search for the orphans runs then too (its answer kept for the check's
+own). Real git, a PATH spy recording each git's argv and whether the store had loaded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from stale_repo import git, write
+
+from canon_ls.core.checking import check
+
+ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write(root, "src/auth/login.ts", "export function login() {\n  return 1;\n}\n" * 5)
+    write(root, "src/auth/other.ts", "x\n")
+    write(root, ".canon/articles/src/auth/login.md", ARTICLE)
+    write(root, ".canon/articles/src/auth/other.md", ARTICLE.replace("login", "other"))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
+    git(root, "commit", "-qm", "rename")
+    return root
+
+
+def spy_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    real = shutil.which("git")
+    bindir, log = tmp_path / "bin", tmp_path / "argv"
+    bindir.mkdir()
+    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+    (bindir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    log.touch()
+    return log
+
+
+def kinds(lines: list[str]) -> list[str]:
+    """Each whole-index or history git by kind, in the order they started."""
+    named = {" ls-files ": "listing", " status ": "status", " -M ": "renames", " log ": "history"}
+    out = []
+    for line in lines:
+        kind = next((k for needle, k in named.items() if needle in f" {line} "), None)
+        if kind is not None and (kind != "history" or "--name-status" in line):
+            out.append(kind)
+    return out
+
+
+@pytest.mark.parametrize("git_first", [True, False])
+def test_git_reads_end_before_the_store_loads_when_the_server_has_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_first: bool
+) -> None:
+    root = project(tmp_path)
+    log = spy_git(tmp_path, monkeypatch)
+    at_load: list[list[str]] = []
+    survey = check._whole
+
+    def whole(store, assets):  # noqa: ANN001, ANN202 (the pass's own arguments)
+        at_load.append(log.read_text().splitlines())
+        return survey(store, assets)
+
+    monkeypatch.setattr(check, "_whole", whole)
+    done = check.run(root, {}, True, git_first=git_first)
+    assert done.moves["src/auth/login"][0] == "src/auth/signin"
+    every = kinds(log.read_text().splitlines())
+    assert every[:4] == ["listing", "renames", "status", "history"]
+    assert every.count("renames") == 1
+    before = kinds(at_load[0])
+    if git_first:  # all of it, the rename search included, before the store's survey
+        assert before == every
+    else:  # the listing and the rename search at least (the survey needs the listing)
+        assert before[:2] == ["listing", "renames"]
+
+
+def test_the_history_is_dropped_before_the_rename_search_asks_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without git_first, the search runs after the verdicts: the history (~40 MB at 500k
+    files) is no longer held by the pass when it does."""
+    root = project(tmp_path)
+    import gc
+
+    from canon_ls.core.git import changes, renames
+
+    held: list[int] = []
+    search = renames._git_renames
+
+    def counted(*args):  # noqa: ANN002, ANN202
+        held.append(sum(isinstance(o, changes.ChangeTimes) for o in gc.get_objects()))
+        return search(*args)
+
+    monkeypatch.setattr(renames, "_git_renames", counted)
+    monkeypatch.setattr(renames, "_kept", {})
+    monkeypatch.setenv("CANON_NO_CACHE", "1")
+    check.run(root, {}, True, git_first=False)
+    assert held[-1] == 0
