@@ -495,7 +495,6 @@ def _without_assets(store: Store, assets: Assets) -> Iterator[str]:
     paths, project = store.paths, Path(assets.project)
     for folder, _dirs, files in os.walk(paths.articles_dir):
         for name in files:
-            address = paths.address(os.path.join(folder, name))
-            if address and "/" in address and not assets.of(address):
-                if asset_folder(project, address):
-                    yield address
+            address = paths.address(os.path.join(folder, name)) or ""
+            if "/" in address and not assets.of(address) and asset_folder(project, address):
+                yield address
