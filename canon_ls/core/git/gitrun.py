@@ -133,6 +133,34 @@ def share() -> None:
             os.environ[SLOTS] = os.pathsep.join(fds)
 
 
+class Held:
+    """The slots of share() taken by this process as each comes free (`take`, again until it
+    answers True): meanwhile no git of the process tree starts. The language server holds
+    them while its search worker builds (that worker, a check's git and its store at once
+    were the tree's peak, issue 40 item 3)."""
+
+    def __init__(self) -> None:
+        self._held: set[int] = set()
+
+    def take(self) -> bool:
+        import fcntl  # POSIX; share() makes slots on Linux alone
+
+        for f in _slot_files:
+            if f.fileno() not in self._held:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self._held.add(f.fileno())
+        return len(self._held) == len(_slot_files)
+
+    def release(self) -> None:
+        import fcntl
+
+        for fd in self._held:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        self._held.clear()
+
+
 def _slot() -> int | None:
     """A descriptor of a shared slot locked now (git inherits it: the lock goes when git
     exits), -1 while every slot is held, None without shared slots."""

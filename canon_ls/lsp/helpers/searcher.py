@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
+from canon_ls.core.git import gitrun
 from canon_ls.core.retrieval.search_corpus import SearchCorpus, spec_of
 from canon_ls.lsp.helpers.child import spawn, step_back
 
@@ -56,6 +57,20 @@ FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be buil
 IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
 
 
+HOLD_GIT = 120.0  # seconds at most that git waits for a worker building its index
+
+
+async def _hold(held: gitrun.Held) -> None:
+    """Take the git slots as they come free, until cancelled or HOLD_GIT has passed."""
+    try:
+        deadline = time.monotonic() + HOLD_GIT
+        while time.monotonic() < deadline:
+            held.take()
+            await asyncio.sleep(0.05)
+    finally:
+        held.release()
+
+
 class Searcher:
     """The server-side handle: start once, ask many times."""
 
@@ -81,11 +96,16 @@ class Searcher:
             self.task = self.run(self._start(), "canon-search-worker")
 
     async def _start(self) -> None:
+        held = gitrun.Held()  # no git starts while the worker builds its index (memory)
+        holding = self.run(_hold(held), "canon-search-holds-git")
         try:
             await self._spawn()
         except Exception as exc:  # no worker: the caller falls back and says so
             self.failure = f"the search worker did not start ({exc})"
             return
+        finally:
+            holding.cancel()
+            held.release()
         if not self.ready:
             self.failure = "the search worker stopped while building its index"
             return
