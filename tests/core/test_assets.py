@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from renamed_repo import logging_git
 
 from canon_ls.core.checking.assets import Assets, address_of_path
 from canon_ls.core.git.changes import ChangeTimes
@@ -484,12 +484,7 @@ def test_the_listing_reads_the_index_once_and_names_like_tags_stay_whole(
         return {p for p in git(repo, "ls-files", "-z", *args).split("\0") if p}
 
     want = (plain("--cached") | plain("--others", "--exclude-standard")) - plain("--deleted")
-    bindir, argv = tmp_path / "bin", tmp_path / "argv"
-    bindir.mkdir()
-    real = shutil.which("git")
-    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{argv}"\nexec "{real}" "$@"\n')
-    (bindir / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    argv = logging_git(tmp_path, monkeypatch)
     assert Assets(repo).files() == sorted(want)
     assert want >= {"H x.py", "? y.py", "new/R q.py", "skip.py", "d/H  two.py"}
     listings = [line for line in argv.read_text().splitlines() if " ls-files " in line]

@@ -6,41 +6,12 @@ own). Real git, a PATH spy recording each git's argv and whether the store had l
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from stale_repo import git, write
+from renamed_repo import logging_git, renamed
 
 from canon_ls.core.checking import check
-
-ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"
-
-
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    write(root, "src/auth/login.ts", "export function login() {\n  return 1;\n}\n" * 5)
-    write(root, "src/auth/other.ts", "x\n")
-    write(root, ".canon/articles/src/auth/login.md", ARTICLE)
-    write(root, ".canon/articles/src/auth/other.md", ARTICLE.replace("login", "other"))
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
-    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
-    git(root, "commit", "-qm", "rename")
-    return root
-
-
-def spy_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    real = shutil.which("git")
-    bindir, log = tmp_path / "bin", tmp_path / "argv"
-    bindir.mkdir()
-    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
-    (bindir / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    log.touch()
-    return log
 
 
 def kinds(lines: list[str]) -> list[str]:
@@ -58,8 +29,8 @@ def kinds(lines: list[str]) -> list[str]:
 def test_git_reads_end_before_the_store_loads_when_the_server_has_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_first: bool
 ) -> None:
-    root = project(tmp_path)
-    log = spy_git(tmp_path, monkeypatch)
+    root = renamed(tmp_path)
+    log = logging_git(tmp_path, monkeypatch)
     at_load: list[list[str]] = []
     survey = check._whole
 
@@ -85,7 +56,7 @@ def test_the_history_is_dropped_before_the_rename_search_asks_git(
 ) -> None:
     """Without git_first, the search runs after the verdicts: the history (~40 MB at 500k
     files) is no longer held by the pass when it does."""
-    root = project(tmp_path)
+    root = renamed(tmp_path)
     import gc
 
     from canon_ls.core.git import changes, renames

@@ -3,10 +3,9 @@ in place (§6.1 item 5): real stores in real git repositories, real check passes
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
+from renamed_repo import ARTICLE, logging_git, project, renamed
 from stale_repo import git, write
 
 from canon_ls.core.checking.check import article_findings, run
@@ -14,20 +13,6 @@ from canon_ls.core.checking.recheck import recheck
 from canon_ls.core.git import renames
 from canon_ls.core.git.changes import project_cache_file
 from canon_ls.core.storage.project import open_store
-
-ARTICLE = "---\ncapsule: Logs a person in.\nupdated: 2026-01-01\n---\n# login\n\nBody.\n"
-
-
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    write(root, "src/auth/login.ts", "export function login() {\n  return 1;\n}\n" * 5)
-    write(root, "src/auth/other.ts", "x\n")
-    write(root, ".canon/articles/src/auth/login.md", ARTICLE)
-    write(root, ".canon/articles/src/auth/other.md", ARTICLE.replace("login", "other"))
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
-    return root
 
 
 def test_findings_from_unsaved_text_leave_the_file_alone(tmp_path: Path):
@@ -90,15 +75,8 @@ def test_the_rename_search_asks_git_for_bounded_memory(tmp_path: Path, monkeypat
     """Issue 40 item 3: the rename search's `git log -M` mapped the whole pack with git's
     default delta cache (166 MB at 500k files); it now maps at most 16 MB of the pack with a 16
     MB cache (68 MB at 500k files, 37 at 100k, as fast), and still finds the rename."""
-    root = project(tmp_path)
-    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
-    git(root, "commit", "-qm", "rename")
-    real = shutil.which("git")
-    bindir, log = tmp_path / "bin", tmp_path / "argv"
-    bindir.mkdir()
-    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
-    (bindir / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    root = renamed(tmp_path)
+    log = logging_git(tmp_path, monkeypatch)
     assert orphan_moves(root)["src/auth/login"] == ["src/auth/signin"]
     renames = [line for line in log.read_text().splitlines() if " -M " in line]
     assert renames, log.read_text()
@@ -110,15 +88,8 @@ def test_the_rename_search_is_kept_for_its_head_and_folders(tmp_path: Path, monk
     """Issue 40 item 3: a check again at the same HEAD (a re-check, the next start) answers the
     rename search from the cache directory, with no `git log -M` beside the check's store; a
     new commit asks git again, and so does a damaged cache file."""
-    root = project(tmp_path)
-    git(root, "mv", "src/auth/login.ts", "src/auth/signin.ts")
-    git(root, "commit", "-qm", "rename")
-    real = shutil.which("git")
-    bindir, log = tmp_path / "bin", tmp_path / "argv"
-    bindir.mkdir()
-    (bindir / "git").write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
-    (bindir / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    root = renamed(tmp_path)
+    log = logging_git(tmp_path, monkeypatch)
 
     def searches() -> int:
         return sum(" -M " in line for line in log.read_text().splitlines())
