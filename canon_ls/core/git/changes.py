@@ -83,8 +83,7 @@ def project_cache_file(project: Path, kind: str, cache_dir: Path | None = None) 
 
 
 def index_bytes(project: Path, index: str | None = None) -> int | None:
-    """The size of the index file (`index`: its path, `git rev-parse --git-path index`, when
-    known); None without one."""
+    """The index file's size (`index`: its path from `rev-parse --git-path`, when known)."""
     if index is None:
         out = gitrun.run(project, "rev-parse", "--git-path", "index")
         index = decode(out).strip() if out else ""
