@@ -68,6 +68,7 @@ ROOT_TREE = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=4m", "ls-tree", "-r
 # (66-108 MB each, 16 s in all; at 100k files 40 MB each, 1.8 s; issue 40 item 3).
 PART_INDEX_BYTES = 6 << 20
 PART_CACHE = 16 << 20
+PART_SPECS = 4096  # at most this many folders (the last log names each: its argument list)
 # The cache file holds the history's paths in up to CHUNKS files of consecutive rows (at least
 # CHUNK_ROWS each): a read about one article loads only those its paths lie in (1/32 at 50k).
 CHUNKS, CHUNK_ROWS = 32, 4096
@@ -166,17 +167,14 @@ def _folders(listing: bytes, parts: int) -> list[list[str]]:
 
 
 class _Step(NamedTuple):
-    """A refresh's history pass under way: the HEAD it reaches, its git process, the cached history
-    it goes on from (None: the whole history), the root commit the pass left out (listed once it
-    ends, `_root_outputs`), the logs of other folders that follow one at a time (`later`), and
-    then every commit's header in the log's order (`order`)."""
+    """A refresh's history pass under way (`base`: the cached history it goes on from)."""
 
-    head: str | None
+    head: str | None  # the HEAD it reaches
     jobs: list[gitrun.Job]
     base: History | None
-    root: str | None = None
-    later: Sequence[Sequence[str]] = ()
-    order: list[bytes] | None = None
+    root: str | None = None  # the root commit it left out, listed last (`_root_outputs`)
+    later: Sequence[Sequence[str]] = ()  # the other folders' logs, one at a time
+    order: list[bytes] | None = None  # every commit's header in the log's order
 
 
 class ChangeTimes:
@@ -313,12 +311,13 @@ class ChangeTimes:
         if size >= 2 * PART_INDEX_BYTES:
             listing = gitrun.run(self.project, *ROOT_TREE, "--name-only", head)
             order = gitrun.run(self.project, "log", "-z", "-s", _LOG_FORMAT, head, "--")
-            if listing is not None and order is not None:
+            plan = None if listing is None else _folders(listing, size // PART_INDEX_BYTES)
+            if order is not None and plan is not None and len(plan[-1]) <= PART_SPECS:
                 part = (*flags, "--full-history")  # no commit left out by simplification
                 logs = [
                     [*log_args(self.project, head, True, limit=PART_CACHE, part=part,
                                windows=SMALL_WINDOWS), *pathspecs]
-                    for pathspecs in _folders(listing, size // PART_INDEX_BYTES)
+                    for pathspecs in plan
                 ]  # fmt: skip
                 job = gitrun.start(self.project, *logs[0], step_back=PASS_STEP_BACK)
                 headers = [field for field in order.split(b"\0") if field]
