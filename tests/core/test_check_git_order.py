@@ -47,8 +47,8 @@ def test_git_reads_end_before_the_store_loads_when_the_server_has_its_own(
     before = kinds(at_load[0])
     if git_first:  # all of it, the rename search included, before the store's survey
         assert before == every
-    else:  # the listing and the rename search at least (the survey needs the listing)
-        assert before[:2] == ["listing", "renames"]
+    else:  # the listing at least (the survey needs it; the rename search need not be done)
+        assert before[:1] == ["listing"]
 
 
 def test_the_history_is_dropped_before_the_rename_search_asks_git(

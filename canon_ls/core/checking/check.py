@@ -374,11 +374,10 @@ def _whole_pass(
     on_loaded: Callable[[], None] | None,
     git_first: bool,
 ) -> Pass:
-    """The whole-store pass. git works in a thread meanwhile, one process at a time: the asset
-    listing, then `status` and the history (the long pole). Each of the first two reads the
-    whole index (~180 MB at 500k files), so they run while this process is small: before the
-    store loads (`git_first`), else while it loads (the server waits for its parse cache).
-    The findings without git go to `on_partial` first, `on_loaded` once the store is read."""
+    """The whole-store pass. git works in a thread, one process at a time (`_git_reads`: the
+    listing and `status` each read the whole index, ~180 MB at 500k files), so it runs while
+    this process is small: before the store loads (`git_first`), else while it loads (the server
+    waits for its parse cache). Findings without git go to `on_partial` first."""
     from canon_ls.core.storage.project import open_store
 
     started = time.perf_counter()
@@ -471,8 +470,7 @@ def _git_reads(
     answer kept for the check's own), the change times (`box["times"]`, `box["seconds"]`)."""
     try:
         box["assets"] = assets = Assets(project, store_root=store.root)
-        if staleness:
-            search_early(project, _without_assets(store, assets))
+        likely = list(_without_assets(store, assets)) if staleness else []
         assets.pack()  # idle while the store loads: compressed until the survey
     except Exception as exc:  # re-raised by run() on its own thread
         box["error"] = exc
@@ -480,6 +478,8 @@ def _git_reads(
         listed.set()
     if not staleness or "error" in box:
         return
+    with contextlib.suppress(Exception):  # an answer ahead of time: the check asks again
+        search_early(project, likely)
     started = time.perf_counter()
     try:
         box["times"] = ChangeTimes(project)
