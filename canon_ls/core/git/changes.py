@@ -64,9 +64,9 @@ SMALL_WINDOWS = ("-c", "core.packedGitLimit=16m", "-c", "core.packedGitWindowSiz
 ROOT_TREE = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=4m", "ls-tree", "-r", "-z")
 # From an index of 2 x PART_INDEX_BYTES on, the whole pass runs as logs of disjoint folders of
 # about that many bytes of index each, one after another, with a 16 MB delta cache: one log over
-# 500k files needed ~128 MB of cache (~250 MB of git, 12.5 s); folders of ~40k files fit in 16 MB
-# (66-108 MB each, 16 s in all; at 100k files 40 MB each, 1.8 s; issue 40 item 3).
-PART_INDEX_BYTES = 6 << 20
+# 500k files needed ~128 MB of cache (~250 MB of git, 12.5 s); folders of ~27k files fit in 16 MB
+# (56-71 MB each at 500k files, 37-40 MB at 100k; issue 40 item 3).
+PART_INDEX_BYTES = 4 << 20
 PART_CACHE = 16 << 20
 PART_SPECS = 4096  # at most this many folders (the last log names each: its argument list)
 # The cache file holds the history's paths in up to CHUNKS files of consecutive rows (at least
