@@ -67,7 +67,7 @@ ROOT_TREE = (*SMALL_WINDOWS, "-c", "core.deltaBaseCacheLimit=4m", "ls-tree", "-r
 # 500k files needed ~128 MB of cache (~250 MB of git, 12.5 s); folders of ~27k files fit in 16 MB
 # (56-71 MB each at 500k files, 37-40 MB at 100k; issue 40 item 3).
 PART_INDEX_BYTES = 4 << 20
-PART_CACHE = 16 << 20
+PART_CACHE = 16 << 20  # a quarter of the index, 8 to 16 MB (100k files: 8 MB, 8 MB less, as fast)
 PART_SPECS = 4096  # at most this many folders (the last log names each: its argument list)
 # The cache file holds the history's paths in up to CHUNKS files of consecutive rows (at least
 # CHUNK_ROWS each): a read about one article loads only those its paths lie in (1/32 at 50k).
@@ -314,8 +314,9 @@ class ChangeTimes:
             plan = None if listing is None else _folders(listing, size // PART_INDEX_BYTES)
             if order is not None and plan is not None and len(plan[-1]) <= PART_SPECS:
                 part = (*flags, "--full-history")  # no commit left out by simplification
+                cache = min(PART_CACHE, max(PART_CACHE // 2, size // 4))
                 logs = [
-                    [*log_args(self.project, head, True, limit=PART_CACHE, part=part,
+                    [*log_args(self.project, head, True, limit=cache, part=part,
                                windows=SMALL_WINDOWS), *pathspecs]
                     for pathspecs in plan
                 ]  # fmt: skip
