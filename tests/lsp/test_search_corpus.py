@@ -141,9 +141,7 @@ def test_after_a_large_build_the_worker_starts_again_from_its_file(tmp_path: Pat
 
 def test_the_worker_leaves_the_store_modules_unloaded():
     """Issue 15: the worker gets plain directories from the server (`spec_of`), so its
-    process never loads the Store's modules (about 5 MB); its read limit is the Store's.
-    Issue 40 item 3: nor asyncio and ssl, the server's side only (~6 MB of the worker's, built
-    beside the check child at start-up)."""
+    process never loads the Store's modules (about 5 MB); its read limit is the Store's."""
     from canon_ls.core.retrieval import search_corpus
     from canon_ls.core.storage import index
 
@@ -152,7 +150,7 @@ def test_the_worker_leaves_the_store_modules_unloaded():
         "import sys\n"
         "from canon_ls.lsp.helpers import searcher\n"
         "from canon_ls.core.retrieval import search_corpus\n"
-        "names = ('canon_ls.core.storage.store', 'canon_ls.core.storage.index', 'asyncio', 'ssl')\n"
+        "names = ('canon_ls.core.storage.store', 'canon_ls.core.storage.index')\n"
         "print(sorted(m for m in names if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import json
@@ -13,13 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import asyncio
     from collections.abc import Callable, Coroutine
-
-    from canon_ls.core.git import gitrun
 
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
+from canon_ls.core.git import gitrun
 from canon_ls.core.retrieval.search_corpus import SearchCorpus, spec_of
 from canon_ls.lsp.helpers.child import spawn, step_back
 
@@ -56,15 +55,16 @@ REEXEC = "CANON_SEARCH_REEXEC"  # set for the one start again after a build
 REEXEC_READS = 1000  # articles read at start above which the worker starts again
 FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
 IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
+
+
 HOLD_GIT = 120.0  # seconds at most that git waits for a worker building its index
 
 
 async def _hold(held: gitrun.Held) -> None:
     """Take the git slots as they come free, until cancelled or HOLD_GIT has passed."""
-    import asyncio  # the server's side: the worker imports no asyncio (~7 MB of its memory)
-
     try:
-        for _ in range(int(HOLD_GIT / 0.05)):
+        deadline = time.monotonic() + HOLD_GIT
+        while time.monotonic() < deadline:
             held.take()
             await asyncio.sleep(0.05)
     finally:
@@ -75,8 +75,6 @@ class Searcher:
     """The server-side handle: start once, ask many times."""
 
     def __init__(self, project: Path, options: dict[str, Any], run: RunTask) -> None:
-        import asyncio
-
         self.run = run  # the server's tracked task starter
         self.project = project
         self.options = options
@@ -98,8 +96,6 @@ class Searcher:
             self.task = self.run(self._start(), "canon-search-worker")
 
     async def _start(self) -> None:
-        from canon_ls.core.git import gitrun
-
         held = gitrun.Held()  # no git starts while the worker builds its index (memory)
         holding = self.run(_hold(held), "canon-search-holds-git")
         try:
@@ -119,8 +115,6 @@ class Searcher:
             self.idle_task = self.run(self._idle(), "canon-search-idle")
 
     async def _spawn(self) -> None:
-        import asyncio
-
         # The worker reads the article files as they are now: what changed before is in them.
         self.changed.clear()
         self.starts += 1
@@ -144,8 +138,6 @@ class Searcher:
 
     async def _idle(self) -> None:
         """Retire the worker once nobody asked it anything for `idle_seconds()`."""
-        import asyncio
-
         try:
             while True:
                 left = self.used + idle_seconds() - time.monotonic()
@@ -161,8 +153,6 @@ class Searcher:
             self.idle_task = None
 
     async def _retire(self) -> None:
-        import asyncio
-
         proc, self.proc, self.ready, self.task = self.proc, None, False, None
         if proc is None or proc.returncode is not None:
             return
@@ -178,8 +168,6 @@ class Searcher:
 
     async def query(self, text: str, limit: int, wait: float = FIRST_WAIT) -> list[str] | None:
         """Addresses best first, once the index is ready (waiting up to `wait` seconds for it)."""
-        import asyncio
-
         self.used = time.monotonic()
         for _ in range(2):  # a worker retired while this question waited: start it again
             self.start()
@@ -197,8 +185,6 @@ class Searcher:
         return None
 
     async def _ask(self, text: str, limit: int) -> list[str] | None:
-        import asyncio
-
         proc = self.proc
         if not self.ready or proc is None or proc.returncode is not None:
             if not self.failure:
