@@ -398,3 +398,15 @@ def test_a_damaged_record_costs_only_its_own_articles(
     assert len(again.addresses()) == N
     art = again.article("src/m3")
     assert art is not None and art.capsule == "Module 3." and art.targets == ("src/m4",)
+
+
+def test_a_project_s_own_cache_file_is_named_for_any_path(tmp_path: Path) -> None:
+    """The history and rename caches are named by the project's path: a path that is not UTF-8
+    (surrogate-escaped, as os.fsdecode gives it) names one too instead of failing the check."""
+    project_cache_file = cache.project_cache_file
+    odd = tmp_path / "caf\udce9"
+    first = project_cache_file(odd, "renames", tmp_path / "c")
+    assert first is not None and first.parent == tmp_path / "c"
+    assert first.name.startswith("renames-") and first != project_cache_file(
+        tmp_path, "renames", tmp_path / "c"
+    )

@@ -11,7 +11,7 @@ from stale_repo import git, write
 from canon_ls.core.checking.check import article_findings, run
 from canon_ls.core.checking.recheck import recheck
 from canon_ls.core.git import renames
-from canon_ls.core.git.changes import project_cache_file
+from canon_ls.core.storage.cache import project_cache_file
 from canon_ls.core.storage.project import open_store
 
 

@@ -7,7 +7,7 @@ import gc
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from canon_ls.core.git.staleness import (
     project_dates,
     stale_evidence,
 )
+from canon_ls.core.storage import freshness
 from canon_ls.core.storage.address import asset_folder
 from canon_ls.core.storage.article import parse
 
@@ -470,7 +471,7 @@ def _git_reads(
     answer kept for the check's own), the change times (`box["times"]`, `box["seconds"]`)."""
     try:
         box["assets"] = assets = Assets(project, store_root=store.root)
-        likely = list(_without_assets(store, assets)) if staleness else []
+        likely = _without_assets(store, assets) if staleness else []
         assets.pack()  # idle while the store loads: compressed until the survey
     except Exception as exc:  # re-raised by run() on its own thread
         box["error"] = exc
@@ -488,13 +489,13 @@ def _git_reads(
         box["error"] = exc
 
 
-def _without_assets(store: Store, assets: Assets) -> Iterator[str]:
-    """The likely orphans, found without loading the store: the nested article files on disk
-    whose address has no asset and whose parent directory exists (`_is_orphan`'s rule but for
-    what needs the articles read)."""
-    paths, project = store.paths, Path(assets.project)
-    for folder, _dirs, files in os.walk(paths.articles_dir):
-        for name in files:
-            address = paths.address(os.path.join(folder, name)) or ""
-            if "/" in address and not assets.of(address) and asset_folder(project, address):
-                yield address
+def _without_assets(store: Store, assets: Assets) -> list[str]:
+    """The likely orphans, found without loading the store: the nested articles on disk (the
+    store's own scan) whose address has no asset and whose parent directory exists
+    (`_is_orphan`'s rule but for what needs the articles read)."""
+    base, project = store.paths.articles_dir, Path(assets.project)
+    return [
+        a
+        for a in freshness.addresses(base, os.path.realpath(base))
+        if "/" in a and not assets.of(a) and asset_folder(project, a)
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 from array import array
@@ -30,13 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["ChangeTimes", "Commit", "History", "log_args"]
 
 T = TypeVar("T")
-
-
-def _default_cache_dir(project: Path) -> Path | None:
-    """The canon-ls cache directory under the same rules as the parse cache (core/storage/cache.py):
-    None when CANON_NO_CACHE is set or the directory would lie inside the project."""
-    file = cache.cache_file(Path(project) / ".canon", Path(project))
-    return None if file is None else file.parent
 
 
 # The pass's format: an empty field (NUL) then one header field per commit; `%x1f` separates
@@ -74,15 +66,6 @@ PART_SPECS = 4096  # at most this many folders (the last log names each: its arg
 CHUNKS, CHUNK_ROWS = 32, 4096
 
 
-def project_cache_file(project: Path, kind: str, cache_dir: Path | None = None) -> Path | None:
-    """`<kind>-<key>.bin` in the cache directory for this project (None: no cache)."""
-    folder = _default_cache_dir(project) if cache_dir is None else cache_dir
-    if folder is None:
-        return None
-    key = hashlib.sha256(os.path.realpath(project).encode()).hexdigest()[:20]
-    return folder / f"{kind}-{key}.bin"
-
-
 def index_bytes(project: Path, index: str | None = None) -> int | None:
     """The index file's size (`index`: its path from `rev-parse --git-path`, when known)."""
     if index is None:
@@ -97,7 +80,10 @@ def index_bytes(project: Path, index: str | None = None) -> int | None:
 def delta_cache_limit(project: Path, index: str | None = None) -> int | None:
     """Bytes of delta base cache for the whole-history pass, or None for git's default (no
     index); `index`: the index file's path when known."""
-    size = index_bytes(project, index)
+    return _limit_for(index_bytes(project, index))
+
+
+def _limit_for(size: int | None) -> int | None:
     if size is None:
         return None
     return max(DELTA_CACHE_MIN, min(size * DELTA_CACHE_PER_INDEX_BYTE, DELTA_CACHE_MAX))
@@ -198,7 +184,9 @@ class ChangeTimes:
         `quiet`: the index probe found them as committed (core/git/indexprobe.py): the first
         refresh runs neither rev-parse nor status."""
         self.project = Path(project)
-        self.cache_dir = _default_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
+        self.cache_dir = (
+            cache.project_cache_dir(self.project) if cache_dir is None else Path(cache_dir)
+        )
         self._status_paths = tuple(status_paths) if status_paths is not None else (".",)
         self._only = [encode(p) for p in only] if only is not None else None
         self._quiet = quiet
@@ -307,8 +295,8 @@ class ChangeTimes:
         roots = (gitrun.run(self.project, "rev-list", "--max-parents=0", head) or b"").split()
         root = roots[0].decode() if len(roots) == 1 else None
         flags = ("--min-parents=1",) if root else ()
-        size = index_bytes(self.project, index) or 0
-        if size >= 2 * PART_INDEX_BYTES:
+        size = index_bytes(self.project, index)
+        if size is not None and size >= 2 * PART_INDEX_BYTES:
             listing = gitrun.run(self.project, *ROOT_TREE, "--name-only", head)
             order = gitrun.run(self.project, "log", "-z", "-s", _LOG_FORMAT, head, "--")
             plan = None if listing is None else _folders(listing, size // PART_INDEX_BYTES)
@@ -323,8 +311,7 @@ class ChangeTimes:
                 job = gitrun.start(self.project, *logs[0], step_back=PASS_STEP_BACK)
                 headers = [field for field in order.split(b"\0") if field]
                 return _Step(head, [job], None, root, logs[1:], headers)
-        limit = delta_cache_limit(self.project, index)
-        args = log_args(self.project, head, True, limit=limit, part=flags)
+        args = log_args(self.project, head, True, limit=_limit_for(size), part=flags)
         job = gitrun.start(self.project, *args, step_back=PASS_STEP_BACK)
         return _Step(head, [job], None, root)
 
@@ -353,7 +340,7 @@ class ChangeTimes:
         self._dirty = dirty
 
     def _cache_file(self) -> Path | None:
-        return project_cache_file(self.project, "changes", self.cache_dir)
+        return cache.project_cache_file(self.project, "changes", self.cache_dir)
 
     def _load_cache(self) -> None:
         """marshal: plain data only (nothing executes on load), and fast for 500k paths (a blob

@@ -10,7 +10,7 @@ from typing import Any
 
 from canon_ls.core.checking.assets import address_of_path
 from canon_ls.core.git import gitrun
-from canon_ls.core.git.changes import SMALL_WINDOWS, project_cache_file
+from canon_ls.core.git.changes import SMALL_WINDOWS
 from canon_ls.core.storage import cache
 from canon_ls.core.storage.address import parent
 
@@ -93,7 +93,7 @@ def _git_renames(project: Path, folders: list[str]) -> list[tuple[str, str]]:
     (here and in the cache directory): a check again, or the next start, runs no `log -M` (its
     git held 35-68 MB beside the check's store, issue 40 item 3)."""
     head = (gitrun.run(project, "rev-parse", "--verify", "-q", "HEAD") or b"").strip().decode()
-    file = project_cache_file(project, "renames") if head else None
+    file = cache.project_cache_file(project, "renames") if head else None
     kept = _kept.get(str(project)) or cache.read_sealed(file)
     if isinstance(kept, list) and len(kept) == 3 and kept[:2] == [head, folders]:
         return [tuple(pair) for pair in kept[2]]

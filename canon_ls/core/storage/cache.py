@@ -52,6 +52,23 @@ def cache_file(store_root: Path, project: Path, kind: str = "store") -> Path | N
     return Path(directory) / f"{kind}-{key}.bin"
 
 
+def project_cache_dir(project: Path) -> Path | None:
+    """The directory of a project's own caches (git's history, its renames), under
+    `cache_file`'s rules: None when opted out or it would lie inside the project."""
+    file = cache_file(Path(project) / ".canon", Path(project))
+    return None if file is None else file.parent
+
+
+def project_cache_file(project: Path, kind: str, directory: Path | None = None) -> Path | None:
+    """`<kind>-<key>.bin` of this project in `directory` (the project's cache directory by
+    default); None when there is none."""
+    folder = project_cache_dir(project) if directory is None else directory
+    if folder is None:
+        return None
+    real = os.path.realpath(project).encode("utf-8", "surrogateescape")
+    return folder / f"{kind}-{hashlib.sha256(real).hexdigest()[:20]}.bin"
+
+
 # The modules whose code decides what a cached article holds (parser, store's read path, this,
 # and the wikilink grammar and address rule behind its kept link targets).
 _SOURCES = (

@@ -1,8 +1,9 @@
-"""Server state: a `Folder` per workspace folder (its store's load, `Check` from
-session/check_task.py, `Signals`); read requests get `view(uri)`, a read-only `Where` that hides
-whether the store has loaded, and the one `lookup` over it. The lookup stays here: it asks the
-server's text and `Where.refresh` in turn, and a module of its own would double a hover's walk
-between rooms (tests/lsp/test_walks.py). Nothing here writes a file."""
+"""Server state, one piece on purpose: a `Folder` per workspace folder (its store's load, `Check`
+from session/check_task.py, `Signals`); read requests get `view(uri)`, a read-only `Where` that
+hides whether the store has loaded, and the one `lookup` over it. It stays one module over 500
+lines: the lookup asks the server's text and `Where.refresh` in turn, and splitting them apart
+(tried in stop 47) doubled a hover's walk between rooms (tests/lsp/test_walks.py). Nothing here
+writes a file."""
 
 from __future__ import annotations
 
