@@ -1,13 +1,12 @@
 """The workspace-symbol search worker alone: its memory, its start and its query latency.
 
-Starts `python -m canon_ls.lsp.helpers.searcher REPO` twice with one cache directory (cold: the
-index
-is built and its file written; then from that file), asks each `--n` queries taken in turn
-from the generated repo's queries.json, and prints, per start: seconds until the worker is
-ready, the first query's latency, p50/p99 of the rest, and the worker's VmHWM / VmRSS (and
-the anonymous and file-backed parts of the latter) at the end, and the largest resident set
-sampled (every 10 ms) while it started: VmHWM starts again when the worker re-executes itself
-after a build, the sample does not.
+Starts `python -m canon_ls.lsp.helpers.searcher_worker REPO` twice with one cache directory
+(cold: the index is built and its file written; then from that file), asks each `--n` queries
+taken in turn from the generated repo's queries.json, and prints, per start: seconds until the
+worker is ready, the first query's latency, p50/p99 of the rest, and the worker's VmHWM / VmRSS
+(and the anonymous and file-backed parts of the latter) at the end, and the largest resident
+set sampled (every 10 ms) while it started: VmHWM starts again when the worker re-executes
+itself after a build, the sample does not.
 
     python benchmarks/bench_search.py --repo /path/m10k/repo --n 500
 """
@@ -53,12 +52,15 @@ def worker_args(repo: Path, cache: Path) -> list[str]:
     return ["--spec", json.dumps(spec_of(open_store(repo, {})))]
 
 
+WORKER = "canon_ls.lsp.helpers.searcher_worker"
+
+
 def one_start(repo: Path, cache: Path, queries: list[str], n: int) -> dict[str, Any]:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         # -P as the server starts it: the working directory's canon_ls never shadows PYTHONPATH
-        [sys.executable, "-P", "-m", "canon_ls.lsp.helpers.searcher", *worker_args(repo, cache)],
+        [sys.executable, "-P", "-m", WORKER, *worker_args(repo, cache)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

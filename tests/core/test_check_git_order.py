@@ -73,3 +73,37 @@ def test_the_history_is_dropped_before_the_rename_search_asks_git(
     monkeypatch.setenv("CANON_NO_CACHE", "1")
     check.run(root, {}, True, git_first=False)
     assert held[-1] == 0
+
+
+def test_the_loaded_store_holds_a_git_slot_when_git_went_first(tmp_path: Path) -> None:
+    """With `git_first` (the language server's check child) the store is loaded and checked
+    holding one of the tree's slots, as a git would: the server's search worker neither
+    starts nor stays beside it. In a child Python: the shared slots reach no other test."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root = renamed(tmp_path)
+    script = textwrap.dedent(
+        """
+        import sys
+        from pathlib import Path
+        from canon_ls.core.checking import check
+        from canon_ls.core.git import gitrun
+        gitrun.share()
+        free, survey = [], check._whole
+
+        def whole(store, assets):
+            held = gitrun.Held()
+            free.append(held.take())  # True: every slot was free
+            held.release()
+            return survey(store, assets)
+
+        check._whole = whole
+        check.run(Path(sys.argv[1]), {}, True, git_first=True)
+        print(free)
+        """
+    )
+    argv = [sys.executable, "-c", script, str(root)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[False]", done.stderr  # one slot is the store's

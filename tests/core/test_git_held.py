@@ -31,3 +31,36 @@ def test_held_slots_keep_every_git_of_the_tree_waiting_until_released() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_git_start_that_waits_is_seen_and_heavy_work_holds_a_slot() -> None:
+    """`Held.wanted` tells the server a git of its tree waits (its search worker then makes
+    way); `heavy()` holds a slot as a git does (a check's loaded store)."""
+    script = textwrap.dedent(
+        """
+        import subprocess, sys, time
+        from canon_ls.core.git import gitrun
+        gitrun.share()
+        held = gitrun.Held()
+        assert held.take() and not held.wanted()
+        waiter = subprocess.Popen([sys.executable, "-c", (
+            "from canon_ls.core.git import gitrun\\n"
+            "print(gitrun.run('.', 'version') is not None)"
+        )], stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not held.wanted():
+            assert time.monotonic() < deadline and waiter.poll() is None
+        held.release()
+        assert waiter.stdout.read().strip() == "True"
+        waiter.wait()
+        assert not held.wanted()
+        with gitrun.heavy():
+            assert not held.take()  # one slot is the heavy work's
+            held.release()
+        assert held.take()
+        held.release()
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -72,7 +72,7 @@ def _spawn(module: str, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
     [
         ("canon_ls.lsp.helpers.background", False),
         ("canon_ls.lsp.helpers.fswatch", False),
-        ("canon_ls.lsp.helpers.searcher", True),
+        ("canon_ls.lsp.helpers.searcher_worker", True),
     ],
 )
 def test_a_child_steps_back(tmp_path: Path, module: str, takes_root: bool):

@@ -81,7 +81,7 @@ def test_the_worker_answers_from_the_corpus(project: Path, tmp_path: Path):
         [
             sys.executable,
             "-m",
-            "canon_ls.lsp.helpers.searcher",
+            "canon_ls.lsp.helpers.searcher_worker",
             str(project),
             json.dumps(options(tmp_path)),
         ],
@@ -105,7 +105,7 @@ def test_after_a_large_build_the_worker_starts_again_from_its_file(tmp_path: Pat
     """Issue 15: a build that read many articles leaves its memory with the process, so the
     worker starts itself again (same pid, same pipes) and maps the file it wrote; without a
     cache file there is nothing to map, and it does not. Both answer the question."""
-    from canon_ls.lsp.helpers.searcher import REEXEC, REEXEC_READS
+    from canon_ls.lsp.helpers.searcher_worker import REEXEC, REEXEC_READS
 
     root = tmp_path / "big"
     articles = root / ".canon" / "articles" / "gen"
@@ -118,7 +118,7 @@ def test_after_a_large_build_the_worker_starts_again_from_its_file(tmp_path: Pat
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
     for restarted, extra in ((True, {}), (False, {"CANON_NO_CACHE": "1"})):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "canon_ls.lsp.helpers.searcher", str(root), "{}"],
+            [sys.executable, "-m", "canon_ls.lsp.helpers.searcher_worker", str(root), "{}"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -141,16 +141,18 @@ def test_after_a_large_build_the_worker_starts_again_from_its_file(tmp_path: Pat
 
 def test_the_worker_leaves_the_store_modules_unloaded():
     """Issue 15: the worker gets plain directories from the server (`spec_of`), so its
-    process never loads the Store's modules (about 5 MB); its read limit is the Store's."""
+    process never loads the Store's modules (about 5 MB); its read limit is the Store's.
+    Issue 40: nor asyncio (with ssl, ~8 MB) or git, the server side's (searcher.py)."""
     from canon_ls.core.retrieval import search_corpus
     from canon_ls.core.storage import index
 
     assert search_corpus.MAX_BYTES == index.MAX_BYTES
     code = (
         "import sys\n"
-        "from canon_ls.lsp.helpers import searcher\n"
+        "from canon_ls.lsp.helpers import searcher_worker\n"
         "from canon_ls.core.retrieval import search_corpus\n"
-        "names = ('canon_ls.core.storage.store', 'canon_ls.core.storage.index')\n"
+        "names = ('canon_ls.core.storage.store', 'canon_ls.core.storage.index', 'asyncio',"
+        " 'ssl', 'canon_ls.core.git.gitrun')\n"
         "print(sorted(m for m in names if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)

@@ -22,6 +22,7 @@ from canon_ls.core.checking.relations import (
     unlisted,
     unreferenced_message,
 )
+from canon_ls.core.git import gitrun
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.evidence import Evidence
 from canon_ls.core.git.renames import orphan_folders, renamed_in_place, search_early
@@ -392,67 +393,69 @@ def _whole_pass(
     _yield_cpu()
     if git_first:
         worker.join()
-    head = _store_findings(store)
-    if on_loaded is not None:  # the load first: someone waits for its parse cache
-        if head is not None and not (head and head[0].code == "store-outside"):
-            store.addresses()  # the load, and the parse cache written at its end
-        on_loaded()
-    listed.wait()
-    if "error" in box:
-        raise box["error"]
-    assets: Assets = box["assets"]
-    per: dict[str, list[Finding]] = {}
-    order: list[str] = []
-    survey: Survey | None = None
-    if head is None or (head and head[0].code == "store-outside"):
-        basic, judged = head or [], False
-    else:
-        ctx = _whole(store, assets)
-        per = _basic(ctx)
-        order, survey, judged = ctx.addresses, ctx.survey, True
-        basic = _flat(head, per, order)
-        del ctx
-    orphaned = [f.address for f in basic if f.code == "orphan"]
-    result = Pass(moves=move_guesses(store, assets.iter_files(), orphaned))
-    result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
-    result.findings = basic
-    if staleness:
-        if on_partial is not None:
-            seconds = time.perf_counter() - started
-            on_partial(Pass(list(basic), moves=result.moves, seconds=seconds, partial=True))
-        # The survey mapped governing articles while git ran; the verdicts need only the
-        # articles' dates, so the parsed store goes before git's output is read.
-        governed = Governed(assets, survey or assets.survey(project_addresses(store)))
-        governed.runs()  # built now, while git runs
-        dates = project_dates(store) if judged else {}
-        del store
-        gc.collect()
-        assets.pack()
-        worker.join()
+    with gitrun.heavy() if git_first else contextlib.nullcontext():  # no search worker beside
+        head = _store_findings(store)
+        if on_loaded is not None:  # the load first: someone waits for its parse cache
+            if head is not None and not (head and head[0].code == "store-outside"):
+                store.addresses()  # the load, and the parse cache written at its end
+            on_loaded()
+        listed.wait()
         if "error" in box:
             raise box["error"]
-        times, result.git_seconds = box["times"], box["seconds"]
-        result.newest = newest_changes(governed, times)
-        if judged:
-            result.evidence = evidence_of(dates, governed, times, result.newest)
-            result.findings = _flat(head or [], _with_stale(result.evidence, per), order)
-        del governed, dates
-    if orphaned:  # after git's pass: it tells which files are new since HEAD
-        # the renames in place (core/git/renames.py) come first among each orphan's guesses
-        times, tracked = box.pop("times", None), None
-        if times is not None and times.git:  # only these paths' answers are asked for
-            near = (p for folder in orphan_folders(orphaned) for p in assets.under(folder))
-            tracked = frozenset(filter(times.tracked, near)).__contains__
-        del times  # the history (~40 MB at 500k files) goes before git's rename search runs
-        gc.collect()
-        known = frozenset(order).__contains__
-        found = renamed_in_place(project, orphaned, assets.under, known, tracked)
-        moves = dict(result.moves)
-        for orphan, guesses in found.items():
-            moves[orphan] = list(dict.fromkeys([*guesses, *moves.get(orphan, ())]))[:MOVE_GUESSES]
-        result.moves = moves
-    result.seconds = time.perf_counter() - started
-    return result
+        assets: Assets = box["assets"]
+        per: dict[str, list[Finding]] = {}
+        order: list[str] = []
+        survey: Survey | None = None
+        if head is None or (head and head[0].code == "store-outside"):
+            basic, judged = head or [], False
+        else:
+            ctx = _whole(store, assets)
+            per = _basic(ctx)
+            order, survey, judged = ctx.addresses, ctx.survey, True
+            basic = _flat(head, per, order)
+            del ctx
+        orphaned = [f.address for f in basic if f.code == "orphan"]
+        result = Pass(moves=move_guesses(store, assets.iter_files(), orphaned))
+        result.dirs = ["", *sorted(assets.dirs())]  # for a watcher of asset creations/deletions
+        result.findings = basic
+        if staleness:
+            if on_partial is not None:
+                seconds = time.perf_counter() - started
+                on_partial(Pass(list(basic), moves=result.moves, seconds=seconds, partial=True))
+            # The survey mapped governing articles while git ran; the verdicts need only the
+            # articles' dates, so the parsed store goes before git's output is read.
+            governed = Governed(assets, survey or assets.survey(project_addresses(store)))
+            governed.runs()  # built now, while git runs
+            dates = project_dates(store) if judged else {}
+            del store
+            gc.collect()
+            assets.pack()
+            worker.join()
+            if "error" in box:
+                raise box["error"]
+            times, result.git_seconds = box["times"], box["seconds"]
+            result.newest = newest_changes(governed, times)
+            if judged:
+                result.evidence = evidence_of(dates, governed, times, result.newest)
+                result.findings = _flat(head or [], _with_stale(result.evidence, per), order)
+            del governed, dates
+        if orphaned:  # after git's pass: it tells which files are new since HEAD
+            # the renames in place (core/git/renames.py) come first among each orphan's guesses
+            times, tracked = box.pop("times", None), None
+            if times is not None and times.git:  # only these paths' answers are asked for
+                near = (p for folder in orphan_folders(orphaned) for p in assets.under(folder))
+                tracked = frozenset(filter(times.tracked, near)).__contains__
+            del times  # the history (~40 MB at 500k files) goes before git's rename search runs
+            gc.collect()
+            known = frozenset(order).__contains__
+            found = renamed_in_place(project, orphaned, assets.under, known, tracked)
+            moves = dict(result.moves)
+            for orphan, found_here in found.items():
+                guesses = dict.fromkeys([*found_here, *moves.get(orphan, ())])
+                moves[orphan] = list(guesses)[:MOVE_GUESSES]
+            result.moves = moves
+        result.seconds = time.perf_counter() - started
+        return result
 
 
 def _yield_cpu() -> None:

@@ -20,9 +20,11 @@ TIMEOUT = 120.0
 _POLL = 0.2
 AT_ONCE = 2  # git processes one canon process runs at a time (each may hold the index)
 SLOTS = "CANON_GIT_SLOTS"  # share(): AT_ONCE lock files, held by each git while it runs
+WANT = "CANON_GIT_WANT"  # share(): a lock file each git start waiting for a slot holds shared
 _slot_files: list[BinaryIO] = []
+_want: list[BinaryIO] = []  # the want file, once share()d
 _live: list[tuple[subprocess.Popen[bytes], float]] = []  # started, maybe still running
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()  # heavy() holds it while its thread starts git
 _SAFE = (
     "--no-pager",
     "-c",
@@ -128,9 +130,10 @@ def share() -> None:
     ~180 MB). Each slot is an unnamed file the children reach through /proc (Linux)."""
     if sys.platform.startswith("linux") and SLOTS not in os.environ:
         with contextlib.suppress(OSError):
-            _slot_files[:] = [tempfile.TemporaryFile() for _ in range(AT_ONCE)]  # noqa: SIM115
-            fds = [f"/proc/{os.getpid()}/fd/{f.fileno()}" for f in _slot_files]
-            os.environ[SLOTS] = os.pathsep.join(fds)
+            files = [tempfile.TemporaryFile() for _ in range(AT_ONCE + 1)]  # noqa: SIM115
+            fds = [f"/proc/{os.getpid()}/fd/{f.fileno()}" for f in files]
+            _slot_files[:], _want[:] = files[:-1], files[-1:]
+            os.environ[SLOTS], os.environ[WANT] = os.pathsep.join(fds[:-1]), fds[-1]
 
 
 class Held:
@@ -151,6 +154,19 @@ class Held:
                     fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                     self._held.add(f.fileno())
         return len(self._held) == len(_slot_files)
+
+    def wanted(self) -> bool:
+        """Whether a git start of the tree waits for a slot now."""
+        import fcntl
+
+        if not _want:
+            return False
+        try:  # a lock of its own (another open file): the waiters' shared locks refuse it
+            with open(f"/proc/self/fd/{_want[0].fileno()}", "rb") as fh:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        return False
 
     def release(self) -> None:
         import fcntl
@@ -285,6 +301,7 @@ def _admitted(wait: bool) -> Iterator[int | None]:
     """Hold a git start while `AT_ONCE` others run, here or in the process tree that share()d
     its slots (seven summed 1.7 GB at 500k files); yields the slot git keeps. One blocked or
     past its timeout is killed meanwhile; a piped job (`wait` False) is never held."""
+    want: int | None = None  # a waiting start's shared lock on the want file (Held.wanted)
     while True:
         with _live_lock:
             now = time.monotonic()
@@ -296,13 +313,38 @@ def _admitted(wait: bool) -> Iterator[int | None]:
                         proc.kill()
             slot = (_slot() if len(_live) < AT_ONCE else -1) if wait else None
             if slot != -1:
+                if want is not None and want >= 0:
+                    os.close(want)
                 try:
                     yield slot
                 finally:
                     if slot is not None and slot >= 0:
                         os.close(slot)  # git holds it now
                 return
+        if want is None:
+            want = _wanting()
         time.sleep(0.005)
+
+
+@contextlib.contextmanager
+def heavy() -> Iterator[None]:
+    """Hold a slot for work as heavy as a git (a check's loaded store; this thread may start
+    git meanwhile, no other): the server's search worker neither starts nor stays beside it."""
+    with _admitted(True):
+        yield
+
+
+def _wanting() -> int:
+    """A shared lock on the want file of share(), -1 without one."""
+    import fcntl
+
+    try:
+        fd = os.open(os.environ[WANT], os.O_RDONLY | os.O_CLOEXEC)
+    except (KeyError, OSError):
+        return -1
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
 
 
 def _blocked_on_fifo(pid: int) -> bool:

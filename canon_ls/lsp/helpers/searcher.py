@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,56 +17,25 @@ if TYPE_CHECKING:
     RunTask = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
 from canon_ls.core.git import gitrun
-from canon_ls.core.retrieval.search_corpus import SearchCorpus, spec_of
-from canon_ls.lsp.helpers.child import spawn, step_back
+from canon_ls.core.retrieval.search_corpus import spec_of
+from canon_ls.lsp.helpers.child import spawn
 
 log = logging.getLogger(__name__)
 
 
-def serve(spec: dict[str, Any]) -> None:
-    """Answer questions on stdin; `spec` is search_corpus.spec_of the store."""
-    step_back(0)
-    corpus = SearchCorpus(spec=spec)  # the index only: no articles kept
-    if corpus.build() >= REEXEC_READS and os.environ.get(REEXEC) != "1":
-        # Articles were read and the index file rewritten: the memory that took stays with
-        # this process (freed, not returned). The same worker started again maps the new
-        # file and reads nothing; nobody has asked anything yet, so no question is lost.
-        os.environ[REEXEC] = "1"
-        with contextlib.suppress(OSError):
-            os.execv(sys.executable, sys.orig_argv)
-    os.environ.pop(REEXEC, None)
-    gc.freeze()  # what the start made is never garbage: later collections skip it
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-            with contextlib.suppress(Exception):
-                corpus.update([str(a) for a in request.get("changed", [])])
-            hits, total = corpus.query(str(request["query"]), int(request["limit"]))
-            reply: dict[str, Any] = {"hits": [a for a, _ in hits], "total": total}
-        except Exception as exc:  # a bad query is an empty answer, never a dead worker
-            reply = {"hits": [], "total": 0, "error": str(exc)}
-        print(json.dumps(reply), flush=True)
-
-
-REEXEC = "CANON_SEARCH_REEXEC"  # set for the one start again after a build
-REEXEC_READS = 1000  # articles read at start above which the worker starts again
 FIRST_WAIT = 120.0  # seconds a first question may wait for the index to be built or loaded
 IDLE_EXIT = 120.0  # seconds without a question after which the worker exits
-
-
 HOLD_GIT = 120.0  # seconds at most that git waits for a worker building its index
+GIT_FIRST = 10.0  # seconds at most a worker's start waits for the git already running
+YIELD_QUIET = 1.0  # seconds without a question after which a worker makes way for a waiting git
+YIELD_AFTER = 20.0  # seconds a git waits at most while questions keep coming
 
 
-async def _hold(held: gitrun.Held) -> None:
-    """Take the git slots as they come free, until cancelled or HOLD_GIT has passed."""
-    try:
-        deadline = time.monotonic() + HOLD_GIT
-        while time.monotonic() < deadline:
-            held.take()
-            await asyncio.sleep(0.05)
-    finally:
-        held.release()
+async def _take_all(held: gitrun.Held, seconds: float) -> None:
+    """Take the git slots as the git running now ends (for `seconds` at most)."""
+    deadline = time.monotonic() + seconds
+    while not held.take() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
 
 
 class Searcher:
@@ -90,22 +57,25 @@ class Searcher:
         self.starts = 0  # workers started so far
         self.served = False  # it was ready once (a worker retired when idle restarts fast)
         self.indexing: asyncio.Task[None] | None = None  # its progress, while early answers
+        self.keeper: asyncio.Task[None] | None = None  # holds git while the worker lives
 
     def start(self) -> None:
         if self.task is None:
             self.task = self.run(self._start(), "canon-search-worker")
 
     async def _start(self) -> None:
-        held = gitrun.Held()  # no git starts while the worker builds its index (memory)
-        holding = self.run(_hold(held), "canon-search-holds-git")
+        # No git of the server's tree runs beside a live worker (memory: at 10k articles the
+        # server, the worker, a check waiting and git summed 172 MB): the worker starts once the
+        # git running now ends, and makes way when a git waits and nobody asks (_keep).
+        held = gitrun.Held()
+        await _take_all(held, GIT_FIRST)
+        self.keeper = self.run(self._keep(held), "canon-search-holds-git")
         try:
             await self._spawn()
         except Exception as exc:  # no worker: the caller falls back and says so
             self.failure = f"the search worker did not start ({exc})"
+            self.keeper.cancel()
             return
-        finally:
-            holding.cancel()
-            held.release()
         if not self.ready:
             self.failure = "the search worker stopped while building its index"
             return
@@ -119,7 +89,7 @@ class Searcher:
         self.changed.clear()
         self.starts += 1
         self.proc = await spawn(
-            "canon_ls.lsp.helpers.searcher",
+            "canon_ls.lsp.helpers.searcher_worker",
             "--spec",
             json.dumps(self.spec()),
             stdin=asyncio.subprocess.PIPE,
@@ -130,6 +100,27 @@ class Searcher:
         assert self.proc.stdout is not None
         line = await self.proc.stdout.readline()
         self.ready = bool(line) and json.loads(line).get("ready", False)
+
+    async def _keep(self, held: gitrun.Held) -> None:
+        """Hold git while the worker lives (HOLD_GIT at most while it builds); retire it for a
+        waiting git after YIELD_QUIET without a question (YIELD_AFTER at most)."""
+        started, waited, proc = time.monotonic(), 0.0, self.proc
+        try:
+            while proc is None or (proc is self.proc and proc.returncode is None):
+                proc = proc or self.proc
+                held.take()
+                now = time.monotonic()
+                if not self.ready and now - started > HOLD_GIT:
+                    return
+                waited = (waited or now) if self.ready and held.wanted() else 0.0
+                quiet = now - self.used >= YIELD_QUIET or now - waited >= YIELD_AFTER
+                if waited and quiet and not self.lock.locked():
+                    async with self.lock:
+                        await self._retire("a git waits")
+                    return
+                await asyncio.sleep(0.1)
+        finally:
+            held.release()
 
     def spec(self) -> dict[str, Any]:
         from canon_ls.core.storage.project import open_store  # the server's own: imported already
@@ -147,16 +138,18 @@ class Searcher:
                 async with self.lock:  # never in the middle of a question
                     if time.monotonic() - self.used < idle_seconds():
                         continue
-                    await self._retire()
+                    await self._retire(f"{idle_seconds():.0f} s without a question")
                 return
         finally:
             self.idle_task = None
 
-    async def _retire(self) -> None:
+    async def _retire(self, why: str) -> None:
         proc, self.proc, self.ready, self.task = self.proc, None, False, None
+        if self.idle_task is not None and self.idle_task is not asyncio.current_task():
+            self.idle_task.cancel()
         if proc is None or proc.returncode is not None:
             return
-        log.info("the search worker exits after %.0f s without a question", idle_seconds())
+        log.info("the search worker exits: %s", why)
         assert proc.stdin is not None
         proc.stdin.close()  # the worker ends at the end of its input
         try:
@@ -204,7 +197,7 @@ class Searcher:
         return hits
 
     def stop(self) -> None:
-        for task in (self.task, self.idle_task):
+        for task in (self.task, self.idle_task, self.keeper):
             if task is not None:
                 task.cancel()
         if self.proc is not None and self.proc.returncode is None:
@@ -217,17 +210,3 @@ def idle_seconds() -> float:
     with contextlib.suppress(ValueError):
         return float(os.environ.get("CANON_SEARCH_IDLE_S", IDLE_EXIT))
     return IDLE_EXIT
-
-
-def main(argv: list[str]) -> None:
-    """`--spec JSON` (what the server passes), or `PROJECT [OPTIONS_JSON]` by hand."""
-    if argv[:1] == ["--spec"] and len(argv) > 1:
-        serve(json.loads(argv[1]))
-        return
-    from canon_ls.core.storage.project import open_store
-
-    serve(spec_of(open_store(Path(argv[0]), json.loads(argv[1]) if len(argv) > 1 else {})))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
