@@ -139,8 +139,8 @@ def share() -> None:
 class Held:
     """The slots of share() taken by this process as each comes free (`take`, again until it
     answers True): meanwhile no git of the process tree starts. The language server holds
-    them while its search worker builds (that worker, a check's git and its store at once
-    were the tree's peak, issue 40 item 3)."""
+    them while its search worker lives (that worker beside a check's git or store was the
+    tree's peak, issue 40 item 3); it runs git only in its children, which may wait."""
 
     def __init__(self) -> None:
         self._held: set[int] = set()
