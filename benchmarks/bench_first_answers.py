@@ -11,7 +11,8 @@ Each round starts our server afresh (an empty cache) four times, the peer once:
   (not addresses, titles, capsules or tags), then a title, both timed from process start;
   once the "indexing" progress has ended (the server built, the store loaded, BM25 ready:
   how the rounds before measured it), textDocument/references on the most-linked article
-  (first), then 20 more (warm). The peer gets the same two queries, then at once its
+  (first), then 20 more (warm); its memory is taken until the start-up check's progress
+  ends (before stop 49: until the references). The peer gets the same two queries, then at once its
   file-references request (VS Code's "Find File References") on the same article of a
   Markdown copy of the articles (`[[a/b]]` written as `[a/b](b.md)`), first and 20 warm.
 - a title as the first query (ours; the peer's first answer waits for its whole index
@@ -23,9 +24,9 @@ Each round starts our server afresh (an empty cache) four times, the peer once:
   editor restoring its tabs), then hover and inlay in turns until the start-up check's
   progress ends. Peak resident set of the server and every child (git included) at one moment.
 - a late query (ours): open a governed source file and hover it; once the start-up check's
-  child has loaded its store (its resident set past 40 MB), the body word as the first
-  workspace/symbol: its answer, timed from when it was sent, and the tree's peak until the
-  check's progress ends.
+  child has loaded its store (its resident set past 40 MB; or the check ended), the body
+  word as the first workspace/symbol: its answer, timed from when it was sent, and the
+  tree's peak until the check's progress ends.
 Before each start it waits for every process of the server before to exit, and for the CPUs to
 be quiet (at most 10 % busy over half a second, up to 60 s): another benchmark's processes
 may outlive its hold on the machine's lock.
@@ -225,10 +226,11 @@ def ours_editor(repo: Path, files: list[Path], window_limit: float) -> dict[str,
             subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
 
 
-def check_loaded(server: int, mb: float = 40.0, limit: float = 60.0) -> bool:
-    """Wait until the server's check child holds `mb` of resident set (its store loaded)."""
-    deadline = time.perf_counter() + limit
-    while time.perf_counter() < deadline:
+def check_loaded(client: b.Client, mb: float = 40.0, limit: float = 60.0) -> bool:
+    """Wait until the server's check child holds `mb` of resident set (its store loaded);
+    False when the check ended first (a small store's child stays under it)."""
+    deadline, server = time.perf_counter() + limit, client.proc.pid
+    while time.perf_counter() < deadline and not client.progress_end.is_set():
         with contextlib.suppress(psutil.Error):
             for child in psutil.Process(server).children(recursive=True):
                 cmdline = " ".join(child.cmdline())
@@ -244,7 +246,7 @@ def ours_late_query(repo: Path, files: list[Path], body: str) -> dict[str, Any]:
         try:
             uri = open_file(client, files[0])
             client.request("textDocument/hover", b.hover_params(uri))
-            figures: dict[str, Any] = {"check_loaded": check_loaded(client.proc.pid)}
+            figures: dict[str, Any] = {"check_loaded": check_loaded(client)}
             t = time.perf_counter()
             hits = client.request("workspace/symbol", {"query": body})
             figures["symbol_ms"] = (time.perf_counter() - t) * 1000
