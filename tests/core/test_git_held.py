@@ -26,6 +26,12 @@ def test_held_slots_keep_every_git_of_the_tree_waiting_until_released() -> None:
         assert child_slot() == -1
         held.release()
         assert child_slot() >= 0
+        other = gitrun.Held()  # two folders' search workers: the slots go with the last one
+        assert held.take() and other.take()
+        held.release()
+        assert child_slot() == -1
+        other.release()
+        assert child_slot() >= 0
         print("ok")
         """
     )

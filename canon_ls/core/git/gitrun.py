@@ -23,6 +23,7 @@ SLOTS = "CANON_GIT_SLOTS"  # share(): AT_ONCE lock files, held by each git while
 WANT = "CANON_GIT_WANT"  # share(): a lock file each git start waiting for a slot holds shared
 _slot_files: list[BinaryIO] = []
 _want: list[BinaryIO] = []  # the want file, once share()d
+_holders: dict[int, int] = {}  # a slot's descriptor: how many Held of this process hold it
 _live: list[tuple[subprocess.Popen[bytes], float]] = []  # started, maybe still running
 _live_lock = threading.RLock()  # heavy() holds it while its thread starts git
 _SAFE = (
@@ -148,11 +149,12 @@ class Held:
     def take(self) -> bool:
         import fcntl  # POSIX; share() makes slots on Linux alone
 
-        for f in _slot_files:
-            if f.fileno() not in self._held:
+        for fd in (f.fileno() for f in _slot_files):
+            if fd not in self._held:  # another Held of this process (another folder's) has it too
                 with contextlib.suppress(OSError):
-                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    self._held.add(f.fileno())
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self._held.add(fd)
+                    _holders[fd] = _holders.get(fd, 0) + 1
         return len(self._held) == len(_slot_files)
 
     def wanted(self) -> bool:
@@ -172,8 +174,10 @@ class Held:
         import fcntl
 
         for fd in self._held:
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            _holders[fd] -= 1
+            if not _holders[fd]:  # the last holder of this process lets it go
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_UN)
         self._held.clear()
 
 
