@@ -115,6 +115,23 @@ def ours(repo: Path) -> Iterator[tuple[b.Client, float]]:
         shutil.rmtree(cache, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def measured(repo: Path) -> Iterator[tuple[b.Client, float, TreeMemory]]:
+    """One start of ours, its process tree's memory sampled until the block ends."""
+    with ours(repo) as (client, t0):
+        memory = TreeMemory(client.proc.pid).start()
+        try:
+            yield client, t0, memory
+        finally:
+            memory.stop()
+
+
+def to_check_end(client: b.Client, memory: TreeMemory) -> dict[str, Any]:
+    """The tree's memory figures once the start-up check's progress has ended."""
+    client.progress_end.wait(timeout=600)
+    return memory.stop()
+
+
 def refs_params(target: Path) -> dict[str, Any]:
     return {
         "textDocument": {"uri": target.as_uri()},
@@ -138,36 +155,31 @@ def ours_queries(
 ) -> dict[str, Any]:
     """One start: the two symbol queries, then references; with `settle`, references wait
     for the "indexing" progress to end (the server built, the store loaded, BM25 ready)."""
-    with ours(repo) as (client, t0):
-        memory = TreeMemory(client.proc.pid).start()
-        try:
-            figures: dict[str, Any] = {"initialize_ms": client.initialize_ms}
-            hits = client.request("workspace/symbol", {"query": body})
-            figures["symbol_body_ms"] = (time.perf_counter() - t0) * 1000
-            figures["symbol_body_results"] = len(hits or [])
-            hits = client.request("workspace/symbol", {"query": title})
-            figures["symbol_title_ms"] = (time.perf_counter() - t0) * 1000
-            figures["symbol_title_results"] = len(hits or [])
-            if settle:
-                client.indexing.wait(timeout=10)
-                if client.indexing.is_set():
-                    client.indexed.wait(timeout=1800)
-                figures["indexed_s"] = time.perf_counter() - t0
-            params = refs_params(target)
-            t = time.perf_counter()
-            refs = client.request("textDocument/references", params)
-            figures["refs_first_ms"] = (time.perf_counter() - t) * 1000
-            figures["refs_first_from_start_ms"] = (time.perf_counter() - t0) * 1000
-            figures["refs_count"] = len(refs or [])
-            figures["refs_warm"] = [
-                b._timed_ms(client, "textDocument/references", params) for _ in range(20)
-            ]
-            client.progress_end.wait(timeout=600)  # memory: the whole start-up, the check's too
-            figures["check_end_s"] = time.perf_counter() - t0
-            figures["memory"] = memory.stop()
-            return figures
-        finally:
-            memory.stop()
+    with measured(repo) as (client, t0, memory):
+        figures: dict[str, Any] = {"initialize_ms": client.initialize_ms}
+        hits = client.request("workspace/symbol", {"query": body})
+        figures["symbol_body_ms"] = (time.perf_counter() - t0) * 1000
+        figures["symbol_body_results"] = len(hits or [])
+        hits = client.request("workspace/symbol", {"query": title})
+        figures["symbol_title_ms"] = (time.perf_counter() - t0) * 1000
+        figures["symbol_title_results"] = len(hits or [])
+        if settle:
+            client.indexing.wait(timeout=10)
+            if client.indexing.is_set():
+                client.indexed.wait(timeout=1800)
+            figures["indexed_s"] = time.perf_counter() - t0
+        params = refs_params(target)
+        t = time.perf_counter()
+        refs = client.request("textDocument/references", params)
+        figures["refs_first_ms"] = (time.perf_counter() - t) * 1000
+        figures["refs_first_from_start_ms"] = (time.perf_counter() - t0) * 1000
+        figures["refs_count"] = len(refs or [])
+        figures["refs_warm"] = [
+            b._timed_ms(client, "textDocument/references", params) for _ in range(20)
+        ]
+        figures["memory"] = to_check_end(client, memory)  # the whole start-up's
+        figures["check_end_s"] = time.perf_counter() - t0
+        return figures
 
 
 def ours_title_first(repo: Path, title: str) -> dict[str, Any]:
@@ -202,8 +214,7 @@ def ours_after_hover(repo: Path, files: list[Path], target: Path) -> dict[str, A
 
 
 def ours_editor(repo: Path, files: list[Path], window_limit: float) -> dict[str, Any]:
-    with ours(repo) as (client, t0):
-        memory = TreeMemory(client.proc.pid).start()
+    with measured(repo) as (client, t0, memory):
         try:
             uri = open_file(client, files[0])
             client.request("textDocument/hover", b.hover_params(uri))
@@ -218,11 +229,9 @@ def ours_editor(repo: Path, files: list[Path], window_limit: float) -> dict[str,
             figures["window_complete"] = client.progress_end.is_set()
             figures["check_end_s"] = time.perf_counter() - t0
             figures["hover"], figures["inlay"] = hover, inlay
-            client.progress_end.wait(timeout=600)
-            figures["memory"] = memory.stop()
+            figures["memory"] = to_check_end(client, memory)
             return figures
         finally:
-            memory.stop()
             subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
 
 
@@ -241,21 +250,16 @@ def check_loaded(client: b.Client, mb: float = 40.0, limit: float = 60.0) -> boo
 
 
 def ours_late_query(repo: Path, files: list[Path], body: str) -> dict[str, Any]:
-    with ours(repo) as (client, _):
-        memory = TreeMemory(client.proc.pid).start()
-        try:
-            uri = open_file(client, files[0])
-            client.request("textDocument/hover", b.hover_params(uri))
-            figures: dict[str, Any] = {"check_loaded": check_loaded(client)}
-            t = time.perf_counter()
-            hits = client.request("workspace/symbol", {"query": body})
-            figures["symbol_ms"] = (time.perf_counter() - t) * 1000
-            figures["symbol_results"] = len(hits or [])
-            client.progress_end.wait(timeout=600)
-            figures["memory"] = memory.stop()
-            return figures
-        finally:
-            memory.stop()
+    with measured(repo) as (client, _, memory):
+        uri = open_file(client, files[0])
+        client.request("textDocument/hover", b.hover_params(uri))
+        figures: dict[str, Any] = {"check_loaded": check_loaded(client)}
+        t = time.perf_counter()
+        hits = client.request("workspace/symbol", {"query": body})
+        figures["symbol_ms"] = (time.perf_counter() - t) * 1000
+        figures["symbol_results"] = len(hits or [])
+        figures["memory"] = to_check_end(client, memory)
+        return figures
 
 
 def peer_workdir() -> Path:
