@@ -287,7 +287,10 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
         empty = gitrun.run(store.project, "hash-object", "-t", "tree", os.devnull) or b""
         base = empty.decode("ascii", "replace").strip() or "HEAD"
     else:
-        shown = next((c for c in _commit_line(store.project, base)), base[:12])
+        line = gitrun.run(
+            store.project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", base, "--"
+        )
+        shown = (line or b"").decode("utf-8", "replace").strip() or base[:12]
         head.append(f"# base: {shown}, the last commit before the changes that count")
     head.append("# compared with the working tree (uncommitted edits included)")
     tracked = [p for p in about.files if times.commits_of(p) or times.committed_only(p)]
@@ -302,12 +305,6 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     if not diff.strip():
         head.append(f"# No differences: the governed files read as they did on {reference}.")
     return "\n".join(head) + "\n\n" + diff
-
-
-def _commit_line(project: Path, rev: str) -> list[str]:
-    out = gitrun.run(project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", rev, "--")
-    text = (out or b"").decode("utf-8", "replace").strip()
-    return [text] if text else []
 
 
 def changes_file(store: Store, address: str, text: str) -> Path:
