@@ -405,17 +405,12 @@ def read_option_file(path: Path, project: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("is not a regular file: replace it with a plain file")
-        if info.st_size > MAX_OPTION_FILE:
+        data = b""  # (a file growing while it is read is caught too)
+        while max(info.st_size, len(data)) <= MAX_OPTION_FILE and (chunk := os.read(fd, 65536)):
+            data += chunk
+        if max(info.st_size, len(data)) > MAX_OPTION_FILE:
             raise ValueError(f"is larger than {MAX_OPTION_FILE} bytes: it cannot be an option file")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_OPTION_FILE:
-                raise ValueError(
-                    f"is larger than {MAX_OPTION_FILE} bytes: it cannot be an option file"
-                )
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
