@@ -350,8 +350,7 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
     addresses = sorted(set(found))
     if not addresses:
         if prefixes:
-            shown = min(prefixes, key=len)
-            return ToolResult(f"No article lies at or under {shown}.", 0)
+            return ToolResult(f"No article lies at or under {min(prefixes, key=len)}.", 0)
         return ToolResult(
             f"The store has no articles yet; add one with {dialect.first_article()}.", 0
         )

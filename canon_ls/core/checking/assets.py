@@ -138,8 +138,7 @@ class Assets:
 
     def _joined(self, paths: Iterable[bytes]) -> bytes:
         """The blob of any paths: filtered, deduplicated, sorted."""
-        kept = sorted({p for p in paths if self._keep(p)})
-        return b"".join(p + b"\0" for p in kept)
+        return b"".join(p + b"\0" for p in sorted({p for p in paths if self._keep(p)}))
 
     def _git_blob(self) -> bytes | None:
         spec = ("--", *scope_pathspecs(self._scope)) if self._scope else ()
