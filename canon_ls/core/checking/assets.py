@@ -43,9 +43,7 @@ def address_of_path(relpath: str) -> str:
     relpath = relpath.rstrip("/")
     slash = relpath.rfind("/")
     dot = relpath.rfind(".")
-    if dot > slash + 1:
-        return relpath[:dot]
-    return relpath
+    return relpath[:dot] if dot > slash + 1 else relpath
 
 
 def scope_pathspecs(address: str) -> tuple[str, str]:

@@ -253,12 +253,9 @@ def read_record(fh: Any) -> bytes | None:
     head = fh.read(8)
     if len(head) != 8:
         return None
-    payload: bytes = fh.read(int.from_bytes(head[:4], "big"))
-    if len(payload) != int.from_bytes(head[:4], "big"):
-        return None
-    if zlib.crc32(payload) != int.from_bytes(head[4:], "big"):
-        return None
-    return payload
+    size, crc = int.from_bytes(head[:4], "big"), int.from_bytes(head[4:], "big")
+    payload: bytes = fh.read(size)
+    return payload if len(payload) == size and zlib.crc32(payload) == crc else None
 
 
 def read_sealed(file: Path | None, limit: int = 1 << 31) -> Any:
