@@ -120,7 +120,6 @@ def history(
     times = times or _times(store, about)
     reference, basis = reference_of(about.article)
     cut = _cut(store, about, times)
-    today = _today()
     listed = entries(about, times)
     after = [e for e in listed if e.time >= cut]
     before = [e for e in listed if e.time < cut]
@@ -128,7 +127,7 @@ def history(
     lines = [_head(about, listed, after, reference, basis, times.git)]
     lines += [_line(e, several) for e in after]
     if reference:
-        ago = days_between(reference, today)
+        ago = days_between(reference, _today())
         when = "today" if ago <= 0 else f"{plural(ago, 'day')} ago"
         lines.append(f"-- {basis} {reference}: the article's reference date ({when}) --")
     if not since_updated:
