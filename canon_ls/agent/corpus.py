@@ -53,16 +53,10 @@ class Corpus:
 
 def cache_path(options: layout.Options) -> Path | None:
     """Where the lane's snapshot lives: beside the parse cache."""
-    if os.environ.get("CANON_NO_CACHE", "") not in ("", "0"):
+    directory = layout.cache_dir(options.root, options.project)
+    if directory is None:
         return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.realpath(os.path.join(base, "canon-ls"))
     root = os.path.realpath(options.root)
-    for inside in (os.path.realpath(options.project), root):
-        if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
-            return None
     # crc32, not sha256: importing hashlib costs a hook 6-8 ms. A collision only means two
     # stores take turns rebuilding: the snapshot records its articles directory and is
     # used only for that one.

@@ -50,8 +50,7 @@ class HookSession:
         """startup/clear/compact/fork start a compaction cycle; resume keeps it. Says nothing."""
         surfacer = Surfacer(self.resolver, self.state)
         surfacer.session_start(source, resurface=bool(self.options["resurface"]))
-        for problem in self.options.problems:
-            surfacer.trace.append({"decision": "settings", "problem": problem})
+        surfacer.trace += [{"decision": "settings", "problem": p} for p in self.options.problems]
         if self._lane_on() and source in NEW_CYCLE:  # files may have come and gone: rebuild
             from canon_ls.agent import corpus
 

@@ -61,8 +61,7 @@ def graph_data(store: Store) -> dict[str, Any]:
             for rel in project_assets.of(address):
                 nodes.append({"id": "f:" + rel, "kind": "asset", "label": rel})
                 edges.append({"source": "a:" + address, "target": "f:" + rel, "kind": "asset"})
-    for target in sorted(missing):
-        nodes.append({"id": "m:" + target, "kind": "missing", "label": target})
+    nodes += [{"id": "m:" + t, "kind": "missing", "label": t} for t in sorted(missing)]
     for entry in store.journal_entries():
         nodes.append(
             {

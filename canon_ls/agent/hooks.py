@@ -36,17 +36,16 @@ def handle(agent: str, raw: str, env: Any) -> dict[str, Any] | None:
     """The reply object for one raw hook input, or None for no output."""
     if not raw.strip():
         return None
-    if agent == "pi":  # the Pi extension speaks its own event objects (canon_ls.agent.pi)
-        from canon_ls.agent import pi
-
-        event = pi.decode(raw)
-        return pi.handle(event, env) if event is not None else None
     try:
         payload = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(payload, dict):
         return None
+    if agent == "pi":  # the Pi extension speaks its own event objects (canon_ls.agent.pi)
+        from canon_ls.agent import pi
+
+        return pi.handle(payload, env)
     event = payload.get("hook_event_name")
     if event not in EVENTS or event == "PreToolUse":
         return None

@@ -175,15 +175,12 @@ def init_pi(project: Path, user: bool) -> list[str]:
     shown = str(target) if user else _rel(target, project)
     _check_all(root, [target])
     lines = [_put(target, root, text, shown, ("up to date", "wrote the canon extension for Pi"))]
-    if user:
-        lines.append(
-            "Pi loads it in every project; it stays quiet where there is no .canon/ store."
-        )
-    else:
-        lines.append(
-            "Pi loads project extensions only once you trust the project: accept Pi's trust "
-            "prompt when it next starts here (or run /trust in Pi)."
-        )
+    lines.append(
+        "Pi loads it in every project; it stays quiet where there is no .canon/ store."
+        if user
+        else "Pi loads project extensions only once you trust the project: accept Pi's trust "
+        "prompt when it next starts here (or run /trust in Pi)."
+    )
     lines.append(
         "The extension runs `canon hook pi`: keep canon on the PATH Pi sees, or set CANON_BIN."
     )

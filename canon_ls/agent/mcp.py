@@ -36,13 +36,9 @@ def session_of(meta: Mapping[str, Any] | None) -> str | None:
     """The client's session id from a request `_meta`, if it offers one."""
     if not meta:
         return None
-    for key in _SESSION_KEYS:
-        value = meta.get(key)
+    named = [v for k, v in meta.items() if "/" in k and k.rsplit("/", 1)[-1] in _SESSION_KEYS]
+    for value in [*map(meta.get, _SESSION_KEYS), *named]:  # plain keys first, then prefixed
         if isinstance(value, str | int) and str(value):
-            return str(value)
-    for key, value in meta.items():
-        tail = key.rsplit("/", 1)[-1]
-        if "/" in key and tail in _SESSION_KEYS and isinstance(value, str | int) and str(value):
             return str(value)
     return None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -158,12 +157,3 @@ def status(cwd: Path, surfaced: object) -> str:
     if not names:
         return line + "\nNothing surfaced in this session yet."
     return line + f"\nSurfaced in this session ({len(names)}): " + ", ".join(names)
-
-
-def decode(raw: str) -> dict[str, Any] | None:
-    """The event object of a raw stdin, or None when it is not one."""
-    try:
-        payload = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    return payload if isinstance(payload, dict) else None

@@ -64,8 +64,7 @@ def change(project: Path, key: str, words: list[str] | None, in_project: bool) -
     sentence = f"{verb} {home(where)}"
     kind = source_kind(options, key)
     if words is not None and options.sources[key] != str(where):
-        held = any(p.code == UNTRUSTED_OPTION and p.key == key for p in options.issues)
-        if held:
+        if any(p.code == UNTRUSTED_OPTION and p.key == key for p in options.issues):
             sentence += "; it applies once you run `canon trust` here"
         elif kind == DEFAULT_SOURCE:
             sentence += f"; the default {show(options[key])} still applies"

@@ -82,12 +82,6 @@ def account(stats: dict[str, Any], agent: str, session: str, decisions: list[dic
                     del near[:-MAX_NEAR]
 
 
-def _sessions(project: str, states: Any) -> list[dict[str, Any]]:
-    mine = os.path.realpath(project)
-    ours = [s.stats for _stem, s in states if s.project and os.path.realpath(s.project) == mine]
-    return sorted((stats for stats in ours if stats.get("last")), key=lambda s: str(s.get("last")))
-
-
 def _merge(tables: list[object]) -> dict[str, int]:
     total: dict[str, int] = {}
     for table in tables:
@@ -101,7 +95,9 @@ def report(project: str) -> dict[str, Any]:
     """The `canon stats --format json` object for one project."""
     from canon_ls.agent.session import state_dir, states
 
-    sessions = _sessions(project, states())
+    mine = os.path.realpath(project)
+    ours = [s.stats for _stem, s in states() if s.project and os.path.realpath(s.project) == mine]
+    sessions = sorted((s for s in ours if s.get("last")), key=lambda s: str(s.get("last")))
     keys = ("spine", "rank", "captures", "reminders", "messages", "chars", "chars_spine",
             "chars_rank", "chars_capture", "chars_remind")  # fmt: skip
     totals = {k: sum(_int(s.get(k)) for s in sessions) for k in keys}

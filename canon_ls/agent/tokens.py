@@ -107,9 +107,7 @@ def _words(command: str) -> list[str]:
         lexer.whitespace = " \t\r"  # newlines come back as operator words
         words = list(lexer)
     except ValueError:  # unbalanced quotes: fall back to plain words, line by line
-        for line in command.splitlines():
-            words.extend(line.split())
-            words.append(";")
+        words = [w for line in command.splitlines() for w in (*line.split(), ";")]
     return words
 
 

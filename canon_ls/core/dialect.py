@@ -18,6 +18,9 @@ class Dialect:
     """The JSON tool's words (MCP, `canon tool`, the language server's commands)."""
 
     name = "json"
+    first_article = "the write action"  # how to add a first article to an empty store
+    with_journal = 'add "journal": true'  # how to include the journal in a search
+    creates_store = "the first write or journal entry creates it"  # what creates a missing store
 
     def example(self, action: str) -> str:
         """One complete call of `action`."""
@@ -32,18 +35,6 @@ class Dialect:
         path = json.dumps(address, ensure_ascii=False)[1:-1]  # the inside of a JSON string
         return f'{{"action": "write", "path": "{path}", "capsule": "…", "body": "…"}}'
 
-    def first_article(self) -> str:
-        """How to add a first article to an empty store."""
-        return "the write action"
-
-    def with_journal(self) -> str:
-        """How to include the journal in a search."""
-        return 'add "journal": true'
-
-    def creates_store(self) -> str:
-        """What creates a missing store."""
-        return "the first write or journal entry creates it"
-
     def declare_rule(self, address: str) -> str:
         """How the orphan question names declaring `address` a rule (after "declare")."""
         return "it a rule (scope rule)"
@@ -57,6 +48,9 @@ class CliDialect(Dialect):
     """The `canon` command line's words."""
 
     name = "cli"
+    first_article = "`canon write PATH --capsule …`"
+    with_journal = "add --journal"
+    creates_store = "`canon init` creates it (so does the first `canon write` or `canon journal`)"
 
     _EXAMPLES = {
         "read": "canon read src/app.py",
@@ -77,17 +71,8 @@ class CliDialect(Dialect):
     def write_one(self, address: str) -> str:
         return f"`canon write {shlex.quote(address)} --capsule …`"
 
-    def first_article(self) -> str:
-        return "`canon write PATH --capsule …`"
-
     def move_article(self, address: str) -> str:
         return f" (`canon mv {shlex.quote(address)} NEW_PATH`)"
-
-    def with_journal(self) -> str:
-        return "add --journal"
-
-    def creates_store(self) -> str:
-        return "`canon init` creates it (so does the first `canon write` or `canon journal`)"
 
     def declare_rule(self, address: str) -> str:
         return f"it a rule with `canon write {shlex.quote(address)} --scope rule`"

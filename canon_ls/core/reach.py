@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from canon_ls.core.storage import fsio
+from canon_ls.core.storage import freshness, fsio
 from canon_ls.core.storage.freshness import RACY_NS
 
 _KEYS = re.compile(rb"^(?:applies|always)[ \t]*:", re.M)
@@ -85,10 +85,9 @@ def on_disk(articles_dir: Path, cache: Path | None = None) -> dict[str, Reach]:
 
 def _stamp(path: str) -> list[int]:
     try:
-        st = os.lstat(path)
+        return list(freshness.key(os.lstat(path)))
     except OSError:
         return [0, 0, 0, 0]
-    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 
 
 def _by_address(articles_dir: Path, metas: dict[str, dict[str, Any]]) -> dict[str, Reach]:

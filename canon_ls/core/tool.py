@@ -328,8 +328,7 @@ def _values_missing(store: Store, body: str, subjects: list[str]) -> list[str]:
 def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
     if not store.exists() and not store.mounts:
         return ToolResult(
-            f"There is no canon store here yet (.canon/ does not exist); "
-            f"{dialect.creates_store()}.",
+            f"There is no canon store here yet (.canon/ does not exist); {dialect.creates_store}.",
             0,
         )
     prefixes: set[str] = set()
@@ -350,10 +349,9 @@ def _map(store: Store, raw: str, dialect: Dialect) -> ToolResult:
     addresses = sorted(set(found))
     if not addresses:
         if prefixes:
-            shown = min(prefixes, key=len)
-            return ToolResult(f"No article lies at or under {shown}.", 0)
+            return ToolResult(f"No article lies at or under {min(prefixes, key=len)}.", 0)
         return ToolResult(
-            f"The store has no articles yet; add one with {dialect.first_article()}.", 0
+            f"The store has no articles yet; add one with {dialect.first_article}.", 0
         )
     lines = []
     for address in addresses:
@@ -410,7 +408,7 @@ def _search(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
     if not store.exists() and not store.mounts:
         return ToolResult(
             "There is no canon store here yet (.canon/ does not exist), so nothing matches; "
-            f"{dialect.creates_store()}.",
+            f"{dialect.creates_store}.",
             0,
         )
     store.refresh()
@@ -441,7 +439,7 @@ def _search(store: Store, args: dict[str, Any], dialect: Dialect) -> ToolResult:
         them = "it" if entries == 1 else "them"
         lines.append(
             f"The journal has {plural(entries, 'entry', 'entries')} (not searched); "
-            f"{dialect.with_journal()} to include {them}."
+            f"{dialect.with_journal} to include {them}."
         )
     return ToolResult("\n".join(lines), 0)
 

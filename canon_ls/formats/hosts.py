@@ -122,8 +122,7 @@ def read_marker(text: str) -> tuple[str, bool] | None:
                 address = json.loads(m.group(1))
             except ValueError:
                 return None
-            rest = text.replace(line, "", 1)
-            return str(address), digest(rest) != m.group(2)
+            return str(address), digest(text.replace(line, "", 1)) != m.group(2)
     return None
 
 

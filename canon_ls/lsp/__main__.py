@@ -89,8 +89,14 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     if meanwhile is not None and early is not None:
         early = meanwhile.take(early)
-    if args.tcp or args.ws:
-        _announce()
+    if args.tcp or args.ws:  # say on stderr where the server listens (pygls logs `Serving on …`)
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("canon-ls: %(message)s"))
+        log = logging.getLogger("pygls.server")
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
     if args.tcp:
         server.start_tcp(args.host, args.port)
     elif args.ws:
@@ -99,17 +105,6 @@ def main(argv: list[str] | None = None) -> None:
         from canon_ls.lsp.wire.stdio import serve
 
         serve(server, early)
-
-
-def _announce() -> None:
-    """--tcp/--ws: say on stderr where the server listens (pygls logs `Serving on …`)."""
-    import logging
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("canon-ls: %(message)s"))
-    log = logging.getLogger("pygls.server")
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
 
 
 if __name__ == "__main__":

@@ -43,9 +43,7 @@ def address_of_path(relpath: str) -> str:
     relpath = relpath.rstrip("/")
     slash = relpath.rfind("/")
     dot = relpath.rfind(".")
-    if dot > slash + 1:
-        return relpath[:dot]
-    return relpath
+    return relpath[:dot] if dot > slash + 1 else relpath
 
 
 def scope_pathspecs(address: str) -> tuple[str, str]:
@@ -138,8 +136,7 @@ class Assets:
 
     def _joined(self, paths: Iterable[bytes]) -> bytes:
         """The blob of any paths: filtered, deduplicated, sorted."""
-        kept = sorted({p for p in paths if self._keep(p)})
-        return b"".join(p + b"\0" for p in kept)
+        return b"".join(p + b"\0" for p in sorted({p for p in paths if self._keep(p)}))
 
     def _git_blob(self) -> bytes | None:
         spec = ("--", *scope_pathspecs(self._scope)) if self._scope else ()

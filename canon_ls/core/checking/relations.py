@@ -29,8 +29,7 @@ def inbound(store: Store, addresses: Iterable[str]) -> dict[str, set[str]]:
 
 def _children(address: str, addresses: list[str]) -> list[str]:
     """Direct child articles: below `address`, with no nearer article in between."""
-    prefix = address + "/"
-    lo = bisect.bisect_left(addresses, prefix)
+    lo = bisect.bisect_left(addresses, address + "/")
     hi = bisect.bisect_left(addresses, address + "0")
     out = []
     for child in addresses[lo:hi]:

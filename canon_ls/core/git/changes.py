@@ -13,13 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from canon_ls.core.git import gitrun
-from canon_ls.core.git.gitlog import (
-    Commit,
-    History,
-    empty,
-    merged,
-    parse_outputs,
-)
+from canon_ls.core.git.gitlog import Commit, History, empty, merged, parse_outputs
 from canon_ls.core.git.pathtable import Table, after, decode, encode
 from canon_ls.core.storage import cache
 

@@ -28,10 +28,9 @@ _GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT
 
 def _stat(path: Path) -> tuple[int, ...] | None:
     try:
-        st = os.stat(path)
+        return freshness.key(os.stat(path))
     except (OSError, ValueError):
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def git_state(project: Path) -> tuple[Any, ...] | None:

@@ -120,7 +120,6 @@ def history(
     times = times or _times(store, about)
     reference, basis = reference_of(about.article)
     cut = _cut(store, about, times)
-    today = _today()
     listed = entries(about, times)
     after = [e for e in listed if e.time >= cut]
     before = [e for e in listed if e.time < cut]
@@ -128,7 +127,7 @@ def history(
     lines = [_head(about, listed, after, reference, basis, times.git)]
     lines += [_line(e, several) for e in after]
     if reference:
-        ago = days_between(reference, today)
+        ago = days_between(reference, _today())
         when = "today" if ago <= 0 else f"{plural(ago, 'day')} ago"
         lines.append(f"-- {basis} {reference}: the article's reference date ({when}) --")
     if not since_updated:
@@ -287,7 +286,10 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
         empty = gitrun.run(store.project, "hash-object", "-t", "tree", os.devnull) or b""
         base = empty.decode("ascii", "replace").strip() or "HEAD"
     else:
-        shown = next((c for c in _commit_line(store.project, base)), base[:12])
+        line = gitrun.run(
+            store.project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", base, "--"
+        )
+        shown = (line or b"").decode("utf-8", "replace").strip() or base[:12]
         head.append(f"# base: {shown}, the last commit before the changes that count")
     head.append("# compared with the working tree (uncommitted edits included)")
     tracked = [p for p in about.files if times.commits_of(p) or times.committed_only(p)]
@@ -302,12 +304,6 @@ def changes(store: Store, address: str, times: ChangeTimes | None = None) -> str
     if not diff.strip():
         head.append(f"# No differences: the governed files read as they did on {reference}.")
     return "\n".join(head) + "\n\n" + diff
-
-
-def _commit_line(project: Path, rev: str) -> list[str]:
-    out = gitrun.run(project, "show", "-s", "--no-show-signature", "--format=%h %cs %s", rev, "--")
-    text = (out or b"").decode("utf-8", "replace").strip()
-    return [text] if text else []
 
 
 def changes_file(store: Store, address: str, text: str) -> Path:

@@ -235,12 +235,8 @@ def evidence_of(
             bucket = files.get(gov)
             if bucket is not None:
                 bucket.append(path)
-    out = {}
-    for address, art in verdicts.items():
-        found = gather(address, art, files[address], times, now)
-        if found is not None:
-            out[address] = found
-    return out
+    found = {a: gather(a, art, files[a], times, now) for a, art in verdicts.items()}
+    return {a: evidence for a, evidence in found.items() if evidence is not None}
 
 
 def _evidence_dated(

@@ -123,9 +123,7 @@ def new_target(
     old = named(link.target)
     moved = moves[old]
     anchor = (anchors or {}).get(old)
-    if anchor and not link.names_heading:
-        return f"{moved}#{anchor}"
-    return moved
+    return f"{moved}#{anchor}" if anchor and not link.names_heading else moved
 
 
 def rewrite_links(

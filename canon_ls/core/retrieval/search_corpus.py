@@ -140,8 +140,7 @@ class _Tokens:
             data, _ = fsio.read_regular(self.path, MAX_BYTES, self.key[1], inside=self.inside)
         except (OSError, OutsideStore):
             data = b""
-        article = art.parse(data, self.address, self.key[0], self.key[1])
-        return article_tokens(article)
+        return article_tokens(art.parse(data, self.address, self.key[0], self.key[1]))
 
 
 def _split(address: str, mounts: set[str]) -> tuple[str, str]:

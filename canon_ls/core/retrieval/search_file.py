@@ -239,17 +239,12 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
         key_starts.append(len(keys))
         total += length
     order = array("I", (doc for _, doc in _sorted_live(index)))
-    for name, data in (
-        ("lengths", lengths),
-        ("stamps", stamps),
-        ("key_starts", key_starts),
-        ("keys", keys),
-        ("order", order),
-    ):
+    head: tuple[array[Any] | bytearray, ...] = (lengths, stamps, key_starts, keys, order)
+    for name, data in zip(SECTIONS[:5], head, strict=True):  # in SECTIONS' own order
         yield from out.section(name)
         yield from out.put(data)
     n_live = len(order)
-    del lengths, stamps, key_starts, keys, order
+    del lengths, stamps, key_starts, keys, order, head
     yield from out.section("postings")
     term_starts, terms = array("Q", [0]), bytearray()
     post_offs, post_counts = array("Q"), array("I")
@@ -269,12 +264,8 @@ def pieces(index: FileIndex) -> Iterator[bytes]:
         yield from out.put(tfs)
         terms += term
         term_starts.append(len(terms))
-    for name, data in (
-        ("term_starts", term_starts),
-        ("terms", terms),
-        ("post_offs", post_offs),
-        ("post_counts", post_counts),
-    ):
+    tail: tuple[array[Any] | bytearray, ...] = (term_starts, terms, post_offs, post_counts)
+    for name, data in zip(SECTIONS[6:10], tail, strict=True):
         yield from out.section(name)
         yield from out.put(data)
     yield from out.section("end")

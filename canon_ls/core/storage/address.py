@@ -132,8 +132,7 @@ def _bases(project: Path | None, mounts: Mapping[str, Path] | None) -> list[tupl
 
     def add(path: Path, prefix: str) -> None:
         for variant in {str(path), os.path.realpath(path)}:
-            segs = _segments(variant.replace("\\", "/"))
-            bases.append((segs, prefix))
+            bases.append((_segments(variant.replace("\\", "/")), prefix))
 
     if project is not None:
         add(Path(project), "")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from canon_ls.core.storage import article as art
-from canon_ls.core.storage import fsio, seal
+from canon_ls.core.storage import fsio, layout, seal
 from canon_ls.core.storage.article import Article
 
 VERSION = 2  # 2: no bodies (read from the files on demand), link targets and body length
@@ -30,24 +30,13 @@ _Key = tuple[int, int, int, int]  # (mtime_ns, size, inode, ctime_ns), as Store 
 _Entry = tuple[_Key, tuple[Any, ...]]  # key, Article fields after the address
 
 
-def enabled() -> bool:
-    """False when the user opted out with CANON_NO_CACHE (any value but '' and '0')."""
-    return os.environ.get("CANON_NO_CACHE", "") in ("", "0")
-
-
 def cache_file(store_root: Path, project: Path, kind: str = "store") -> Path | None:
-    """The snapshot file for a store (`kind`: "store" or "journal"), or None when opted out or it
-    would lie inside the project or the store (a cache must never end up in a repository)."""
-    if not enabled():
+    """The snapshot file for a store (`kind`: "store" or "journal"), or None where there is no
+    cache directory (layout.cache_dir)."""
+    directory = layout.cache_dir(store_root, project)
+    if directory is None:
         return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # the XDG spec ignores relative values
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.realpath(os.path.join(base, "canon-ls"))
     root = os.path.realpath(store_root)
-    for inside in (os.path.realpath(project), root):
-        if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
-            return None
     key = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return Path(directory) / f"{kind}-{key}.bin"
 
@@ -264,12 +253,9 @@ def read_record(fh: Any) -> bytes | None:
     head = fh.read(8)
     if len(head) != 8:
         return None
-    payload: bytes = fh.read(int.from_bytes(head[:4], "big"))
-    if len(payload) != int.from_bytes(head[:4], "big"):
-        return None
-    if zlib.crc32(payload) != int.from_bytes(head[4:], "big"):
-        return None
-    return payload
+    size, crc = int.from_bytes(head[:4], "big"), int.from_bytes(head[4:], "big")
+    payload: bytes = fh.read(size)
+    return payload if len(payload) == size and zlib.crc32(payload) == crc else None
 
 
 def read_sealed(file: Path | None, limit: int = 1 << 31) -> Any:

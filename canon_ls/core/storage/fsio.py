@@ -92,13 +92,6 @@ def fd_path(fd: int) -> str | None:
     return None
 
 
-def _relative_parts(target: str, anchor: str) -> list[str] | None:
-    if not within(target, anchor):
-        return None
-    rest = target[len(anchor.rstrip(os.sep)) :].strip(os.sep)
-    return [p for p in rest.split(os.sep) if p]
-
-
 def open_dir(
     directory: str | Path,
     anchor: str | Path,
@@ -113,9 +106,9 @@ def open_dir(
     for _attempt in range(3):
         resolved = os.path.realpath if follow else os.path.abspath
         base, target = resolved(anchor), resolved(directory)
-        parts = _relative_parts(target, base)
-        if parts is None or (inside is not None and not within(target, inside)):
+        if not within(target, base) or (inside is not None and not within(target, inside)):
             raise OutsideStore(f"{shown} lies outside {inside or anchor}")
+        parts = [p for p in target[len(base.rstrip(os.sep)) :].split(os.sep) if p]
         if not DIR_FD:
             return _open_dir_by_path(target, create, follow, shown)
         fd = os.open(base, _DIR)
@@ -242,14 +235,12 @@ def _fsync_dir_fd(fd: int) -> None:
 
 def fsync_dir(directory: str | Path) -> None:
     """fsync a directory so a rename or link in it survives a crash (best effort)."""
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY | _CLOEXEC)
-    except OSError:
-        return
-    try:
-        _fsync_dir_fd(fd)
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 Data = bytes | Iterable[bytes]  # the bytes to write, or pieces of them written in turn

@@ -463,8 +463,7 @@ class StoreIndex(StoreQueries, StorePlaces, Reader):
         else:
             address = argument(path_or_address, self.is_article_file, self.project, self.mounts)
         name, rest = self.paths.split(address) if ":" in address else ("", address)
-        owner = self.mounted[name] if name else self
-        inner = owner._articles_prefix()
+        inner = (self.mounted[name] if name else self)._articles_prefix()
         if inner and rest.startswith(inner):
             rest = rest[len(inner) :]
             return f"{name}:{rest}" if name and rest else rest

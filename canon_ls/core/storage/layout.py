@@ -128,6 +128,22 @@ def settings_file(env: Mapping[str, str] | None = None) -> Path:
     return Path(base, "canon", SETTINGS_FILE)
 
 
+def cache_dir(store_root: str | Path, project: str | Path) -> str | None:
+    """`$XDG_CACHE_HOME/canon-ls`, resolved; None when the user opted out with CANON_NO_CACHE
+    (any value but '' and '0') or it would lie inside the project or the store (a cache must
+    never end up in a repository)."""
+    if os.environ.get("CANON_NO_CACHE", "") not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec ignores relative values
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.realpath(os.path.join(base, "canon-ls"))
+    for inside in (os.path.realpath(project), os.path.realpath(store_root)):
+        if directory == inside or directory.startswith(inside.rstrip(os.sep) + os.sep):
+            return None
+    return directory
+
+
 def project_file(project: Path) -> Path:
     return Path(project) / PROJECT_FILE
 
@@ -389,17 +405,12 @@ def read_option_file(path: Path, project: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("is not a regular file: replace it with a plain file")
-        if info.st_size > MAX_OPTION_FILE:
+        data = b""  # (a file growing while it is read is caught too)
+        while max(info.st_size, len(data)) <= MAX_OPTION_FILE and (chunk := os.read(fd, 65536)):
+            data += chunk
+        if max(info.st_size, len(data)) > MAX_OPTION_FILE:
             raise ValueError(f"is larger than {MAX_OPTION_FILE} bytes: it cannot be an option file")
-        chunks, size = [], 0
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_OPTION_FILE:
-                raise ValueError(
-                    f"is larger than {MAX_OPTION_FILE} bytes: it cannot be an option file"
-                )
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 

@@ -11,23 +11,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from canon_ls.core.storage import fsio
+from canon_ls.core.storage import fsio, layout
 from canon_ls.core.storage.address import OutsideStore
-from canon_ls.core.storage.layout import (
-    OPTION_KEYS,
-    PROJECT_FILE,
-    TOPOLOGY_KEYS,
-    OptionError,
-    check,
-    parse_text,
-    project_file,
-    read_option_file,
-    resolve,
-    settings_file,
-    show,
-    trust_digest,
-    trust_file,
-)
+from canon_ls.core.storage.layout import PROJECT_FILE, OptionError
 from canon_ls.core.storage.optionview import home
 
 _TABLE = re.compile(r"^\s*\[")
@@ -49,7 +35,7 @@ def parse_value(key: str, words: Sequence[str]) -> Any:
     if len(words) != 1:
         raise OptionError(f"Option {key!r} takes one value, got {len(words)}.")
     text = words[0]
-    value = parse_text(key, text)
+    value = layout.parse_text(key, text)
     if value is text:  # not a boolean or number word: perhaps a JSON spelling ("lexical")
         try:
             decoded = json.loads(text)
@@ -61,16 +47,16 @@ def parse_value(key: str, words: Sequence[str]) -> Any:
 
 
 def known(key: str) -> None:
-    if key not in OPTION_KEYS:
+    if key not in layout.OPTION_KEYS:
         raise OptionError(
-            f"Unknown canon option {key!r}; the options are {', '.join(OPTION_KEYS)}."
+            f"Unknown canon option {key!r}; the options are {', '.join(layout.OPTION_KEYS)}."
         )
 
 
 def validated(key: str, value: object, project: Path, where: Path) -> Any:
     """`layout.check`, with the file named in the sentence (nothing was written)."""
     try:
-        return check(key, value, project)
+        return layout.check(key, value, project)
     except OptionError as exc:
         raise OptionError(f"{str(exc).rstrip('.')}; {home(where)} was left unchanged.") from None
 
@@ -79,9 +65,9 @@ def set_user(
     key: str, value: object, project: Path, env: Mapping[str, str] | None = None
 ) -> tuple[Path, bool]:
     """Validate and write one behaviour key into settings.json; (the file, whether it changed)."""
-    path = settings_file(env)
+    path = layout.settings_file(env)
     known(key)
-    if key in TOPOLOGY_KEYS:
+    if key in layout.TOPOLOGY_KEYS:
         raise OptionError(
             f"Option {key!r} describes the project, not your own preferences, so it lives in "
             f"{PROJECT_FILE}: run `canon settings set --project {key} …`."
@@ -97,7 +83,7 @@ def set_user(
 
 
 def unset_user(key: str, env: Mapping[str, str] | None = None) -> tuple[Path, bool]:
-    path = settings_file(env)
+    path = layout.settings_file(env)
     known(key)
     with _user_lock(path):
         data = _load_json(path)
@@ -112,7 +98,7 @@ def _read(path: Path, project: Path) -> str | None:
     """An option file's text through layout's bounded reader (a FIFO or device is refused
     without blocking); None when missing."""
     try:
-        return read_option_file(path, project).decode("utf-8")
+        return layout.read_option_file(path, project).decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -167,20 +153,20 @@ def _write_user(path: Path, data: dict[str, Any]) -> None:
 def set_project(key: str, value: object, project: Path) -> tuple[Path, bool]:
     """Validate and write one key into canon.toml at the project root, keeping every other
     line; (the file, whether it changed)."""
-    path = project_file(project)
+    path = layout.project_file(project)
     known(key)
     checked = validated(key, value, project, path)
     text, before = _load_toml(path)
     if key in before and before[key] == _plain(checked):
         return path, False
-    line = f"{key} = {show(checked)}\n"  # (show: as TOML and JSON both write it)
+    line = f"{key} = {layout.show(checked)}\n"  # (show: as TOML and JSON both write it)
     after = dict(before, **{key: _plain(checked)})
     _write_toml(path, project, _edit(text, key, line), after, key)
     return path, True
 
 
 def unset_project(key: str, project: Path) -> tuple[Path, bool]:
-    path = project_file(project)
+    path = layout.project_file(project)
     known(key)
     text, before = _load_toml(path)
     if key not in before:
@@ -261,16 +247,16 @@ def _write_toml(path: Path, project: Path, text: str, expected: dict[str, Any], 
 def trust(project: Path, env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     """Record the project's canon.toml, as it is now, as trusted: its `root` leading outside
     the project and its `mounts` then apply (layout.resolve). (The trust file, the SHA-256.)"""
-    path = project_file(project)
+    path = layout.project_file(project)
     try:
-        data = read_option_file(path, project)
+        data = layout.read_option_file(path, project)
     except FileNotFoundError:
         raise OptionError(f"There is no {PROJECT_FILE} in {project}; nothing to trust.") from None
     except (OSError, ValueError) as exc:
         raise OptionError(f"{path} cannot be trusted: {_why(exc)}.") from None
-    sha = trust_digest(project, resolve(project, env=env, trust=True).values, data)
+    sha = layout.trust_digest(project, layout.resolve(project, env=env, trust=True).values, data)
     _record(project, sha, env)
-    return trust_file(env), sha
+    return layout.trust_file(env), sha
 
 
 def revoke(project: Path, env: Mapping[str, str] | None = None) -> bool:
@@ -280,7 +266,7 @@ def revoke(project: Path, env: Mapping[str, str] | None = None) -> bool:
 
 def _record(project: Path, sha: str | None, env: Mapping[str, str] | None) -> bool:
     """Trust the project's canon.toml of this digest (None: no longer); whether it was."""
-    path, key = trust_file(env), os.path.realpath(project)
+    path, key = layout.trust_file(env), os.path.realpath(project)
     with _user_lock(path):
         record = _load_json(path)
         was = record.pop(key, None) is not None

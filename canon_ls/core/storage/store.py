@@ -75,8 +75,7 @@ class Store(StoreIndex):
         self.check_layout()
         if create and self.anchor == self.root:
             self.root.mkdir(parents=True, exist_ok=True)  # a configured root outside the project
-        shown = self.shown(self.root)
-        return fsio.open_dir(self.root, self.anchor, create=create, what=shown)
+        return fsio.open_dir(self.root, self.anchor, create=create, what=self.shown(self.root))
 
     def _open_within(self, directory: Path, base: Path, create: bool) -> int:
         """A descriptor of `directory`, which must lie in `base` (articles/ or journal/),
@@ -112,8 +111,7 @@ class Store(StoreIndex):
         made = [p for p, existed in before.items() if not existed and os.path.lexists(p)]
         if not journal_before:
             made.append(self.journal_dir)
-        order = (self.articles_dir, self.journal_dir, self.schema_file)
-        return sorted(made, key=order.index)
+        return sorted(made, key=(self.articles_dir, self.journal_dir, self.schema_file).index)
 
     def write(
         self,

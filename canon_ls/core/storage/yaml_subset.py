@@ -192,17 +192,13 @@ def needs_quotes(value: str) -> bool:
     if not value:
         return True
     first = value[0]
-    if first in " \t" or value[-1] in " \t":
-        return True
-    if first in _INDICATORS:
+    if first in " \t" or value[-1] in " \t" or first in _INDICATORS:
         return True
     if first in "-?:" and (len(value) == 1 or value[1] in " \t"):
         return True
     if ": " in value or " #" in value or value.endswith(":") or "\t" in value:
         return True
-    if value.startswith(("---", "...")):
-        return True
-    if value.lower() in _KEYWORDS:
+    if value.startswith(("---", "...")) or value.lower() in _KEYWORDS:
         return True
     if _NUMBERISH.fullmatch(value) or _DATEISH.match(value):
         return True

@@ -68,8 +68,7 @@ def on_code_action(
             )
         )
     if where.kind == "article":
-        findings = folder.signals.findings.get(where.address, [])
-        if any(f.code == "duplicate-key" for f in findings):
+        if any(f.code == "duplicate-key" for f in folder.signals.findings.get(where.address, [])):
             title = "Keep the non-empty value of the key given twice"
             out.append(_edit_action(ls, title, "dedupe", folder, where.address))
         out.extend(_orphan_actions(ls, folder, where.address))
@@ -80,8 +79,7 @@ def on_code_action(
 def _orphan_actions(
     ls: CanonLanguageServer, folder: Folder, address: str
 ) -> list[types.CodeAction]:
-    findings = folder.signals.findings.get(address, [])
-    if not any(f.code == "orphan" for f in findings):
+    if not any(f.code == "orphan" for f in folder.signals.findings.get(address, [])):
         return []
     store = folder.store
     # Assets named like the orphan (a likely rename), measured by the whole-store check.
@@ -144,8 +142,7 @@ def _command_action(title: str, command: str, argument: object) -> types.CodeAct
 
 
 def on_code_action_resolve(ls: CanonLanguageServer, action: types.CodeAction) -> types.CodeAction:
-    data = action.data if isinstance(action.data, dict) else {}
-    edit = build_edit(ls, data)
+    edit = build_edit(ls, action.data if isinstance(action.data, dict) else {})
     if isinstance(edit, str):
         action.disabled = types.CodeActionDisabled(reason=edit)
     else:

@@ -69,8 +69,7 @@ def pick_folder(ls: CanonLanguageServer, obj: dict[str, Any]) -> Folder | None:
 
 
 def status(ls: CanonLanguageServer, *args: Any) -> str:
-    obj = args[0] if args and isinstance(args[0], dict) else {}
-    folder = pick_folder(ls, obj)
+    folder = pick_folder(ls, args[0] if args and isinstance(args[0], dict) else {})
     if folder is None or folder.store is None:
         return (
             folder.error if folder is not None and folder.error else "canon: no workspace folder."
@@ -96,8 +95,7 @@ def settings(ls: CanonLanguageServer, *args: Any) -> str:
     """`canon.settings`: each option's effective value and its source (SPEC §13)."""
     from canon_ls.lsp.session.options import settings_text
 
-    obj = args[0] if args and isinstance(args[0], dict) else {}
-    folder = pick_folder(ls, obj)
+    folder = pick_folder(ls, args[0] if args and isinstance(args[0], dict) else {})
     return settings_text(folder) if folder is not None else "canon: no workspace folder."
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +93,7 @@ def named(
         candidates = [project / raw.lstrip("/")]
         if raw.startswith(("./", "../")) or kind == "asset":
             candidates.insert(0, document.parent / raw)
-        existing = next((c for c in candidates if _exists(c)), None)
+        existing = next((c for c in candidates if os.path.exists(c)), None)
         if existing is not None:
             address = reader.address_of(str(existing.resolve()), as_path=True)
         else:
@@ -101,10 +102,3 @@ def named(
         return None
     path = existing or candidates[0 if raw.startswith(("./", "../")) else -1]
     return (token, address, existing is None and "/" not in raw, path) if address else None
-
-
-def _exists(path: Path) -> bool:
-    try:
-        return path.exists()
-    except (OSError, ValueError):
-        return False

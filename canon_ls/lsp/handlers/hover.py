@@ -57,8 +57,7 @@ def _rule_file(
 
 def render(found: Found, journal: list[str]) -> str:
     governing, article = found.governing, found.article
-    title = article.title or governing
-    lines = [f"**{_escape(title)}**"]
+    lines = [f"**{_escape(article.title or governing)}**"]
     if governing != found.address:
         lines.append(f"`{governing}` governs `{found.address}`")
     lines.append("")

@@ -57,13 +57,8 @@ def on_document_link(
     if where.kind == "article":  # path tokens in articles link to the asset itself
         project = where.folder.project
         for m in _PATH.finditer(text.source):
-            if any(s <= m.start() < e for s, e in taken):
-                continue
             path = project / m.group(1)
-            try:
-                if not path.exists():
-                    continue
-            except OSError:
+            if any(s <= m.start() < e for s, e in taken) or not os.path.exists(path):
                 continue
             out.append(
                 types.DocumentLink(

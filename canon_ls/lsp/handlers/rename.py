@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from canon_ls.lsp.handlers import edits
-from canon_ls.lsp.session.state import CanonLanguageServer, Folder, Where
+from canon_ls.lsp.session.state import CanonLanguageServer, Folder
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +31,16 @@ def on_will_rename_files(
         folder = where.folder
         moves = link_moves.setdefault(folder.uri, {})
         if where.kind == "article" or (where.kind == "store" and old.is_dir()):
-            for a, b in _article_moves(folder, old, new):
-                moves[a] = b
+            moves.update(_article_moves(folder, old, new))
         elif where.kind == "asset" and where.address:
-            dest = _destination(ls, rename.new_uri)
-            if dest is None or (dest.folder is folder and dest.address == where.address):
+            dest = ls.where(rename.new_uri)  # an asset of a served folder: its article follows
+            if (
+                dest is None
+                or dest.kind != "asset"
+                or not dest.address
+                or not dest.folder.serving
+                or (dest.folder is folder and dest.address == where.address)
+            ):
                 continue
             target = dest.store
             for a, b in _asset_moves(folder, old, where.address, dest.address):
@@ -46,20 +51,11 @@ def on_will_rename_files(
                     moves[a] = b
                 file_moves.append((folder, a, dest.folder, b))
     changes: list[edits.AnyChange] = []
-    for folder_uri, moves in link_moves.items():
-        if moves:
-            changes.extend(edits.link_rewrites(ls, ls.folders[folder_uri], moves))
+    for folder_uri, moves in link_moves.items():  # (none for an empty `moves`)
+        changes.extend(edits.link_rewrites(ls, ls.folders[folder_uri], moves))
     for folder, a, into, b in file_moves:
         changes.append(edits.rename_file(folder.article_uri(a), into.article_uri(b)))
     return edits.workspace_edit(changes) if changes else None
-
-
-def _destination(ls: CanonLanguageServer, uri: str) -> Where | None:
-    """Where a renamed asset lands, when its article may follow it (SPEC §12)."""
-    dest = ls.where(uri)
-    if dest is None or dest.kind != "asset" or not dest.address or not dest.folder.serving:
-        return None
-    return dest
 
 
 def _article_moves(folder: Folder, old: Path, new: Path) -> list[tuple[str, str]]:
@@ -89,18 +85,10 @@ def _asset_moves(folder: Folder, old: Path, a: str, b: str) -> list[tuple[str, s
     """Renaming an asset: its exact article, and for a folder every article beneath it."""
     store = folder.store
     assert store is not None
-    out: list[tuple[str, str]] = []
     if old.is_dir():
         prefix = a + "/"
-        for address in store.addresses():
-            if address == a:
-                out.append((a, b))
-            elif address.startswith(prefix):
-                out.append((address, b + "/" + address[len(prefix) :]))
-        return out
-    if store.has(a) and not _other_assets_keep(folder, old, a):
-        out.append((a, b))
-    return out
+        return [(x, b + x[len(a) :]) for x in store.addresses() if x == a or x.startswith(prefix)]
+    return [(a, b)] if store.has(a) and not _other_assets_keep(folder, old, a) else []
 
 
 def _other_assets_keep(folder: Folder, old: Path, address: str) -> bool:

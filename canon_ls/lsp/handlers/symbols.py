@@ -83,8 +83,7 @@ def on_answered_early(ls: CanonLanguageServer, params: object) -> None:
 
 def _full_answer(folder: Folder, worker: Searcher) -> bool:
     """Whether the folder answers from its loaded store and BM25."""
-    loaded = folder.load is None or folder.load.loaded
-    return loaded and bool(worker.served or worker.failure)
+    return (folder.load is None or folder.load.loaded) and bool(worker.served or worker.failure)
 
 
 def _file_uri(store: Store, address: str) -> str:

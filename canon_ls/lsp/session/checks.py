@@ -137,8 +137,7 @@ async def _carry_stale(
         for address, reason in part:
             if address in grouped or (folder.store is not None and folder.store.has(address)):
                 found = grouped.setdefault(address, [])
-                evidence = folder.signals.evidence.get(address)
-                found.append(carried_stale(address, reason, evidence))
+                found.append(carried_stale(address, reason, folder.signals.evidence.get(address)))
                 found.sort(key=lambda f: (f.line, f.start))  # check()'s order (stable)
     return grouped
 

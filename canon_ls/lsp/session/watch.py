@@ -287,8 +287,7 @@ def handle_paths(ls: CanonLanguageServer, paths: Iterable[Path], defer: bool = T
         if is_option_file(folder, path):
             reread_options(ls, folder)  # canon.toml (SPEC §13)
             continue
-        git = folder.project / ".git"
-        if git in path.parents:
+        if folder.project / ".git" in path.parents:
             if folder.uri not in git_moved:
                 git_moved.add(folder.uri)
                 ls.watcher.git_moved(folder)

@@ -76,11 +76,9 @@ class Load:
     def expect_cache(self) -> Callable[[], None] | None:
         """A check child is starting: with no parse cache, the load waits for the child's."""
         store = self.store
-        if store.loaded or self.task is not None:
+        if store.loaded or self.task is not None or store.mounts or store.layout_problem():
             return None
-        if store.mounts or store.layout_problem() or store.cache_usable():
-            return None
-        if cache.cache_file(store.root, store.project) is None:
+        if store.cache_usable() or cache.cache_file(store.root, store.project) is None:
             return None
         try:
             coming = self.coming = asyncio.get_running_loop().create_future()
