@@ -24,9 +24,9 @@ Each round starts our server afresh (an empty cache) four times, the peer once:
   editor restoring its tabs), then hover and inlay in turns until the start-up check's
   progress ends. Peak resident set of the server and every child (git included) at one moment.
 - a late query (ours): open a governed source file and hover it; once the start-up check's
-  child has loaded its store (its resident set past 40 MB; or the check ended), the body
-  word as the first workspace/symbol: its answer, timed from when it was sent, and the
-  tree's peak until the check's progress ends.
+  child works on its loaded store (it holds a git slot itself, `gitrun.heavy`; or the check
+  ended), the body word as the first workspace/symbol: its answer, timed from when it was
+  sent, and the tree's peak until the check's progress ends.
 Before each start it waits for every process of the server before to exit, and for the CPUs to
 be quiet (at most 10 % busy over half a second, up to 60 s): another benchmark's processes
 may outlive its hold on the machine's lock.
@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -235,25 +236,36 @@ def ours_editor(repo: Path, files: list[Path], window_limit: float) -> dict[str,
             subprocess.run(["git", "checkout", "--", ".canon"], cwd=repo, capture_output=True)
 
 
-def check_loaded(client: b.Client, mb: float = 40.0, limit: float = 60.0) -> bool:
-    """Wait until the server's check child holds `mb` of resident set (its store loaded);
-    False when the check ended first (a small store's child stays under it)."""
-    deadline, server = time.perf_counter() + limit, client.proc.pid
+def check_on_store(client: b.Client, limit: float = 120.0) -> bool:
+    """Wait until the server's check child holds a git slot itself, with no git of its own
+    running, twice 50 ms apart: `gitrun.heavy`, its store loaded. False when the check ended
+    first, or past `limit` seconds."""
+    deadline, server, seen = time.perf_counter() + limit, client.proc.pid, 0
     while time.perf_counter() < deadline and not client.progress_end.is_set():
-        with contextlib.suppress(psutil.Error):
-            for child in psutil.Process(server).children(recursive=True):
-                cmdline = " ".join(child.cmdline())
-                if "helpers.background" in cmdline and child.memory_info().rss > mb * 2**20:
-                    return True
-        time.sleep(0.02)
+        with contextlib.suppress(psutil.Error, OSError):
+            for child in psutil.Process(server).children():
+                if "helpers.background" in " ".join(child.cmdline()):
+                    seen = seen + 1 if _holds_slot(child) else 0
+        if seen >= 2:
+            return True
+        time.sleep(0.05)
     return False
+
+
+def _holds_slot(check: psutil.Process) -> bool:
+    env = check.environ().get("CANON_GIT_SLOTS", "")
+    slots = {os.readlink(path) for path in env.split(os.pathsep) if path}
+    if not slots or any("git" in p.name() for p in check.children()):
+        return False
+    folder = f"/proc/{check.pid}/fd"
+    return any(os.readlink(f"{folder}/{fd}") in slots for fd in os.listdir(folder))
 
 
 def ours_late_query(repo: Path, files: list[Path], body: str) -> dict[str, Any]:
     with measured(repo) as (client, _, memory):
         uri = open_file(client, files[0])
         client.request("textDocument/hover", b.hover_params(uri))
-        figures: dict[str, Any] = {"check_loaded": check_loaded(client)}
+        figures: dict[str, Any] = {"check_on_store": check_on_store(client)}
         t = time.perf_counter()
         hits = client.request("workspace/symbol", {"query": body})
         figures["symbol_ms"] = (time.perf_counter() - t) * 1000

@@ -35,13 +35,16 @@ def test_held_slots_keep_every_git_of_the_tree_waiting_until_released() -> None:
         print("ok")
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.strip() == "ok", done.stderr
 
 
 def test_a_git_start_that_waits_is_seen_and_heavy_work_holds_a_slot() -> None:
     """`Held.wanted` tells the server a git of its tree waits (its search worker then makes
-    way); `heavy()` holds a slot as a git does (a check's loaded store)."""
+    way); `heavy()` holds a slot as a git does (a check's loaded store), and the git its
+    thread starts meanwhile runs in it."""
     script = textwrap.dedent(
         """
         import subprocess, sys, time
@@ -61,12 +64,16 @@ def test_a_git_start_that_waits_is_seen_and_heavy_work_holds_a_slot() -> None:
         waiter.wait()
         assert not held.wanted()
         with gitrun.heavy():
-            assert not held.take()  # one slot is the heavy work's
+            assert not held.take()  # one slot is the heavy work's, the other held now
+            # the heavy work's own git runs in its slot (the other may be held meanwhile)
+            assert gitrun.run(".", "version") is not None
             held.release()
         assert held.take()
         held.release()
         print("ok")
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.strip() == "ok", done.stderr

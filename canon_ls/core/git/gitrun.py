@@ -23,6 +23,7 @@ SLOTS = "CANON_GIT_SLOTS"  # share(): AT_ONCE lock files, held by each git while
 WANT = "CANON_GIT_WANT"  # share(): a lock file each git start waiting for a slot holds shared
 _slot_files: list[BinaryIO] = []
 _want: list[BinaryIO] = []  # the want file, once share()d
+_in_heavy = threading.local()  # on: this thread holds heavy()'s slot
 _holders: dict[int, int] = {}  # a slot's descriptor: how many Held of this process hold it
 _live: list[tuple[subprocess.Popen[bytes], float]] = []  # started, maybe still running
 _live_lock = threading.RLock()  # heavy() holds it while its thread starts git
@@ -315,6 +316,7 @@ def _admitted(wait: bool) -> Iterator[int | None]:
                 elif now - started >= TIMEOUT or _blocked_on_fifo(proc.pid):
                     with contextlib.suppress(OSError):
                         proc.kill()
+            wait = wait and not getattr(_in_heavy, "on", False)
             slot = (_slot() if len(_live) < AT_ONCE else -1) if wait else None
             if slot != -1:
                 if want is not None and want >= 0:
@@ -332,10 +334,16 @@ def _admitted(wait: bool) -> Iterator[int | None]:
 
 @contextlib.contextmanager
 def heavy() -> Iterator[None]:
-    """Hold a slot for work as heavy as a git (a check's loaded store; this thread may start
-    git meanwhile, no other): the server's search worker neither starts nor stays beside it."""
+    """Hold a slot for work as heavy as a git (a check's loaded store): the server's search
+    worker neither starts nor stays beside it. The git this thread starts meanwhile runs in
+    that slot (waiting for another, the server may hold, would wait on the worker); no other
+    thread of the process starts git meanwhile."""
     with _admitted(True):
-        yield
+        _in_heavy.on = True
+        try:
+            yield
+        finally:
+            _in_heavy.on = False
 
 
 def _wanting() -> int:
