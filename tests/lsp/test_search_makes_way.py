@@ -81,6 +81,23 @@ SCRIPT = textwrap.dedent(
         assert worker.proc is None
         assert "src/core/config" in (await worker.query("resolution order", 5) or [])
         worker.stop()
+        # 3. a worker stopped while it waits for a held slot lets go of the one it took
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert (await asyncio.to_thread(holder.stdout.readline)).strip() == "held"
+        waiting = searcher.Searcher(root, {}, run)
+        question = asyncio.ensure_future(waiting.query("resolution order", 5))
+        deadline = asyncio.get_running_loop().time() + 30
+        while await asyncio.to_thread(free_slot):
+            assert asyncio.get_running_loop().time() < deadline, "the free slot was not taken"
+        waiting.stop()
+        deadline = asyncio.get_running_loop().time() + 30
+        while not await asyncio.to_thread(free_slot):
+            assert asyncio.get_running_loop().time() < deadline, "the slot stayed taken"
+        holder.stdin.close()
+        holder.wait()
+        question.cancel()
 
     asyncio.run(asyncio.wait_for(main(), 120))
     print("ok")

@@ -68,8 +68,8 @@ class Searcher:
         # server, the worker, a check waiting and git summed 172 MB): the worker starts once the
         # git running now ends, and makes way when a git waits and nobody asks (_keep).
         held = gitrun.Held()
+        self.keeper = self.run(self._keep(held), "canon-search-holds-git")  # it lets them go
         await _take_all(held, GIT_FIRST)
-        self.keeper = self.run(self._keep(held), "canon-search-holds-git")
         try:
             await self._spawn()
         except Exception as exc:  # no worker: the caller falls back and says so
