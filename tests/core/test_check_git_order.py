@@ -78,7 +78,8 @@ def test_the_history_is_dropped_before_the_rename_search_asks_git(
 def test_the_loaded_store_holds_a_git_slot_when_git_went_first(tmp_path: Path) -> None:
     """With `git_first` (the language server's check child) the store is loaded and checked
     holding one of the tree's slots, as a git would: the server's search worker neither
-    starts nor stays beside it. In a child Python: the shared slots reach no other test."""
+    starts nor stays beside it; `holding` keeps it past the return (while the child sends its
+    answer). In a child Python: the shared slots reach no other test."""
     import subprocess
     import sys
     import textwrap
@@ -86,7 +87,7 @@ def test_the_loaded_store_holds_a_git_slot_when_git_went_first(tmp_path: Path) -
     root = renamed(tmp_path)
     script = textwrap.dedent(
         """
-        import sys
+        import contextlib, sys
         from pathlib import Path
         from canon_ls.core.checking import check
         from canon_ls.core.git import gitrun
@@ -101,9 +102,16 @@ def test_the_loaded_store_holds_a_git_slot_when_git_went_first(tmp_path: Path) -
 
         check._whole = whole
         check.run(Path(sys.argv[1]), {}, True, git_first=True)
+        with contextlib.ExitStack() as holding:  # the check child's: kept until it has answered
+            check.run(Path(sys.argv[1]), {}, True, git_first=True, holding=holding)
+            held = gitrun.Held()
+            free.append(held.take())
+            held.release()
+        free.append(held.take())
         print(free)
         """
     )
     argv = [sys.executable, "-c", script, str(root)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert done.stdout.strip() == "[False]", done.stderr  # one slot is the store's
+    # one slot is the store's, then the caller's until it lets go
+    assert done.stdout.strip() == "[False, False, False, True]", done.stderr

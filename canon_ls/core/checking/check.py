@@ -347,14 +347,16 @@ def run(
     on_partial: Callable[[Pass], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
     git_first: bool = False,
+    holding: contextlib.ExitStack | None = None,
 ) -> Pass:
     """The whole-store pass (below), leaving the calling thread's CPU priority as it found it:
     the pass steps its thread back while git runs, which a caller that lives on must not keep.
-    `git_first`: git's reads end before the store loads (nobody waits for its parse cache)."""
+    `git_first`: git's reads end before the store loads (nobody waits for its parse cache);
+    the loaded store then holds a git slot, kept on `holding` when given (past the return)."""
     tid = threading.get_native_id()
     before = _niceness(tid)
     try:
-        return _whole_pass(project, options, staleness, on_partial, on_loaded, git_first)
+        return _whole_pass(project, options, staleness, on_partial, on_loaded, git_first, holding)
     finally:
         if before is not None and _niceness(tid) != before:
             with contextlib.suppress(OSError):
@@ -375,6 +377,7 @@ def _whole_pass(
     on_partial: Callable[[Pass], None] | None,
     on_loaded: Callable[[], None] | None,
     git_first: bool,
+    holding: contextlib.ExitStack | None,
 ) -> Pass:
     """The whole-store pass. git works in a thread, one process at a time (`_git_reads`: the
     listing and `status` each read the whole index, ~180 MB at 500k files), so it runs while
@@ -393,7 +396,9 @@ def _whole_pass(
     _yield_cpu()
     if git_first:
         worker.join()
-    with gitrun.heavy() if git_first else contextlib.nullcontext():  # no search worker beside
+    with contextlib.ExitStack() as own:
+        if git_first:  # no search worker beside the loaded store (gitrun.heavy)
+            (holding or own).enter_context(gitrun.heavy())
         head = _store_findings(store)
         if on_loaded is not None:  # the load first: someone waits for its parse cache
             if head is not None and not (head and head[0].code == "store-outside"):

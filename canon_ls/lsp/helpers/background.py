@@ -64,9 +64,11 @@ def compute(
     partial: Callable[[Snapshot], None] | None = None,
     loaded: Callable[[], None] | None = None,
     git_first: bool = False,
+    holding: contextlib.ExitStack | None = None,
 ) -> Snapshot:
     """core's whole-store pass (`check.run`, two phases), as Snapshots for the wire;
-    `git_first`: the server loads its own store (git reads end before this one loads)."""
+    `git_first`: the server loads its own store (git reads end before this one loads, then
+    a git slot is held, on `holding` when given)."""
     from canon_ls.core.checking import check
 
     def on_partial(early: check.Pass) -> None:
@@ -74,7 +76,7 @@ def compute(
             partial(_snapshot(early))
 
     done = check.run(
-        project, options, staleness, on_partial if partial else None, loaded, git_first
+        project, options, staleness, on_partial if partial else None, loaded, git_first, holding
     )
     return _snapshot(done)
 
@@ -87,18 +89,20 @@ def _snapshot(done: Any) -> Snapshot:
 def main() -> None:
     step_back(0)
     request = json.loads(sys.stdin.buffer.read() or b"{}")
-    try:
-        snapshot = compute(
-            Path(request["project"]),
-            request.get("options") or {},
-            bool(request.get("staleness")),
-            partial=_emit_snapshot,
-            loaded=lambda: _emit(Loaded()),
-            git_first=bool(request.get("git_first")),
-        )
-    except Exception as exc:
-        snapshot = Snapshot(error=f"{type(exc).__name__}: {exc}")
-    _emit_snapshot(snapshot)
+    with contextlib.ExitStack() as holding:  # the loaded store's slot, until the answer is sent
+        try:
+            snapshot = compute(
+                Path(request["project"]),
+                request.get("options") or {},
+                bool(request.get("staleness")),
+                partial=_emit_snapshot,
+                loaded=lambda: _emit(Loaded()),
+                git_first=bool(request.get("git_first")),
+                holding=holding,
+            )
+        except Exception as exc:
+            snapshot = Snapshot(error=f"{type(exc).__name__}: {exc}")
+        _emit_snapshot(snapshot)
 
 
 def _emit_snapshot(snapshot: Snapshot) -> None:
