@@ -92,7 +92,7 @@ async def test_a_snapshot_in_pieces_arrives_whole(
     import asyncio
     import copy
 
-    # on a thread of its own: the check lowers its thread's priority (core.check._yield_cpu)
+    # on a thread of its own: the check lowers its thread's priority (git_reads.yield_cpu)
     sent = await asyncio.to_thread(background.compute, project, {}, True)
     assert len(sent.findings) > 2 and len(sent.dirs) > 2 and sent.newest and sent.evidence
     monkeypatch.setattr(background, "PIECE", 2)

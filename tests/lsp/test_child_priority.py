@@ -90,17 +90,17 @@ def test_a_child_steps_back(tmp_path: Path, module: str, takes_root: bool):
 
 def test_the_check_thread_steps_back_relative_to_its_process():
     """Inside the child (niceness 10) the check's own thread goes five below it while git
-    runs, never above it: git, the long pole, keeps the lead (core.check._yield_cpu)."""
+    runs, never above it: git, the long pole, keeps the lead (core.checking.git_reads.yield_cpu)."""
     import threading
 
-    from canon_ls.core.checking import check
+    from canon_ls.core.checking import git_reads
 
     seen: list[tuple[int, int]] = []
 
     def probe() -> None:
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, NICENESS)
-        check._yield_cpu()
+        git_reads.yield_cpu()
         seen.append((NICENESS, os.getpriority(os.PRIO_PROCESS, tid)))
 
     thread = threading.Thread(target=probe)

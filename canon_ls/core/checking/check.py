@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canon_ls.core.checking import lint
+from canon_ls.core.checking import git_reads, lint
 from canon_ls.core.checking import schema as schema_mod
 from canon_ls.core.checking.assets import Assets, Survey, address_of_path
 from canon_ls.core.checking.lint import Finding
@@ -25,7 +25,7 @@ from canon_ls.core.checking.relations import (
 from canon_ls.core.git import gitrun
 from canon_ls.core.git.changes import ChangeTimes
 from canon_ls.core.git.evidence import Evidence
-from canon_ls.core.git.renames import orphan_folders, renamed_in_place, search_early
+from canon_ls.core.git.renames import orphan_folders, renamed_in_place
 from canon_ls.core.git.staleness import (
     Governed,
     evidence_of,
@@ -36,7 +36,6 @@ from canon_ls.core.git.staleness import (
     project_dates,
     stale_evidence,
 )
-from canon_ls.core.storage import freshness
 from canon_ls.core.storage.address import asset_folder
 from canon_ls.core.storage.article import parse
 
@@ -354,20 +353,13 @@ def run(
     `git_first`: git's reads end before the store loads (nobody waits for its parse cache);
     the loaded store then holds a git slot, kept on `holding` when given (past the return)."""
     tid = threading.get_native_id()
-    before = _niceness(tid)
+    before = git_reads.niceness(tid)
     try:
         return _whole_pass(project, options, staleness, on_partial, on_loaded, git_first, holding)
     finally:
-        if before is not None and _niceness(tid) != before:
+        if before is not None and git_reads.niceness(tid) != before:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, tid, before)
-
-
-def _niceness(tid: int) -> int | None:
-    try:
-        return os.getpriority(os.PRIO_PROCESS, tid)
-    except (OSError, AttributeError):  # not on every platform
-        return None
 
 
 def _whole_pass(
@@ -379,7 +371,7 @@ def _whole_pass(
     git_first: bool,
     holding: contextlib.ExitStack | None,
 ) -> Pass:
-    """The whole-store pass. git works in a thread, one process at a time (`_git_reads`: the
+    """The whole-store pass. git works in a thread, one process at a time (`git_reads`: the
     listing and `status` each read the whole index, ~180 MB at 500k files), so it runs while
     this process is small: before the store loads (`git_first`), else while it loads (the server
     waits for its parse cache). Findings without git go to `on_partial` first."""
@@ -390,10 +382,10 @@ def _whole_pass(
     box: dict[str, Any] = {}
     listed = threading.Event()
     worker = threading.Thread(
-        target=_git_reads, args=(project, store, staleness, box, listed), daemon=True
+        target=git_reads.in_order, args=(project, store, staleness, box, listed), daemon=True
     )
     worker.start()
-    _yield_cpu()
+    git_reads.yield_cpu()
     if git_first:
         worker.join()
     with contextlib.ExitStack() as own:
@@ -461,49 +453,3 @@ def _whole_pass(
             result.moves = moves
         result.seconds = time.perf_counter() - started
         return result
-
-
-def _yield_cpu() -> None:
-    """Lower this thread's priority five steps (Linux niceness is per thread) so git and a first
-    hover go first; relative, so a process that stepped back never rises above its own git."""
-    with contextlib.suppress(Exception):
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + 5, 19))
-
-
-def _git_reads(
-    project: Path, store: Store, staleness: bool, box: dict[str, Any], listed: threading.Event
-) -> None:
-    """The pass's git work in order, one process at a time: the asset listing (`box["assets"]`,
-    packed, then `listed` is set), the rename search for the articles with no asset (its
-    answer kept for the check's own), the change times (`box["times"]`, `box["seconds"]`)."""
-    try:
-        box["assets"] = assets = Assets(project, store_root=store.root)
-        likely = _without_assets(store, assets) if staleness else []
-        assets.pack()  # idle while the store loads: compressed until the survey
-    except Exception as exc:  # re-raised by run() on its own thread
-        box["error"] = exc
-    finally:
-        listed.set()
-    if not staleness or "error" in box:
-        return
-    with contextlib.suppress(Exception):  # an answer ahead of time: the check asks again
-        search_early(project, likely)
-    started = time.perf_counter()
-    try:
-        box["times"] = ChangeTimes(project)
-        box["seconds"] = time.perf_counter() - started
-    except Exception as exc:
-        box["error"] = exc
-
-
-def _without_assets(store: Store, assets: Assets) -> list[str]:
-    """The likely orphans, found without loading the store: the nested articles on disk (the
-    store's own scan) whose address has no asset and whose parent directory exists
-    (`_is_orphan`'s rule but for what needs the articles read)."""
-    base, project = store.paths.articles_dir, Path(assets.project)
-    return [
-        a
-        for a in freshness.addresses(base, os.path.realpath(base))
-        if "/" in a and not assets.of(a) and asset_folder(project, a)
-    ]
